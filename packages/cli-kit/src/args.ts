@@ -1,0 +1,63 @@
+// yargs in strict mode: an unknown flag is a usage error, help and version are answered without exiting.
+import yargs, { type Argv } from 'yargs';
+import { ExitError, UsageError } from './errors.js';
+import type { LogLevel } from './logger.js';
+
+export interface ArgsMeta {
+  /** Binary name, shown in usage and errors. */
+  name: string;
+  version: string;
+  /** One-line synopsis, e.g. `$0 [FILE..]`. */
+  usage: string;
+  /** Where help and version text go (stdout: asked for explicitly, not part of an event stream). */
+  out: { write(s: string): unknown };
+}
+
+/** The flags every binary shares. */
+export interface CommonOptions {
+  quiet: boolean;
+  verbose: boolean;
+}
+
+export function logLevel(opts: CommonOptions): LogLevel {
+  if (opts.verbose) return 'verbose';
+  return opts.quiet ? 'quiet' : 'normal';
+}
+
+/**
+ * Parses argv with the binary's own options added by `configure`. Throws UsageError on a bad flag
+ * and ExitError(0) after printing --help or --version, so callers never see a half-parsed result.
+ */
+export function parseArgs<T>(
+  argv: readonly string[],
+  meta: ArgsMeta,
+  configure: (y: Argv) => Argv<T>,
+): T & CommonOptions & { _: (string | number)[] } {
+  const base = yargs([...argv])
+    .scriptName(meta.name)
+    .usage(meta.usage)
+    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Only errors on stderr' })
+    .option('verbose', { alias: 'v', type: 'boolean', default: false, describe: 'More detail on stderr' })
+    .conflicts('quiet', 'verbose')
+    .strict()
+    .parserConfiguration({ 'parse-numbers': false, 'parse-positional-numbers': false, 'duplicate-arguments-array': false })
+    .help('help')
+    .alias('help', 'h')
+    .version('version', 'Show version number', meta.version)
+    .wrap(Math.min(100, process.stderr.columns ?? 100))
+    .exitProcess(false);
+  let failure: string | undefined;
+  let output = '';
+  const parsed = configure(base).fail((msg, err) => {
+    failure = msg || err?.message || 'invalid arguments';
+  });
+  const result = parsed.parse([...argv], {}, (_err, _argv, out) => {
+    output = out;
+  }) as unknown as T & CommonOptions & { _: (string | number)[]; help?: boolean; version?: boolean };
+  if (failure !== undefined) throw new UsageError(`${failure} (see ${meta.name} --help)`);
+  if (output) {
+    meta.out.write(output.endsWith('\n') ? output : `${output}\n`);
+    throw new ExitError(0);
+  }
+  return result;
+}

@@ -1,0 +1,15 @@
+export { QsExit, LoopExit, exitCodeFor, type Family, type ErrorKind } from './exit-codes.js';
+export {
+  CliError,
+  UsageError,
+  InputError,
+  InterruptedError,
+  ExitError,
+  PipeClosedError,
+  isPipeClosed,
+} from './errors.js';
+export { createLogger, wantsColour, type Logger, type LogLevel, type LoggerOptions } from './logger.js';
+export { defaultNewId, sequentialIds, steppingClock, type Io } from './io.js';
+export { parseArgs, logLevel, type ArgsMeta, type CommonOptions } from './args.js';
+export { runBin, reportError, type Main, type RunBinOptions } from './run-bin.js';
+export { memoryIo, type MemoryIo } from './memory-io.js';

@@ -1,0 +1,64 @@
+// The one place a quickloop process decides its exit code: errors, signals and a closed stdout.
+import { CliError, InterruptedError, isPipeClosed } from './errors.js';
+import { exitCodeFor, type Family } from './exit-codes.js';
+import { defaultNewId, type Io } from './io.js';
+
+export type Main = (argv: string[], io: Io) => Promise<number>;
+
+export interface RunBinOptions {
+  name: string;
+  family: Family;
+}
+
+/**
+ * Runs `main` against the real process and sets process.exitCode — the only code that does.
+ * SIGINT/SIGTERM abort `io.signal`; a second signal ends the process at once with 130.
+ */
+export async function runBin(main: Main, options: RunBinOptions): Promise<void> {
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    signals += 1;
+    if (signals > 1) process.exit(130);
+    controller.abort(new InterruptedError(`interrupted by ${sig}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // A reader that went away (`| head`) is a normal ending: never an uncaught EPIPE.
+  let stdoutClosed = false;
+  process.stdout.on('error', (error) => {
+    if (isPipeClosed(error)) stdoutClosed = true;
+  });
+  const io: Io = {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+    signal: controller.signal,
+    now: () => new Date(),
+    newId: defaultNewId,
+  };
+  let code: number;
+  try {
+    code = await main(process.argv.slice(2), io);
+  } catch (error) {
+    code = reportError(error, options, io, stdoutClosed);
+  }
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  process.exitCode = code;
+}
+
+/** Turns any thrown value into a one-line message on stderr and an exit code. Exported for tests. */
+export function reportError(error: unknown, options: RunBinOptions, io: Pick<Io, 'stderr' | 'env'>, stdoutClosed = false): number {
+  if (stdoutClosed || isPipeClosed(error)) return 0;
+  if (error instanceof CliError) {
+    if (error.message) io.stderr.write(`${options.name}: ${error.message}\n`);
+    return error.exitCode ?? exitCodeFor(options.family, error.kind);
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  io.stderr.write(`${options.name}: internal error: ${message}\n`);
+  if (io.env.QUICKLOOP_DEBUG && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+  return exitCodeFor(options.family, 'internal');
+}

@@ -1,0 +1,28 @@
+// Every event type this build knows: the one source of truth for types, schema and docs.
+import type { Static } from '@sinclair/typebox';
+import type { EventDef } from './define.js';
+import type { Envelope } from './envelope.js';
+import { Diagnostic, TaskLoaded } from './types/task.js';
+
+/** Add a new event type here (and an example in fixtures/events/) — nowhere else. */
+export const EVENT_DEFS = [TaskLoaded, Diagnostic] as const;
+
+type Defs = (typeof EVENT_DEFS)[number];
+
+export type EventType = Defs['type'];
+
+/** The payload of a known event type. */
+export type Payload<T extends EventType> = Static<Extract<Defs, { type: T }>['payload']>;
+
+/** A known event on the wire: envelope plus payload. */
+export type KnownEvent<T extends EventType = EventType> = T extends EventType ? Envelope & { type: T } & Payload<T> : never;
+
+const byType = new Map<string, EventDef>(EVENT_DEFS.map((d) => [d.type, d]));
+
+export function eventDef(type: string): EventDef | undefined {
+  return byType.get(type);
+}
+
+export function isTerminal(type: string): boolean {
+  return byType.get(type)?.terminal === true;
+}

@@ -3,9 +3,11 @@ import type { Static } from '@sinclair/typebox';
 import type { EventDef } from './define.js';
 import type { Envelope } from './envelope.js';
 import { Diagnostic, TaskLoaded } from './types/task.js';
+import { AgentCompleted, AgentStarted, DocsError, DocsRead, ToolCall, ToolResult } from './types/agent.js';
+import { CheckCompleted, CheckStarted, RunCompleted, RunFailed, RunInterrupted } from './types/run.js';
 
 /** Add a new event type here (and an example in fixtures/events/) — nowhere else. */
-export const EVENT_DEFS = [TaskLoaded, Diagnostic] as const;
+export const EVENT_DEFS = [TaskLoaded, Diagnostic, AgentStarted, AgentCompleted, ToolCall, ToolResult, DocsRead, DocsError, CheckStarted, CheckCompleted, RunCompleted, RunFailed, RunInterrupted] as const;
 
 type Defs = (typeof EVENT_DEFS)[number];
 

@@ -7,3 +7,5 @@ export { EventWriter } from './writer.js';
 export { createEmitter, type Emitter, type EmitMeta } from './emitter.js';
 export { renderEventsSchema } from './write-schema.js';
 export * from './types/task.js';
+export * from './types/agent.js';
+export * from './types/run.js';

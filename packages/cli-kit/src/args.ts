@@ -9,6 +9,8 @@ export interface ArgsMeta {
   version: string;
   /** One-line synopsis, e.g. `$0 [FILE..]`. */
   usage: string;
+  /** How many positional arguments are accepted (default 0); more is a usage error. */
+  positionals?: number;
   /** Where help and version text go (stdout: asked for explicitly, not part of an event stream). */
   out: { write(s: string): unknown };
 }
@@ -36,10 +38,9 @@ export function parseArgs<T>(
   const base = yargs([...argv])
     .scriptName(meta.name)
     .usage(meta.usage)
-    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Only errors on stderr' })
-    .option('verbose', { alias: 'v', type: 'boolean', default: false, describe: 'More detail on stderr' })
-    .conflicts('quiet', 'verbose')
-    .strict()
+    .option('quiet', { alias: 'q', type: 'boolean', describe: 'Only errors on stderr' })
+    .option('verbose', { alias: 'v', type: 'boolean', describe: 'More detail on stderr' })
+    .strictOptions()
     .parserConfiguration({ 'parse-numbers': false, 'parse-positional-numbers': false, 'duplicate-arguments-array': false })
     .help('help')
     .alias('help', 'h')
@@ -55,9 +56,17 @@ export function parseArgs<T>(
     output = out;
   }) as unknown as T & CommonOptions & { _: (string | number)[]; help?: boolean; version?: boolean };
   if (failure !== undefined) throw new UsageError(`${failure} (see ${meta.name} --help)`);
+  // checked here rather than with yargs' conflicts(), which counts a default as given
+  if (result.quiet && result.verbose) throw new UsageError(`--quiet and --verbose cannot be used together (see ${meta.name} --help)`);
   if (output) {
     meta.out.write(output.endsWith('\n') ? output : `${output}\n`);
     throw new ExitError(0);
   }
+  const max = meta.positionals ?? 0;
+  if (result._.length > max) {
+    throw new UsageError(`unexpected argument '${String(result._[max])}' (see ${meta.name} --help)`);
+  }
+  result.quiet = result.quiet === true;
+  result.verbose = result.verbose === true;
   return result;
 }

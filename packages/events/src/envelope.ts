@@ -8,8 +8,8 @@ import { Type, type Static } from '@sinclair/typebox';
  */
 export const PROTOCOL_VERSION = 1;
 
-/** Dotted lifecycle names: `sandbox.ready`, `tool.call`, `run.completed`. */
-export const EVENT_TYPE_PATTERN = '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$';
+/** Dotted lifecycle names (`sandbox.ready`, `tool.call`, `run.completed`), or one word (`diagnostic`). */
+export const EVENT_TYPE_PATTERN = '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$';
 
 export const Envelope = Type.Object(
   {

@@ -49,6 +49,8 @@ export async function* readEvents(input: Readable, options: ReadOptions = {}): A
   try {
     for await (const raw of lines as AsyncIterable<string>) {
       n += 1;
+      // split2's own limit only bounds an unfinished line; a complete long line is caught here.
+      if (raw.length > max) throw new InputError(`${source}:${n}: line longer than ${max} bytes`);
       if (raw.trim() === '') continue;
       yield parseLine(raw, n, source, version, validateKnown);
     }

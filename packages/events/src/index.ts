@@ -7,5 +7,7 @@ export { EventWriter } from './writer.js';
 export { createEmitter, type Emitter, type EmitMeta } from './emitter.js';
 export { renderEventsSchema } from './write-schema.js';
 export * from './types/task.js';
+export * from './types/sandbox.js';
 export * from './types/agent.js';
 export * from './types/run.js';
+export * from './types/loop.js';

@@ -1,0 +1,107 @@
+// Events of the sandbox: the workspace made ready, setup commands, and every egress decision of the proxy.
+import { Type } from '@sinclair/typebox';
+import { defineEvent } from '../define.js';
+import { EgressPolicy } from './task.js';
+
+/** Which backend ran; `docker` is reserved for the container backend. */
+export const BackendName = Type.Union([Type.Literal('bwrap'), Type.Literal('local'), Type.Literal('docker')], {
+  description: 'bwrap: bubblewrap namespaces (enforced) · local: plain bash, nothing enforced · docker: containers.',
+});
+
+export const SandboxReady = defineEvent({
+  type: 'sandbox.ready',
+  emittedBy: ['qs-sandbox', 'qs-agent'],
+  doc: 'A workspace exists with its sibling home and tmp folders and the policy it runs under. Later stages re-open the same backend from this description, each with its own egress proxy.',
+  payload: Type.Object({
+    root: Type.String({ description: 'The folder holding workspace, home and tmp; the last stage removes it unless kept.' }),
+    workspace: Type.String({ description: 'Where commands run (their cwd); starts empty.' }),
+    home: Type.String({ description: 'HOME given to commands: a sibling of the workspace, never inside it.' }),
+    tmp: Type.String({ description: 'TMPDIR given to commands: a sibling of the workspace, never inside it.' }),
+    backend: BackendName,
+    enforced: Type.Boolean({ description: 'True when the OS enforces the filesystem, network and process limits; false for `local`.' }),
+    reason: Type.String({ description: 'Why this backend: asked for, or what `auto` found.' }),
+    policy: EgressPolicy,
+    keep: Type.Boolean({ description: 'True when the workspace must outlive the pipeline (--keep).' }),
+  }),
+});
+
+export const SetupStarted = defineEvent({
+  type: 'setup.started',
+  emittedBy: ['qs-sandbox'],
+  doc: 'A setup command of the task started in the sandbox; `id` pairs it with setup.completed.',
+  payload: Type.Object({
+    index: Type.Integer({ minimum: 0, description: 'Position in task.setup, from 0.' }),
+    command: Type.String({ description: 'The command, run as a fresh `bash -c` in the workspace.' }),
+  }),
+});
+
+export const SetupCompleted = defineEvent({
+  type: 'setup.completed',
+  emittedBy: ['qs-sandbox'],
+  doc: 'A setup command finished; parent_id is its setup.started id. Output is stdout and stderr merged, head+tail truncated.',
+  payload: Type.Object({
+    index: Type.Integer({ minimum: 0 }),
+    command: Type.String(),
+    exit_code: Type.Integer({ description: '124 when it timed out, 128+N when killed by signal N.' }),
+    timed_out: Type.Boolean(),
+    duration_ms: Type.Integer({ minimum: 0 }),
+    output: Type.String({ description: 'Merged output, at most max_output_chars plus the truncation marker.' }),
+    original_chars: Type.Integer({ minimum: 0 }),
+    truncated: Type.Boolean(),
+  }),
+});
+
+export const SetupFailed = defineEvent({
+  type: 'setup.failed',
+  emittedBy: ['qs-sandbox'],
+  doc: 'A setup command failed, so the run cannot say anything about the docs: later setup commands were not run, the agent must not start, and the run is classified harness_error.',
+  payload: Type.Object({
+    index: Type.Integer({ minimum: 0, description: 'The setup command that failed.' }),
+    command: Type.String(),
+    exit_code: Type.Integer(),
+    detail: Type.String({ minLength: 1, description: 'One line: `setup step 1 exited 2: make deps`.' }),
+  }),
+});
+
+const EgressFields = {
+  host: Type.String({ description: 'The host asked for, lower-cased, trailing dot stripped (`(relative-url)` for a request without one).' }),
+  port: Type.Integer({ minimum: 0, maximum: 65535 }),
+  method: Type.String({ description: 'CONNECT for tunnels (HTTPS), else the HTTP method of an absolute-URI request.' }),
+  path: Type.Optional(Type.String({ description: 'The path of a plain-HTTP request (a tunnel shows only its host).' })),
+};
+
+export const EgressAllowed = defineEvent({
+  type: 'egress.allowed',
+  emittedBy: ['qs-sandbox', 'qs-agent', 'qs-check'],
+  doc: 'The egress proxy let a connection from the shell through.',
+  payload: Type.Object({
+    ...EgressFields,
+    reason: Type.Union([Type.Literal('explicit'), Type.Literal('registry')], {
+      description: 'explicit: named in network.allow/only · registry: on the registry allowlist.',
+    }),
+    rule: Type.String({ description: 'The allowlist entry that matched.' }),
+  }),
+});
+
+export const EgressBlocked = defineEvent({
+  type: 'egress.blocked',
+  emittedBy: ['qs-sandbox', 'qs-agent', 'qs-check'],
+  doc: 'The egress proxy refused a connection from the shell (403 with a one-line reason). A docs host reached for from the shell is a bypass attempt.',
+  payload: Type.Object({
+    ...EgressFields,
+    reason: Type.Union([Type.Literal('docs_host'), Type.Literal('not_allowlisted'), Type.Literal('ip_literal'), Type.Literal('bad_request')], {
+      description: 'docs_host: use read_docs (a bypass attempt) · not_allowlisted · ip_literal: a raw IP not explicitly listed · bad_request: no usable host.',
+    }),
+    message: Type.String({ description: 'The one line the 403 told the command.' }),
+  }),
+});
+
+export const EgressError = defineEvent({
+  type: 'egress.error',
+  emittedBy: ['qs-sandbox', 'qs-agent', 'qs-check'],
+  doc: 'An allowed connection failed upstream (DNS, refused, reset, timeout): infrastructure, not the docs.',
+  payload: Type.Object({
+    ...EgressFields,
+    error: Type.String({ minLength: 1, description: 'One line, e.g. `getaddrinfo ENOTFOUND …`.' }),
+  }),
+});

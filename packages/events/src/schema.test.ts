@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { EVENT_DEFS } from './catalog.js';
-import { renderEventsSchema, EVENTS_SCHEMA_PATH } from './write-schema.js';
+import { renderEventsSchema, EVENTS_SCHEMA_PATH, README_PATH } from './write-schema.js';
+import { spliceReference } from './reference.js';
 import { parseLine } from './reader.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../fixtures/events/', import.meta.url));
@@ -12,6 +13,11 @@ const FIXTURES = fileURLToPath(new URL('../../../fixtures/events/', import.meta.
 describe('events schema', () => {
   it('schemas/events.schema.json is generated from the catalog (run `pnpm schemas` after changing an event)', () => {
     expect(readFileSync(EVENTS_SCHEMA_PATH, 'utf8')).toBe(renderEventsSchema());
+  });
+
+  it('the README events reference is generated from the catalog (run `pnpm schemas`)', () => {
+    const readme = readFileSync(README_PATH, 'utf8');
+    expect(spliceReference(readme)).toBe(readme);
   });
 
   it('every event type has a doc comment, an emitter and dotted name', () => {

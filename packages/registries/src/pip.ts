@@ -1,0 +1,97 @@
+// pip's indexes as pip would resolve them: PIP_* env, the pip.conf files it reads, then the default compiled into the installed pip.
+import { delimiter, dirname, join } from 'node:path';
+import { hostOf, listDir, parseIni, readText } from './files.js';
+import type { Found, SystemPaths } from './types.js';
+
+const INDEX_PY = join('pip', '_internal', 'models', 'index.py');
+
+/** Where an installed pip may live: the active pyenv or virtualenv first, then PATH neighbours, then system dirs. */
+function sitePackagesDirs(env: Record<string, string | undefined>, home: string, root: string): string[] {
+  const dirs: string[] = [];
+  const libsUnder = (prefix: string): void => {
+    const lib = join(prefix, 'lib');
+    for (const name of listDir(lib).filter((n) => /^python3(\.\d+)?$/.test(n)).reverse()) {
+      dirs.push(join(lib, name, 'site-packages'), join(lib, name, 'dist-packages'));
+    }
+  };
+  if (env.VIRTUAL_ENV) libsUnder(env.VIRTUAL_ENV);
+  const pyenvRoot = env.PYENV_ROOT ?? join(home, '.pyenv');
+  const pyenvVersion = env.PYENV_VERSION ?? readText(join(pyenvRoot, 'version'))?.split(/\s+/)[0];
+  if (pyenvVersion) libsUnder(join(pyenvRoot, 'versions', pyenvVersion));
+  for (const dir of (env.PATH ?? '').split(delimiter)) if (dir) libsUnder(dirname(dir));
+  libsUnder(join(home, '.local'));
+  libsUnder(join(root, 'usr', 'local'));
+  dirs.push(join(root, 'usr', 'lib', 'python3', 'dist-packages'));
+  return dirs;
+}
+
+/** pip's default index and its file host, read from the installed pip's own source. */
+export function builtinPipIndex(env: Record<string, string | undefined>, home: string, root: string): { file: string; index: string; files?: string } | undefined {
+  for (const dir of sitePackagesDirs(env, home, root)) {
+    const file = join(dir, INDEX_PY);
+    const text = readText(file);
+    if (!text) continue;
+    const m = /PyPI\s*=\s*PackageIndex\(\s*["']([^"']+)["']\s*(?:,\s*file_storage_domain\s*=\s*["']([^"']+)["'])?/.exec(text);
+    if (m) return { file, index: m[1]!, ...(m[2] ? { files: m[2] } : {}) };
+  }
+  return undefined;
+}
+
+const urls = (value: string | undefined): string[] => (value ?? '').split(/\s+/).filter((s) => s !== '');
+
+/** The config files pip reads, lowest priority first (pip's `iter_config_files`). */
+function configFiles(env: Record<string, string | undefined>, home: string, root: string): string[] {
+  if (env.PIP_CONFIG_FILE === '/dev/null' || env.PIP_CONFIG_FILE === 'os.devnull') return [];
+  const xdgDirs = (env.XDG_CONFIG_DIRS ?? '/etc/xdg').split(':').filter(Boolean);
+  const files = [...xdgDirs.map((d) => join(root, d, 'pip', 'pip.conf')), join(root, 'etc', 'pip.conf')];
+  files.push(join(home, '.pip', 'pip.conf'), join(env.XDG_CONFIG_HOME ?? join(home, '.config'), 'pip', 'pip.conf'));
+  if (env.VIRTUAL_ENV) files.push(join(env.VIRTUAL_ENV, 'pip.conf'));
+  if (env.PIP_CONFIG_FILE) files.push(env.PIP_CONFIG_FILE);
+  return files;
+}
+
+export function pipRegistries(opts: { env: Record<string, string | undefined>; home: string; paths: SystemPaths }): Found[] {
+  const { env, home } = opts;
+  const root = opts.paths.root;
+  let index: Found | undefined;
+  const extra: Found[] = [];
+  const add = (list: Found[], value: string, from: string): void => {
+    for (const url of urls(value)) {
+      const host = hostOf(url);
+      if (host) list.push({ host, from });
+    }
+  };
+  for (const file of configFiles(env, home, root)) {
+    const text = readText(file);
+    if (text === undefined) continue;
+    const ini = parseIni(text);
+    // [install] overrides [global] for `pip install`, the command tasks run.
+    for (const section of ['global', 'install']) {
+      const values = ini.get(section);
+      if (!values) continue;
+      const indexUrl = values.get('index-url') ?? values.get('index_url');
+      const indexHost = indexUrl ? hostOf(indexUrl) : undefined;
+      if (indexHost) index = { host: indexHost, from: `pip config ${file} (${section}.index-url)` };
+      for (const key of ['extra-index-url', 'find-links']) {
+        const v = values.get(key) ?? values.get(key.replace(/-/g, '_'));
+        if (v) add(extra, v, `pip config ${file} (${section}.${key})`);
+      }
+    }
+  }
+  const envIndex = env.PIP_INDEX_URL ? hostOf(env.PIP_INDEX_URL) : undefined;
+  if (envIndex) index = { host: envIndex, from: 'PIP_INDEX_URL' };
+  if (env.PIP_EXTRA_INDEX_URL) add(extra, env.PIP_EXTRA_INDEX_URL, 'PIP_EXTRA_INDEX_URL');
+  if (env.PIP_FIND_LINKS) add(extra, env.PIP_FIND_LINKS, 'PIP_FIND_LINKS');
+  const found: Found[] = [];
+  if (index) found.push(index);
+  else {
+    const builtin = builtinPipIndex(env, home, root);
+    const host = builtin ? hostOf(builtin.index) : undefined;
+    if (builtin && host) {
+      found.push({ host, from: `pip default (${builtin.file})` });
+      // The default index serves its files from a second host; pip installs fail without it.
+      if (builtin.files) found.push({ host: builtin.files.toLowerCase(), from: `pip default file host (${builtin.file})` });
+    }
+  }
+  return [...found, ...extra];
+}

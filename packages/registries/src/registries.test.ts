@@ -1,0 +1,105 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { discoverRegistries, hostOf } from './index.js';
+
+let base: string;
+const write = (rel: string, text: string): string => {
+  const file = join(base, rel);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, text);
+  return file;
+};
+
+/** A fake machine: an npm install, a pip install, apt sources, a home and a project, all under one temp dir. */
+function fakeMachine(): { env: Record<string, string>; home: string; cwd: string; paths: { root: string; execPath: string } } {
+  write('usr/lib/node_modules/npm/package.json', '{ "name": "npm", "version": "11.0.0" }');
+  write(
+    'usr/lib/node_modules/npm/node_modules/@npmcli/config/lib/definitions/definitions.js',
+    "const x = {\n  registry: new Definition('registry', {\n    default: 'https://npm-default.test/',\n    type: url,\n  }),\n}\n",
+  );
+  write('usr/bin/node', '');
+  write('venv/lib/python3.12/site-packages/pip/_internal/models/index.py', 'PyPI = PackageIndex("https://py-default.test/", file_storage_domain="py-files.test")\n');
+  write('etc/apt/sources.list', '# comment\ndeb [arch=amd64 signed-by=/k.gpg] http://apt-one.test/debian bookworm main\ndeb-src https://apt-src.test/debian bookworm main\n');
+  write('etc/apt/sources.list.d/extra.list', 'deb mirror+https://apt-mirrors.test/list.txt stable main\n');
+  write(
+    'etc/apt/sources.list.d/deb822.sources',
+    'Types: deb\nURIs: http://apt-822.test/debian http://apt-822b.test/debian\nSuites: bookworm\n\nTypes: deb\nEnabled: no\nURIs: http://apt-disabled.test/x\nSuites: x\n',
+  );
+  write('etc/apt/sources.list.d/ignored.list.disabled', 'deb http://apt-ignored.test/ x main\n');
+  mkdirSync(join(base, 'home'), { recursive: true });
+  write('project/package.json', '{}');
+  mkdirSync(join(base, 'project', 'sub'), { recursive: true });
+  return {
+    env: { PATH: '', VIRTUAL_ENV: join(base, 'venv'), HOME: join(base, 'home') },
+    home: join(base, 'home'),
+    cwd: join(base, 'project', 'sub'),
+    paths: { root: base, execPath: join(base, 'usr', 'bin', 'node') },
+  };
+}
+
+beforeEach(() => {
+  base = mkdtempSync(join(tmpdir(), 'qs-registries-'));
+});
+afterEach(() => rmSync(base, { recursive: true, force: true }));
+
+describe('discoverRegistries', () => {
+  it('reads the defaults from the installed npm and pip, and every enabled apt source', async () => {
+    const m = fakeMachine();
+    const r = await discoverRegistries({ ...m, spawnFallback: false });
+    expect(r.hosts).toEqual(['npm-default.test', 'py-default.test', 'py-files.test', 'apt-one.test', 'apt-src.test', 'apt-822.test', 'apt-822b.test', 'apt-mirrors.test']);
+    expect(r.sources[0]!.from).toContain('definitions.js');
+    expect(r.sources.find((s) => s.host === 'apt-822.test')!.from).toContain('deb822.sources');
+  });
+
+  it('lets npmrc files override in npm order (global < user < project < env) and keeps scoped registries', async () => {
+    const m = fakeMachine();
+    write('usr/etc/npmrc', 'registry=https://npm-global.test/\n');
+    write('home/.npmrc', '; user\nregistry = "https://npm-user.test/"\n@corp:registry=https://npm-corp.test/\n');
+    let r = await discoverRegistries({ ...m, spawnFallback: false });
+    expect(r.hosts.slice(0, 2)).toEqual(['npm-user.test', 'npm-corp.test']);
+    write('project/.npmrc', 'registry=https://${REG_HOST}/npm/\n');
+    r = await discoverRegistries({ ...m, env: { ...m.env, REG_HOST: 'npm-project.test' }, spawnFallback: false });
+    expect(r.hosts[0]).toBe('npm-project.test');
+    expect(r.sources[0]!.from).toContain(join('project', '.npmrc'));
+    r = await discoverRegistries({ ...m, env: { ...m.env, NPM_CONFIG_REGISTRY: 'https://npm-env.test' }, spawnFallback: false });
+    expect(r.sources[0]).toEqual({ host: 'npm-env.test', from: 'npm environment (registry)' });
+  });
+
+  it('follows pip.conf files and PIP_* variables, and drops the default file host when the index is replaced', async () => {
+    const m = fakeMachine();
+    write('etc/pip.conf', '[global]\nextra-index-url =\n    https://pip-extra1.test/simple\n    https://pip-extra2.test/simple\n');
+    write('home/.config/pip/pip.conf', '[install]\nindex-url = https://pip-user.test/simple\nfind-links = /local/wheels\n');
+    let r = await discoverRegistries({ ...m, spawnFallback: false });
+    expect(r.hosts).toContain('pip-user.test');
+    expect(r.hosts).toContain('pip-extra1.test');
+    expect(r.hosts).toContain('pip-extra2.test');
+    expect(r.hosts).not.toContain('py-default.test');
+    expect(r.hosts).not.toContain('py-files.test');
+    r = await discoverRegistries({ ...m, env: { ...m.env, PIP_INDEX_URL: 'https://pip-env.test/simple', PIP_EXTRA_INDEX_URL: 'https://a.test/ https://b.test/' }, spawnFallback: false });
+    expect(r.sources.filter((s) => s.from.startsWith('PIP_')).map((s) => s.host)).toEqual(['pip-env.test', 'a.test', 'b.test']);
+  });
+
+  it('adds extra hosts from the option, normalised, without duplicates', async () => {
+    const m = fakeMachine();
+    const r = await discoverRegistries({ ...m, extra: ['Mirror.TEST.', 'https://apt-one.test/x', 'not a host'], spawnFallback: false });
+    expect(r.hosts.filter((h) => h === 'apt-one.test')).toHaveLength(1);
+    expect(r.hosts).toContain('mirror.test');
+    expect(r.sources.filter((s) => s.from === 'option --allow-registry').map((s) => s.host)).toEqual(['mirror.test', 'apt-one.test']);
+  });
+
+  it('finds nothing (and does not throw) on an empty machine', async () => {
+    const r = await discoverRegistries({ env: {}, home: join(base, 'nohome'), cwd: base, paths: { root: base, execPath: join(base, 'node') }, spawnFallback: false });
+    expect(r).toEqual({ hosts: [], sources: [] });
+  });
+
+  it('finds the registry the real npm on this machine reports', async () => {
+    const out = execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim();
+    const host = hostOf(out);
+    expect(host).toBeTruthy();
+    const r = await discoverRegistries({ env: process.env, home: homedir(), cwd: process.cwd(), spawnFallback: false });
+    expect(r.hosts).toContain(host);
+  });
+});

@@ -1,0 +1,13 @@
+// The testkit: fakes at the outer boundary only — a mock model server and fake model CLIs.
+export { startMockServer, type MockServer, type MockServerOptions } from './server.js';
+export { DEFAULT_USAGE, echoTurn, type MockApi, type MockError, type MockStep, type MockToolCall, type MockTurn, type MockUsage, type RecordedRequest } from './script.js';
+export {
+  FAKE_CLI_DIR,
+  createFakeCliHome,
+  fakeCliPath,
+  isProcessAlive,
+  type FakeCall,
+  type FakeCliHome,
+  type FakeCliKind,
+  type FakeStep,
+} from './fake-clis.js';

@@ -1,0 +1,104 @@
+// What a scripted mock turn can be, and the queue that hands turns to requests in arrival order.
+
+/** Token counts for one scripted turn; each API renders them in its own fields. */
+export interface MockUsage {
+  /** Uncached input tokens. */
+  input: number;
+  /** Output tokens, reasoning included. */
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** The part of `output` spent on reasoning. */
+  reasoning: number;
+}
+
+export const DEFAULT_USAGE: MockUsage = { input: 12, output: 7, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
+
+export interface MockToolCall {
+  name: string;
+  input: Record<string, unknown>;
+  /** The provider call id; one is made up when absent. */
+  id?: string;
+}
+
+/** An HTTP error the API would return; the body follows each vendor's error shape. */
+export interface MockError {
+  status: number;
+  message?: string;
+  /** The vendor error type, e.g. `rate_limit_error`, `overloaded_error`, `context_length_exceeded`. */
+  type?: string;
+  retryAfterMs?: number;
+  retryAfterSec?: number;
+}
+
+export type MockTurn =
+  | { text: string; toolCalls?: MockToolCall[]; usage?: Partial<MockUsage>; stop?: 'end_turn' | 'max_tokens' }
+  | { toolCalls: MockToolCall[]; text?: string; usage?: Partial<MockUsage> }
+  | { refusal: string; category?: string; usage?: Partial<MockUsage> }
+  | { error: MockError }
+  /** A 200 response whose body is this text verbatim: broken JSON, a truncated stream. */
+  | { malformed: string };
+
+/** Reply to one request: a fixed turn, or one computed from what was sent. */
+export type MockStep = MockTurn | ((request: RecordedRequest) => MockTurn);
+
+export type MockApi = 'anthropic' | 'responses' | 'chat' | 'gemini';
+
+export interface RecordedRequest {
+  api: MockApi | 'other';
+  method: string;
+  /** Path and query as sent. */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** The parsed JSON body (`undefined` when there was none or it did not parse). */
+  body: any;
+  /** The raw body text, for assertions that nothing secret was sent. */
+  raw: string;
+  stream: boolean;
+  /** The text of the last user message, as the mock understood it. */
+  lastUserText: string;
+}
+
+export function usageOf(turn: { usage?: Partial<MockUsage> }): MockUsage {
+  return { ...DEFAULT_USAGE, ...turn.usage };
+}
+
+/** A reply used when the script is empty: echoes the prompt, so real CLIs always get an answer. */
+export function echoTurn(request: RecordedRequest): MockTurn {
+  return { text: `MOCK_REPLY(${request.api}): ${request.lastUserText}` };
+}
+
+export class TurnQueue {
+  readonly #steps: MockStep[] = [];
+  readonly #fallback: ((request: RecordedRequest) => MockTurn) | undefined;
+
+  constructor(fallback: ((request: RecordedRequest) => MockTurn) | undefined) {
+    this.#fallback = fallback;
+  }
+
+  push(...steps: MockStep[]): void {
+    this.#steps.push(...steps);
+  }
+
+  get pending(): number {
+    return this.#steps.length;
+  }
+
+  clear(): void {
+    this.#steps.length = 0;
+  }
+
+  /** The next turn, or an error turn that says the script ran out (a test bug, never a silent echo). */
+  next(request: RecordedRequest): MockTurn {
+    const step = this.#steps.shift();
+    if (step !== undefined) return typeof step === 'function' ? step(request) : step;
+    if (this.#fallback) return this.#fallback(request);
+    return { error: { status: 500, type: 'mock_script_exhausted', message: `mock: no scripted turn left for ${request.api} request ${request.url}` } };
+  }
+}
+
+let counter = 0;
+/** Provider-looking ids; unique per process so replies never collide. */
+export function mockId(prefix: string): string {
+  return `${prefix}${(++counter).toString(36)}`;
+}

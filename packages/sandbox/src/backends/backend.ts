@@ -1,0 +1,15 @@
+// What every backend provides: a way to run `bash -c` inside, the proxy URL commands see, and a close that kills all.
+import type { BackendName } from '../types.js';
+
+export interface BackendSession {
+  readonly name: BackendName;
+  readonly enforced: boolean;
+  /** The HTTP proxy URL as seen from inside the sandbox. */
+  readonly proxyUrl: string;
+  /** The argv that runs `bash -c command` in the workspace inside the sandbox. */
+  argv(command: string): { file: string; args: string[] };
+  /** Remembers a command's process group so close() can kill what it left behind. */
+  adopt(pgid: number): void;
+  /** Kills every process started in the sandbox; resolves when none is left. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,46 @@
+// The environment commands get: a short allowlist, never inherited wholesale, so no key or host config leaks in.
+import type { WorkspaceLayout } from './types.js';
+
+/** Host variables copied as they are; everything else of the host is left behind. */
+export const COPIED_VARS = ['PATH', 'LANG', 'LC_ALL'] as const;
+
+const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** Loopback stays direct: a command's own server (`npm start`, then `curl localhost`) is not egress. */
+export const NO_PROXY = 'localhost,127.0.0.1,::1';
+
+/**
+ * Builds the scrubbed environment. HOME and TMPDIR are the workspace's siblings; the proxy variables
+ * are set in both cases because tools disagree on which they read (curl only the lower-case
+ * http_proxy, npm either). `extra` is added last; it carries harness values such as QS_PORT.
+ */
+export function sandboxEnv(
+  layout: WorkspaceLayout,
+  hostEnv: Record<string, string | undefined>,
+  proxyUrl: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of COPIED_VARS) {
+    const value = hostEnv[name];
+    if (value !== undefined && value !== '') env[name] = value;
+  }
+  env.PATH ??= FALLBACK_PATH;
+  env.LANG ??= 'C.UTF-8';
+  Object.assign(env, {
+    HOME: layout.home,
+    TMPDIR: layout.tmp,
+    PWD: layout.workspace,
+    TERM: 'dumb',
+    NO_COLOR: '1',
+    HTTP_PROXY: proxyUrl,
+    HTTPS_PROXY: proxyUrl,
+    ALL_PROXY: proxyUrl,
+    http_proxy: proxyUrl,
+    https_proxy: proxyUrl,
+    all_proxy: proxyUrl,
+    NO_PROXY,
+    no_proxy: NO_PROXY,
+  });
+  return { ...env, ...extra };
+}

@@ -1,0 +1,11 @@
+// @quickloop/sandbox: workspaces, backends and the egress proxy that every command-running stage opens.
+export type * from './types.js';
+export { openSandbox } from './open.js';
+export { selectBackend, type Selection } from './backends/select.js';
+export { bwrapUnavailable, INSIDE_PROXY_PORT } from './backends/bwrap.js';
+export { createLayout, checkLayout, removeLayout, MARKER } from './layout.js';
+export { decide, type Decision } from './policy.js';
+export { hostMatches, normalizeHost, isIpLiteral } from './hosts.js';
+export { startEgressProxy, type EgressProxy, type ProxyOptions } from './proxy.js';
+export { sandboxEnv, COPIED_VARS, NO_PROXY } from './env.js';
+export { OutputCap, omissionMarker, DEFAULT_MAX_OUTPUT_CHARS } from './output.js';

@@ -1,0 +1,45 @@
+// The folders of a sandbox: root/{workspace,home,tmp}, a marker proving we made them, and their removal.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InputError } from '@quickloop/cli-kit';
+import type { WorkspaceLayout } from './types.js';
+
+/**
+ * Written at the root when it is made. A workspace described in a stream is only re-opened or
+ * removed when the marker is there, so a bad `sandbox.ready` line can never point a stage at `/`.
+ */
+export const MARKER = '.quickloop-sandbox';
+
+export function createLayout(baseDir: string = tmpdir()): WorkspaceLayout {
+  mkdirSync(baseDir, { recursive: true });
+  // realpath: bwrap binds by path, and the paths inside must equal the ones outside.
+  const root = realpathSync(mkdtempSync(join(baseDir, 'quickloop-')));
+  const layout = { root, workspace: join(root, 'workspace'), home: join(root, 'home'), tmp: join(root, 'tmp') };
+  for (const dir of [layout.workspace, layout.home, layout.tmp]) mkdirSync(dir, { mode: 0o755 });
+  writeFileSync(join(root, MARKER), 'made by quickloop; removing this folder removes the sandbox\n');
+  return layout;
+}
+
+/** Checks a layout read from a stream before anything runs in it; the message names the field. */
+export function checkLayout(layout: WorkspaceLayout): WorkspaceLayout {
+  if (!existsSync(join(layout.root, MARKER))) {
+    throw new InputError(`sandbox.ready: root ${layout.root} is not a quickloop sandbox (no ${MARKER}); was it removed?`);
+  }
+  for (const field of ['workspace', 'home', 'tmp'] as const) {
+    const dir = layout[field];
+    if (dir !== join(layout.root, field)) throw new InputError(`sandbox.ready: ${field} ${dir} is not ${join(layout.root, field)}`);
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new InputError(`sandbox.ready: ${field} ${dir} does not exist`);
+  }
+  return layout;
+}
+
+/** Removes the sandbox's folders; refuses a root without the marker. Returns false when nothing was there. */
+export function removeLayout(layout: Pick<WorkspaceLayout, 'root'>): boolean {
+  if (!existsSync(layout.root)) return false;
+  if (!existsSync(join(layout.root, MARKER)) || readFileSync(join(layout.root, MARKER), 'utf8').indexOf('quickloop') < 0) {
+    throw new InputError(`refusing to remove ${layout.root}: it is not a quickloop sandbox (no ${MARKER})`);
+  }
+  rmSync(layout.root, { recursive: true, force: true, maxRetries: 3 });
+  return true;
+}

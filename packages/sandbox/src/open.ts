@@ -1,0 +1,67 @@
+// openSandbox: the workspace, the egress proxy and a backend session, tied into one handle closed as one.
+import { join } from 'node:path';
+import { startBwrap, proxySocketDir } from './backends/bwrap.js';
+import type { BackendSession } from './backends/backend.js';
+import { startLocal } from './backends/local.js';
+import { selectBackend } from './backends/select.js';
+import { sandboxEnv } from './env.js';
+import { checkLayout, createLayout } from './layout.js';
+import { DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
+import { runProcess } from './process.js';
+import { startEgressProxy, type EgressProxy } from './proxy.js';
+import type { ExecOptions, ExecResult, OpenOptions, Sandbox, SandboxDescription } from './types.js';
+
+export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
+  const selection = selectBackend(options.backend ?? 'auto', options.allowUnenforced === true);
+  const layout = options.workspace ? checkLayout(options.workspace) : createLayout(options.baseDir);
+  const hostEnv = options.env ?? process.env;
+  const onEgress = options.onEgress;
+  let proxy: EgressProxy | undefined;
+  let session: BackendSession;
+  if (selection.backend === 'bwrap') {
+    const socketDir = proxySocketDir();
+    const socketPath = join(socketDir, 'proxy.sock');
+    proxy = await startEgressProxy({ policy: options.policy, socketPath, ...(onEgress ? { onEgress } : {}) });
+    try {
+      session = await startBwrap(layout, socketDir, socketPath);
+    } catch (error) {
+      await proxy.close();
+      throw error;
+    }
+  } else {
+    proxy = await startEgressProxy({ policy: options.policy, ...(onEgress ? { onEgress } : {}) });
+    session = startLocal(proxy.port ?? 0);
+  }
+  const description: SandboxDescription = { ...layout, backend: session.name, enforced: session.enforced, reason: selection.reason, policy: options.policy };
+  const running = new Set<Promise<ExecResult>>();
+  let closed: Promise<void> | undefined;
+
+  return {
+    describe: () => ({ ...description }),
+    exec: (command: string, exec: ExecOptions = {}) => {
+      if (closed) return Promise.reject(new Error('the sandbox is closed'));
+      const { file, args } = session.argv(command);
+      const run = runProcess({
+        file,
+        args,
+        cwd: layout.workspace,
+        env: sandboxEnv(layout, hostEnv, session.proxyUrl, exec.env),
+        maxOutputChars: exec.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+        ...(exec.timeoutMs !== undefined ? { timeoutMs: exec.timeoutMs } : {}),
+        ...(exec.signal ? { signal: exec.signal } : {}),
+        onGroup: (pgid) => session.adopt(pgid),
+      });
+      running.add(run);
+      void run.finally(() => running.delete(run));
+      return run;
+    },
+    close: () => {
+      closed ??= (async () => {
+        await session.close();
+        await Promise.allSettled([...running]);
+        await proxy?.close();
+      })();
+      return closed;
+    },
+  };
+}

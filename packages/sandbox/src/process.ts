@@ -1,0 +1,100 @@
+// Runs one process in its own group with a timeout, merged capped output, and a kill that reaches its children.
+import { spawn } from 'node:child_process';
+import { OutputCap } from './output.js';
+import type { ExecResult } from './types.js';
+
+export interface RunOptions {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  timeoutMs?: number;
+  maxOutputChars?: number;
+  signal?: AbortSignal;
+  /** Told the process group id as soon as it exists (a backend keeps it to kill at close). */
+  onGroup?: (pgid: number) => void;
+}
+
+/**
+ * How long the pipes may stay open after the command exited. A background job (`server &`) inherits
+ * them and would otherwise hold the result forever; its later output is not the command's.
+ */
+const DRAIN_AFTER_EXIT_MS = 150;
+
+const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
+
+/** Kills a whole process group; a group already gone is fine. */
+export function killGroup(pgid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: nothing left to kill.
+  }
+}
+
+export function runProcess(options: RunOptions): Promise<ExecResult> {
+  const started = performance.now();
+  const cap = new OutputCap(options.maxOutputChars);
+  return new Promise<ExecResult>((resolve) => {
+    let timedOut = false;
+    let settled = false;
+    // detached: a new process group (and session), so a timeout kills the command's children too.
+    const child = spawn(options.file, options.args, {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const pgid = child.pid;
+    if (pgid !== undefined) options.onGroup?.(pgid);
+    child.stdout.on('data', (c: Buffer) => cap.push(c));
+    child.stderr.on('data', (c: Buffer) => cap.push(c));
+    const stop = (): void => {
+      if (pgid !== undefined) killGroup(pgid);
+    };
+    const timer = options.timeoutMs !== undefined && options.timeoutMs > 0 ? setTimeout(() => {
+      timedOut = true;
+      stop();
+    }, options.timeoutMs) : undefined;
+    const onAbort = (): void => stop();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.signal?.aborted) stop();
+
+    const finish = (exitCode: number): void => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      const { output, originalChars, truncated } = cap.result();
+      resolve({
+        exitCode: timedOut ? 124 : exitCode,
+        output,
+        originalChars,
+        truncated,
+        timedOut,
+        durationMs: Math.max(0, Math.round(performance.now() - started)),
+      });
+    };
+    child.once('error', (error) => {
+      cap.push(`${options.file}: ${error.message}\n`);
+      finish(127);
+    });
+    child.once('exit', (code, signal) => {
+      const exitCode = code ?? 128 + (signal ? (SIGNALS[signal] ?? 1) : 1);
+      let open = 2;
+      const done = (): void => {
+        open -= 1;
+        if (open === 0) finish(exitCode);
+      };
+      if (child.stdout.readableEnded) done();
+      else child.stdout.once('end', done);
+      if (child.stderr.readableEnded) done();
+      else child.stderr.once('end', done);
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        finish(exitCode);
+      }, DRAIN_AFTER_EXIT_MS).unref();
+    });
+  });
+}

@@ -1,0 +1,88 @@
+// The public shape of the sandbox library: options, the Sandbox handle, command results and descriptions.
+import type { Payload } from '@quickloop/events';
+
+/** What the shell may reach (the `policy` of task.loaded and sandbox.ready). */
+export type EgressPolicy = Payload<'task.loaded'>['policy'];
+
+/** A backend that can be asked for; `auto` picks the best one available and says why. */
+export type BackendChoice = 'auto' | 'bwrap' | 'local';
+
+/** A backend that ran; `docker` is reserved for the container backend of a later release. */
+export type BackendName = 'bwrap' | 'local' | 'docker';
+
+/** The folders of one sandbox: the workspace and its siblings, never nested in one another. */
+export interface WorkspaceLayout {
+  /** Holds the three folders below; removing it removes the sandbox. */
+  root: string;
+  /** Where commands run; starts empty. */
+  workspace: string;
+  /** HOME of commands. */
+  home: string;
+  /** TMPDIR of commands. */
+  tmp: string;
+}
+
+/** Every egress decision, shaped as the payload of the egress.* event it becomes. */
+export type EgressEvent =
+  | ({ type: 'egress.allowed' } & Payload<'egress.allowed'>)
+  | ({ type: 'egress.blocked' } & Payload<'egress.blocked'>)
+  | ({ type: 'egress.error' } & Payload<'egress.error'>);
+
+export interface OpenOptions {
+  /** Re-open an existing workspace (from a sandbox.ready description); by default a fresh one is made. */
+  workspace?: WorkspaceLayout;
+  /** Where a fresh workspace's root is made (default: the OS temp folder). */
+  baseDir?: string;
+  policy: EgressPolicy;
+  /** Default `auto`. */
+  backend?: BackendChoice;
+  /** `local` enforces nothing and is refused unless this is true. */
+  allowUnenforced?: boolean;
+  /** The host environment PATH, LANG and LC_ALL are copied from (nothing else is). Default process.env. */
+  env?: Record<string, string | undefined>;
+  /** Called for every egress decision, synchronously, in the order decisions are made. */
+  onEgress?: (event: EgressEvent) => void;
+}
+
+export interface ExecOptions {
+  /** Killed (with everything it started) after this long; the result then has exitCode 124. */
+  timeoutMs?: number;
+  /** Output kept, head and tail, with a marker between (default 20000). */
+  maxOutputChars?: number;
+  /** Aborting kills the command like a timeout does, but the result says timedOut: false. */
+  signal?: AbortSignal;
+  /** Variables added to the scrubbed environment (e.g. QS_PORT for a check); never secrets. */
+  env?: Record<string, string>;
+}
+
+export interface ExecResult {
+  /** The exit code; 124 on timeout, 128+N when killed by signal N. */
+  exitCode: number;
+  /** stdout and stderr merged in arrival order, head+tail truncated. */
+  output: string;
+  /** Length of the merged output before truncation. */
+  originalChars: number;
+  truncated: boolean;
+  timedOut: boolean;
+  durationMs: number;
+}
+
+/** What goes into sandbox.ready (besides `keep`, which is the stage's business). */
+export interface SandboxDescription extends WorkspaceLayout {
+  backend: BackendName;
+  enforced: boolean;
+  /** Why this backend: asked for, or what `auto` found. */
+  reason: string;
+  policy: EgressPolicy;
+}
+
+export interface Sandbox {
+  describe(): SandboxDescription;
+  /** Runs `bash -c command` in the workspace under the policy. Never throws for a failing command. */
+  exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  /**
+   * Kills every process the sandbox started (background ones included), stops the egress proxy and
+   * waits for its last events. The folders stay: removing them is `removeWorkspace`'s job.
+   */
+  close(): Promise<void>;
+}

@@ -4,6 +4,7 @@ export { EVENT_DEFS, eventDef, isTerminal, type EventType, type Payload, type Kn
 export { eventsJsonSchema, validatorFor, describeErrors } from './schema.js';
 export { readEvents, parseLine, DEFAULT_MAX_LINE_BYTES, type ReadOptions, type StreamLine } from './reader.js';
 export { EventWriter } from './writer.js';
+export { untilAborted, signalName } from './abortable.js';
 export { createEmitter, type Emitter, type EmitMeta } from './emitter.js';
 export { renderEventsSchema, EVENTS_SCHEMA_PATH, README_PATH } from './write-schema.js';
 export { renderEventsReference, spliceReference } from './reference.js';

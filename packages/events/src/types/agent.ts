@@ -1,5 +1,5 @@
 // Events of qs-agent: the agent's life, its tool calls and results, and the docs pages it read.
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { defineEvent } from '../define.js';
 
 /** Why an agent stopped; `interrupted` is a signal, `skipped` a task with nothing for this agent to do. */
@@ -17,6 +17,7 @@ export const StopReason = Type.Union(
   ],
   { description: 'completed | command_failed (replay) | skipped | interrupted | error | refusal | max_turns | timeout | token_budget.' },
 );
+export type StopReasonName = Static<typeof StopReason>;
 
 export const AgentStarted = defineEvent({
   type: 'agent.started',

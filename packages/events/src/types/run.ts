@@ -1,5 +1,5 @@
 // Events of qs-check: the success check and the run's verdict, plus the two other ways a run ends.
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { defineEvent } from '../define.js';
 import { StopReason } from './agent.js';
 
@@ -16,6 +16,7 @@ export const Classification = Type.Union(
   ],
   { description: 'passed | docs_gap (evidence) · budget_exhausted | infra_error | harness_error | agent_refusal (inconclusive) · skipped.' },
 );
+export type ClassificationName = Static<typeof Classification>;
 
 export const CheckStarted = defineEvent({
   type: 'check.started',

@@ -1,0 +1,61 @@
+// Answers read from stdin one line at a time, across many questions; end of input is null, never a hang.
+import type { Readable } from 'node:stream';
+
+export class LineReader {
+  readonly #lines: string[] = [];
+  readonly #waiters: ((line: string | null) => void)[] = [];
+  #buffer = '';
+  #ended = false;
+  #started = false;
+  readonly #input: Readable;
+
+  constructor(input: Readable) {
+    this.#input = input;
+  }
+
+  #start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#input.setEncoding('utf8');
+    this.#input.on('data', (chunk: string) => {
+      this.#buffer += chunk;
+      let nl = this.#buffer.indexOf('\n');
+      while (nl !== -1) {
+        this.#push(this.#buffer.slice(0, nl).replace(/\r$/, ''));
+        this.#buffer = this.#buffer.slice(nl + 1);
+        nl = this.#buffer.indexOf('\n');
+      }
+    });
+    const end = (): void => {
+      if (this.#ended) return;
+      if (this.#buffer !== '') this.#push(this.#buffer);
+      this.#buffer = '';
+      this.#ended = true;
+      for (const w of this.#waiters.splice(0)) w(null);
+    };
+    this.#input.on('end', end);
+    this.#input.on('close', end);
+    this.#input.on('error', end);
+  }
+
+  #push(line: string): void {
+    const w = this.#waiters.shift();
+    if (w) w(line);
+    else this.#lines.push(line);
+  }
+
+  /** The next line, or null once stdin has ended. Stdin is only read once a question is asked. */
+  next(): Promise<string | null> {
+    this.#start();
+    const line = this.#lines.shift();
+    if (line !== undefined) return Promise.resolve(line);
+    if (this.#ended) return Promise.resolve(null);
+    return new Promise((res) => this.#waiters.push(res));
+  }
+
+  /** Stops reading so the process can exit while stdin is still open. */
+  close(): void {
+    if (this.#started) this.#input.pause();
+    (this.#input as Readable & { unref?: () => void }).unref?.();
+  }
+}

@@ -1,0 +1,102 @@
+// The content scrub (redaction layer 2): flagged files' content is replaced wherever it appears in outgoing text.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { isRedacted } from './globs.js';
+
+/** The normative defaults: always in force, whatever privacy.egress says. */
+export const DEFAULT_GLOBS: readonly string[] = ['.env', '.env.*', 'secrets/**', '**/*.key'];
+
+const SKIP_DIRS = new Set(['.git', '__pycache__', 'node_modules', '.venv']);
+const MAX_BYTES = 1_000_000;
+/** Shorter lines are left alone: they would mask common text (`}` or `fi`) everywhere. */
+const MIN_LINE = 8;
+
+export interface ScrubResult {
+  text: string;
+  /** Every flagged file whose content was found, sorted. */
+  sources: string[];
+}
+
+interface FlaggedFile {
+  rel: string;
+  content: string;
+  lines: string[];
+}
+
+export class Scrubber {
+  readonly #loopDir: string;
+  readonly #onBlindSpot: (rel: string, reason: string) => void;
+  readonly #reported = new Set<string>();
+
+  constructor(loopDir: string, onBlindSpot: (rel: string, reason: string) => void) {
+    this.#loopDir = loopDir;
+    this.#onBlindSpot = onBlindSpot;
+  }
+
+  /**
+   * Walks the loop directory on every call (workspace included): Looper cached the walk and so
+   * missed flagged files created after the first send.
+   */
+  flagged(globs: readonly string[]): FlaggedFile[] {
+    const found: FlaggedFile[] = [];
+    const walk = (dir: string, rel: string): void => {
+      let entries;
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries) {
+        const childRel = rel ? `${rel}/${e.name}` : e.name;
+        const abs = join(dir, e.name);
+        if (e.isDirectory()) {
+          if (!SKIP_DIRS.has(e.name)) walk(abs, childRel);
+          continue;
+        }
+        if (!e.isFile() || !isRedacted(childRel, globs)) continue;
+        const file = this.#read(abs, childRel);
+        if (file) found.push(file);
+      }
+    };
+    walk(this.#loopDir, '');
+    return found.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  }
+
+  #read(abs: string, rel: string): FlaggedFile | undefined {
+    let reason: string | undefined;
+    let content = '';
+    try {
+      if (statSync(abs).size > MAX_BYTES) reason = 'larger than 1MB';
+      else content = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(abs));
+    } catch (error) {
+      reason = error instanceof TypeError ? 'not valid UTF-8' : 'unreadable';
+    }
+    if (reason) {
+      if (!this.#reported.has(rel)) {
+        this.#reported.add(rel);
+        this.#onBlindSpot(rel, reason);
+      }
+      return undefined;
+    }
+    if (content.trim() === '') return undefined;
+    const lines = content
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter((l) => l.length >= MIN_LINE)
+      // Longest first, so a line that contains another is replaced whole.
+      .sort((a, b) => b.length - a.length);
+    return { rel, content, lines };
+  }
+
+  /** Replaces flagged content in `text`; hits are found on the original text so every source is named. */
+  scrub(text: string, globs: readonly string[]): ScrubResult {
+    const hits = this.flagged(globs).filter((f) => text.includes(f.content) || f.lines.some((l) => text.includes(l)));
+    let out = text;
+    for (const f of hits) {
+      const marker = `[redacted:${f.rel}]`;
+      out = out.split(f.content).join(marker);
+      for (const l of f.lines) out = out.split(l).join(marker);
+    }
+    return { text: out, sources: hits.map((f) => f.rel) };
+  }
+}

@@ -1,0 +1,210 @@
+// Everything a send to a model goes through, in order: scrub, surface, consent, call (with retries), account.
+import type { EventType, Payload } from '@quickloop/events';
+import type { ModelInvocation } from '@quickloop/loop-spec';
+import { ConsentRefused, ModelCallFailed } from './errors.js';
+import { runArgv } from './exec.js';
+import { parseModelOutput, type TokenUsage } from './model-output.js';
+import { DEFAULT_GLOBS, Scrubber } from './scrub.js';
+import { timeoutMs, type LoadedSpec } from './spec.js';
+
+export interface ConsentRecord {
+  granted_at: string;
+  sends: string[];
+  redact: string[];
+  how: string;
+}
+
+/** What the caller owns: the event stream, the run log, state.json, stdin and stderr. */
+export interface SessionHooks {
+  emit<T extends EventType>(type: T, payload: Payload<T>, meta?: { id?: string; parent_id?: string }): void;
+  /** A run-log line (loop-run) or nothing (loop-gate). */
+  log(name: string, fields: Record<string, unknown>): void;
+  /** Adds a deduplicated state warning. */
+  addWarning(text: string): void;
+  warnings(): readonly string[];
+  consentGet(member: string): ConsentRecord | undefined;
+  consentSet(member: string, record: ConsentRecord): void;
+  /** Puts a question on stderr and reads one line of stdin; null at end of input. */
+  ask(question: string): Promise<string | null>;
+  onUsage(member: string, usage: TokenUsage | null, usd: number | null): void;
+  info(line: string): void;
+  warn(line: string): void;
+  now(): Date;
+  newId(): string;
+}
+
+export interface SessionOptions {
+  env: NodeJS.ProcessEnv;
+  signal?: AbortSignal;
+  /** Extra attempts for a transient CLI failure (timeout, rate limit, 5xx, connection reset). */
+  retries: number;
+  retryBaseMs: number;
+  /** Members consented to on the command line (`--consent ID`). */
+  consentFlags: ReadonlySet<string>;
+}
+
+export type Role = 'host' | 'reviewer' | 'judge';
+
+const TRANSIENT = /rate.?limit|overloaded|\b429\b|\b5\d\d\b|ECONNRESET|ETIMEDOUT|EAI_AGAIN|socket hang up|temporar|try again/i;
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : []);
+
+export class Session {
+  readonly loaded: LoadedSpec;
+  readonly hooks: SessionHooks;
+  readonly scrubber: Scrubber;
+  readonly #opts: SessionOptions;
+  readonly #surfaced = new Set<string>();
+
+  constructor(loaded: LoadedSpec, hooks: SessionHooks, opts: SessionOptions) {
+    this.loaded = loaded;
+    this.hooks = hooks;
+    this.#opts = opts;
+    this.scrubber = new Scrubber(loaded.loopDir, (source, reason) => {
+      hooks.emit('redaction.blind_spot', { source, reason });
+      hooks.log('redaction_unscrubbable', { source, reason });
+      hooks.addWarning(`flagged file ${source} is ${reason}; its content cannot be detected by the scrub layer if it leaks into artifacts`);
+      hooks.warn(`warning: flagged file ${source} is ${reason}; the scrub cannot see it`);
+    });
+  }
+
+  get spec() {
+    return this.loaded.spec;
+  }
+
+  #egress(): Record<string, unknown>[] {
+    const e = this.spec.privacy?.egress;
+    return Array.isArray(e) ? (e.filter((x) => typeof x === 'object' && x !== null) as Record<string, unknown>[]) : [];
+  }
+
+  #entriesFor(id: string): Record<string, unknown>[] {
+    return this.#egress().filter((e) => e.to === id);
+  }
+
+  /** Host and context: the defaults plus every egress entry's globs. */
+  hostGlobs(): string[] {
+    return [...new Set([...DEFAULT_GLOBS, ...this.#egress().flatMap((e) => strings(e.redact))])];
+  }
+
+  /** A council member: the defaults plus its own entries' globs. */
+  memberGlobs(id: string): string[] {
+    if (id === 'host') return this.hostGlobs();
+    return [...new Set([...DEFAULT_GLOBS, ...this.#entriesFor(id).flatMap((e) => strings(e.redact))])];
+  }
+
+  /** Scrubs outgoing text and surfaces every catch once per destination and set of sources. */
+  scrub(text: string, where: string, globs: readonly string[]): string {
+    const r = this.scrubber.scrub(text, globs);
+    if (r.sources.length > 0) {
+      const key = `${where}\0${r.sources.join('\0')}`;
+      if (!this.#surfaced.has(key)) {
+        this.#surfaced.add(key);
+        this.hooks.emit('redaction.applied', { where, sources: r.sources });
+        this.hooks.log('redaction_applied', { where, sources: r.sources });
+        this.hooks.warn(`warning: flagged content from ${r.sources.join(', ')} appeared in ${where}; scrubbed before use`);
+      }
+      this.hooks.addWarning(`flagged content from ${r.sources.join(', ')} appeared in ${where}; scrubbed before use`);
+    }
+    return r.text;
+  }
+
+  /**
+   * Council members are local only when the spec says `local: true`. The host is governed the same
+   * way once an egress entry names it (`to: host`) or it is marked `local: false`; a spec that says
+   * neither keeps Looper's behaviour (the operator chose the host), so Looper's specs run unchanged.
+   */
+  #needsConsent(id: string, inv: ModelInvocation): boolean {
+    const entries = this.#entriesFor(id);
+    if (id === 'host') {
+      if (inv.local === true || inv.cli === 'ollama') return false;
+      if (entries.length === 0 && inv.local !== false) return false;
+    } else if (inv.local === true) return false;
+    if (entries.length > 0 && entries.every((e) => e.consent === 'granted')) return false;
+    return true;
+  }
+
+  /** Fail closed: anything but `yes` (end of input included) blocks the run before the member is called. */
+  async ensureConsent(id: string, inv: ModelInvocation): Promise<void> {
+    if (!this.#needsConsent(id, inv) || this.hooks.consentGet(id)) return;
+    const entries = this.#entriesFor(id);
+    const sends = [...new Set(entries.flatMap((e) => strings(e.sends)))].sort();
+    const redact = this.memberGlobs(id);
+    const record = (how: string): void => {
+      this.hooks.consentSet(id, { granted_at: this.hooks.now().toISOString(), sends, redact, how });
+      this.hooks.log('consent_granted', { member: id, how });
+    };
+    if (this.#opts.consentFlags.has(id)) {
+      record('flag');
+      this.hooks.emit('consent.answered', { member: id, granted: true, how: 'flag' });
+      return;
+    }
+    const warnings = this.hooks.warnings().filter((w) => w.includes(`prompt for ${id}`));
+    const askId = this.hooks.newId();
+    this.hooks.emit('consent.asked', { member: id, sends, redact, warnings }, { id: askId });
+    const lines = [
+      `About to send ${sends.length ? sends.join(', ') : 'loop artifacts'} to ${id}.`,
+      `CLI: ${inv.cli} / model: ${typeof inv.model === 'string' && inv.model ? inv.model : 'default'}`,
+      `Redactions: ${redact.join(', ')}`,
+      ...warnings.map((w) => `Warning: ${w}`),
+      ...(entries.length === 0 ? ['No privacy.egress entry covers this member; consent is required by default.'] : []),
+      "Type 'yes' to consent to this first send: ",
+    ];
+    const answer = await this.hooks.ask(lines.join('\n'));
+    const how = answer === null ? 'end_of_input' : answer.trim().toLowerCase() === 'yes' ? 'answered_yes' : 'refused';
+    this.hooks.emit('consent.answered', { member: id, granted: how === 'answered_yes', how }, { parent_id: askId });
+    if (how !== 'answered_yes') {
+      this.hooks.log('consent_refused', { member: id, how });
+      throw new ConsentRefused(id, how === 'end_of_input' ? 'end_of_input' : 'refused');
+    }
+    record(how);
+  }
+
+  /** Scrub then consent: the order that lets the question show the leak warnings. */
+  async prepare(id: string, inv: ModelInvocation, prompt: string): Promise<string> {
+    const scrubbed = this.scrub(prompt, `prompt for ${id}`, this.memberGlobs(id));
+    await this.ensureConsent(id, inv);
+    return scrubbed;
+  }
+
+  /** Calls a model CLI with an already prepared prompt: argv verbatim, prompt on stdin, cwd = loop dir. */
+  async call(id: string, role: Role, inv: ModelInvocation, prompt: string, purpose: string): Promise<string> {
+    const argv = inv.invoke;
+    const limit = timeoutMs(inv.timeout_sec, 600);
+    for (let attempt = 1; ; attempt += 1) {
+      const callId = this.hooks.newId();
+      this.hooks.emit('model.call', { member: id, role, purpose, argv0: argv[0] ?? '', prompt_chars: prompt.length, attempt }, { id: callId });
+      const r = await runArgv(argv, { cwd: this.loaded.loopDir, input: prompt, timeoutMs: limit, env: this.#opts.env, signal: this.#opts.signal });
+      const parsed = r.exitCode === 0 ? parseModelOutput(argv, r.stdout) : undefined;
+      const failed = r.exitCode !== 0 || parsed?.error !== undefined;
+      const detail = parsed?.error ?? r.stderr.trim().split('\n').slice(-20).join('\n');
+      const transient = failed && !this.#opts.signal?.aborted && r.exitCode !== 127 && r.exitCode !== 126 && (r.timedOut || TRANSIENT.test(detail));
+      const retry = transient && attempt <= this.#opts.retries;
+      const result: Payload<'model.result'> = {
+        member: id,
+        exit_code: r.exitCode,
+        ok: !failed,
+        timed_out: r.timedOut,
+        duration_ms: r.durationMs,
+        output_chars: parsed?.text.length ?? r.stdout.length,
+        usage: parsed?.usage ?? null,
+        usd: parsed?.usd ?? null,
+      };
+      if (failed) {
+        result.error = detail.slice(-2000);
+        result.transient = retry;
+      }
+      this.hooks.emit('model.result', result, { parent_id: callId });
+      this.hooks.onUsage(id, parsed?.usage ?? null, parsed?.usd ?? null);
+      if (parsed?.warning) this.hooks.addWarning(`${id}: ${parsed.warning}`);
+      if (!failed && parsed) return parsed.text;
+      if (!retry) throw new ModelCallFailed(`Model invocation failed (${argv.join(' ')}): exit ${r.exitCode}${r.timedOut ? ' (timed out)' : ''}\n${detail}`.trimEnd());
+      this.hooks.warn(`warning: ${id} failed transiently (exit ${r.exitCode}); retrying (${attempt}/${this.#opts.retries})`);
+      const delay = this.#opts.retryBaseMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2);
+      if (delay > 0) await new Promise((res) => setTimeout(res, delay));
+    }
+  }
+
+  async send(id: string, role: Role, inv: ModelInvocation, prompt: string, purpose: string): Promise<string> {
+    return this.call(id, role, inv, await this.prepare(id, inv, prompt), purpose);
+  }
+}

@@ -1,0 +1,116 @@
+// Loads a resolved loop spec and checks, before anything runs, every field the runner relies on.
+import { readFileSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import { InputError } from '@quickloop/cli-kit';
+import type { CouncilMember, Criterion, Gate, GateName, ModelInvocation, ResolvedSpec } from '@quickloop/loop-spec';
+
+/** A resolved spec plus where it lives: the loop directory is every subprocess's cwd. */
+export interface LoadedSpec {
+  spec: ResolvedSpec;
+  /** The spec path as given. */
+  path: string;
+  /** The spec's parent directory, absolute. */
+  loopDir: string;
+}
+
+/** A YAML compiler, injected so this package never duplicates loop-spec's. */
+export type CompileYaml = (text: string, path: string) => ResolvedSpec;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isArgv = (v: unknown): v is string[] => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string') && (v[0] as string).trim() !== '';
+
+/** Reads loop.resolved.json (BOM-tolerant), or loop.yaml through `compileYaml`, then validates it. */
+export function loadSpec(path: string, cwd: string, compileYaml?: CompileYaml): LoadedSpec {
+  const abs = resolve(cwd, path);
+  let text: string;
+  try {
+    text = readFileSync(abs, 'utf8').replace(/^\uFEFF/, '');
+  } catch (error) {
+    throw new InputError(`could not read ${path}: ${(error as Error).message}`);
+  }
+  let value: unknown;
+  if (/\.ya?ml$/i.test(abs)) {
+    if (!compileYaml) throw new InputError(`${path}: loop.yaml needs the loop compiler; run \`loop compile ${path}\` and pass loop.resolved.json`);
+    value = compileYaml(text, abs);
+  } else {
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw new InputError(`could not parse JSON in ${path}: ${(error as Error).message}`);
+    }
+  }
+  if (!isObject(value)) throw new InputError(`${path} must contain a JSON object`);
+  validateSpec(value, basename(abs));
+  return { spec: value as unknown as ResolvedSpec, path, loopDir: dirname(abs) };
+}
+
+/**
+ * Every check a runner needs up front (Looper finds a missing `gates` only after the paid plan call).
+ * Missing required fields use Looper's wording; the rest name the field and what is wrong with it.
+ */
+export function validateSpec(spec: Record<string, unknown>, name: string): void {
+  function missing(field: string): never {
+    throw new InputError(`${name} is missing required field: ${field}`);
+  }
+  function bad(field: string, what: string): never {
+    throw new InputError(`${name}: ${field} ${what}`);
+  }
+  const goal = spec.goal;
+  if (!isObject(goal) || typeof goal.statement !== 'string' || goal.statement.trim() === '') missing('goal.statement');
+  const g = goal as Record<string, unknown>;
+  if (typeof g.definition_of_done !== 'string') missing('goal.definition_of_done');
+  if (g.context_sources !== undefined && g.context_sources !== null && !Array.isArray(g.context_sources)) bad('goal.context_sources', 'must be a list');
+  const host = spec.host;
+  if (!isObject(host) || host.invoke === undefined) missing('host.invoke');
+  if (!isArgv((host as Record<string, unknown>).invoke)) bad('host.invoke', 'must be a non-empty argv array of strings');
+  const lc = spec.loop_control;
+  if (!isObject(lc) || lc.max_iterations === undefined) missing('loop_control.max_iterations');
+  const maxIt = (lc as Record<string, unknown>).max_iterations;
+  if (typeof maxIt !== 'number' || !Number.isInteger(maxIt) || maxIt < 1) bad('loop_control.max_iterations', 'must be a positive integer');
+  const ws = spec.workspace;
+  if (!isObject(ws) || typeof ws.dir !== 'string' || ws.dir === '') missing('workspace.dir');
+  const council = spec.council_by_id ?? {};
+  if (!isObject(council)) bad('council_by_id', 'must be an object');
+  for (const [id, m] of Object.entries(council as Record<string, unknown>)) {
+    if (!isObject(m) || !isArgv(m.invoke)) bad(`council.${id}.invoke`, 'must be a non-empty argv array of strings');
+    if (m.role !== 'reviewer' && m.role !== 'judge') bad(`council.${id}.role`, 'must be reviewer or judge');
+  }
+  const criteria = spec.criteria_by_id ?? {};
+  if (!isObject(criteria)) bad('criteria_by_id', 'must be an object');
+  for (const [id, c] of Object.entries(criteria as Record<string, unknown>)) {
+    if (!isObject(c)) bad(`criterion ${id}`, 'must be an object');
+    if (c.type === 'programmatic' && !isArgv(c.check)) bad(`criterion ${id}.check`, 'must be a non-empty argv array of strings');
+  }
+  const gates = spec.gates;
+  for (const gate of ['plan_gate', 'delivery_gate'] as const) {
+    if (!isObject(gates) || !isObject(gates[gate])) missing(`gates.${gate}`);
+    const gt = (gates as Record<string, Record<string, unknown>>)[gate] as Record<string, unknown>;
+    if (gt.verdict_policy !== 'revise_until_clean' && gt.verdict_policy !== 'fixed_passes') bad(`${gate}.verdict_policy`, 'must be revise_until_clean or fixed_passes');
+    for (const key of ['members', 'criteria'] as const) {
+      const list = gt[key] ?? [];
+      if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) bad(`${gate}.${key}`, 'must be a list of ids');
+      const known = key === 'members' ? (council as Record<string, unknown>) : (criteria as Record<string, unknown>);
+      for (const id of list as string[]) if (!(id in known)) bad(`${gate}.${key}`, `references unknown ${key === 'members' ? 'council member' : 'criterion'}: ${id}`);
+    }
+    if (gt.verdict_policy === 'revise_until_clean') {
+      const src = gt.verdict_source;
+      if (src !== 'human' && (typeof src !== 'string' || !(src in (council as Record<string, unknown>)))) bad(`${gate}.verdict_source`, 'must be a judge member or human');
+    }
+    const mr = gt.max_revisions;
+    if (mr !== undefined && (typeof mr !== 'number' || !Number.isInteger(mr) || mr < 0)) bad(`${gate}.max_revisions`, 'must be a non-negative integer');
+  }
+}
+
+export const gateOf = (spec: ResolvedSpec, gate: GateName): Gate => spec.gates[gate];
+export const member = (spec: ResolvedSpec, id: string): CouncilMember | undefined => (spec.council_by_id ?? {})[id];
+export const criterion = (spec: ResolvedSpec, id: string): Criterion | undefined => (spec.criteria_by_id ?? {})[id];
+export const hostOf = (spec: ResolvedSpec): ModelInvocation => spec.host;
+
+/**
+ * Looper's compiler validates max_revisions with a default of 1 but never writes it back, and its
+ * runner then uses 0; the documented default is 1, so that is what an absent key means here.
+ */
+export const maxRevisions = (gate: Gate): number => (typeof gate.max_revisions === 'number' ? gate.max_revisions : 1);
+
+/** Seconds → ms for a timeout, with the compiler's default when a hand-written spec omits it. */
+export const timeoutMs = (value: unknown, fallbackSec: number): number => (typeof value === 'number' && value > 0 ? value : fallbackSec) * 1000;

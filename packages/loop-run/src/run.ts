@@ -1,0 +1,68 @@
+// run(opts, io): loop-run as tests call it — events on stdout, people on stderr, answers from stdin.
+import { LoopExit, createLogger, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { EventWriter, createEmitter } from '@quickloop/events';
+import { LineReader, loadSpec, type CompileYaml } from '@quickloop/loop-gate';
+import { runLoop } from './runner.js';
+
+export interface RunOptions {
+  /** The resolved spec (or loop.yaml); its directory is the loop directory. */
+  spec: string;
+  /** Extra attempts for a transient model CLI failure. */
+  retries: number;
+  /** Base of the jittered exponential backoff between attempts. */
+  retryDelayMs: number;
+  /** Members consented to up front (`--consent ID`); everyone else is asked on stdin. */
+  consent: string[];
+  level: LogLevel;
+  compileYaml?: CompileYaml;
+}
+
+export async function run(opts: RunOptions, io: Io): Promise<number> {
+  const log = createLogger({ stream: io.stderr, env: io.env, level: opts.level });
+  const writer = new EventWriter(io.stdout);
+  const emitter = createEmitter({ stage: 'loop-run', writer, now: io.now });
+  const runId = io.newId();
+  const answers = new LineReader(io.stdin);
+  const emit: Parameters<typeof runLoop>[1]['emit'] = (type, payload, meta) => {
+    void emitter.emit(type, { run_id: runId, ...(meta ?? {}) }, payload);
+  };
+  try {
+    let code: number;
+    try {
+      const loaded = loadSpec(opts.spec, io.cwd, opts.compileYaml);
+      const outcome = await runLoop(
+        loaded,
+        {
+          emit,
+          ask: async (question) => {
+            io.stderr.write(question.endsWith(' ') ? question : `${question}\n`);
+            return answers.next();
+          },
+          info: (l) => log.info(l),
+          warn: (l) => log.warn(log.color.yellow(l)),
+          now: io.now,
+          newId: io.newId,
+        },
+        { env: io.env, signal: io.signal, retries: opts.retries, retryBaseMs: opts.retryDelayMs, consentFlags: new Set(opts.consent), runId },
+      );
+      code = outcome.code;
+    } catch (error) {
+      // Refused before anything was written (bad spec, escape, lock): the stream still ends with a terminal event.
+      const message = error instanceof Error ? error.message : String(error);
+      emit('loop.failed', {
+        status: 'failed',
+        failure: message,
+        exit_code: LoopExit.error,
+        iteration: 0,
+        wall_clock_used_sec: 0,
+        usage: { input_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, output_tokens: 0, reasoning_tokens: 0, usd: null, calls: 0, calls_without_usage: 0 },
+      });
+      await writer.flush();
+      throw error;
+    }
+    await writer.flush();
+    return code;
+  } finally {
+    answers.close();
+  }
+}

@@ -1,0 +1,327 @@
+// The loop under the runner contract: context, plan, plan gate, deliveries, delivery gate, caps, one terminal state.
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { InputError, LoopExit } from '@quickloop/cli-kit';
+import type { EventType, Payload } from '@quickloop/events';
+import type { GateName } from '@quickloop/loop-spec';
+import {
+  LoopStop,
+  Session,
+  deliveryPrompt,
+  isRedacted,
+  maxRevisions,
+  planPrompt,
+  revisePrompt,
+  runArgv,
+  runGateRound,
+  timeoutMs,
+  type LoadedSpec,
+  type SessionOptions,
+  type TokenUsage,
+} from '@quickloop/loop-gate';
+import { isInside } from './paths.js';
+import { acquireLock, loadState, sortedJson, writeStateAtomic, type LoopState } from './state.js';
+
+export interface RunnerIo {
+  emit<T extends EventType>(type: T, payload: Payload<T>, meta?: { id?: string; parent_id?: string }): void;
+  ask(question: string): Promise<string | null>;
+  info(line: string): void;
+  warn(line: string): void;
+  now(): Date;
+  newId(): string;
+}
+
+export interface Outcome {
+  code: number;
+  state: LoopState | null;
+}
+
+/** Runs (or resumes) the loop. Throws only before the workspace exists (bad spec, escape): nothing written then. */
+export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOptions & { runId: string }): Promise<Outcome> {
+  const { spec, loopDir } = loaded;
+  const rel = (p: string): string => relative(loopDir, p).split('\\').join('/');
+
+  // Confinement comes before the first mkdir: an escape must leave the disk untouched.
+  const workspace = resolve(loopDir, spec.workspace.dir);
+  if (!isInside(loopDir, workspace)) {
+    throw new InputError(`Path '${spec.workspace.dir}' escapes the loop directory ${loopDir}; workspace.dir must stay inside it`);
+  }
+  const obs = spec.observability ?? ({} as LoadedSpec['spec']['observability']);
+  const stateName = typeof obs.state_file === 'string' && obs.state_file ? obs.state_file : 'state.json';
+  const logName = typeof obs.run_log === 'string' && obs.run_log ? obs.run_log : 'run-log.md';
+  const statePath = resolve(workspace, stateName);
+  const logPath = resolve(workspace, logName);
+  for (const [field, p] of [['observability.state_file', statePath], ['observability.run_log', logPath]] as const) {
+    if (!isInside(workspace, p) || p === workspace) throw new InputError(`${field} '${rel(p)}' escapes the workspace ${workspace}`);
+  }
+  mkdirSync(workspace, { recursive: true });
+  const release = acquireLock(join(workspace, '.loop-run.lock'));
+
+  const startMs = io.now().getTime();
+  const { state, existed } = loadState(statePath, io.now().toISOString());
+  const priorSec = state.wall_clock_used_sec;
+  const elapsed = (): number => Math.round((priorSec + (io.now().getTime() - startMs) / 1000) * 1000) / 1000;
+  const save = (patch: Partial<LoopState> = {}): void => {
+    Object.assign(state, patch);
+    state.updated_at = io.now().toISOString();
+    state.wall_clock_used_sec = elapsed();
+    writeStateAtomic(statePath, state);
+  };
+  const log = (name: string, fields: Record<string, unknown>): void => {
+    appendFileSync(logPath, `- ${io.now().toISOString()} \`${name}\` ${sortedJson(fields)}\n`);
+  };
+  const usage = state.usage;
+  const advisoryNoted = new Set<string>();
+
+  const session = new Session(
+    loaded,
+    {
+      emit: io.emit,
+      log,
+      addWarning: (text) => {
+        if (!state.warnings.includes(text)) state.warnings.push(text);
+      },
+      warnings: () => state.warnings,
+      consentGet: (id) => state.consent[id],
+      consentSet: (id, record) => {
+        state.consent[id] = record;
+        save();
+      },
+      ask: io.ask,
+      onUsage: (id, u: TokenUsage | null, usd) => {
+        usage.calls += 1;
+        if (u) {
+          usage.input_tokens += u.input_tokens;
+          usage.cache_read_tokens += u.cache_read_tokens;
+          usage.cache_write_tokens += u.cache_write_tokens;
+          usage.output_tokens += u.output_tokens;
+          usage.reasoning_tokens += u.reasoning_tokens;
+        } else usage.calls_without_usage += 1;
+        if (usd !== null) usage.usd = Math.round(((usage.usd ?? 0) + usd) * 1e6) / 1e6;
+        const budget = spec.loop_control.budget ?? ({} as Record<string, unknown>);
+        // A cap we cannot measure is advisory, and the state says so instead of claiming enforcement.
+        for (const [key, known] of [['tokens', u !== null], ['usd', usd !== null]] as const) {
+          if (typeof budget[key] === 'number' && !known && !advisoryNoted.has(`${key}:${id}`)) {
+            advisoryNoted.add(`${key}:${id}`);
+            const w = `budget.${key} is advisory for ${id}: its CLI reports no ${key === 'tokens' ? 'token usage' : 'cost'} (use its JSON output mode)`;
+            if (!state.warnings.includes(w)) state.warnings.push(w);
+            io.warn(`warning: ${w}`);
+          }
+        }
+      },
+      info: io.info,
+      warn: io.warn,
+      now: io.now,
+      newId: io.newId,
+    },
+    opts,
+  );
+
+  const stop = (status: 'failed' | 'blocked', failure: string, message: string, code: number): never => {
+    throw new LoopStop(status, failure, message, code);
+  };
+  const enforceCaps = (): void => {
+    const budget = spec.loop_control.budget ?? ({} as Record<string, unknown>);
+    const wall = budget.wall_clock_min;
+    if (typeof wall === 'number' && elapsed() > wall * 60) stop('failed', 'wall_clock_budget_exceeded', `wall clock budget of ${wall} min exceeded (${elapsed()} s used across runs)`, LoopExit.failed);
+    const tokens = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens + usage.reasoning_tokens;
+    if (typeof budget.tokens === 'number' && tokens > budget.tokens) stop('failed', 'token_budget_exceeded', `token budget of ${budget.tokens} exceeded (${tokens} counted)`, LoopExit.failed);
+    if (typeof budget.usd === 'number' && usage.usd !== null && usage.usd > budget.usd) stop('failed', 'usd_budget_exceeded', `USD budget of ${budget.usd} exceeded (${usage.usd} reported)`, LoopExit.failed);
+  };
+
+  const writeArtifact = (path: string, text: string, phase: 'plan' | 'delivery' | 'revise', iteration: number): void => {
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${text.trimEnd()}\n`);
+    renameSync(tmp, path);
+    io.emit('artifact.written', { path: rel(path), phase, iteration });
+  };
+  const host = async (prompt: string, purpose: string): Promise<string> => session.send('host', 'host', spec.host, prompt, purpose);
+
+  try {
+    if (state.status === 'passed') {
+      io.info('loop already passed; delete the workspace state to run it again');
+      io.emit('loop.completed', {
+        final_delivery: state.final_delivery ? rel(state.final_delivery) : '',
+        iteration: Math.max(1, state.iteration),
+        wall_clock_used_sec: state.wall_clock_used_sec,
+        usage,
+        already_passed: true,
+      });
+      return { code: LoopExit.passed, state };
+    }
+    const previous = state.status;
+    io.emit('loop.started', { spec: loaded.path, loop_dir: loopDir, workspace, resumed: existed, status: previous, wall_clock_used_sec: priorSec });
+    // Stale stall counts never carry into a new run (Looper resets them too).
+    delete state.failure;
+    delete state.completed_at;
+    save({ status: 'running', run_id: opts.runId, no_progress: { count: 0, signature: '', gate: '' } });
+    log('run_start', { spec: loaded.path, resumed: existed, previous_status: previous });
+
+    // Context: regathered on every run, withheld files marked, command output scrubbed.
+    const chunks: string[] = [];
+    const sources = Array.isArray(spec.goal.context_sources) ? spec.goal.context_sources : [];
+    for (const [i, src] of sources.entries()) {
+      enforceCaps();
+      const n = i + 1;
+      if (typeof (src as { file?: unknown }).file === 'string') {
+        const file = (src as { file: string }).file;
+        const abs = resolve(loopDir, file);
+        let status: 'read' | 'redacted' | 'missing' | 'blocked_outside_base';
+        let body: string;
+        if (!isInside(loopDir, abs)) [status, body] = ['blocked_outside_base', '[blocked: outside loop directory]'];
+        else if (isRedacted(rel(abs), session.hostGlobs())) [status, body] = ['redacted', '[redacted]'];
+        else if (existsSync(abs)) [status, body] = ['read', new TextDecoder('utf-8').decode(readFileSync(abs))];
+        else [status, body] = ['missing', '[missing]'];
+        chunks.push(`## Context source ${n}: ${file}\n${body}\n`);
+        log('context', { source: file, status });
+        io.emit('loop.context', { index: n, source: file, status });
+      } else {
+        const cmd = (src as { cmd: string[] }).cmd;
+        const joined = cmd.join(' ');
+        const r = await runArgv(cmd, { cwd: loopDir, input: '', timeoutMs: timeoutMs((src as { timeout_sec?: unknown }).timeout_sec, 60), env: opts.env, signal: opts.signal });
+        const block = session.scrub(`exit=${r.exitCode}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}\n`, `context command output (${joined})`, session.hostGlobs());
+        chunks.push(`## Context source ${n}: ${joined}\n${block}`);
+        log('context_cmd', { argv: cmd, returncode: r.exitCode });
+        io.emit('loop.context', { index: n, source: joined, status: 'ran', exit_code: r.exitCode });
+      }
+    }
+    const context = chunks.length ? chunks.join('\n') : 'No context sources configured.';
+    writeFileSync(join(workspace, 'context.md'), `${context.trimEnd()}\n`);
+    save();
+
+    const planPath = join(workspace, 'plan.md');
+    if (!existsSync(planPath)) {
+      enforceCaps();
+      log('host_start', { phase: 'plan', target: rel(planPath) });
+      writeArtifact(planPath, await host(planPrompt(spec, context), 'plan'), 'plan', 0);
+      log('host_done', { phase: 'plan', target: rel(planPath) });
+      save();
+    }
+
+    const runGate = async (gate: GateName, artifact: string, iteration: number): Promise<boolean> => {
+      const g = spec.gates[gate];
+      const max = maxRevisions(g);
+      const p = state.gate_progress;
+      let revision = p && p.gate === gate && p.iteration === iteration ? p.revision : 0;
+      if (revision > 0) io.info(`${gate}: resuming at revision ${revision} of ${max}`);
+      for (;;) {
+        enforceCaps();
+        const round = (state.review_rounds[gate] ?? 0) + 1;
+        state.review_rounds[gate] = round;
+        save({ gate_progress: { gate, iteration, revision } });
+        const res = await runGateRound(session, { gate, artifact, iteration, round, revision, reviewPath: join(workspace, `review-${gate}-${round}.md`) });
+        if (res.passed) {
+          delete state.gate_progress;
+          save({ status: `${gate}_passed`, [gate]: { passed_at: io.now().toISOString() } });
+          log('gate_passed', { gate, artifact: rel(artifact), round });
+          io.info(`${gate}: passed`);
+          return true;
+        }
+        if (res.reviewRel) state.last_review = resolve(loopDir, res.reviewRel);
+        if (!res.anotherPass) {
+          // No-progress: the same gate failing the same way, round after round.
+          const signature = [...res.failures].sort().join('\n');
+          const np = spec.loop_control.no_progress ?? { max_stalled_iterations: 2, action: 'stop' };
+          const threshold = typeof np.max_stalled_iterations === 'number' ? np.max_stalled_iterations : 2;
+          const count = state.no_progress.gate === gate && state.no_progress.signature === signature ? state.no_progress.count + 1 : 1;
+          save({ no_progress: { gate, signature, count, threshold, updated_at: io.now().toISOString() } });
+          if (count >= threshold) {
+            log('no_progress_detected', { gate, count, failures: res.failures });
+            io.emit('no_progress.detected', { gate, count, threshold, failures: res.failures, action: String(np.action) });
+            let override = false;
+            if (np.action === 'human_checkpoint') {
+              const answer = await io.ask("No-progress detected. Type 'continue' to allow one more revision: ");
+              override = answer?.trim().toLowerCase() === 'continue';
+              if (override) {
+                save({ no_progress: { gate, signature, count: 0, threshold } });
+                log('no_progress_override', { gate });
+              }
+            }
+            if (!override) {
+              state.blocking_issues = res.failures;
+              stop('failed', 'no_progress_detected', `no progress: ${gate} failed the same way ${count} times in a row`, LoopExit.failed);
+            }
+          }
+        }
+        if (revision >= max) {
+          if (gate === 'plan_gate') stop('failed', 'plan_gate_max_revisions_reached', `plan_gate: still revise after ${max} revision(s)`, LoopExit.failed);
+          log('gate_exhausted', { gate, iteration, revisions: revision });
+          io.info(`${gate}: revise after ${max} revision(s); next iteration`);
+          delete state.gate_progress;
+          save();
+          return false;
+        }
+        enforceCaps();
+        const current = readFileSync(artifact, 'utf8');
+        writeArtifact(artifact, await host(revisePrompt(spec, current, res.review), 'revise'), 'revise', iteration);
+        revision += 1;
+        save({ status: `${gate}_revision_${revision}`, gate_progress: { gate, iteration, revision } });
+        log('revision', { gate, revision, artifact: rel(artifact) });
+        io.emit('gate.revision', { gate, revision, artifact: rel(artifact) });
+      }
+    };
+
+    // A passed plan gate is kept across resumes: re-judging it would spend calls and could undo it.
+    if (!state.plan_gate?.passed_at) await runGate('plan_gate', planPath, 0);
+
+    const checkpoints = Array.isArray(spec.loop_control.human_checkpoints) ? spec.loop_control.human_checkpoints : [];
+    if (checkpoints.includes('after_plan') && !state.checkpoints?.after_plan) {
+      const answer = await io.ask("Human checkpoint 'after_plan': type 'continue' to proceed: ");
+      if (answer === null) stop('blocked', 'interactive_input_required:after_plan', 'human checkpoint after_plan needs an answer but stdin is closed', LoopExit.error);
+      if (answer!.trim().toLowerCase() !== 'continue') stop('blocked', 'human_checkpoint:after_plan', 'human checkpoint after_plan was not continued', LoopExit.error);
+      state.checkpoints = { ...(state.checkpoints ?? {}), after_plan: io.now().toISOString() };
+      log('human_checkpoint_passed', { checkpoint: 'after_plan' });
+      save();
+    }
+
+    const maxIt = spec.loop_control.max_iterations;
+    for (let iteration = Math.max(1, state.iteration); iteration <= maxIt; iteration += 1) {
+      enforceCaps();
+      const resumedHere = iteration === state.iteration;
+      save({ status: 'delivery', iteration });
+      io.emit('iteration.started', { iteration, max_iterations: maxIt });
+      const path = join(workspace, `delivery-${iteration}.md`);
+      if (!existsSync(path)) {
+        const priorPath = join(workspace, `delivery-${iteration - 1}.md`);
+        const prior =
+          iteration > 1 && existsSync(priorPath)
+            ? { name: `delivery-${iteration - 1}.md`, text: readFileSync(priorPath, 'utf8'), review: state.last_review && existsSync(state.last_review) ? readFileSync(state.last_review, 'utf8') : null }
+            : null;
+        log('host_start', { phase: 'delivery', target: rel(path) });
+        writeArtifact(path, await host(deliveryPrompt(spec, { context, plan: readFileSync(planPath, 'utf8'), iteration, prior }), 'delivery'), 'delivery', iteration);
+        log('host_done', { phase: 'delivery', target: rel(path) });
+      } else if (!resumedHere) io.info(`delivery-${iteration}.md exists; gating it as is`);
+      if (await runGate('delivery_gate', path, iteration)) {
+        save({ status: 'passed', final_delivery: path, completed_at: io.now().toISOString() });
+        log('run_passed', { final_delivery: path });
+        io.info(`loop passed: ${rel(path)}`);
+        io.emit('loop.completed', { final_delivery: rel(path), iteration, wall_clock_used_sec: state.wall_clock_used_sec, usage, already_passed: false });
+        return { code: LoopExit.passed, state };
+      }
+    }
+    stop('failed', 'max_iterations_reached', `no delivery passed in ${maxIt} iteration(s)`, LoopExit.failed);
+    return { code: LoopExit.failed, state };
+  } catch (error) {
+    // Exactly one terminal state, whatever went wrong.
+    let status: 'failed' | 'blocked' = 'failed';
+    let failure: string;
+    let code: number;
+    if (error instanceof LoopStop) [status, failure, code] = [error.status, error.failure, error.exitCode ?? LoopExit.error];
+    else if (opts.signal?.aborted) [failure, code] = ['interrupted', 130];
+    else [failure, code] = [error instanceof Error ? error.message : String(error), LoopExit.error];
+    if (opts.signal?.aborted && !(error instanceof LoopStop && error.status === 'blocked')) [status, failure, code] = ['failed', 'interrupted', 130];
+    {
+      try {
+        save({ status, failure, completed_at: io.now().toISOString() });
+        log(error instanceof LoopStop || failure === 'interrupted' ? 'stop' : 'run_error', error instanceof LoopStop || failure === 'interrupted' ? { reason: failure } : { error: failure });
+      } catch {
+        /* the disk itself failed: the event below still ends the stream */
+      }
+    }
+    io.warn(`loop ${status}: ${error instanceof Error ? error.message : String(error)}`);
+    io.emit('loop.failed', { status, failure, exit_code: code, iteration: state.iteration, wall_clock_used_sec: state.wall_clock_used_sec, usage });
+    return { code, state };
+  } finally {
+    release();
+  }
+}

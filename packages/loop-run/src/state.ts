@@ -1,0 +1,143 @@
+// state.json: loaded once, rewritten whole and atomically (temp file + rename) on every save; and the run lock.
+import { closeSync, existsSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { InputError } from '@quickloop/cli-kit';
+import type { Payload } from '@quickloop/events';
+import type { ConsentRecord } from '@quickloop/loop-gate';
+
+export type Usage = Payload<'loop.completed'>['usage'];
+
+export interface GateProgress {
+  gate: string;
+  iteration: number;
+  /** Host revisions already made to this gate's artifact: a resume continues the count. */
+  revision: number;
+}
+
+export interface LoopState {
+  status: string;
+  failure?: string;
+  run_id?: string;
+  started_at: string;
+  updated_at?: string;
+  completed_at?: string;
+  iteration: number;
+  wall_clock_used_sec: number;
+  warnings: string[];
+  consent: Record<string, ConsentRecord>;
+  no_progress: { gate: string; signature: string; count: number; threshold?: number; updated_at?: string };
+  blocking_issues?: string[];
+  last_review?: string;
+  plan_gate?: { passed_at: string };
+  delivery_gate?: { passed_at: string };
+  final_delivery?: string;
+  gate_progress?: GateProgress;
+  /** The last review round number of each gate, so review files are never overwritten. */
+  review_rounds: Record<string, number>;
+  checkpoints?: Record<string, string>;
+  usage: Usage;
+  [key: string]: unknown;
+}
+
+export const emptyUsage = (): Usage => ({
+  input_tokens: 0,
+  cache_read_tokens: 0,
+  cache_write_tokens: 0,
+  output_tokens: 0,
+  reasoning_tokens: 0,
+  usd: null,
+  calls: 0,
+  calls_without_usage: 0,
+});
+
+/** Sorted keys at every level, like Looper's `sort_keys=True`, so state files diff cleanly. */
+export function sortedJson(value: unknown, indent?: number): string {
+  const sort = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(sort);
+    if (v && typeof v === 'object') {
+      return Object.fromEntries(
+        Object.keys(v as object)
+          .sort()
+          .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
+      );
+    }
+    return v;
+  };
+  return JSON.stringify(sort(value), null, indent);
+}
+
+export function loadState(path: string, now: string): { state: LoopState; existed: boolean } {
+  const fresh: LoopState = {
+    status: 'initialized',
+    started_at: now,
+    iteration: 0,
+    wall_clock_used_sec: 0,
+    warnings: [],
+    consent: {},
+    no_progress: { count: 0, signature: '', gate: '' },
+    review_rounds: {},
+    usage: emptyUsage(),
+  };
+  if (!existsSync(path)) return { state: fresh, existed: false };
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new InputError(`could not parse ${path}: ${(error as Error).message} (move it away to start over)`);
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new InputError(`${path} must contain a JSON object`);
+  const s = { ...fresh, ...(value as Partial<LoopState>) } as LoopState;
+  // A state written by Looper's runner lacks quickloop's fields: fill them rather than refuse it.
+  s.warnings = Array.isArray(s.warnings) ? s.warnings : [];
+  s.consent = s.consent && typeof s.consent === 'object' ? s.consent : {};
+  s.review_rounds = s.review_rounds && typeof s.review_rounds === 'object' ? s.review_rounds : {};
+  s.usage = { ...emptyUsage(), ...(s.usage ?? {}) };
+  s.wall_clock_used_sec = typeof s.wall_clock_used_sec === 'number' ? s.wall_clock_used_sec : 0;
+  s.iteration = typeof s.iteration === 'number' ? s.iteration : 0;
+  return { state: s, existed: true };
+}
+
+/** A reader (or a kill -9) never sees half a state file: the new one replaces the old in one rename. */
+export function writeStateAtomic(path: string, state: LoopState): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${sortedJson(state, 2)}\n`);
+  renameSync(tmp, path);
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** One runner per workspace. A lock left by a dead process (kill -9) is taken over. */
+export function acquireLock(path: string): () => void {
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeFileSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      return () => {
+        try {
+          unlinkSync(path);
+        } catch {
+          /* already gone */
+        }
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+        throw new InputError(`another loop-run (pid ${pid}) is running this loop (lock ${path})`);
+      }
+      try {
+        unlinkSync(path);
+      } catch {
+        /* raced with another taker */
+      }
+    }
+  }
+  throw new InputError(`could not take the lock ${path}`);
+}

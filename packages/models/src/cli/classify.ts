@@ -1,0 +1,28 @@
+// Error kinds from what a CLI printed: its own status fields when it has them, else the words it used.
+import type { ErrorKind } from '../types.js';
+
+export interface Classified {
+  errorKind: ErrorKind;
+  transient: boolean;
+}
+
+const CONTEXT = /prompt is too long|prompt_too_long|context.?window|context_length_exceeded|maximum context length|too many tokens|exceeds the maximum number of tokens/i;
+const CONFIG = /unknown option|unknown argument|unexpected argument|unrecognized (option|argument)|invalid value for|invalid auth method|not logged in|invalid api key|authentication|unauthori[sz]ed|forbidden|\b40[13]\b|model .* not found|command not found/i;
+const TRANSIENT = /\b429\b|rate.?limit|too many requests|overloaded|\b5\d\d\b|high demand|ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|socket hang up|network error|temporarily unavailable|RESOURCE_EXHAUSTED|UNAVAILABLE|timed? ?out/i;
+
+/** Classifies a failure from free text (stderr, an error message, a text-mode stdout). */
+export function classifyText(text: string): Classified {
+  if (CONTEXT.test(text)) return { errorKind: 'context_overflow', transient: false };
+  if (CONFIG.test(text)) return { errorKind: 'config', transient: false };
+  if (TRANSIENT.test(text)) return { errorKind: 'infra', transient: true };
+  // A CLI that fails without saying why is treated as an infrastructure failure, but not retried blindly.
+  return { errorKind: 'infra', transient: false };
+}
+
+/** Classifies an HTTP status a CLI reported from its API. */
+export function classifyStatus(status: number): Classified {
+  if (status === 401 || status === 403) return { errorKind: 'config', transient: false };
+  if (status === 408 || status === 409 || status === 429 || status >= 500) return { errorKind: 'infra', transient: true };
+  if (status === 413) return { errorKind: 'context_overflow', transient: false };
+  return { errorKind: 'config', transient: false };
+}

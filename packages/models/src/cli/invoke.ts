@@ -1,0 +1,163 @@
+// invokeCli: one model CLI call — argv only, prompt on stdin, a deadline that kills the whole tree, retries, parsing.
+import { InterruptedError } from '@quickloop/cli-kit';
+import { execa } from 'execa';
+import { withRetries, type RetryPolicy } from '../retry.js';
+import { addUsage, type ErrorKind, type Usage } from '../types.js';
+import { cliEnv } from './env.js';
+import { groupAlive, killTree } from './kill-tree.js';
+import { parseCliOutput, type OutputMode, type ParsedOutput } from './parse.js';
+
+export interface InvokeCliOptions {
+  /** The command and its arguments; never run through a shell. */
+  argv: string[];
+  /** Written to stdin, then stdin is closed. */
+  prompt: string;
+  cwd: string;
+  /** The CLI's whole environment, used as given. Default: the safe subset of this process's (`cliEnv`). */
+  env?: Record<string, string>;
+  /** The deadline for the call, retries and backoff included. */
+  timeoutMs: number;
+  /** Aborting kills the tree and rejects with InterruptedError. */
+  signal?: AbortSignal;
+  outputMode?: OutputMode;
+  /** Per stream; more output than this kills the CLI and is a harness error (default 16 MiB). */
+  maxOutputBytes?: number;
+  /** Between SIGTERM and SIGKILL (default 2000 ms). */
+  killGraceMs?: number;
+  /** Retries for transient failures (rate limits, overload, 5xx); `{ retries: 0 }` turns them off. */
+  retry?: RetryPolicy;
+}
+
+export interface CliResult {
+  /** The answer: stdout in text mode, the parsed message in JSON modes ('' when there is none). */
+  text: string;
+  /** The last attempt's exit code; 127 when the binary was not found, null when killed by a signal. */
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  durationMs: number;
+  attempts: number;
+  /** Known only in the JSON output modes. */
+  usage?: Usage;
+  costUsd?: number;
+  /** Absent on success. */
+  errorKind?: ErrorKind;
+  /** One line on what went wrong. */
+  message?: string;
+  /** The last 2000 characters of stderr of the last attempt. */
+  stderrTail: string;
+}
+
+const DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
+const TAIL = 2000;
+
+interface AttemptResult {
+  result: CliResult;
+  transient: boolean;
+}
+
+async function attemptOnce(options: InvokeCliOptions, remainingMs: number, started: number): Promise<AttemptResult> {
+  const [file, ...args] = options.argv;
+  const grace = options.killGraceMs ?? 2000;
+  const env = options.env ?? cliEnv(process.env);
+  const subprocess = execa(file!, args, {
+    input: options.prompt,
+    cwd: options.cwd,
+    env,
+    extendEnv: false,
+    // Its own process group, so a timeout can end the CLI and every helper it started.
+    detached: true,
+    reject: false,
+    stripFinalNewline: false,
+    encoding: 'utf8',
+    maxBuffer: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
+    windowsHide: true,
+  });
+  const pgid = subprocess.pid;
+  let timedOut = false;
+  let aborted = false;
+  let killing: Promise<void> | undefined;
+  const killAll = () => (killing ??= pgid === undefined ? Promise.resolve() : killTree(pgid, grace));
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void killAll();
+  }, Math.max(0, remainingMs));
+  const onAbort = () => {
+    aborted = true;
+    void killAll();
+  };
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  // A helper the CLI left behind can hold stdout open after the CLI exits; end the group so the call ends too.
+  subprocess.once('exit', () => {
+    if (pgid !== undefined && groupAlive(pgid)) void killAll();
+  });
+  const done = await subprocess;
+  clearTimeout(timer);
+  options.signal?.removeEventListener('abort', onAbort);
+  if (killing) await killing;
+  if (aborted) throw new InterruptedError(`model CLI ${file} interrupted`);
+
+  const stdout = typeof done.stdout === 'string' ? done.stdout : '';
+  const stderr = typeof done.stderr === 'string' ? done.stderr : '';
+  const base = {
+    exitCode: done.exitCode ?? null,
+    signal: done.signal ?? null,
+    timedOut,
+    durationMs: Math.round(performance.now() - started),
+    attempts: 1,
+    stderrTail: stderr.slice(-TAIL),
+  };
+  const code = (done as { code?: string }).code;
+  if (code === 'ENOENT' || (done.failed && done.exitCode === undefined && /ENOENT/.test(String(done.message ?? '')))) {
+    return { result: { ...base, text: '', exitCode: 127, errorKind: 'config', message: `command not found: ${file}` }, transient: false };
+  }
+  if (timedOut) {
+    return { result: { ...base, text: '', errorKind: 'infra', message: `timed out; the process tree was killed` }, transient: false };
+  }
+  if (done.isMaxBuffer) {
+    return { result: { ...base, text: '', errorKind: 'harness', message: `output exceeded ${options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT} bytes; the CLI was killed` }, transient: false };
+  }
+  if (done.exitCode === undefined) {
+    return { result: { ...base, text: '', errorKind: 'infra', message: `killed by ${done.signal ?? 'an unknown cause'}` }, transient: false };
+  }
+  const parsed: ParsedOutput = parseCliOutput(options.outputMode ?? 'text', stdout, stderr, done.exitCode);
+  const result: CliResult = { ...base, text: parsed.text };
+  if (parsed.usage) result.usage = parsed.usage;
+  if (parsed.costUsd !== undefined) result.costUsd = parsed.costUsd;
+  if (parsed.errorKind) result.errorKind = parsed.errorKind;
+  if (parsed.message) result.message = parsed.message;
+  return { result, transient: parsed.transient === true };
+}
+
+/**
+ * Calls a model CLI once, retrying transient failures with jittered backoff while the deadline allows.
+ * Never throws for a failed call (the result says why); throws InterruptedError on abort, TypeError on an empty argv.
+ */
+export async function invokeCli(options: InvokeCliOptions): Promise<CliResult> {
+  if (options.argv.length === 0 || !options.argv[0]) throw new TypeError('invokeCli: argv must name a command');
+  if (options.signal?.aborted) throw new InterruptedError('model CLI call interrupted before it started');
+  const policy = options.retry ?? {};
+  const now = policy.now ?? (() => performance.now());
+  const started = performance.now();
+  const deadline = now() + options.timeoutMs;
+  let usageSoFar: Usage | undefined;
+  let costSoFar: number | undefined;
+  const { value, attempts } = await withRetries<CliResult>(
+    async () => {
+      const { result, transient } = await attemptOnce(options, deadline - now(), started);
+      // Failed attempts still spent tokens when the CLI says so; a budget must see them.
+      if (result.usage) usageSoFar = usageSoFar ? addUsage(usageSoFar, result.usage) : result.usage;
+      if (result.costUsd !== undefined) costSoFar = (costSoFar ?? 0) + result.costUsd;
+      return { value: result, retry: transient };
+    },
+    policy,
+    { deadline, ...(options.signal ? { signal: options.signal } : {}) },
+  ).catch((error: unknown) => {
+    if (options.signal?.aborted) throw new InterruptedError('model CLI call interrupted');
+    throw error;
+  });
+  const final: CliResult = { ...value, attempts, durationMs: Math.round(performance.now() - started) };
+  if (usageSoFar) final.usage = usageSoFar;
+  if (costSoFar !== undefined) final.costUsd = costSoFar;
+  return final;
+}

@@ -1,0 +1,43 @@
+// Golden tests of the output parsers: every fixtures/cli-output/<name>.stdout (real-shaped CLI output) has an .expected.json.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseCliOutput, type OutputMode } from './parse.js';
+
+const dir = fileURLToPath(new URL('../../fixtures/cli-output/', import.meta.url));
+const cases = readdirSync(dir)
+  .filter((f) => f.endsWith('.stdout'))
+  .map((f) => f.slice(0, -'.stdout'.length));
+
+function modeOf(name: string): OutputMode {
+  if (name.startsWith('claude-')) return 'claude-json';
+  if (name.startsWith('codex-')) return 'codex-json';
+  if (name.startsWith('gemini-')) return 'gemini-json';
+  return 'text';
+}
+
+describe('parseCliOutput on recorded-shape outputs', () => {
+  it('has fixtures for every mode', () => {
+    expect(new Set(cases.map(modeOf))).toEqual(new Set(['claude-json', 'codex-json', 'gemini-json', 'text']));
+  });
+
+  for (const name of cases) {
+    it(name, () => {
+      const expected = JSON.parse(readFileSync(join(dir, `${name}.expected.json`), 'utf8'));
+      const stdout = readFileSync(join(dir, `${name}.stdout`), 'utf8');
+      const stderrFile = join(dir, `${name}.stderr`);
+      const stderr = existsSync(stderrFile) ? readFileSync(stderrFile, 'utf8') : '';
+      const parsed = parseCliOutput(modeOf(name), stdout, stderr, expected.exitCode);
+      const { exitCode: _, ...want } = expected;
+      expect(parsed).toMatchObject(want);
+      if (!('errorKind' in want)) expect(parsed.errorKind).toBeUndefined();
+      if (parsed.errorKind) expect(parsed.message).toMatch(/\S/);
+    });
+  }
+
+  it('never lets a counter go negative when a provider is inconsistent', () => {
+    const stdout = '{"type":"turn.completed","usage":{"input_tokens":2,"cached_input_tokens":9,"output_tokens":1}}\n{"type":"item.completed","item":{"type":"agent_message","text":"x"}}\n';
+    expect(parseCliOutput('codex-json', stdout, '', 0).usage).toEqual({ input: 0, cache_read: 9, cache_write: 0, output: 1, reasoning: 0 });
+  });
+});

@@ -1,0 +1,25 @@
+// ModelError: a failed model call with its kind, and whether trying again could help.
+import { CliError } from '@quickloop/cli-kit';
+import type { ErrorKind } from './types.js';
+
+export class ModelError extends CliError {
+  readonly errorKind: ErrorKind;
+  /** Worth retrying: rate limits, overload, 5xx, dropped connections. */
+  readonly transient: boolean;
+  readonly status: number | undefined;
+  readonly requestId: string | undefined;
+  /** The server's own wait hint, when it sent one. */
+  readonly retryAfterMs: number | undefined;
+  constructor(
+    errorKind: ErrorKind,
+    message: string,
+    options: { transient?: boolean; status?: number; requestId?: string; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super('internal', message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.errorKind = errorKind;
+    this.transient = options.transient ?? false;
+    this.status = options.status;
+    this.requestId = options.requestId;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}

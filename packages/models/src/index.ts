@@ -1,0 +1,8 @@
+// @quickloop/models: one turn interface over vendor APIs, and the adapter for model CLIs used by loops.
+export { ZERO_USAGE, addUsage, usage, type Block, type ErrorKind, type Message, type ModelAdapter, type Stop, type ToolSpec, type TurnRequest, type TurnResult, type Usage } from './types.js';
+export { ModelError } from './errors.js';
+export { backoffMs, defaultSleep, withRetries, type Attempt, type RetryPolicy } from './retry.js';
+export { invokeCli, type CliResult, type InvokeCliOptions } from './cli/invoke.js';
+export { parseCliOutput, type OutputMode, type ParsedOutput } from './cli/parse.js';
+export { classifyStatus, classifyText, type Classified } from './cli/classify.js';
+export { cliEnv, SAFE_ENV_KEYS } from './cli/env.js';

@@ -1,0 +1,90 @@
+// The normalised model vocabulary every adapter speaks: five token counters, error kinds, the turn interface.
+
+/** Token counts; `input` excludes cache reads and writes, `output` includes `reasoning`. */
+export interface Usage {
+  input: number;
+  cache_read: number;
+  cache_write: number;
+  output: number;
+  reasoning: number;
+}
+
+/**
+ * Why a model call did not give a usable answer.
+ * `infra`: the provider or network (rate limits, 5xx, overload, timeouts) — not the prompt's fault.
+ * `config`: our setup (missing binary, bad key, bad argv, unknown model).
+ * `context_overflow`: the prompt is too long for the model.
+ * `harness`: output we cannot read (malformed JSON, output over the cap) — a bug to look at.
+ * `refusal`: the model declined.
+ */
+export type ErrorKind = 'infra' | 'config' | 'context_overflow' | 'harness' | 'refusal';
+
+export type Block =
+  | { type: 'text'; text: string }
+  | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'tool_result'; id: string; name: string; output: string; is_error?: boolean };
+
+export interface Message {
+  role: 'user' | 'assistant';
+  blocks: Block[];
+  /** The provider's own items for an assistant turn, replayed verbatim (reasoning items, thinking blocks). */
+  native?: unknown;
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the tool's input object. */
+  schema: Record<string, unknown>;
+}
+
+export interface TurnRequest {
+  model: string;
+  system: string;
+  messages: Message[];
+  tools?: ToolSpec[];
+  maxTokens: number;
+  signal?: AbortSignal;
+  /** Stream the response (the result is the same; streaming keeps long turns under proxy idle limits). */
+  stream?: boolean;
+}
+
+export type Stop = 'end_turn' | 'tool_use' | 'max_tokens' | 'refusal' | 'context_overflow' | 'other';
+
+export interface TurnResult {
+  blocks: Block[];
+  stop: Stop;
+  usage: Usage;
+  /** Set when `stop` is `refusal`: the provider's category and explanation, when it gives them. */
+  refusal?: { category?: string; explanation?: string };
+  requestId?: string;
+  /** Attempts made, retries included. */
+  attempts: number;
+  durationMs: number;
+  /** The assistant turn as the provider returned it, to replay in the next request. */
+  native?: unknown;
+}
+
+/** One model turn, whatever the vendor. Adapters never run tools; the agent loop does. */
+export interface ModelAdapter {
+  readonly name: string;
+  turn(request: TurnRequest): Promise<TurnResult>;
+}
+
+export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ input: 0, cache_read: 0, cache_write: 0, output: 0, reasoning: 0 });
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    input: a.input + b.input,
+    cache_read: a.cache_read + b.cache_read,
+    cache_write: a.cache_write + b.cache_write,
+    output: a.output + b.output,
+    reasoning: a.reasoning + b.reasoning,
+  };
+}
+
+/** Providers report overlapping totals; a negative or missing count becomes 0 rather than poisoning a budget. */
+export function usage(parts: Partial<Record<keyof Usage, unknown>>): Usage {
+  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v) : 0);
+  return { input: n(parts.input), cache_read: n(parts.cache_read), cache_write: n(parts.cache_write), output: n(parts.output), reasoning: n(parts.reasoning) };
+}

@@ -1,2 +1,12 @@
 // Public surface of @quickloop/loop-spec: the resolved-spec types, compile, load, render and lint.
 export * from './types.js';
+export { SpecError } from './errors.js';
+export { compileSpec, lintSpecText, resolvedJson, type CompileOptions, type LintResult } from './compile.js';
+export { compileFile, lintFile, loadResolved, assertRunnable, absoluteSpecPath, readSpecText, type LoadedSpec } from './load.js';
+export { lintSpec, findPlaceholders, placeholderWarningText, LINT_RULES, type LintOptions } from './lint.js';
+export { renderLoopMd, renderAsciiDiagram } from './render-loop.js';
+export { renderRunInSessionMd } from './render-session.js';
+export { shlexSplit, ShlexError } from './shlex.js';
+export { fnmatch, isRedactedPath } from './glob.js';
+export { RESOLVED_SCHEMA_URL } from './normalize.js';
+export { pyJsonDumps } from './py-json.js';

@@ -1,0 +1,209 @@
+// Reads loop.yaml the way PyYAML's safe_load does (YAML 1.1 scalars), remembering each key's line.
+//
+// The `yaml` package parses; scalars are resolved here with PyYAML's own implicit rules, because the
+// resolved JSON must match Looper's: `1e5` is a string there, `yes` is true, `5.0` stays a float.
+import { LineCounter, parseDocument, isAlias, isMap, isPair, isScalar, isSeq, type Document, type Node as YamlNode } from 'yaml';
+import { PyDate, PyFloat, newDict, pyStr, type PyDict, type PyValue } from './py.js';
+
+/** Where each key of each parsed mapping (and each item of each sequence) sits in the file. */
+export type LineIndex = WeakMap<object, Map<string | number, number>>;
+
+export interface Loaded {
+  value: PyValue;
+  lines: LineIndex;
+}
+
+/** A YAML text that is not a document PyYAML would load; the message carries line and column. */
+export class YamlSyntaxError extends Error {}
+
+const BOOL_TRUE = /^(?:yes|Yes|YES|true|True|TRUE|on|On|ON)$/;
+const BOOL_FALSE = /^(?:no|No|NO|false|False|FALSE|off|Off|OFF)$/;
+const NULL = /^(?:~|null|Null|NULL|)$/;
+const INT = /^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$/;
+const FLOAT =
+  /^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
+const TIMESTAMP =
+  /^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)$/;
+
+function sexagesimal(text: string): number {
+  let value = 0;
+  for (const part of text.split(':')) value = value * 60 + Number(part);
+  return value;
+}
+
+function constructInt(raw: string): number {
+  let text = raw.replaceAll('_', '');
+  let sign = 1;
+  if (text[0] === '-' || text[0] === '+') {
+    if (text[0] === '-') sign = -1;
+    text = text.slice(1);
+  }
+  if (text === '0') return 0;
+  if (text.startsWith('0b')) return sign * parseInt(text.slice(2), 2);
+  if (text.startsWith('0x')) return sign * parseInt(text.slice(2), 16);
+  if (text.startsWith('0')) return sign * parseInt(text, 8);
+  if (text.includes(':')) return sign * sexagesimal(text);
+  return sign * Number(text);
+}
+
+function constructFloat(raw: string): number {
+  let text = raw.replaceAll('_', '').toLowerCase();
+  let sign = 1;
+  if (text[0] === '-' || text[0] === '+') {
+    if (text[0] === '-') sign = -1;
+    text = text.slice(1);
+  }
+  if (text === '.inf') return sign * Infinity;
+  if (text === '.nan') return NaN;
+  if (text.includes(':')) return sign * sexagesimal(text);
+  return sign * Number(text);
+}
+
+const pad = (n: number | string, width = 2): string => String(n).padStart(width, '0');
+
+function constructTimestamp(raw: string): PyDate {
+  const m = /^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:(?:[Tt]|[ \t]+)([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]*))?(?:[ \t]*(Z|([-+])([0-9]{1,2})(?::([0-9]{2}))?))?)?$/.exec(raw);
+  if (!m) return new PyDate(raw, raw);
+  const date = `${m[1]}-${pad(m[2] as string)}-${pad(m[3] as string)}`;
+  if (m[4] === undefined) return new PyDate(date, date);
+  let time = `${pad(m[4])}:${m[5]}:${m[6]}`;
+  const fraction = (m[7] ?? '').slice(0, 6).padEnd(6, '0');
+  if (m[7] && Number(fraction) !== 0) time += `.${fraction}`;
+  let zone = '';
+  if (m[8] === 'Z') zone = '+00:00';
+  else if (m[8]) zone = `${m[9]}${pad(m[10] as string)}:${m[11] ?? '00'}`;
+  return new PyDate(`${date}T${time}${zone}`, `${date} ${time}${zone}`);
+}
+
+/** PyYAML's implicit resolution of a plain scalar. */
+function resolvePlain(text: string): PyValue {
+  if (NULL.test(text)) return null;
+  if (BOOL_TRUE.test(text)) return true;
+  if (BOOL_FALSE.test(text)) return false;
+  if (INT.test(text)) return constructInt(text);
+  if (FLOAT.test(text)) return new PyFloat(constructFloat(text));
+  if (TIMESTAMP.test(text)) return constructTimestamp(text);
+  return text;
+}
+
+function resolveTagged(tag: string, text: string, where: string): PyValue {
+  switch (tag) {
+    case 'tag:yaml.org,2002:str':
+      return text;
+    case 'tag:yaml.org,2002:null':
+      return null;
+    case 'tag:yaml.org,2002:bool':
+      if (BOOL_TRUE.test(text)) return true;
+      if (BOOL_FALSE.test(text)) return false;
+      break;
+    case 'tag:yaml.org,2002:int':
+      if (INT.test(text)) return constructInt(text);
+      break;
+    case 'tag:yaml.org,2002:float':
+      if (FLOAT.test(text) || INT.test(text)) return new PyFloat(constructFloat(text));
+      break;
+    case 'tag:yaml.org,2002:timestamp':
+      if (TIMESTAMP.test(text)) return constructTimestamp(text);
+      break;
+    default:
+      throw new YamlSyntaxError(`could not determine a constructor for the tag '${tag}' ${where}`);
+  }
+  throw new YamlSyntaxError(`invalid value for the tag '${tag}': ${JSON.stringify(text)} ${where}`);
+}
+
+/** Parses YAML text into Python-like values plus a line index. Throws YamlSyntaxError. */
+export function loadYaml(text: string): Loaded {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, {
+    schema: 'failsafe',
+    version: '1.1',
+    uniqueKeys: false,
+    merge: false,
+    lineCounter,
+    prettyErrors: false,
+  }) as Document.Parsed;
+  const at = (offset: number): string => {
+    const { line, col } = lineCounter.linePos(offset);
+    return `at line ${line}, column ${col}`;
+  };
+  const first = doc.errors[0];
+  if (first) {
+    const { line, col } = lineCounter.linePos(first.pos[0]);
+    throw new YamlSyntaxError(`${first.message.split('\n')[0]} at line ${line}, column ${col}`);
+  }
+  const lines: LineIndex = new WeakMap();
+  const lineOf = (node: { range?: readonly number[] | null | undefined } | null | undefined): number =>
+    node?.range ? lineCounter.linePos(node.range[0] as number).line : 0;
+  const seen = new Map<YamlNode, PyValue>();
+
+  const convert = (node: unknown): PyValue => {
+    if (node === null || node === undefined) return null;
+    if (isAlias(node)) {
+      const target = node.resolve(doc);
+      if (!target) throw new YamlSyntaxError(`found undefined alias ${node.source} ${at(node.range?.[0] ?? 0)}`);
+      return convert(target);
+    }
+    if (isScalar(node)) {
+      const textValue = node.value === null || node.value === undefined ? '' : String(node.value);
+      const where = at(node.range?.[0] ?? 0);
+      if (node.tag && node.tag !== '!') return resolveTagged(node.tag, textValue, where);
+      if (node.type === 'PLAIN' || node.type === undefined) return resolvePlain(textValue);
+      return textValue;
+    }
+    const cached = seen.get(node as YamlNode);
+    if (cached !== undefined) return cached;
+    if (isSeq(node)) {
+      if (node.tag && node.tag !== 'tag:yaml.org,2002:seq') throw new YamlSyntaxError(`could not determine a constructor for the tag '${node.tag}' ${at(node.range?.[0] ?? 0)}`);
+      const out: PyValue[] = [];
+      seen.set(node, out);
+      const index = new Map<string | number, number>();
+      node.items.forEach((item, i) => {
+        index.set(i, lineOf(item as YamlNode));
+        out.push(convert(item));
+      });
+      lines.set(out, index);
+      return out;
+    }
+    if (isMap(node)) {
+      if (node.tag && node.tag !== 'tag:yaml.org,2002:map') throw new YamlSyntaxError(`could not determine a constructor for the tag '${node.tag}' ${at(node.range?.[0] ?? 0)}`);
+      const out = newDict();
+      seen.set(node, out);
+      const index = new Map<string | number, number>();
+      const merged: PyDict[] = [];
+      for (const pair of node.items) {
+        if (!isPair(pair)) continue;
+        const keyNode = pair.key as YamlNode | null;
+        if (isScalar(keyNode) && keyNode.type === 'PLAIN' && keyNode.value === '<<' && !keyNode.tag) {
+          // YAML 1.1 merge keys, as PyYAML applies them: explicit keys win over merged ones.
+          const source = convert(pair.value);
+          for (const m of Array.isArray(source) ? source : [source]) {
+            if (m === null || typeof m !== 'object' || Array.isArray(m) || m instanceof PyFloat || m instanceof PyDate) {
+              throw new YamlSyntaxError(`expected a mapping for merging ${at(keyNode.range?.[0] ?? 0)}`);
+            }
+            merged.push(m);
+          }
+          continue;
+        }
+        const keyValue = convert(keyNode);
+        if ((keyValue !== null && typeof keyValue === 'object' && !(keyValue instanceof PyFloat) && !(keyValue instanceof PyDate))) {
+          throw new YamlSyntaxError(`found unhashable key ${at((keyNode as { range?: number[] } | null)?.range?.[0] ?? 0)}`);
+        }
+        // Looper's to_jsonable turns every key into str(key); doing it now keeps one key type.
+        const key = pyStr(keyValue);
+        Object.defineProperty(out, key, { value: convert(pair.value), enumerable: true, writable: true, configurable: true });
+        index.set(key, lineOf(keyNode));
+      }
+      for (const m of merged) {
+        for (const key of Object.keys(m)) {
+          if (!Object.prototype.hasOwnProperty.call(out, key)) {
+            Object.defineProperty(out, key, { value: m[key], enumerable: true, writable: true, configurable: true });
+          }
+        }
+      }
+      lines.set(out, index);
+      return out;
+    }
+    throw new YamlSyntaxError('unsupported YAML node');
+  };
+  return { value: convert(doc.contents), lines };
+}

@@ -1,0 +1,66 @@
+// `loop compile SPEC [--out DIR]`: loop.resolved.json, LOOP.md and RUN_IN_SESSION.md, as Looper writes them.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createLogger, type Io } from '@quickloop/cli-kit';
+import { absoluteSpecPath, compileSpec, placeholderWarningText, readSpecText } from '@quickloop/loop-spec';
+import type { LoopCommand } from '../command.js';
+
+export interface CompileCommandOptions {
+  spec: string;
+  /** Directory for the three files; defaults to the spec's own directory. */
+  out?: string | undefined;
+  /** Print loop.resolved.json on stdout and write nothing. */
+  print?: boolean;
+  quiet?: boolean;
+  verbose?: boolean;
+}
+
+export async function compile(opts: CompileCommandOptions, io: Io): Promise<number> {
+  const log = createLogger({ stream: io.stderr, env: io.env, level: opts.quiet ? 'quiet' : opts.verbose ? 'verbose' : 'normal' });
+  const specPath = absoluteSpecPath(resolveFrom(io.cwd, opts.spec));
+  const result = compileSpec(readSpecText(specPath), { path: specPath, displayPath: opts.spec, env: io.env });
+  if (result.placeholders.length > 0) log.warn(`loop: warning: ${placeholderWarningText(result.placeholders)}`);
+  if (opts.print === true) {
+    io.stdout.write(result.json);
+    return 0;
+  }
+  const dir = opts.out === undefined ? dirname(specPath) : resolveFrom(io.cwd, opts.out);
+  mkdirSync(dir, { recursive: true });
+  for (const [name, text] of [
+    ['loop.resolved.json', result.json],
+    ['LOOP.md', result.loopMd],
+    ['RUN_IN_SESSION.md', result.runInSessionMd],
+  ] as const) {
+    const target = join(dir, name);
+    writeFileSync(target, text, 'utf8');
+    log.info(`Wrote ${target}`);
+  }
+  return 0;
+}
+
+function resolveFrom(cwd: string, path: string): string {
+  return path.startsWith('/') ? path : join(cwd, path);
+}
+
+export const compileCommand: LoopCommand = {
+  name: 'compile',
+  summary: 'Compile loop.yaml to loop.resolved.json, LOOP.md and RUN_IN_SESSION.md',
+  synopsis: 'loop compile SPEC [--out DIR | --print]',
+  positionals: { min: 1, max: 1, names: 'SPEC' },
+  configure: (y) =>
+    y
+      .option('out', { alias: 'o', type: 'string', describe: "Directory to write into (default: the spec's own)" })
+      .option('print', { type: 'boolean', default: false, describe: 'Print loop.resolved.json to stdout; write nothing' })
+      .conflicts('print', 'out'),
+  run: (args, io) =>
+    compile(
+      {
+        spec: args.positionals[0] as string,
+        out: typeof args.out === 'string' ? args.out : undefined,
+        print: args.print === true,
+        quiet: args.quiet === true,
+        verbose: args.verbose === true,
+      },
+      io,
+    ),
+};

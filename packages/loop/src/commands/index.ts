@@ -1,0 +1,6 @@
+// Every `loop` subcommand, in the order `loop --help` lists them.
+import type { LoopCommand } from '../command.js';
+import { compileCommand } from './compile.js';
+import { lintCommand } from './lint.js';
+
+export const COMMANDS: readonly LoopCommand[] = [compileCommand, lintCommand];

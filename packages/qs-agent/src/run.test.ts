@@ -1,0 +1,146 @@
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { memoryIo } from '@quickloop/cli-kit';
+import { removeLayout } from '@quickloop/sandbox';
+import { parseDocsMap } from './docs/docs-map.js';
+import { run, type AgentOptions } from './run.js';
+import { ndjson, parseOut, taskLoaded, type TaskSpec } from './testing/task-event.js';
+
+const SITE = fileURLToPath(new URL('../../../fixtures/docs-site', import.meta.url));
+const made: string[] = [];
+
+afterEach(() => {
+  for (const root of made.splice(0)) removeLayout({ root });
+});
+
+const options = (o: Partial<AgentOptions> = {}): AgentOptions => ({
+  agent: 'replay',
+  docsMaps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')],
+  backend: 'bwrap',
+  allowUnenforced: false,
+  keep: false,
+  level: 'quiet',
+  ...o,
+});
+
+async function agent(input: string, o: Partial<AgentOptions> = {}, env: Record<string, string> = {}) {
+  const io = memoryIo({ stdin: input, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ...env } });
+  const code = await run(options(o), io);
+  const events = parseOut(io.out());
+  for (const e of events) if (e.type === 'sandbox.ready' && e.stage === 'qs-agent') made.push(String(e.root));
+  return { code, events, err: io.err(), out: io.out() };
+}
+
+const one = (spec: TaskSpec) => agent(ndjson([taskLoaded('r1', spec)]));
+
+describe('qs-agent --agent replay', () => {
+  it('provisions a sandbox when none is in the stream, reads the route and replays the commands', async () => {
+    const { code, events } = await one({ replay: ['echo Hello, Ada!', 'echo two'] });
+    expect(code).toBe(0);
+    expect(events.map((e) => e.type)).toEqual([
+      'task.loaded',
+      'sandbox.ready',
+      'agent.started',
+      'tool.call',
+      'docs.read',
+      'tool.call',
+      'docs.read',
+      'tool.call',
+      'tool.result',
+      'tool.call',
+      'tool.result',
+      'agent.completed',
+    ]);
+    expect(events[1]).toMatchObject({ stage: 'qs-agent', backend: 'bwrap', enforced: true, keep: false });
+    const calls = events.filter((e) => e.type === 'tool.call' && e.tool === 'bash');
+    const results = events.filter((e) => e.type === 'tool.result');
+    expect(results.map((r) => r.parent_id)).toEqual(calls.map((c) => c.id));
+    expect(results[0]).toMatchObject({ exit_code: 0, output: 'Hello, Ada!\n', timed_out: false, truncated: false });
+    expect(events.filter((e) => e.type === 'docs.read').map((e) => [e.url, e.from, e.status])).toEqual([
+      ['https://docs.greeter.test/install.html', 'map', 200],
+      ['https://docs.greeter.test/quickstart.html', 'map', 200],
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: 'agent.completed', agent: 'replay', stop_reason: 'completed', commands: 2 });
+  });
+
+  it('stops at the first failing command and says which', async () => {
+    const { events } = await one({ replay: ['echo one', 'exit 7', 'echo never'] });
+    const results = events.filter((e) => e.type === 'tool.result');
+    expect(results.map((r) => r.exit_code)).toEqual([0, 7]);
+    expect(events.at(-1)).toMatchObject({ stop_reason: 'command_failed', detail: 'replay step 2 exited 7: exit 7', commands: 2 });
+  });
+
+  it('times a command out with exit 124 and truncates long output head+tail', async () => {
+    const { events } = await one({ replay: ['seq 1 5000', 'sleep 30'], budgets: { max_command_seconds: 1, max_output_chars: 200 } });
+    const [long, slow] = events.filter((e) => e.type === 'tool.result');
+    expect(long).toMatchObject({ exit_code: 0, truncated: true });
+    expect(String(long?.output)).toMatch(/^1\n2\n/);
+    expect(String(long?.output)).toMatch(/4999\n5000\n$/);
+    expect(long?.original_chars).toBeGreaterThan(20000);
+    expect(slow).toMatchObject({ exit_code: 124, timed_out: true });
+    expect(events.at(-1)).toMatchObject({ stop_reason: 'command_failed', detail: 'replay step 2 timed out after 1s: sleep 30' });
+  });
+
+  it('skips an agent-only task without running anything', async () => {
+    const { events } = await one({ replay: null });
+    expect(events.filter((e) => e.type === 'tool.call')).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: 'agent.completed', stop_reason: 'skipped', commands: 0 });
+  });
+
+  it('records a docs page that cannot be read and still replays', async () => {
+    const { events } = await one({ docs: ['https://docs.greeter.test/gone.html'], replay: ['true'] });
+    expect(events.find((e) => e.type === 'docs.error')).toMatchObject({ url: 'https://docs.greeter.test/gone.html', from: 'map', status: 404 });
+    expect(events.at(-1)).toMatchObject({ stop_reason: 'completed' });
+  });
+
+  it('never lets an API key or the host home into the sandbox', async () => {
+    const { events } = await agent(ndjson([taskLoaded('r1', { replay: ['env; echo HOME=$HOME'] })]), {}, { ANTHROPIC_API_KEY: 'sk-ant-secret-123', OPENAI_API_KEY: 'sk-secret-456' });
+    const out = String(events.find((e) => e.type === 'tool.result')?.output);
+    expect(out).not.toContain('secret');
+    expect(out).not.toContain('API_KEY');
+    const ready = events.find((e) => e.type === 'sandbox.ready');
+    expect(out).toContain(`HOME=${String(ready?.home)}`);
+  });
+
+  it('runs setup in a sandbox it provisions, and does not start the agent when setup fails', async () => {
+    const { events } = await one({ setup: ['echo prepared > ready.txt', 'exit 4'], replay: ['cat ready.txt'] });
+    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed', 'setup.started', 'setup.completed', 'setup.failed']);
+    expect(events.at(-1)).toMatchObject({ index: 1, exit_code: 4 });
+  });
+
+  it('forwards what it does not own unchanged and in order, and works in a sandbox from the stream', async () => {
+    const first = await one({ replay: ['echo made-here > mark.txt'] });
+    const ready = first.events.find((e) => e.type === 'sandbox.ready') as Record<string, unknown>;
+    const foreign = '{"v":1,"type":"custom.thing","ts":"2026-01-01T00:00:00.000Z","run_id":"r2","stage":"elsewhere","x":  [1, 2]}';
+    const input = `${JSON.stringify(taskLoaded('r2', { replay: ['cat mark.txt'] }))}\n${foreign}\n${JSON.stringify({ ...ready, run_id: 'r2', stage: 'qs-sandbox' })}\n`;
+    const second = await agent(input);
+    const lines = second.out.split('\n');
+    expect(lines[1]).toBe(foreign);
+    expect(second.events.filter((e) => e.type === 'sandbox.ready')).toHaveLength(1);
+    expect(second.events.find((e) => e.type === 'tool.result')).toMatchObject({ exit_code: 0, output: 'made-here\n' });
+  });
+
+  it('runs each task of a multi-task stream in order, each with its own sandbox', async () => {
+    const { events } = await agent(ndjson([taskLoaded('a', { replay: ['echo a'] }), taskLoaded('b', { replay: ['echo b'] })]));
+    expect(events.filter((e) => e.type === 'agent.completed').map((e) => e.run_id)).toEqual(['a', 'b']);
+    const idx = (t: string, r: string) => events.findIndex((e) => e.type === t && e.run_id === r);
+    expect(idx('agent.completed', 'a')).toBeLessThan(idx('task.loaded', 'b'));
+    const roots = events.filter((e) => e.type === 'sandbox.ready').map((e) => e.root);
+    expect(new Set(roots).size).toBe(2);
+  });
+
+  it('stops with 3 and the line number on a line that is not an event', async () => {
+    const io = memoryIo({ stdin: `${JSON.stringify(taskLoaded('r1', { replay: null }))}\nnot json\n` });
+    await expect(run(options(), io)).rejects.toThrow(/^stdin:2: not JSON/);
+  });
+
+  it('refuses an unknown agent as a usage error', async () => {
+    await expect(run(options({ agent: 'nope' }), memoryIo())).rejects.toThrow("unknown agent 'nope'");
+  });
+
+  it('refuses the local backend without --allow-unenforced, and says UNENFORCED with it', async () => {
+    await expect(one({ replay: ['true'] }).then(() => agent(ndjson([taskLoaded('r1')]), { backend: 'local' }))).rejects.toThrow(/allow-unenforced/);
+    const { events } = await agent(ndjson([taskLoaded('r1')]), { backend: 'local', allowUnenforced: true });
+    expect(events.find((e) => e.type === 'sandbox.ready')).toMatchObject({ backend: 'local', enforced: false });
+  });
+});

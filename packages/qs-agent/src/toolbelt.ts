@@ -1,0 +1,88 @@
+// The agent's two tools, bash and read_docs, each call recorded as events in the order it happened.
+import type { Emitter } from '@quickloop/events';
+import { readDocsPage, type DocsResult } from './docs/client.js';
+import type { DocsMapping } from './docs/docs-map.js';
+
+export interface BashResult {
+  exitCode: number;
+  output: string;
+  timedOut: boolean;
+  durationMs: number;
+  originalChars: number;
+  truncated: boolean;
+}
+
+/** What runs a command in the sandbox: a fresh `bash -c` in the workspace (the sandbox library's Sandbox). */
+export interface Executor {
+  exec(command: string, options: { timeoutMs: number; maxOutputChars: number; signal?: AbortSignal }): Promise<BashResult>;
+}
+
+export interface Toolbelt {
+  bash(command: string): Promise<BashResult>;
+  readDocs(url: string): Promise<DocsResult>;
+  /** bash calls made so far. */
+  readonly commands: number;
+}
+
+export interface ToolbeltOptions {
+  runId: string;
+  emitter: Emitter;
+  newId: () => string;
+  executor: Executor;
+  maxCommandSeconds: number;
+  maxOutputChars: number;
+  docsAllow: readonly string[];
+  docsMaps: readonly DocsMapping[];
+  signal: AbortSignal;
+}
+
+export function createToolbelt(o: ToolbeltOptions): Toolbelt {
+  let commands = 0;
+  return {
+    get commands() {
+      return commands;
+    },
+    async bash(command) {
+      commands += 1;
+      const id = o.newId();
+      await o.emitter.emit('tool.call', { run_id: o.runId, id }, { tool: 'bash', command });
+      const result = await o.executor.exec(command, { timeoutMs: o.maxCommandSeconds * 1000, maxOutputChars: o.maxOutputChars, signal: o.signal });
+      await o.emitter.emit(
+        'tool.result',
+        { run_id: o.runId, id: o.newId(), parent_id: id },
+        {
+          tool: 'bash',
+          exit_code: result.exitCode,
+          timed_out: result.timedOut,
+          duration_ms: Math.max(0, Math.round(result.durationMs)),
+          output: result.output,
+          original_chars: result.originalChars,
+          truncated: result.truncated,
+        },
+      );
+      return result;
+    },
+    async readDocs(url) {
+      const id = o.newId();
+      await o.emitter.emit('tool.call', { run_id: o.runId, id }, { tool: 'read_docs', url });
+      const page = await readDocsPage(url, { maps: o.docsMaps, allow: o.docsAllow, signal: o.signal });
+      // docs.read / docs.error is read_docs' result event: it pairs with the call by parent_id.
+      const meta = { run_id: o.runId, id: o.newId(), parent_id: id };
+      if (page.ok) {
+        await o.emitter.emit('docs.read', meta, {
+          url: page.url,
+          ...(page.resolvedTo !== undefined ? { resolved_to: page.resolvedTo } : {}),
+          status: page.status,
+          from: page.from,
+          chars: page.text.length,
+          original_chars: page.originalChars,
+          truncated: page.truncated,
+          sha256: page.sha256,
+        });
+      } else {
+        await o.emitter.emit('docs.error', meta, { url: page.url, error: page.error, from: page.from, ...(page.status !== undefined ? { status: page.status } : {}) });
+      }
+      return page;
+    },
+  };
+}

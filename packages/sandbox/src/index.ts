@@ -9,3 +9,4 @@ export { hostMatches, normalizeHost, isIpLiteral } from './hosts.js';
 export { startEgressProxy, type EgressProxy, type ProxyOptions } from './proxy.js';
 export { sandboxEnv, COPIED_VARS, NO_PROXY } from './env.js';
 export { OutputCap, omissionMarker, DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
+export { INSTALL_HOSTS, effectivePolicy, type PolicyExtras } from './install-hosts.js';

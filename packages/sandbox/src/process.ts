@@ -32,6 +32,24 @@ export function killGroup(pgid: number, signal: NodeJS.Signals = 'SIGKILL'): voi
   }
 }
 
+/** True while any process of the group exists (a zombie only until its parent reaps it). */
+export function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Kills groups and waits, bounded, until the kernel has removed them: close() promises none is left. */
+export async function killGroupsAndWait(pgids: Iterable<number>, maxWaitMs = 2000): Promise<void> {
+  const list = [...pgids];
+  for (const g of list) killGroup(g);
+  const deadline = Date.now() + maxWaitMs;
+  while (list.some(groupExists) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+}
+
 export function runProcess(options: RunOptions): Promise<ExecResult> {
   const started = performance.now();
   const cap = new OutputCap(options.maxOutputChars);

@@ -1,9 +1,9 @@
 // The enforced Linux backend: one bubblewrap namespace set per stage, commands entered into it with nsenter.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, lstatSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { killGroup } from '../process.js';
+import { killGroup, killGroupsAndWait } from '../process.js';
 import type { WorkspaceLayout } from '../types.js';
 import type { BackendSession } from './backend.js';
 
@@ -121,9 +121,11 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, soc
       // The init is pid 1 of the namespace: when it dies the kernel kills every process in it,
       // daemonised or not. The command groups are killed too, for the nsenter processes outside.
       if (child.pid !== undefined) killGroup(child.pid);
-      for (const g of groups) killGroup(g);
+      await killGroupsAndWait(groups);
       await exited;
-      for (let i = 0; i < 200 && existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 5));
+      // SIGKILL is asynchronous: wait (bounded) until pid 1 is gone or a zombie, so no command of
+      // this stage can still be running when close() resolves.
+      for (let i = 0; i < 400 && alive(pid); i++) await new Promise((r) => setTimeout(r, 5));
       rmSync(socketDir, { recursive: true, force: true });
     },
   };
@@ -145,6 +147,14 @@ function childPid(stream: NodeJS.ReadableStream): Promise<number> {
       }
     });
   });
+}
+
+function alive(pid: number): boolean {
+  try {
+    return !/^State:\s+[ZX]/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 function collect(stream: NodeJS.ReadableStream | null | undefined): () => string {

@@ -1,5 +1,5 @@
 // The `local` backend: plain `bash -c` in the workspace. Nothing is enforced; the proxy variables are advice.
-import { killGroup } from '../process.js';
+import { killGroupsAndWait } from '../process.js';
 import type { BackendSession } from './backend.js';
 
 export function startLocal(proxyPort: number): BackendSession {
@@ -15,7 +15,7 @@ export function startLocal(proxyPort: number): BackendSession {
     // Only the commands' own process groups can be found again: a job that called setsid escapes,
     // which is one reason `local` is refused unless --allow-unenforced.
     close: async () => {
-      for (const pgid of groups) killGroup(pgid);
+      await killGroupsAndWait(groups);
       groups.clear();
     },
   };

@@ -1,0 +1,208 @@
+// Acceptance of the enforced backend: real bubblewrap, real processes, a real registry. Fails (never
+// skips) where bwrap is missing: CI installs it, and a silent skip would hide an unenforced sandbox.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { bwrapUnavailable } from './backends/bwrap.js';
+import { removeLayout } from './layout.js';
+import { openSandbox } from './open.js';
+import { marker, pidsWith, policy } from './test-helpers.js';
+import type { EgressEvent, EgressPolicy, OpenOptions, Sandbox } from './types.js';
+
+const open: Sandbox[] = [];
+const events: EgressEvent[] = [];
+let registryHost: string;
+
+beforeAll(() => {
+  const problem = bwrapUnavailable();
+  if (problem) throw new Error(`the enforced backend cannot run here: ${problem}`);
+  // The registry is whatever npm is configured with: never a host name written in the repo.
+  registryHost = new URL(execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim()).hostname;
+});
+
+afterEach(async () => {
+  events.length = 0;
+  for (const sb of open.splice(0)) {
+    await sb.close();
+    removeLayout(sb.describe());
+  }
+});
+
+async function enforced(p: EgressPolicy = policy(), more: Partial<OpenOptions> = {}): Promise<Sandbox> {
+  const sb = await openSandbox({ policy: p, backend: 'bwrap', onEgress: (e) => events.push(e), ...more });
+  open.push(sb);
+  return sb;
+}
+
+describe('bwrap backend', () => {
+  it('describes itself as enforced', async () => {
+    const d = (await enforced()).describe();
+    expect(d).toMatchObject({ backend: 'bwrap', enforced: true });
+    expect(d.reason).toMatch(/bwrap|bubblewrap/);
+  });
+
+  it('auto picks bwrap here and says why', async () => {
+    const sb = await openSandbox({ policy: policy(), backend: 'auto' });
+    open.push(sb);
+    expect(sb.describe()).toMatchObject({ backend: 'bwrap', enforced: true });
+    expect(sb.describe().reason).toMatch(/^auto: /);
+  });
+
+  it('lets commands write in the workspace, home and tmp, and the host sees it', async () => {
+    const sb = await enforced();
+    const d = sb.describe();
+    const r = await sb.exec('echo w > w.txt && echo h > "$HOME/h.txt" && echo t > "$TMPDIR/t.txt" && pwd');
+    expect(r).toMatchObject({ exitCode: 0, output: `${d.workspace}\n` });
+    expect(readFileSync(join(d.workspace, 'w.txt'), 'utf8')).toBe('w\n');
+    expect(readFileSync(join(d.home, 'h.txt'), 'utf8')).toBe('h\n');
+    expect(readFileSync(join(d.tmp, 't.txt'), 'utf8')).toBe('t\n');
+  });
+
+  it('blocks a write outside the workspace, and the failure is in the result', async () => {
+    const sb = await enforced();
+    const name = marker('write');
+    for (const target of [join('/etc', name), join(process.cwd(), name), join('/usr/local', name)]) {
+      const r = await sb.exec(`echo x > '${target}'`);
+      expect(r.exitCode).toBe(1);
+      expect(r.output).toMatch(/Read-only file system/);
+      expect(existsSync(target)).toBe(false);
+    }
+  });
+
+  it('gives /tmp as a private scratch that never reaches the host', async () => {
+    const sb = await enforced();
+    const target = join(sb.describe().root, '..', marker('scratch'));
+    const r = await sb.exec(`echo x > '${target}' && ls /tmp | wc -l`);
+    expect(r.exitCode).toBe(0);
+    expect(existsSync(target)).toBe(false);
+    const again = await openSandbox({ policy: policy(), backend: 'bwrap', workspace: sb.describe() });
+    open.push(again);
+    expect((await again.exec(`test -e '${target}'`)).exitCode).toBe(1);
+  });
+
+  it('hides the host home: a file there cannot be read', async () => {
+    const secret = join(homedir(), `.${marker('home')}`);
+    writeFileSync(secret, 'TOPSECRET\n', { mode: 0o644 });
+    try {
+      const sb = await enforced();
+      const r = await sb.exec(`cat '${secret}'; ls -A '${homedir()}' | wc -l`);
+      expect(r.output).not.toContain('TOPSECRET');
+      expect(r.output).toMatch(/No such file or directory\n0\n$/);
+    } finally {
+      rmSync(secret, { force: true });
+    }
+  });
+
+  it('passes no key into the sandbox and drops every capability', async () => {
+    const sb = await enforced(policy(), { env: { ...process.env, ANTHROPIC_API_KEY: 'sk-ant-test-secret', OPENAI_API_KEY: 'sk-test-secret' } });
+    const r = await sb.exec('env; cat /proc/1/environ 2>/dev/null | tr "\\0" "\\n"; grep CapEff /proc/self/status');
+    expect(r.output).not.toContain('test-secret');
+    expect(r.output).toMatch(/CapEff:\s+0000000000000000/);
+  });
+
+  it('cannot see or signal host processes', async () => {
+    const sb = await enforced();
+    const r = await sb.exec(`kill -0 ${process.pid}`);
+    expect(r.exitCode).not.toBe(0);
+  });
+
+  it('blocks and records a connection to a host that is not allowed', async () => {
+    const sb = await enforced(policy({ registries: [registryHost] }));
+    const r = await sb.exec('curl -sS --max-time 10 https://not-allowed.example.com/');
+    expect(r.exitCode).not.toBe(0);
+    expect(r.output).toMatch(/403/);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'egress.blocked', host: 'not-allowed.example.com', port: 443, method: 'CONNECT', reason: 'not_allowlisted' }));
+  });
+
+  it('blocks and records a docs host reached from the shell, pointing at read_docs', async () => {
+    const sb = await enforced(policy({ docs_hosts: ['docs.example.com'] }));
+    const r = await sb.exec('curl -sS --max-time 10 http://docs.example.com/quickstart');
+    expect(r.output).toMatch(/use read_docs/);
+    expect(events).toEqual([expect.objectContaining({ type: 'egress.blocked', host: 'docs.example.com', path: '/quickstart', reason: 'docs_host' })]);
+  });
+
+  it('blocks a dial to a raw IP: recorded through the proxy, unroutable around it', async () => {
+    const sb = await enforced(policy({ registries: [registryHost] }));
+    const viaProxy = await sb.exec('curl -sS --max-time 10 http://192.0.2.1/');
+    expect(viaProxy.output).toMatch(/raw IP address/);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'egress.blocked', host: '192.0.2.1', reason: 'ip_literal' }));
+    const direct = await sb.exec("curl -sS --noproxy '*' --max-time 10 http://192.0.2.1/; echo > /dev/tcp/192.0.2.1/80");
+    expect(direct.exitCode).not.toBe(0);
+    expect(direct.output).toMatch(/Network is unreachable|Couldn't connect/);
+    const dns = await sb.exec(`curl -sS --noproxy '*' --max-time 10 https://${registryHost}/`);
+    expect(dns.exitCode).not.toBe(0);
+  });
+
+  it('kills background processes, daemonised ones too, when the stage closes', async () => {
+    const sb = await enforced();
+    const plain = marker('bg');
+    const daemon = marker('daemon');
+    const r = await sb.exec(
+      `bash -c 'exec -a ${plain} sleep 300' >/dev/null 2>&1 & setsid -f bash -c 'exec -a ${daemon} sleep 300' >/dev/null 2>&1; echo started`,
+    );
+    expect(r.output).toBe('started\n');
+    // They outlive their command (a server started by one command serves the next)…
+    expect(pidsWith(plain)).toHaveLength(1);
+    expect(pidsWith(daemon)).toHaveLength(1);
+    const next = await sb.exec(`ps -eo args | grep -c '^${plain}'`);
+    expect(next.output).toBe('1\n');
+    // …but not their stage.
+    await sb.close();
+    expect(pidsWith(plain)).toEqual([]);
+    expect(pidsWith(daemon)).toEqual([]);
+  });
+
+  it('kills a command and its children on timeout, with exit code 124', async () => {
+    const sb = await enforced();
+    const m = marker('timeout');
+    const r = await sb.exec(`bash -c 'exec -a ${m} sleep 300' & wait`, { timeoutMs: 300 });
+    expect(r).toMatchObject({ exitCode: 124, timedOut: true });
+    expect(pidsWith(m)).toEqual([]);
+  });
+
+  it('is re-opened from its description by a later stage, with the files in place', async () => {
+    const first = await enforced();
+    await first.exec('echo kept > kept.txt');
+    await first.close();
+    const second = await enforced(policy(), { workspace: first.describe() });
+    expect(second.describe().workspace).toBe(first.describe().workspace);
+    const r = await second.exec('cat kept.txt');
+    expect(r.output).toBe('kept\n');
+  });
+});
+
+describe('bwrap backend with the real registry', () => {
+  let sb: Sandbox | undefined;
+  afterAll(async () => {
+    if (sb) {
+      await sb.close();
+      removeLayout(sb.describe());
+    }
+  });
+
+  it('npm view succeeds with the registry allowed', async () => {
+    const s = await enforced(policy({ registries: [registryHost] }));
+    const r = await s.exec('npm view is-number version', { timeoutMs: 60_000 });
+    expect(r.output).toMatch(/^\d+\.\d+\.\d+$/m);
+    expect(r.exitCode).toBe(0);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'egress.allowed', host: registryHost, reason: 'registry' }));
+    expect(events.filter((e) => e.type !== 'egress.allowed')).toEqual([]);
+  });
+
+  it('npm install of a small package succeeds with the registry allowed', async () => {
+    const s = await enforced(policy({ registries: [registryHost] }));
+    const r = await s.exec('npm install --no-audit --no-fund is-number && node -e "console.log(typeof require(\'is-number\'))"', { timeoutMs: 120_000 });
+    expect(r.exitCode).toBe(0);
+    expect(r.output).toMatch(/function\n$/);
+  });
+
+  it('npm view is blocked and recorded when the registry is off the allow list', async () => {
+    const s = await enforced(policy({ registries: [] }));
+    const r = await s.exec('npm view is-number version --fetch-retries=0', { timeoutMs: 60_000 });
+    expect(r.exitCode).not.toBe(0);
+    expect(r.output).toMatch(/403/);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'egress.blocked', host: registryHost, reason: 'not_allowlisted' }));
+  });
+});

@@ -1,0 +1,6 @@
+export { run, STAGE, type CheckOptions } from './run.js';
+export { cli, main, VERSION } from './cli.js';
+export { classify, isEvidential, label, type RunEvidence } from './classify.js';
+export { lastLine, runCheck } from './check.js';
+export { sessionOutput } from './session.js';
+export { pickPort } from './port.js';

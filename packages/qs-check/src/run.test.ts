@@ -1,0 +1,172 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { memoryIo } from '@quickloop/cli-kit';
+import { run as agentRun, parseDocsMap } from '@quickloop/qs-agent';
+import { ndjson, parseOut, taskLoaded, type TaskSpec } from '@quickloop/qs-agent/testing';
+import { removeLayout } from '@quickloop/sandbox';
+import { run, type CheckOptions } from './run.js';
+
+const SITE = fileURLToPath(new URL('../../../fixtures/docs-site', import.meta.url));
+const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1' };
+const roots = new Set<string>();
+
+afterEach(() => {
+  for (const root of roots) if (existsSync(root)) removeLayout({ root });
+  roots.clear();
+});
+
+async function agent(input: string): Promise<string> {
+  const io = memoryIo({ stdin: input, env: ENV });
+  await agentRun({ agent: 'replay', docsMaps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')], backend: 'bwrap', allowUnenforced: false, keep: false, level: 'quiet' }, io);
+  for (const e of parseOut(io.out())) if (e.type === 'sandbox.ready') roots.add(String(e.root));
+  return io.out();
+}
+
+async function check(input: string, o: Partial<CheckOptions> = {}, io = memoryIo({ stdin: input, env: ENV })) {
+  const code = await run({ keep: false, level: 'quiet', ...o }, io);
+  return { code, events: parseOut(io.out()), err: io.err() };
+}
+
+const verdict = (events: ReturnType<typeof parseOut>) => events.find((e) => e.type === 'run.completed');
+
+async function through(spec: TaskSpec, o: Partial<CheckOptions> = {}) {
+  return check(await agent(ndjson([taskLoaded('r1', spec)])), o);
+}
+
+const SESSION_HAS = (text: string) => `grep -qF '${text}' "$QS_SESSION_LOG" || { echo "session output:"; cat "$QS_SESSION_LOG"; echo "check failed: nothing the run printed matched: ${text}"; exit 1; }`;
+
+describe('qs-check', () => {
+  it('passes a run whose check passes, ends it with run.completed and removes the workspace', async () => {
+    const { code, events } = await through({ replay: ['echo Hello, Ada!'], script: SESSION_HAS('Hello, Ada!') });
+    expect(code).toBe(0);
+    const types = events.map((e) => e.type);
+    expect(types.slice(-3)).toEqual(['check.started', 'check.completed', 'run.completed']);
+    expect(verdict(events)).toMatchObject({
+      classification: 'passed',
+      label: 'PASS',
+      evidential: true,
+      stop_reason: 'completed',
+      backend: 'bwrap',
+      enforced: true,
+      check_exit_code: 0,
+      docs_pages_read: ['https://docs.greeter.test/install.html', 'https://docs.greeter.test/quickstart.html'],
+      suspect_page: null,
+      docs_bypass_attempts: 0,
+      workspace_kept: null,
+    });
+    for (const root of roots) expect(existsSync(root)).toBe(false);
+  });
+
+  it('is a docs gap when the check fails; its last line is the reason and the last page read is the suspect', async () => {
+    const { code, events } = await through({ replay: ['echo Hello, Bob!'], script: SESSION_HAS('Hello, Ada!') });
+    expect(code).toBe(1);
+    expect(events.find((e) => e.type === 'check.completed')).toMatchObject({ passed: false, exit_code: 1, reason: 'check failed: nothing the run printed matched: Hello, Ada!' });
+    expect(verdict(events)).toMatchObject({ classification: 'docs_gap', label: 'FAIL', suspect_page: 'https://docs.greeter.test/quickstart.html', detail: 'check failed: nothing the run printed matched: Hello, Ada!' });
+  });
+
+  it('gives expect_output only the output of successful commands, from the stream, outside the workspace', async () => {
+    const script = `case "$QS_SESSION_LOG" in "$PWD"/*) echo "check failed: session log inside the workspace"; exit 1;; esac; cat "$QS_SESSION_LOG"; exit 1`;
+    const { events } = await through({ replay: ['echo from-ok-1', 'echo planted > .qs-session.log; echo from-ok-2', 'echo from-failed; exit 1'], script });
+    const output = String(events.find((e) => e.type === 'check.completed')?.output);
+    expect(output).toBe('from-ok-1\nfrom-ok-2\n');
+  });
+
+  it('gives the check a QS_PORT from the task port base, and kills what it leaves running', async () => {
+    const marker = 313 + Math.floor(Math.random() * 1000);
+    const { events } = await through({ replay: ['true'], portBase: 24100, script: `echo port=$QS_PORT; setsid sleep ${marker} > /dev/null 2>&1 & exit 0` });
+    const started = events.find((e) => e.type === 'check.started');
+    expect(Number(started?.port)).toBeGreaterThanOrEqual(24100);
+    expect(Number(started?.port)).toBeLessThan(24120);
+    expect(events.find((e) => e.type === 'check.completed')?.output).toBe(`port=${String(started?.port)}\n`);
+    const alive = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).some((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(`sleep\u0000${marker}`);
+      } catch {
+        return false;
+      }
+    });
+    expect(alive).toBe(false);
+  });
+
+  it('skips a task with no replay commands without running the check (exit 2)', async () => {
+    const { code, events } = await through({ replay: null, script: 'true' });
+    expect(code).toBe(2);
+    expect(events.some((e) => e.type === 'check.started')).toBe(false);
+    expect(verdict(events)).toMatchObject({ classification: 'skipped', label: 'SKIP', evidential: false, check_exit_code: null });
+  });
+
+  it('is a harness error when setup failed (exit 2)', async () => {
+    const { code, events } = await through({ setup: ['exit 9'], replay: ['true'] });
+    expect(code).toBe(2);
+    expect(verdict(events)).toMatchObject({ classification: 'harness_error', stop_reason: 'error', detail: 'setup step 1 exited 9: exit 9' });
+  });
+
+  it('is budget_exhausted when max_seconds runs out (the check still runs)', async () => {
+    const { code, events } = await through({ replay: ['sleep 1.2', 'true'], budgets: { max_seconds: 1 }, script: 'echo "check failed: not there"; exit 1' });
+    expect(code).toBe(2);
+    expect(events.some((e) => e.type === 'check.completed')).toBe(true);
+    expect(verdict(events)).toMatchObject({ classification: 'budget_exhausted', stop_reason: 'timeout' });
+  });
+
+  it('is a harness error when a replay command failed on a blocked host, and counts a docs bypass attempt', async () => {
+    const { code, events } = await through({
+      replay: ['curl -s -o /dev/null https://docs.greeter.test/ || true', 'curl -sS --max-time 10 https://blocked.example.test/'],
+      script: 'exit 1',
+    });
+    expect(code).toBe(2);
+    expect(events.filter((e) => e.type === 'egress.blocked').map((e) => e.reason)).toEqual(['docs_host', 'not_allowlisted']);
+    expect(verdict(events)).toMatchObject({ classification: 'harness_error', stop_reason: 'command_failed', docs_bypass_attempts: 1 });
+  });
+
+  it('is an infra error when an allowed host cannot be reached', async () => {
+    const { code, events } = await through({ explicit: ['nowhere.invalid'], replay: ['curl -sS --max-time 10 https://nowhere.invalid/'], script: 'exit 1' });
+    expect(code).toBe(2);
+    expect(events.some((e) => e.type === 'egress.error')).toBe(true);
+    expect(verdict(events)).toMatchObject({ classification: 'infra_error', stop_reason: 'command_failed' });
+  });
+
+  it('says a stream without an agent is incomplete (exit 3)', async () => {
+    const { code, events, err } = await check(ndjson([taskLoaded('r1')]));
+    expect(code).toBe(3);
+    expect(events.at(-1)).toMatchObject({ type: 'run.failed', failed_stage: 'qs-check' });
+    expect(err).toContain('incomplete stream: no sandbox.ready for task-r1');
+  });
+
+  it('re-runs the check on a kept workspace from the saved stream, replacing its own earlier events', async () => {
+    const saved = await agent(ndjson([taskLoaded('r1', { replay: ['echo kept > file.txt'], script: 'grep -q kept file.txt' })]));
+    const first = await check(saved, { keep: true });
+    const root = String(first.events.find((e) => e.type === 'sandbox.ready')?.root);
+    expect(verdict(first.events)).toMatchObject({ classification: 'passed', workspace_kept: root });
+    expect(existsSync(root)).toBe(true);
+    const again = await check(first.events.map((e) => JSON.stringify(e)).join('\n'), { keep: true });
+    expect(again.code).toBe(0);
+    expect(again.events.filter((e) => e.type === 'run.completed')).toHaveLength(1);
+    expect(again.events.filter((e) => e.stage === 'qs-check').map((e) => e.type)).toEqual(['check.started', 'check.completed', 'run.completed']);
+    const last = await check(saved);
+    expect(verdict(last.events)).toMatchObject({ classification: 'passed', workspace_kept: null });
+    expect(existsSync(root)).toBe(false);
+    const gone = await check(saved);
+    expect(gone.code).toBe(3);
+    expect(gone.events.at(-1)).toMatchObject({ type: 'run.failed' });
+    expect(String(gone.events.at(-1)?.error)).toContain('was it removed?');
+  });
+
+  it('reports interrupted and exits 130 when stopped during the check', async () => {
+    const saved = await agent(ndjson([taskLoaded('r1', { replay: ['true'], script: 'echo started; sleep 30' })]));
+    const io = memoryIo({ stdin: saved, env: ENV });
+    const pending = run({ keep: false, level: 'quiet' }, io);
+    const timer = setInterval(() => {
+      if (io.out().includes('check.started')) {
+        clearInterval(timer);
+        setTimeout(() => io.abort(new Error('interrupted by SIGINT')), 200);
+      }
+    }, 20);
+    const code = await pending;
+    clearInterval(timer);
+    expect(code).toBe(130);
+    const events = parseOut(io.out());
+    expect(events.at(-1)).toMatchObject({ type: 'run.interrupted', signal: 'SIGINT', phase: 'check' });
+    expect(events.some((e) => e.type === 'run.completed')).toBe(false);
+  });
+});

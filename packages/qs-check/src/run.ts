@@ -1,0 +1,188 @@
+// qs-check: after each run's agent, run its check in the same sandbox, classify with every event in, end the run.
+import { CliError, createLogger, QsExit, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { createEmitter, EventWriter, readEvents, signalName, untilAborted, type Emitter } from '@quickloop/events';
+import { removeLayout, type EgressEvent } from '@quickloop/sandbox';
+import type { ClassificationName } from '@quickloop/events';
+import { classify, isEvidential, label } from './classify.js';
+import { runCheck } from './check.js';
+import { newFacts, observe, type RunFacts } from './facts.js';
+
+
+export const STAGE = 'qs-check';
+
+export interface CheckOptions {
+  /** Keep every workspace (otherwise removed unless its sandbox.ready says keep). */
+  keep: boolean;
+  level: LogLevel;
+}
+
+interface Tally {
+  passed: number;
+  docsGap: number;
+  other: number;
+  incomplete: number;
+  interrupted: number;
+}
+
+export async function run(opts: CheckOptions, io: Io): Promise<number> {
+  const log = createLogger({ stream: io.stderr, env: io.env, level: opts.level });
+  const writer = new EventWriter(io.stdout);
+  const emitter = createEmitter({ stage: STAGE, writer, now: io.now });
+  const runs = new Map<string, RunFacts>();
+  const tally: Tally = { passed: 0, docsGap: 0, other: 0, incomplete: 0, interrupted: 0 };
+  let interruptedIn: string | undefined;
+  /** A check that could not run at all is the harness's failure, never a verdict on the docs. */
+  const checkErrors = new Map<string, string>();
+
+  const egressTo = (f: RunFacts) => (event: EgressEvent): void => {
+    const { type, ...payload } = event;
+    const made = emitter.make(type, { run_id: f.runId }, payload as never);
+    observe(f, made as never);
+    try {
+      void writer.write(made);
+    } catch {
+      /* downstream closed: noticed at the next awaited write */
+    }
+  };
+
+  const cleanup = (f: RunFacts): string | null => {
+    if (!f.ready) return null;
+    if (opts.keep || f.ready.keep) return f.ready.root;
+    try {
+      removeLayout(f.ready);
+    } catch (error) {
+      log.warn(`${STAGE}: could not remove ${f.ready.root}: ${(error as Error).message}`);
+    }
+    return null;
+  };
+
+  const fail = async (f: RunFacts, error: string): Promise<void> => {
+    tally.incomplete += 1;
+    log.error(`${STAGE}: ${f.loaded?.task.name ?? f.runId}: ${error}`);
+    await emitter.emit('run.failed', { run_id: f.runId }, { failed_stage: STAGE, error });
+  };
+
+  const check = async (f: RunFacts): Promise<void> => {
+    try {
+      const r = await runCheck(f, { emitter, newId: io.newId, signal: io.signal, env: io.env, onEgress: egressTo(f) });
+      if (r.interrupted) interruptedIn = 'check';
+      else f.check = r;
+    } catch (error) {
+      if (error instanceof CliError && error.kind === 'usage') throw error;
+      if (io.signal.aborted) interruptedIn = 'check';
+      else checkErrors.set(f.runId, `the check could not run: ${(error as Error).message}`);
+    }
+  };
+
+  /** Ends a run with exactly one terminal event; called once its input is over. */
+  const finish = async (f: RunFacts): Promise<void> => {
+    if (f.finished) return;
+    f.finished = true;
+    if (f.upstreamTerminal) {
+      // Another stage already ended it (a stage failure upstream): no verdict, but still the last stage.
+      tally.other += 1;
+      cleanup(f);
+      return;
+    }
+    if (io.signal.aborted || f.agent?.stopReason === 'interrupted') {
+      tally.interrupted += 1;
+      const phase = interruptedIn ?? (f.agent ? (f.agent.stopReason === 'interrupted' ? 'agent' : 'check') : 'waiting for the agent');
+      await emitter.emit('run.interrupted', { run_id: f.runId }, { signal: io.signal.aborted ? signalName(io.signal) : 'upstream', phase });
+      cleanup(f);
+      return;
+    }
+    if (!f.loaded) return fail(f, `incomplete stream: events for run ${f.runId} but no task.loaded`);
+    if (!f.ready) return fail(f, `incomplete stream: no sandbox.ready for ${f.loaded.task.name} (is an agent stage missing from the pipeline?)`);
+    const checkError = checkErrors.get(f.runId);
+    if (checkError !== undefined) {
+      await fail(f, checkError);
+      cleanup(f);
+      return;
+    }
+    if (!f.setupFailure && !f.agent) {
+      await fail(f, `incomplete stream: no agent.completed for ${f.loaded.task.name} (did qs-agent stop early?)`);
+      cleanup(f);
+      return;
+    }
+    let classification: ClassificationName;
+    let stopReason = f.agent?.stopReason ?? 'error';
+    let detail = f.agent?.detail ?? '';
+    if (f.setupFailure !== undefined) {
+      // The agent never started: nothing here is about the docs.
+      classification = 'harness_error';
+      stopReason = 'error';
+      detail = f.setupFailure;
+    } else {
+      classification = classify({
+        stopReason,
+        detail,
+        checkPassed: f.check ? f.check.passed : null,
+        egressErrors: f.egressErrors,
+        egressBlocked: f.egressBlocked,
+        egressNotAllowlisted: f.egressNotAllowlisted,
+      });
+      if (classification === 'docs_gap' && f.check?.reason) detail = f.check.reason;
+    }
+    if (classification === 'passed') tally.passed += 1;
+    else if (classification === 'docs_gap') tally.docsGap += 1;
+    else tally.other += 1;
+    const kept = cleanup(f);
+    log.info(`${label(classification)}  ${f.loaded.task.name}: ${classification}${classification === 'passed' ? '' : ` — ${detail}`}`);
+    await emitter.emit(
+      'run.completed',
+      { run_id: f.runId },
+      {
+        task: f.loaded.task.name,
+        classification,
+        label: label(classification),
+        evidential: isEvidential(classification),
+        stop_reason: stopReason,
+        detail,
+        backend: f.ready.backend,
+        enforced: f.ready.enforced,
+        check_exit_code: f.check ? f.check.exitCode : null,
+        docs_pages_read: f.pagesRead,
+        suspect_page: classification === 'passed' ? null : (f.pagesRead.at(-1) ?? null),
+        docs_bypass_attempts: f.docsBypass,
+        workspace_kept: kept,
+      },
+    );
+  };
+
+  const ready = (f: RunFacts): boolean => f.agent !== undefined || f.setupFailure !== undefined || f.upstreamTerminal !== undefined;
+
+  for await (const { raw, event } of untilAborted(readEvents(io.stdin), io.signal)) {
+    // This stage's own events from an earlier pass (`qs-check < saved.ndjson`) are superseded by
+    // the ones this pass makes; forwarding both would give a run two verdicts.
+    if (event.stage === STAGE) continue;
+    if (event.type === 'task.loaded' && !runs.has(event.run_id)) {
+      // A new run starts only after the previous one's stage work is done, so every event of those
+      // runs (their egress included) is in: now they can be classified.
+      for (const f of runs.values()) if (!f.finished && ready(f)) await finish(f);
+    }
+    await writer.forward(raw);
+    let f = runs.get(event.run_id);
+    if (!f) {
+      f = newFacts(event.run_id);
+      runs.set(event.run_id, f);
+    }
+    observe(f, event);
+    if (event.type === 'agent.completed' && !f.upstreamTerminal && f.loaded && f.ready) {
+      const stop = f.agent?.stopReason;
+      if (stop !== 'skipped' && stop !== 'interrupted' && !io.signal.aborted) await check(f);
+    }
+  }
+  for (const f of runs.values()) await finish(f);
+  await writer.flush();
+  return exitCode(tally);
+}
+
+function exitCode(t: Tally): number {
+  if (t.interrupted > 0) return QsExit.interrupted;
+  if (t.incomplete > 0) return QsExit.usage;
+  if (t.docsGap > 0) return QsExit.docsGap;
+  if (t.passed > 0) return QsExit.passed;
+  return QsExit.noEvidence;
+}
+
+export type { Emitter };

@@ -2,8 +2,8 @@
 import type { EventType, Payload } from '@quickloop/events';
 import type { ModelInvocation } from '@quickloop/loop-spec';
 import { ConsentRefused, ModelCallFailed } from './errors.js';
-import { runArgv } from './exec.js';
-import { parseModelOutput, type TokenUsage } from './model-output.js';
+import { invokeCli } from '@quickloop/models';
+import { outputMode } from './model-output.js';
 import { DEFAULT_GLOBS, Scrubber } from './scrub.js';
 import { timeoutMs, type LoadedSpec } from './spec.js';
 
@@ -45,7 +45,14 @@ export interface SessionOptions {
 
 export type Role = 'host' | 'reviewer' | 'judge';
 
-const TRANSIENT = /rate.?limit|overloaded|\b429\b|\b5\d\d\b|ECONNRESET|ETIMEDOUT|EAI_AGAIN|socket hang up|temporar|try again/i;
+/** Token counters as the loop events carry them. */
+export interface TokenUsage {
+  input_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+}
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : []);
 
@@ -169,39 +176,42 @@ export class Session {
   /** Calls a model CLI with an already prepared prompt: argv verbatim, prompt on stdin, cwd = loop dir. */
   async call(id: string, role: Role, inv: ModelInvocation, prompt: string, purpose: string): Promise<string> {
     const argv = inv.invoke;
-    const limit = timeoutMs(inv.timeout_sec, 600);
-    for (let attempt = 1; ; attempt += 1) {
-      const callId = this.hooks.newId();
-      this.hooks.emit('model.call', { member: id, role, purpose, argv0: argv[0] ?? '', prompt_chars: prompt.length, attempt }, { id: callId });
-      const r = await runArgv(argv, { cwd: this.loaded.loopDir, input: prompt, timeoutMs: limit, env: this.#opts.env, signal: this.#opts.signal });
-      const parsed = r.exitCode === 0 ? parseModelOutput(argv, r.stdout) : undefined;
-      const failed = r.exitCode !== 0 || parsed?.error !== undefined;
-      const detail = parsed?.error ?? r.stderr.trim().split('\n').slice(-20).join('\n');
-      const transient = failed && !this.#opts.signal?.aborted && r.exitCode !== 127 && r.exitCode !== 126 && (r.timedOut || TRANSIENT.test(detail));
-      const retry = transient && attempt <= this.#opts.retries;
-      const result: Payload<'model.result'> = {
-        member: id,
-        exit_code: r.exitCode,
-        ok: !failed,
-        timed_out: r.timedOut,
-        duration_ms: r.durationMs,
-        output_chars: parsed?.text.length ?? r.stdout.length,
-        usage: parsed?.usage ?? null,
-        usd: parsed?.usd ?? null,
-      };
-      if (failed) {
-        result.error = detail.slice(-2000);
-        result.transient = retry;
-      }
-      this.hooks.emit('model.result', result, { parent_id: callId });
-      this.hooks.onUsage(id, parsed?.usage ?? null, parsed?.usd ?? null);
-      if (parsed?.warning) this.hooks.addWarning(`${id}: ${parsed.warning}`);
-      if (!failed && parsed) return parsed.text;
-      if (!retry) throw new ModelCallFailed(`Model invocation failed (${argv.join(' ')}): exit ${r.exitCode}${r.timedOut ? ' (timed out)' : ''}\n${detail}`.trimEnd());
-      this.hooks.warn(`warning: ${id} failed transiently (exit ${r.exitCode}); retrying (${attempt}/${this.#opts.retries})`);
-      const delay = this.#opts.retryBaseMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2);
-      if (delay > 0) await new Promise((res) => setTimeout(res, delay));
-    }
+    const callId = this.hooks.newId();
+    this.hooks.emit('model.call', { member: id, role, purpose, argv0: argv[0] ?? '', prompt_chars: prompt.length, attempt: 1 }, { id: callId });
+    const r = await invokeCli({
+      argv: [...argv],
+      prompt,
+      cwd: this.loaded.loopDir,
+      // The operator's own CLI, with the operator's own credentials: Looper passes the environment through too.
+      env: Object.fromEntries(Object.entries(this.#opts.env).filter((e): e is [string, string] => e[1] !== undefined)),
+      timeoutMs: timeoutMs(inv.timeout_sec, 600),
+      outputMode: outputMode(argv),
+      retry: { retries: this.#opts.retries, baseMs: this.#opts.retryBaseMs },
+      ...(this.#opts.signal ? { signal: this.#opts.signal } : {}),
+    });
+    const failed = r.errorKind !== undefined || r.exitCode !== 0;
+    const exitCode = r.timedOut ? 124 : r.exitCode ?? 137;
+    const usage: TokenUsage | null = r.usage
+      ? { input_tokens: r.usage.input, cache_read_tokens: r.usage.cache_read, cache_write_tokens: r.usage.cache_write, output_tokens: r.usage.output, reasoning_tokens: r.usage.reasoning }
+      : null;
+    const result: Payload<'model.result'> = {
+      member: id,
+      exit_code: exitCode,
+      ok: !failed,
+      timed_out: r.timedOut,
+      duration_ms: r.durationMs,
+      output_chars: r.text.length,
+      usage,
+      usd: r.costUsd ?? null,
+      attempts: r.attempts,
+    };
+    const detail = [r.message, r.stderrTail.trim()].filter(Boolean).join('\n');
+    if (failed) result.error = detail.slice(-2000);
+    this.hooks.emit('model.result', result, { parent_id: callId });
+    this.hooks.onUsage(id, usage, r.costUsd ?? null);
+    if (r.attempts > 1) this.hooks.warn(`warning: ${id} needed ${r.attempts} attempts (transient CLI failures were retried)`);
+    if (!failed) return r.text.trim();
+    throw new ModelCallFailed(`Model invocation failed (${argv.join(' ')}): exit ${exitCode}${r.timedOut ? ' (timed out)' : ''}\n${detail}`.trimEnd());
   }
 
   async send(id: string, role: Role, inv: ModelInvocation, prompt: string, purpose: string): Promise<string> {

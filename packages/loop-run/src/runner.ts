@@ -6,6 +6,7 @@ import type { EventType, Payload } from '@quickloop/events';
 import type { GateName } from '@quickloop/loop-spec';
 import {
   LoopStop,
+  ModelCallFailed,
   Session,
   deliveryPrompt,
   isRedacted,
@@ -313,7 +314,8 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     {
       try {
         save({ status, failure, completed_at: io.now().toISOString() });
-        log(error instanceof LoopStop || failure === 'interrupted' ? 'stop' : 'run_error', error instanceof LoopStop || failure === 'interrupted' ? { reason: failure } : { error: failure });
+        const decided = (error instanceof LoopStop && !(error instanceof ModelCallFailed)) || failure === 'interrupted';
+        log(decided ? 'stop' : 'run_error', decided ? { reason: failure } : { error: failure });
       } catch {
         /* the disk itself failed: the event below still ends the stream */
       }

@@ -146,7 +146,7 @@ export const ModelResult = defineEvent({
       { description: 'Tokens from the CLI\'s JSON output mode.' },
     ),
     usd: Type.Union([Type.Number({ minimum: 0 }), Type.Null()], { description: 'Cost, when the CLI reports it.' }),
-    transient: Type.Optional(Type.Boolean({ description: 'The failure looked transient and will be retried.' })),
+    attempts: Type.Optional(Type.Integer({ minimum: 1, description: 'Attempts made: transient failures (rate limits, overload, 5xx) are retried with backoff.' })),
     error: Type.Optional(Type.String({ description: 'The tail of stderr of a failed call.' })),
   }),
 });

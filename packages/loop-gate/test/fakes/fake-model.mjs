@@ -4,9 +4,10 @@
 //   --verdicts a,b,c         judge: the k-th verdict (pass|revise|malformed|hang), the last one repeats
 //   --unique / --same        judge: always revise, with a new / the same blocking issue each time
 //   --leak FILE              host: put FILE's content (path relative to cwd) into the artifact
-//   --json claude            answer in claude -p --output-format json, with usage and cost
+//   --output-format json     answer like claude -p --output-format json, with usage and cost
 //   --fail-first N --stderr S   exit 1 with S on stderr for the first N calls
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+//   --barrier N              wait until N calls (of any fake) have reached the barrier: proves they overlap
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const args = process.argv.slice(2);
@@ -27,6 +28,20 @@ appendFileSync(join(dir, 'calls.log'), `${name}\n`);
 if (k <= Number(opt('fail-first', '0'))) {
   process.stderr.write(`${opt('stderr', 'error')}\n`);
   process.exit(1);
+}
+
+const barrier = Number(opt('barrier', '0'));
+if (barrier > 0) {
+  writeFileSync(join(dir, `barrier-${name}-${k}`), '');
+  // Calls made one after another never meet here: give up (and fail) rather than wait forever.
+  const deadline = Date.now() + 10_000;
+  while (readdirSync(dir).filter((f) => f.startsWith('barrier-')).length < barrier) {
+    if (Date.now() > deadline) {
+      process.stderr.write('barrier never reached: calls did not overlap\n');
+      process.exit(3);
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
 let answer;
@@ -51,6 +66,6 @@ if (opt('verdicts') || has('unique') || has('same')) {
   if (leak) answer += `\n\nNotes: ${readFileSync(leak, 'utf8')}`;
 }
 if (answer === undefined) process.exitCode = 0;
-else if (opt('json') === 'claude') {
+else if (opt('output-format') === 'json') {
   process.stdout.write(`${JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: answer, total_cost_usd: 0.01, usage: { input_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 50 } })}\n`);
 } else process.stdout.write(`${answer}\n`);

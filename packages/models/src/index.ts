@@ -6,3 +6,6 @@ export { invokeCli, type CliResult, type InvokeCliOptions } from './cli/invoke.j
 export { parseCliOutput, type OutputMode, type ParsedOutput } from './cli/parse.js';
 export { classifyStatus, classifyText, type Classified } from './cli/classify.js';
 export { cliEnv, SAFE_ENV_KEYS } from './cli/env.js';
+export { AnthropicAdapter, type AnthropicAdapterOptions } from './api/anthropic.js';
+export { OpenAIResponsesAdapter, type OpenAIResponsesAdapterOptions } from './api/openai-responses.js';
+export { toModelError, retryAfterMs } from './api/classify.js';

@@ -18,7 +18,7 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /**
  * SIGTERM to the whole group, then SIGKILL to whatever is left after `graceMs`. Resolves once the group is
- * empty or SIGKILL was sent (the kernel delivers SIGKILL; zombies await their parent's reaping, not ours).
+ * empty, or a second after SIGKILL (a zombie nobody reaps keeps its group "alive" but runs nothing).
  */
 export async function killTree(pgid: number, graceMs: number): Promise<void> {
   if (!signalGroup(pgid, 'SIGTERM')) return;
@@ -28,4 +28,6 @@ export async function killTree(pgid: number, graceMs: number): Promise<void> {
     if (!groupAlive(pgid)) return;
   }
   signalGroup(pgid, 'SIGKILL');
+  // SIGKILL is asynchronous: wait for the exit so callers can rely on "nothing is left running".
+  for (let waited = 0; waited < 1000 && groupAlive(pgid); waited += 10) await pause(10);
 }

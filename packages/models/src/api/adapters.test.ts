@@ -1,0 +1,153 @@
+// The Anthropic and OpenAI Responses adapters, over the real SDKs, against the testkit's mock server.
+import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { InterruptedError } from '@quickloop/cli-kit';
+import { startMockServer, type MockServer } from '@quickloop/testkit';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ModelError } from '../errors.js';
+import type { RetryPolicy } from '../retry.js';
+import { addUsage, ZERO_USAGE, type Message, type ModelAdapter, type ToolSpec, type TurnResult } from '../types.js';
+import { AnthropicAdapter } from './anthropic.js';
+import { OpenAIResponsesAdapter } from './openai-responses.js';
+
+const tools: ToolSpec[] = [{ name: 'bash', description: 'Run a shell command', schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } }];
+
+const ADAPTERS = [
+  { name: 'anthropic', api: 'anthropic' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.url) => new AnthropicAdapter({ apiKey: 'test-key', baseURL: url, retry }) },
+  { name: 'openai-responses', api: 'responses' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.openaiUrl) => new OpenAIResponsesAdapter({ apiKey: 'test-key', baseURL: url, retry }) },
+];
+
+/** A minimal agent loop: the adapter never runs tools; this loop runs bash for real. */
+async function toolLoop(adapter: ModelAdapter, prompt: string, stream: boolean) {
+  const messages: Message[] = [{ role: 'user', blocks: [{ type: 'text', text: prompt }] }];
+  const results: TurnResult[] = [];
+  for (let turn = 0; turn < 5; turn++) {
+    const result = await adapter.turn({ model: 'mock-model', system: 'You are a test agent.', messages, tools, maxTokens: 1024, stream });
+    results.push(result);
+    messages.push({ role: 'assistant', blocks: result.blocks, native: result.native });
+    if (result.stop !== 'tool_use') break;
+    const outputs = result.blocks.flatMap((b) => (b.type === 'tool_call' ? [{ type: 'tool_result' as const, id: b.id, name: b.name, output: execFileSync('sh', ['-c', String(b.input.command)], { encoding: 'utf8' }) }] : []));
+    messages.push({ role: 'user', blocks: outputs });
+  }
+  return results;
+}
+
+let mock: MockServer;
+beforeEach(async () => {
+  mock = await startMockServer({ whenEmpty: 'error' });
+});
+afterEach(async () => {
+  await mock.close();
+});
+
+describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
+  for (const stream of [false, true]) {
+    it(`runs a two-turn tool loop (${stream ? 'streaming' : 'plain JSON'}) with normalised blocks and five counters`, async () => {
+      mock.push(
+        { text: 'Let me run that.', toolCalls: [{ name: 'bash', input: { command: 'echo hello' }, id: 'call_a' }], usage: { input: 20, cacheWrite: 100, output: 9 } },
+        (req) => ({ text: `The command printed: ${req.lastUserText.trim()}`, usage: { input: 5, cacheRead: 100, output: 12, reasoning: 4 } }),
+      );
+      const results = await toolLoop(make(mock), 'Say hello via bash.', stream);
+      expect(results.map((r) => r.stop)).toEqual(['tool_use', 'end_turn']);
+      expect(results[0]!.blocks).toEqual([
+        { type: 'text', text: 'Let me run that.' },
+        { type: 'tool_call', id: 'call_a', name: 'bash', input: { command: 'echo hello' } },
+      ]);
+      expect(results[1]!.blocks).toEqual([{ type: 'text', text: 'The command printed: hello' }]);
+      const total = results.reduce((sum, r) => addUsage(sum, r.usage), { ...ZERO_USAGE });
+      expect(total).toEqual({ input: 25, cache_read: 100, cache_write: 100, output: 21, reasoning: api === 'anthropic' ? 0 : 4 });
+      expect(results.every((r) => r.attempts === 1)).toBe(true);
+      // The SDKs surface the request id on plain responses only.
+      if (!stream) expect(results.every((r) => r.requestId?.startsWith('req_mock_'))).toBe(true);
+
+      const [, second] = mock.requestsFor(api);
+      expect(second!.stream).toBe(stream);
+      if (api === 'anthropic') {
+        expect(second!.body.system).toEqual([{ type: 'text', text: 'You are a test agent.', cache_control: { type: 'ephemeral' } }]);
+        expect(second!.body.messages[1].content[1]).toMatchObject({ type: 'tool_use', id: 'call_a', name: 'bash' });
+        expect(second!.body.messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: 'call_a', content: 'hello\n', is_error: false, cache_control: { type: 'ephemeral' } }]);
+        expect(second!.body.tools[0]).toMatchObject({ name: 'bash', input_schema: { type: 'object' } });
+      } else {
+        expect(second!.body).toMatchObject({ store: false, instructions: 'You are a test agent.', include: ['reasoning.encrypted_content'], max_output_tokens: 1024 });
+        // The first turn's output items are replayed verbatim, then the tool output keyed by call_id.
+        expect(second!.body.input.slice(1).map((i: any) => i.type)).toEqual(['message', 'function_call', 'function_call_output']);
+        expect(second!.body.input.at(-1)).toEqual({ type: 'function_call_output', call_id: 'call_a', output: 'hello\n' });
+        expect(second!.body.tools[0]).toMatchObject({ type: 'function', name: 'bash', strict: false });
+      }
+    });
+  }
+
+  it('reports a refusal as a stop, not an error', async () => {
+    mock.push({ refusal: 'I will not do that.', category: 'cyber' });
+    const r = await make(mock).turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'bad' }] }], maxTokens: 10 });
+    expect(r.stop).toBe('refusal');
+    expect(r.blocks).toEqual([]);
+    expect(r.refusal).toEqual(name === 'anthropic' ? { category: 'cyber', explanation: 'I will not do that.' } : { explanation: 'I will not do that.' });
+  });
+
+  it('reports a max-tokens stop', async () => {
+    mock.push({ text: 'cut sh', stop: 'max_tokens' });
+    const r = await make(mock).turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'x' }] }], maxTokens: 3 });
+    expect(r).toMatchObject({ stop: 'max_tokens', blocks: [{ type: 'text', text: 'cut sh' }] });
+  });
+
+  it('retries 429 and 5xx itself, honouring retry-after as a floor of the jittered backoff', async () => {
+    mock.push({ error: { status: 429, retryAfterMs: 250 } }, { error: { status: api === 'anthropic' ? 529 : 503 } }, { text: 'finally' });
+    const waits: number[] = [];
+    const adapter = make(mock, { retries: 2, baseMs: 10, random: () => 0.5, sleep: async (ms) => void waits.push(ms) });
+    const r = await adapter.turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'x' }] }], maxTokens: 10 });
+    expect(r).toMatchObject({ attempts: 3, blocks: [{ type: 'text', text: 'finally' }] });
+    expect(waits).toEqual([250, 15]);
+    // The SDK's own retries are off, so every attempt is ours and starts from a zero retry count.
+    expect(mock.requests.map((q) => q.headers['x-stainless-retry-count'])).toEqual(['0', '0', '0']);
+  });
+
+  it('gives up after its retries with a transient infra ModelError', async () => {
+    mock.push({ error: { status: 500 } }, { error: { status: 500 } });
+    const err = await make(mock, { retries: 1, sleep: async () => {} })
+      .turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'x' }] }], maxTokens: 10 })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ModelError);
+    expect(err).toMatchObject({ errorKind: 'infra', transient: true, status: 500 });
+    expect(mock.requests).toHaveLength(2);
+  });
+
+  it('classifies context overflow and auth failures without retrying them', async () => {
+    const overflow = name === 'anthropic' ? { status: 400, message: 'prompt is too long: 250000 tokens > 200000 maximum' } : { status: 400, type: 'context_length_exceeded', message: 'Your input exceeds the context window of this model.' };
+    mock.push({ error: overflow }, { error: { status: 401, message: 'invalid x-api-key' } });
+    const adapter = make(mock, { retries: 3, sleep: async () => {} });
+    const req = { model: 'm', system: 's', messages: [{ role: 'user' as const, blocks: [{ type: 'text' as const, text: 'x' }] }], maxTokens: 10 };
+    await expect(adapter.turn(req)).rejects.toMatchObject({ errorKind: 'context_overflow', transient: false, status: 400 });
+    await expect(adapter.turn(req)).rejects.toMatchObject({ errorKind: 'config', transient: false, status: 401 });
+    expect(mock.requests).toHaveLength(2);
+  });
+
+  it('calls a malformed body a harness error', async () => {
+    mock.push({ malformed: '{"id":"x","output":[' });
+    await expect(make(mock).turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'x' }] }], maxTokens: 10 })).rejects.toMatchObject({ errorKind: 'harness' });
+  });
+
+  it('calls a refused connection transient infra', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer();
+      s.listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const url = api === 'anthropic' ? `http://127.0.0.1:${port}` : `http://127.0.0.1:${port}/v1`;
+    await expect(make(mock, { retries: 0 }, url).turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'x' }] }], maxTokens: 10 })).rejects.toMatchObject({
+      errorKind: 'infra',
+      transient: true,
+    });
+  });
+
+  it('turns an abort into InterruptedError, also while waiting to retry', async () => {
+    mock.push({ error: { status: 429, retryAfterMs: 60_000 } });
+    const controller = new AbortController();
+    const pending = make(mock, { retries: 2 }).turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'x' }] }], maxTokens: 10, signal: controller.signal });
+    while (mock.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+    controller.abort();
+    await expect(pending).rejects.toBeInstanceOf(InterruptedError);
+  });
+});

@@ -1,0 +1,108 @@
+// The Anthropic Messages adapter over @anthropic-ai/sdk: normalised blocks, stops, five counters and refusals.
+import Anthropic from '@anthropic-ai/sdk';
+import { ModelError } from '../errors.js';
+import type { RetryPolicy } from '../retry.js';
+import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
+import { retryingTurn } from './run-turn.js';
+
+export interface AnthropicAdapterOptions {
+  apiKey: string;
+  /** The host root; the SDK appends `/v1/messages`. */
+  baseURL?: string;
+  /** Per request. Explicit, because the SDK refuses long non-streaming calls without one. */
+  timeoutMs?: number;
+  retry?: RetryPolicy;
+}
+
+type Params = Anthropic.MessageCreateParamsNonStreaming;
+
+function toParams(request: TurnRequest): Params {
+  const messages: Anthropic.MessageParam[] = request.messages.map((m) => messageParam(m));
+  // A cache breakpoint on the newest block makes each turn read the previous turn's prefix from cache.
+  const last = messages.at(-1);
+  if (last && Array.isArray(last.content) && last.content.length > 0) {
+    const block = last.content.at(-1) as { cache_control?: unknown };
+    block.cache_control = { type: 'ephemeral' };
+  }
+  const params: Params = {
+    model: request.model,
+    max_tokens: request.maxTokens,
+    system: [{ type: 'text', text: request.system, cache_control: { type: 'ephemeral' } }],
+    messages,
+  };
+  if (request.tools?.length) {
+    params.tools = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.schema as Anthropic.Tool.InputSchema }));
+  }
+  return params;
+}
+
+function messageParam(m: Message): Anthropic.MessageParam {
+  if (m.role === 'assistant' && Array.isArray(m.native)) return { role: 'assistant', content: structuredClone(m.native) as Anthropic.ContentBlockParam[] };
+  const content: Anthropic.ContentBlockParam[] = m.blocks.map((b) => {
+    if (b.type === 'text') return { type: 'text', text: b.text };
+    if (b.type === 'tool_call') return { type: 'tool_use', id: b.id, name: b.name, input: b.input };
+    return { type: 'tool_result', tool_use_id: b.id, content: b.output, is_error: b.is_error ?? false };
+  });
+  return { role: m.role, content };
+}
+
+const STOPS: Record<string, Stop> = {
+  end_turn: 'end_turn',
+  stop_sequence: 'end_turn',
+  tool_use: 'tool_use',
+  max_tokens: 'max_tokens',
+  refusal: 'refusal',
+  model_context_window_exceeded: 'context_overflow',
+};
+
+function toResult(msg: Anthropic.Message, attempts: number, durationMs: number): TurnResult {
+  const blocks: Block[] = [];
+  for (const b of msg.content) {
+    if (b.type === 'text') blocks.push({ type: 'text', text: b.text });
+    else if (b.type === 'tool_use') {
+      if (!b.input || typeof b.input !== 'object' || Array.isArray(b.input)) throw new ModelError('harness', `anthropic: tool_use ${b.id} input is not an object`);
+      blocks.push({ type: 'tool_call', id: b.id, name: b.name, input: b.input as Record<string, unknown> });
+    }
+    // Thinking blocks are not text; they travel in `native` to be replayed unchanged.
+  }
+  const u = msg.usage as Anthropic.Usage & { output_tokens_details?: { reasoning_tokens?: number } | null };
+  const result: TurnResult = {
+    blocks,
+    stop: STOPS[msg.stop_reason ?? ''] ?? 'other',
+    usage: usage({ input: u.input_tokens, cache_read: u.cache_read_input_tokens, cache_write: u.cache_creation_input_tokens, output: u.output_tokens, reasoning: u.output_tokens_details?.reasoning_tokens }),
+    attempts,
+    durationMs,
+    native: msg.content,
+  };
+  const requestId = (msg as { _request_id?: string | null })._request_id;
+  if (requestId) result.requestId = requestId;
+  if (result.stop === 'refusal') {
+    const details = (msg as { stop_details?: { category?: string | null; explanation?: string | null } | null }).stop_details;
+    result.refusal = {};
+    if (details?.category) result.refusal.category = details.category;
+    if (details?.explanation) result.refusal.explanation = details.explanation;
+  }
+  return result;
+}
+
+export class AnthropicAdapter implements ModelAdapter {
+  readonly name = 'anthropic';
+  readonly #client: Anthropic;
+  readonly #retry: RetryPolicy;
+
+  constructor(options: AnthropicAdapterOptions) {
+    // The SDK's own retries are off: the adapter retries, the same way for every vendor.
+    this.#client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0, timeout: options.timeoutMs ?? 600_000 });
+    this.#retry = options.retry ?? {};
+  }
+
+  async turn(request: TurnRequest): Promise<TurnResult> {
+    const started = performance.now();
+    const params = toParams(request);
+    const opts = request.signal ? { signal: request.signal } : {};
+    const { value, attempts } = await retryingTurn(this.name, this.#retry, request.signal, (): Promise<Anthropic.Message> =>
+      request.stream ? this.#client.messages.stream(params, opts).finalMessage() : this.#client.messages.create(params, opts),
+    );
+    return toResult(value, attempts, Math.round(performance.now() - started));
+  }
+}

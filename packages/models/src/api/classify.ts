@@ -1,0 +1,50 @@
+// SDK errors (Anthropic and OpenAI alike) to ModelError, by status, body and class name rather than by vendor.
+import { InterruptedError } from '@quickloop/cli-kit';
+import { classifyStatus, classifyText } from '../cli/classify.js';
+import { ModelError } from '../errors.js';
+
+function header(headers: unknown, name: string): string | undefined {
+  if (headers && typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+  if (headers && typeof headers === 'object') {
+    const value = (headers as Record<string, unknown>)[name];
+    return typeof value === 'string' ? value : undefined;
+  }
+  return undefined;
+}
+
+/** The server's wait hint: `retry-after-ms`, or `retry-after` in seconds (an HTTP date is ignored). */
+export function retryAfterMs(headers: unknown): number | undefined {
+  const ms = Number(header(headers, 'retry-after-ms'));
+  if (Number.isFinite(ms) && ms >= 0 && header(headers, 'retry-after-ms') !== undefined) return ms;
+  const sec = Number(header(headers, 'retry-after'));
+  if (Number.isFinite(sec) && sec >= 0 && header(headers, 'retry-after') !== undefined) return sec * 1000;
+  return undefined;
+}
+
+export function toModelError(error: unknown, adapter: string, signal?: AbortSignal): Error {
+  if (error instanceof ModelError || error instanceof InterruptedError) return error;
+  const e = error as { status?: unknown; headers?: unknown; error?: any; message?: unknown; code?: unknown; requestID?: unknown; constructor?: { name?: string } };
+  const name = e?.constructor?.name ?? '';
+  if (name === 'APIUserAbortError' || signal?.aborted) return new InterruptedError(`${adapter}: request aborted`);
+  const message = String(e?.message ?? error);
+  const requestId = typeof e?.requestID === 'string' ? e.requestID : undefined;
+  if (typeof e?.status === 'number') {
+    // Vendors disagree on where the detail lives: Anthropic `error.error.message`, OpenAI `error.message` and `code`.
+    const detail = [e.error?.error?.type, e.error?.error?.message, e.error?.message, e.error?.code, e.error?.type, e.code, message].filter((x) => typeof x === 'string').join(' ');
+    const fromText = classifyText(detail);
+    const c = fromText.errorKind === 'context_overflow' ? fromText : classifyStatus(e.status);
+    const wait = retryAfterMs(e.headers);
+    return new ModelError(c.errorKind, `${adapter}: HTTP ${e.status}: ${message}`, {
+      transient: c.transient,
+      status: e.status,
+      ...(requestId ? { requestId } : {}),
+      ...(wait !== undefined ? { retryAfterMs: wait } : {}),
+      cause: error,
+    });
+  }
+  if (name === 'APIConnectionError' || name === 'APIConnectionTimeoutError' || /ECONNREFUSED|ECONNRESET|ETIMEDOUT|socket hang up|fetch failed|terminated/i.test(message)) {
+    return new ModelError('infra', `${adapter}: connection failed: ${message}`, { transient: true, cause: error });
+  }
+  // A body we could not read (broken JSON, a cut stream) is our problem to look at, not something to retry.
+  return new ModelError('harness', `${adapter}: unreadable response: ${message}`, { cause: error });
+}

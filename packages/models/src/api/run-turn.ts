@@ -1,0 +1,32 @@
+// The retry loop every API adapter shares: one policy, one error taxonomy, attempts counted.
+import { InterruptedError } from '@quickloop/cli-kit';
+import { ModelError } from '../errors.js';
+import { withRetries, type RetryPolicy } from '../retry.js';
+import { toModelError } from './classify.js';
+
+export async function retryingTurn<T>(
+  adapter: string,
+  policy: RetryPolicy,
+  signal: AbortSignal | undefined,
+  call: () => Promise<T>,
+): Promise<{ value: T; attempts: number }> {
+  const { value, attempts } = await withRetries<{ ok: T } | { error: Error }>(
+    async () => {
+      try {
+        return { value: { ok: await call() }, retry: false };
+      } catch (error) {
+        const e = toModelError(error, adapter, signal);
+        if (!(e instanceof ModelError)) throw e;
+        return { value: { error: e }, retry: e.transient, ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}) };
+      }
+    },
+    policy,
+    signal ? { signal } : {},
+  ).catch((error: unknown) => {
+    // An abort during a backoff wait rejects the sleep, not a request.
+    if (signal?.aborted) throw new InterruptedError(`${adapter}: request aborted`);
+    throw error;
+  });
+  if ('error' in value) throw value.error;
+  return { value: value.ok, attempts };
+}

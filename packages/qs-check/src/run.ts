@@ -121,7 +121,8 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
         egressBlocked: f.egressBlocked,
         egressNotAllowlisted: f.egressNotAllowlisted,
       });
-      if (classification === 'docs_gap' && f.check?.reason) detail = f.check.reason;
+      // A failed replay step names where the docs broke; otherwise the check's reason says what is missing.
+      if (classification === 'docs_gap' && stopReason !== 'command_failed' && f.check?.reason) detail = f.check.reason;
     }
     if (classification === 'passed') tally.passed += 1;
     else if (classification === 'docs_gap') tally.docsGap += 1;

@@ -10,3 +10,4 @@ export { startEgressProxy, type EgressProxy, type ProxyOptions } from './proxy.j
 export { sandboxEnv, COPIED_VARS, NO_PROXY } from './env.js';
 export { OutputCap, omissionMarker, DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
 export { INSTALL_HOSTS, effectivePolicy, type PolicyExtras } from './install-hosts.js';
+export { provisionSandbox, egressEmitter, setupFailureDetail, type ProvisionOptions, type Provisioned, type TaskLoadedPayload, type SandboxReadyPayload } from './provision.js';

@@ -1,0 +1,32 @@
+// qs-sandbox's command line: flags to SandboxStageOptions, then run() under runBin.
+import { logLevel, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
+import type { BackendChoice } from '@quickloop/sandbox';
+import { registryHost, run } from './run.js';
+
+export const VERSION = '0.1.0';
+
+export async function cli(argv: string[], io: Io): Promise<number> {
+  const args = parseArgs(argv, { name: 'qs-sandbox', version: VERSION, usage: '$0 [--backend auto|bwrap|local] [--allow-registry HOST]... [--keep] < events', out: io.stderr }, (y) =>
+    y
+      .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend; auto picks the best available and says why' })
+      .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })
+      .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Also allow this registry host (repeatable)' })
+      .option('keep', { type: 'boolean', default: false, describe: 'Keep the workspace after the last stage' })
+      .option('base-dir', { type: 'string', describe: 'Make workspaces under this folder (default: the OS temp folder)' }),
+  );
+  return run(
+    {
+      backend: args.backend as BackendChoice,
+      allowUnenforced: args['allow-unenforced'],
+      allowRegistries: args['allow-registry'].map((h) => registryHost(String(h))),
+      keep: args.keep,
+      ...(args['base-dir'] ? { baseDir: args['base-dir'] } : {}),
+      level: logLevel(args),
+    },
+    io,
+  );
+}
+
+export async function main(): Promise<void> {
+  await runBin(cli, { name: 'qs-sandbox', family: 'qs' });
+}

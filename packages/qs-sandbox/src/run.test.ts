@@ -1,0 +1,168 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InputError, memoryIo, QsExit, UsageError } from '@quickloop/cli-kit';
+import { cli } from './cli.js';
+import { run, type SandboxStageOptions } from './run.js';
+import { cleanup, editedTask, parseOut, stream, type OutEvent } from './testing.js';
+
+const made: OutEvent[][] = [];
+afterEach(() => {
+  for (const events of made.splice(0)) cleanup(events);
+});
+
+const defaults: SandboxStageOptions = { backend: 'bwrap', allowUnenforced: false, allowRegistries: [], keep: false, level: 'quiet' };
+
+async function stage(input: string, opts: Partial<SandboxStageOptions> = {}, env: Record<string, string | undefined> = { PATH: process.env.PATH }) {
+  const io = memoryIo({ stdin: input, env });
+  const code = await run({ ...defaults, ...opts }, io);
+  const events = parseOut(io.out());
+  made.push(events);
+  return { code, events, io };
+}
+
+describe('qs-sandbox', () => {
+  it('forwards every line unchanged and in order, and gives each task its own sandbox and setup', async () => {
+    const input = stream('two-tasks.ndjson');
+    const { code, io, events } = await stage(input);
+    expect(code).toBe(QsExit.passed);
+    const out = io.out().split('\n');
+    const inLines = input.split('\n').filter(Boolean);
+    // Upstream lines come out byte for byte, in their order, each task before its own sandbox.
+    expect(out.filter((l) => inLines.includes(l))).toEqual(inLines);
+    expect(events.map((e) => `${e.run_id} ${e.type}`)).toEqual([
+      'run-a task.loaded',
+      'run-a sandbox.ready',
+      'run-a setup.started',
+      'run-a setup.completed',
+      'run-a diagnostic',
+      'run-a x.custom_event',
+      'run-b task.loaded',
+      'run-b sandbox.ready',
+    ]);
+    const [a, b] = events.filter((e) => e.type === 'sandbox.ready');
+    expect(a?.workspace).not.toBe(b?.workspace);
+    expect(readFileSync(join(String(a?.workspace), 'a.txt'), 'utf8')).toBe('a\n');
+  });
+
+  it('describes the sandbox: sibling home and tmp, backend, enforcement, policy and why', async () => {
+    const { events } = await stage(stream('setup.ndjson'), { keep: true, allowRegistries: ['mirror.corp.test'] });
+    const ready = events.find((e) => e.type === 'sandbox.ready') as OutEvent;
+    expect(ready).toMatchObject({ stage: 'qs-sandbox', backend: 'bwrap', enforced: true, keep: true });
+    expect(String(ready.reason)).toMatch(/bwrap/);
+    const root = String(ready.root);
+    expect(ready).toMatchObject({ workspace: join(root, 'workspace'), home: join(root, 'home'), tmp: join(root, 'tmp') });
+    const policy = ready.policy as { docs_hosts: string[]; registries: string[] };
+    expect(policy.docs_hosts).toEqual(['docs.greeter.test']);
+    expect(policy.registries).toContain('mirror.corp.test');
+    expect(policy.registries).toContain('nodejs.org');
+  });
+
+  it('pairs setup.started and setup.completed by id, with exit code, output and duration', async () => {
+    const { events } = await stage(stream('setup.ndjson'));
+    const started = events.filter((e) => e.type === 'setup.started');
+    const completed = events.filter((e) => e.type === 'setup.completed');
+    expect(started.map((e) => e.command)).toEqual(['echo setup-ran > marker.txt', 'cat marker.txt']);
+    expect(completed.map((e) => e.parent_id)).toEqual(started.map((e) => e.id));
+    expect(completed[1]).toMatchObject({ index: 1, exit_code: 0, timed_out: false, output: 'setup-ran\n', truncated: false });
+    expect(typeof completed[1]?.duration_ms).toBe('number');
+  });
+
+  it('stops at the first failing setup command and says so with setup.failed (exit 2: no evidence)', async () => {
+    const { code, events } = await stage(stream('setup-fails.ndjson'));
+    expect(code).toBe(QsExit.noEvidence);
+    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed', 'setup.started', 'setup.completed', 'setup.failed']);
+    expect(events.at(-1)).toMatchObject({ index: 1, command: 'exit 7', exit_code: 7, detail: 'setup step 2 exited 7: exit 7' });
+    expect(events.filter((e) => e.type === 'setup.started').map((e) => e.command)).toEqual(['echo first', 'exit 7']);
+  });
+
+  it('kills a setup command at the task\'s per-command timeout (124) and caps its output', async () => {
+    const input = editedTask((e) => {
+      e.task.setup = ['seq 1 100000', 'sleep 30'];
+      e.task.budgets.max_command_seconds = 1;
+      e.task.budgets.max_output_chars = 100;
+    });
+    const { events } = await stage(input);
+    const completed = events.filter((e) => e.type === 'setup.completed');
+    expect(completed[0]).toMatchObject({ exit_code: 0, truncated: true, original_chars: 588895 });
+    expect(String(completed[0]?.output).startsWith('1\n2\n3\n')).toBe(true);
+    expect(String(completed[0]?.output).endsWith('99999\n100000\n')).toBe(true);
+    expect(completed[1]).toMatchObject({ exit_code: 124, timed_out: true });
+    expect(events.at(-1)).toMatchObject({ type: 'setup.failed', detail: 'setup step 2 timed out: sleep 30' });
+  });
+
+  it('records egress decisions of setup commands under the run, before the command completes', async () => {
+    const input = editedTask((e) => {
+      e.task.setup = ['curl -sS http://docs.greeter.test/quickstart.html; curl -sS https://elsewhere.example.com/ || true'];
+    });
+    const { events } = await stage(input);
+    const types = events.map((e) => e.type);
+    expect(types).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'egress.blocked', 'egress.blocked', 'setup.completed']);
+    expect(events[3]).toMatchObject({ run_id: 'run-setup', stage: 'qs-sandbox', host: 'docs.greeter.test', reason: 'docs_host' });
+    expect(events[4]).toMatchObject({ host: 'elsewhere.example.com', port: 443, method: 'CONNECT', reason: 'not_allowlisted' });
+    expect(String(events[5]?.output)).toContain('use read_docs');
+  });
+
+  it('never passes the host\'s keys or home into setup', async () => {
+    const input = editedTask((e) => {
+      e.task.setup = ['env; echo "home=$HOME"'];
+    });
+    const { events } = await stage(input, {}, { PATH: process.env.PATH, ANTHROPIC_API_KEY: 'sk-ant-test-secret', HOME: '/root' });
+    const out = String(events.find((e) => e.type === 'setup.completed')?.output);
+    expect(out).not.toContain('test-secret');
+    expect(out).toContain(`home=${String(events.find((e) => e.type === 'sandbox.ready')?.home)}\n`);
+  });
+
+  it('runs under local only when unenforced runs are allowed, and says it is not enforced', async () => {
+    await expect(stage(stream('setup.ndjson'), { backend: 'local' })).rejects.toThrow(UsageError);
+    const { events } = await stage(stream('setup.ndjson'), { backend: 'local', allowUnenforced: true });
+    expect(events.find((e) => e.type === 'sandbox.ready')).toMatchObject({ backend: 'local', enforced: false });
+  });
+
+  it('refuses the local backend before reading any input', async () => {
+    const io = memoryIo({ stdin: 'not json at all\n' });
+    await expect(cli(['--backend', 'local'], io)).rejects.toThrow(/--allow-unenforced/);
+  });
+
+  it('stops with stdin:LINE on a bad line, after forwarding what came before', async () => {
+    const io = memoryIo({ stdin: `${stream('two-tasks.ndjson')}{"v":1,"type":"task.loaded"}\n` });
+    const err = await run(defaults, io).catch((e: unknown) => e);
+    made.push(parseOut(io.out()));
+    expect(err).toBeInstanceOf(InputError);
+    expect(String((err as Error).message)).toBe("stdin:5: not a quickloop event: missing field 'ts'");
+  });
+
+  it('rejects an --allow-registry that is not a host', async () => {
+    await expect(cli(['--allow-registry', 'not a host'], memoryIo())).rejects.toThrow(UsageError);
+    await expect(cli(['--allow-registry', 'https://a..b/'], memoryIo())).rejects.toThrow(/not a host name/);
+  });
+
+  it('takes the host of a registry URL given to --allow-registry', async () => {
+    const io = memoryIo({ stdin: stream('setup.ndjson'), env: { PATH: process.env.PATH } });
+    expect(await cli(['--allow-registry', 'https://Mirror.Corp.Test:8443/npm/', '-q'], io)).toBe(0);
+    const events = parseOut(io.out());
+    made.push(events);
+    expect((events.find((e) => e.type === 'sandbox.ready')?.policy as { registries: string[] }).registries).toContain('mirror.corp.test');
+  });
+
+  it('stops on interrupt: kills the running setup command, emits no setup.failed, exits 130', async () => {
+    const input = editedTask((e) => {
+      e.task.setup = ['sleep 300', 'echo never'];
+    });
+    const io = memoryIo({ stdin: input, env: { PATH: process.env.PATH } });
+    const running = run(defaults, io);
+    // Abort once the command is running, as SIGINT would.
+    const started = setInterval(() => {
+      if (io.out().includes('"setup.started"')) {
+        clearInterval(started);
+        io.abort(new Error('interrupted by SIGINT'));
+      }
+    }, 5);
+    expect(await running).toBe(QsExit.interrupted);
+    const events = parseOut(io.out());
+    made.push(events);
+    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed']);
+    expect(events.at(-1)).toMatchObject({ exit_code: 137, timed_out: false });
+    expect(existsSync(String(events[1]?.workspace))).toBe(true);
+  });
+});

@@ -1,0 +1,94 @@
+// qs-sandbox: for each task.loaded, make its sandbox and run its setup; forward every line, unchanged and in order.
+import { createLogger, CliError, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { createEmitter, EventWriter, readEvents, untilAborted, type Payload } from '@quickloop/events';
+import { normalizeHost, provisionSandbox, selectBackend, type BackendChoice } from '@quickloop/sandbox';
+
+export const STAGE = 'qs-sandbox';
+
+export interface SandboxStageOptions {
+  backend: BackendChoice;
+  allowUnenforced: boolean;
+  /** Extra registry hosts (`--allow-registry`), added to every task's policy. */
+  allowRegistries: string[];
+  /** Mark the workspaces to be kept by the last stage. */
+  keep: boolean;
+  /** Where workspaces are made (default the OS temp folder). */
+  baseDir?: string;
+  level: LogLevel;
+}
+
+/** `--allow-registry` takes a host, or a registry URL whose host is used; anything else is a usage error. */
+export function registryHost(value: string): string {
+  const text = value.trim();
+  let host = text;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
+    try {
+      host = new URL(text).hostname;
+    } catch {
+      host = '';
+    }
+  }
+  host = normalizeHost(host);
+  if (!/^[a-z0-9.-]+$|^[0-9a-f:]+$/.test(host) || host.startsWith('.') || host.includes('..')) {
+    throw new UsageError(`--allow-registry: '${value}' is not a host name (e.g. mirror.example.com)`);
+  }
+  return host;
+}
+
+export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
+  const log = createLogger({ stream: io.stderr, env: io.env, level: opts.level });
+  // Asked-for backends are checked before any input is read: a refused `local` is a usage error (3)
+  // even on an empty stream, never a run that quietly went unenforced.
+  const selection = selectBackend(opts.backend, opts.allowUnenforced);
+  log.verbose(`${STAGE}: backend ${selection.backend}: ${selection.reason}`);
+  const writer = new EventWriter(io.stdout);
+  const emitter = createEmitter({ stage: STAGE, writer, now: io.now });
+  let inconclusive = 0;
+
+  for await (const { raw, event } of untilAborted(readEvents(io.stdin), io.signal)) {
+    await writer.forward(raw);
+    if (event.type !== 'task.loaded') continue;
+    const loaded = event as unknown as Payload<'task.loaded'>;
+    const name = loaded.task.name;
+    let provisioned: Awaited<ReturnType<typeof provisionSandbox>>;
+    try {
+      provisioned = await provisionSandbox(
+        loaded,
+        event.run_id,
+        {
+          backend: opts.backend,
+          allowUnenforced: opts.allowUnenforced,
+          env: io.env,
+          keep: opts.keep,
+          allowRegistries: opts.allowRegistries,
+          ...(opts.baseDir ? { baseDir: opts.baseDir } : {}),
+        },
+        emitter,
+        io.newId,
+        io.signal,
+      );
+    } catch (error) {
+      if (error instanceof CliError) throw error;
+      inconclusive += 1;
+      const message = `cannot make a sandbox: ${(error as Error).message.split('\n')[0]}`;
+      log.error(`${STAGE}: ${name}: ${message}`);
+      await emitter.emit('run.failed', { run_id: event.run_id }, { failed_stage: STAGE, error: message });
+      continue;
+    }
+    // Closing kills whatever setup left running and waits for the proxy's last egress events, so
+    // they are all in the stream before the next stage sees anything after them.
+    await provisioned.sandbox.close();
+    const { ready } = provisioned;
+    if (provisioned.setupFailure !== undefined) {
+      inconclusive += 1;
+      log.warn(`${STAGE}: ${name}: ${provisioned.setupFailure}`);
+    } else if (!provisioned.interrupted) {
+      log.info(`${STAGE}: ${name}: ready (${ready.backend}${ready.enforced ? '' : ', NOT enforced'}) ${ready.workspace}`);
+    }
+    if (io.signal.aborted) break;
+  }
+  await writer.flush();
+  if (io.signal.aborted) return QsExit.interrupted;
+  // A run whose setup failed has no evidence; saying so here matters under `set -o pipefail`.
+  return inconclusive > 0 ? QsExit.noEvidence : QsExit.passed;
+}

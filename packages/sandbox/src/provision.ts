@@ -1,0 +1,99 @@
+// What a stage does to give a task its sandbox: open it under the task's policy, announce it, run setup, all as events.
+import type { Emitter, Payload } from '@quickloop/events';
+import { effectivePolicy } from './install-hosts.js';
+import { openSandbox } from './open.js';
+import type { BackendChoice, EgressEvent, Sandbox } from './types.js';
+
+export type TaskLoadedPayload = Payload<'task.loaded'>;
+export type SandboxReadyPayload = Payload<'sandbox.ready'>;
+
+export interface ProvisionOptions {
+  backend: BackendChoice;
+  allowUnenforced: boolean;
+  /** The host environment (PATH, LANG, LC_ALL are taken from it; nothing else). */
+  env: Record<string, string | undefined>;
+  /** Recorded in sandbox.ready: the last stage keeps the workspace. */
+  keep: boolean;
+  /** `--allow-registry` hosts. */
+  allowRegistries?: readonly string[];
+  /** Add the install hosts (default true; never under network.only). */
+  installHosts?: boolean;
+  /** Where the workspace root is made (default the OS temp folder). */
+  baseDir?: string;
+}
+
+export interface Provisioned {
+  sandbox: Sandbox;
+  ready: SandboxReadyPayload;
+  /** The one-line detail of setup.failed, when a setup command failed: the agent must not start. */
+  setupFailure?: string;
+  /** The signal fired during setup; the remaining setup commands did not run. */
+  interrupted: boolean;
+}
+
+/** Emits each egress decision as it is made. A closed downstream is noticed at the stage's next awaited emit. */
+export function egressEmitter(emitter: Emitter, runId: string): (event: EgressEvent) => void {
+  return (event) => {
+    const { type, ...payload } = event;
+    try {
+      void emitter.emit(type, { run_id: runId }, payload as never);
+    } catch {
+      // The writer is closed; the stage ends quietly at its next await.
+    }
+  };
+}
+
+/** One line: `setup step 2 exited 1: make deps`. */
+export function setupFailureDetail(index: number, command: string, exitCode: number, timedOut: boolean): string {
+  const what = timedOut ? 'timed out' : `exited ${exitCode}`;
+  return `setup step ${index + 1} ${what}: ${command.replace(/\s+/g, ' ').trim().slice(0, 160)}`;
+}
+
+/**
+ * Opens a fresh sandbox for the task, emits sandbox.ready, then runs each setup command with the
+ * task's per-command timeout and output cap (setup.started/setup.completed, egress.* in between).
+ * The first failure emits setup.failed and stops. The sandbox is returned open: the caller closes it.
+ */
+export async function provisionSandbox(
+  loaded: TaskLoadedPayload,
+  runId: string,
+  options: ProvisionOptions,
+  emitter: Emitter,
+  newId: () => string,
+  signal: AbortSignal,
+): Promise<Provisioned> {
+  const policy = effectivePolicy(loaded.policy, {
+    ...(options.allowRegistries ? { allowRegistries: options.allowRegistries } : {}),
+    ...(options.installHosts !== undefined ? { installHosts: options.installHosts } : {}),
+  });
+  const sandbox = await openSandbox({
+    policy,
+    backend: options.backend,
+    allowUnenforced: options.allowUnenforced,
+    env: options.env,
+    onEgress: egressEmitter(emitter, runId),
+    ...(options.baseDir ? { baseDir: options.baseDir } : {}),
+  });
+  const d = sandbox.describe();
+  const ready: SandboxReadyPayload = { root: d.root, workspace: d.workspace, home: d.home, tmp: d.tmp, backend: d.backend, enforced: d.enforced, reason: d.reason, policy: d.policy, keep: options.keep };
+  await emitter.emit('sandbox.ready', { run_id: runId }, ready);
+  const { budgets, setup } = loaded.task;
+  for (const [index, command] of setup.entries()) {
+    if (signal.aborted) return { sandbox, ready, interrupted: true };
+    const id = newId();
+    await emitter.emit('setup.started', { run_id: runId, id }, { index, command });
+    const r = await sandbox.exec(command, { timeoutMs: budgets.max_command_seconds * 1000, maxOutputChars: budgets.max_output_chars, signal });
+    await emitter.emit(
+      'setup.completed',
+      { run_id: runId, parent_id: id },
+      { index, command, exit_code: r.exitCode, timed_out: r.timedOut, duration_ms: r.durationMs, output: r.output, original_chars: r.originalChars, truncated: r.truncated },
+    );
+    if (signal.aborted) return { sandbox, ready, interrupted: true };
+    if (r.exitCode !== 0) {
+      const detail = setupFailureDetail(index, command, r.exitCode, r.timedOut);
+      await emitter.emit('setup.failed', { run_id: runId }, { index, command, exit_code: r.exitCode, detail });
+      return { sandbox, ready, setupFailure: detail, interrupted: false };
+    }
+  }
+  return { sandbox, ready, interrupted: false };
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import type { WireEvent } from '@quickloop/events';
+import { createRenderer } from './render.js';
+
+const ev = (type: string, secs: number, payload: Record<string, unknown> = {}, run_id = 'r1'): WireEvent =>
+  ({ v: 1, type, ts: new Date(Date.UTC(2026, 0, 1) + secs * 1000).toISOString(), run_id, stage: 'x', ...payload }) as WireEvent;
+
+const renderAll = (events: WireEvent[], verbose = false): string => {
+  const render = createRenderer({ verbose });
+  return events.flatMap(render).join('\n');
+};
+
+describe('the stream renderer', () => {
+  const stream = [
+    ev('task.loaded', 0, { task: { name: 'greeter', goal: 'Greet.' }, mode: 'replay+agent' }),
+    ev('sandbox.ready', 1, { backend: 'local', enforced: false, workspace: '/w' }),
+    ev('tool.call', 2, { tool: 'bash', command: 'echo hi', id: 'c1' }),
+    ev('tool.result', 3, { tool: 'bash', exit_code: 0, output: 'hi\n', duration_ms: 10 }),
+    ev('tool.call', 4, { tool: 'bash', command: 'make', id: 'c2' }),
+    ev('tool.result', 5, { tool: 'bash', exit_code: 2, output: `${'x'.repeat(500)}\nmake: *** no rule\n`, duration_ms: 1500 }),
+    ev('egress.blocked', 5, { host: 'docs.greeter.test', port: 443, reason: 'docs_host' }),
+    ev('egress.allowed', 5, { host: 'registry.test', port: 443, reason: 'registry' }),
+    ev('custom.unknown', 6),
+    ev('run.completed', 12.3, { task: 'greeter', classification: 'docs_gap', label: 'FAIL', enforced: false, suspect_page: 'https://d.test/q' }),
+  ];
+
+  it('stamps lines from the first event, shows failed output (clipped from the front) and hides the rest', () => {
+    const text = renderAll(stream);
+    expect(text).toContain('[    0.0s] task greeter (replay+agent)');
+    expect(text).toContain('[    1.0s] sandbox local (UNENFORCED) /w');
+    expect(text).toContain('[    2.0s] $ echo hi');
+    expect(text).not.toContain('| hi');
+    expect(text).toContain('[    5.0s] exit 2 (1.5s)');
+    expect(text).toContain('    | make: *** no rule');
+    expect(text).toContain('    | …xxx');
+    expect(text).toContain('shell blocked from docs host docs.greeter.test:443 (use read_docs)');
+    expect(text).not.toContain('registry.test');
+    expect(text).not.toContain('custom.unknown');
+    expect(text).toContain('[   12.3s] FAIL greeter: docs_gap (UNENFORCED)');
+    expect(text).toContain('where to look first: https://d.test/q');
+  });
+
+  it('shows everything with --verbose', () => {
+    const text = renderAll(stream, true);
+    expect(text).toContain('goal: Greet.');
+    expect(text).toContain('    | hi');
+    expect(text).toContain('egress registry.test:443 allowed (registry)');
+    expect(text).toContain('custom.unknown');
+  });
+
+  it('separates runs with a blank line', () => {
+    const text = renderAll([ev('task.loaded', 0, { task: { name: 'a' }, mode: 'agent-only' }, 'a'), ev('task.loaded', 1, { task: { name: 'b' }, mode: 'agent-only' }, 'b')]);
+    expect(text.split('\n')).toHaveLength(3);
+    expect(text.split('\n')[1]).toBe('');
+  });
+});

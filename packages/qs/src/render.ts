@@ -1,0 +1,138 @@
+// Renders any quickloop event stream for people: stamped lines, failed commands with their output.
+import type { WireEvent } from '@quickloop/events';
+
+export interface RenderOptions {
+  /** Every command's output, allowed egress and unknown event types too. */
+  verbose: boolean;
+  /** Wraps a span in a style; identity without colour. */
+  style?: (kind: 'pass' | 'fail' | 'warn' | 'dim' | 'bold', text: string) => string;
+}
+
+const CLIP = 400;
+const CLIP_VERBOSE = 1200;
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
+
+/** Output as `| ` lines, clipped from the front so the end (where errors are) survives. */
+function outputLines(output: string, limit: number): string[] {
+  let text = output.replace(/\n+$/, '');
+  if (text === '') return [];
+  if (text.length > limit) text = `…${text.slice(text.length - limit)}`;
+  return text.split('\n').map((l) => `    | ${l}`);
+}
+
+/** A stateful renderer: feed it events in order, get the lines to print for each. */
+export function createRenderer(options: RenderOptions): (event: WireEvent) => string[] {
+  const style = options.style ?? ((_k, t) => t);
+  const clip = options.verbose ? CLIP_VERBOSE : CLIP;
+  let start: number | undefined;
+  let lastRun: string | undefined;
+  const commands = new Map<string, string>();
+  const seenRuns = new Set<string>();
+
+  return (event) => {
+    const t = Date.parse(event.ts);
+    if (start === undefined && Number.isFinite(t)) start = t;
+    const secs = start === undefined || !Number.isFinite(t) ? 0 : (t - start) / 1000;
+    const stamp = style('dim', `[${secs.toFixed(1).padStart(7)}s]`);
+    const out: string[] = [];
+    const line = (text: string): void => {
+      out.push(`${stamp} ${text}`);
+    };
+    if (event.run_id !== lastRun && seenRuns.size > 0 && !seenRuns.has(event.run_id)) out.push('');
+    lastRun = event.run_id;
+    seenRuns.add(event.run_id);
+    const e = event as Record<string, unknown>;
+    switch (event.type) {
+      case 'task.loaded': {
+        const task = e.task as { name?: string; goal?: string } | undefined;
+        line(style('bold', `task ${str(task?.name)} (${str(e.mode)})`) + style('dim', `  run ${event.run_id}`));
+        if (options.verbose && task?.goal) line(`goal: ${task.goal}`);
+        break;
+      }
+      case 'diagnostic':
+        line(`${e.severity === 'error' ? style('fail', 'error') : style('warn', str(e.severity))} ${str(e.code)} ${str(e.path)}: ${str(e.message)}`);
+        break;
+      case 'sandbox.ready': {
+        const enforced = e.enforced === true;
+        line(`sandbox ${str(e.backend)}${enforced ? '' : style('warn', ' (UNENFORCED)')} ${style('dim', str(e.workspace))}`);
+        break;
+      }
+      case 'setup.started':
+        if (typeof e.id === 'string') commands.set(e.id, str(e.command));
+        line(`setup $ ${str(e.command)}`);
+        break;
+      case 'setup.completed': {
+        const failed = e.exit_code !== 0;
+        line(`setup exit ${str(e.exit_code)}${failed ? style('fail', ' FAILED') : ''}`);
+        if (failed || options.verbose) out.push(...outputLines(str(e.output), clip));
+        break;
+      }
+      case 'agent.started':
+        line(`agent ${str(e.agent)}${e.model ? ` (${str(e.model)})` : ''}`);
+        break;
+      case 'tool.call':
+        if (e.tool === 'bash') line(`$ ${str(e.command)}`);
+        else if (options.verbose) line(style('dim', `read_docs ${str(e.url)}`));
+        break;
+      case 'tool.result': {
+        const failed = e.exit_code !== 0;
+        const secsTaken = typeof e.duration_ms === 'number' ? ` (${(e.duration_ms / 1000).toFixed(1)}s)` : '';
+        line(`${failed ? style('fail', `exit ${str(e.exit_code)}`) : `exit ${str(e.exit_code)}`}${e.timed_out === true ? style('fail', ' TIMED OUT') : ''}${style('dim', secsTaken)}`);
+        if (failed || options.verbose) out.push(...outputLines(str(e.output), clip));
+        break;
+      }
+      case 'docs.read': {
+        const note = e.truncated === true ? style('warn', ` TRUNCATED from ${str(e.original_chars)} to ${str(e.chars)} chars`) : ` (${str(e.chars)} chars${e.from === 'map' ? ', mapped' : e.from === 'cache' ? ', cached' : ''})`;
+        line(`read ${str(e.url)}${note}`);
+        break;
+      }
+      case 'docs.error':
+        line(`${style('fail', 'read error')} ${str(e.url)}: ${str(e.error)}`);
+        break;
+      case 'egress.blocked': {
+        const target = `${str(e.host)}${e.port !== undefined ? `:${str(e.port)}` : ''}`;
+        if (/docs/.test(str(e.reason))) line(`${style('warn', 'shell blocked')} from docs host ${target} (use read_docs)`);
+        else line(`${style('warn', 'BLOCKED')} ${target} (${str(e.reason)})`);
+        break;
+      }
+      case 'egress.error':
+        line(`${style('warn', 'egress error')} ${str(e.host)}: ${str(e.error ?? e.reason)}`);
+        break;
+      case 'egress.allowed':
+        if (options.verbose) line(style('dim', `egress ${str(e.host)}:${str(e.port)} allowed (${str(e.reason)})`));
+        break;
+      case 'agent.completed':
+        line(`agent stopped: ${str(e.stop_reason)}${e.detail ? ` — ${str(e.detail)}` : ''}`);
+        break;
+      case 'check.started':
+        line(`check (QS_PORT=${str(e.port)})`);
+        break;
+      case 'check.completed': {
+        const passed = e.passed === true;
+        line(`check ${passed ? style('pass', 'passed') : style('fail', `failed, exit ${str(e.exit_code)}`)}${e.timed_out === true ? style('fail', ' TIMED OUT') : ''}`);
+        if (!passed || options.verbose) out.push(...outputLines(str(e.output), clip));
+        if (!passed && e.reason) line(`reason: ${str(e.reason)}`);
+        break;
+      }
+      case 'run.completed': {
+        const lab = str(e.label);
+        const coloured = lab === 'PASS' ? style('pass', lab) : lab === 'FAIL' ? style('fail', lab) : style('warn', lab);
+        line(style('bold', `${coloured} ${str(e.task)}: ${str(e.classification)}`) + (e.enforced === false ? style('warn', ' (UNENFORCED)') : ''));
+        if (e.label !== 'PASS' && typeof e.suspect_page === 'string') line(`where to look first: ${e.suspect_page}`);
+        if (typeof e.docs_bypass_attempts === 'number' && e.docs_bypass_attempts > 0) line(`docs bypass attempts: ${e.docs_bypass_attempts}`);
+        if (typeof e.workspace_kept === 'string') line(style('dim', `workspace kept: ${e.workspace_kept}`));
+        break;
+      }
+      case 'run.failed':
+        line(style('fail', `RUN FAILED in ${str(e.failed_stage)}: ${str(e.error)}`));
+        break;
+      case 'run.interrupted':
+        line(style('warn', `INTERRUPTED (${str(e.signal)}) during ${str(e.phase)}`));
+        break;
+      default:
+        if (options.verbose) line(style('dim', event.type));
+    }
+    return out;
+  };
+}

@@ -1,0 +1,64 @@
+// loop.yaml is read with PyYAML's YAML 1.1 rules; the expected text was printed by PyYAML 6.0.3 + json.dumps.
+import { describe, expect, it } from 'vitest';
+import { pyJsonDumps } from './py-json.js';
+import { YamlSyntaxError, loadYaml } from './yaml-load.js';
+
+const TRICKY = `a: yes
+b: No
+c: on
+d: y
+e: 1e5
+f: 1.5e+3
+g: 0x1F
+h: 012
+i: 1_000
+j: 1:30
+k: 5.0
+l: .inf
+m: -.5
+n: 2026-06-18
+o: 2026-06-18 10:11:12
+p: 2001-12-14t21:59:43.10-05:00
+q: ~
+r:
+s: "quoted 5"
+u: !!str 12
+v: !!float 3
+base: &b {k1: 1, k2: 2}
+merged:
+  <<: *b
+  k2: 3
+folded: >
+  some folded
+  text
+`;
+
+describe('loadYaml', () => {
+  it('resolves scalars exactly as PyYAML safe_load does', () => {
+    expect(pyJsonDumps(loadYaml(TRICKY).value, { sortKeys: true })).toBe(
+      '{"a": true, "b": false, "base": {"k1": 1, "k2": 2}, "c": true, "d": "y", "e": "1e5", "f": 1500.0, "folded": "some folded text\\n", ' +
+        '"g": 31, "h": 10, "i": 1000, "j": 90, "k": 5.0, "l": Infinity, "m": "-.5", "merged": {"k1": 1, "k2": 3}, "n": "2026-06-18", ' +
+        '"o": "2026-06-18T10:11:12", "p": "2001-12-14T21:59:43.100000-05:00", "q": null, "r": null, "s": "quoted 5", "u": "12", "v": 3.0}',
+    );
+  });
+
+  it('remembers the line of every key and list item', () => {
+    const { value, lines } = loadYaml('goal:\n  statement: x\n  verification:\n    - id: a\n    - id: b\n');
+    const goal = (value as Record<string, Record<string, unknown>>).goal as Record<string, unknown>;
+    expect(lines.get(goal)?.get('verification')).toBe(3);
+    expect(lines.get(goal.verification as object)?.get(1)).toBe(5);
+  });
+
+  it('reports a syntax error with its line and column', () => {
+    expect(() => loadYaml('a: [1, 2\nb: 3\n')).toThrow(YamlSyntaxError);
+    expect(() => loadYaml('a: b: c\n')).toThrow(/line 1, column \d+/);
+  });
+
+  it('refuses tags PyYAML has no safe constructor for', () => {
+    expect(() => loadYaml('a: !custom z\n')).toThrow("could not determine a constructor for the tag '!custom'");
+  });
+
+  it('keeps the last of duplicate keys, as PyYAML does', () => {
+    expect(pyJsonDumps(loadYaml('a: 1\na: 2\n').value)).toBe('{"a": 2}');
+  });
+});

@@ -10,3 +10,5 @@ export { runGateRound, substitute, evaluate, FIXED_PASSES_MARKER, type RoundInpu
 export { planPrompt, deliveryPrompt, revisePrompt, reviewerPrompt, judgePrompt, type PriorDelivery } from './prompts.js';
 export { LoopStop, ConsentRefused, InputRequired, ModelCallFailed } from './errors.js';
 export { LineReader } from './line-reader.js';
+export { run, gateName, type RunOptions } from './run.js';
+export { cli, main } from './cli.js';

@@ -5,8 +5,8 @@ import { run } from './run.js';
 export async function cli(argv: string[], io: Io): Promise<number> {
   const args = parseArgs(argv, { name: 'loop-run', version: '0.1.0', usage: '$0 SPEC\n\nRun a compiled loop (loop.resolved.json, or loop.yaml) under the runner contract.', positionals: 1, out: io.stdout }, (y) =>
     y
-      .option('retries', { type: 'number', default: 2, describe: 'Extra attempts for a transient model CLI failure' })
-      .option('retry-delay-ms', { type: 'number', default: 1000, describe: 'Base of the jittered backoff between attempts' })
+      .option('retries', { type: 'string', default: '2', describe: 'Extra attempts for a transient model CLI failure' })
+      .option('retry-delay-ms', { type: 'string', default: '1000', describe: 'Base of the jittered backoff between attempts' })
       .option('consent', { type: 'string', array: true, default: [] as string[], describe: 'Consent to sending to this member up front (repeatable); others are asked on stdin' }),
   );
   if (args._.length !== 1) throw new UsageError('loop-run needs the spec path (loop.resolved.json) as its one argument (see loop-run --help)');

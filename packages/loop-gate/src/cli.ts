@@ -1,0 +1,53 @@
+// loop-gate's argv: SPEC GATE [ARTIFACT] and a few flags; without ARTIFACT the artifacts come from stdin events.
+import { UsageError, logLevel, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
+import { run } from './run.js';
+
+const int = (v: unknown, name: string, min: number): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer ≥ ${min} (see loop-gate --help)`);
+  return n;
+};
+
+export async function cli(argv: string[], io: Io): Promise<number> {
+  const args = parseArgs(
+    argv,
+    {
+      name: 'loop-gate',
+      version: '0.1.0',
+      usage: '$0 SPEC GATE [ARTIFACT]\n\nOne gate round (plan|delivery) on ARTIFACT, or on each artifact.written event read from stdin. Exit 0 pass, 1 revise, 2 error.',
+      positionals: 3,
+      out: io.stdout,
+    },
+    (y) =>
+      y
+        .option('review', { type: 'string', describe: 'Write the review here when the round does not pass' })
+        .option('round', { type: 'string', default: '1', describe: 'The round number shown in events' })
+        .option('iteration', { type: 'string', describe: 'The {n} checks see (default: from delivery-<n>.md, 0 for plan.md)' })
+        .option('revision', { type: 'string', default: '0', describe: 'Host revisions so far (fixed_passes asks for another pass below max_revisions)' })
+        .option('consent', { type: 'string', array: true, default: [] as string[], describe: 'Consent to sending to this member (repeatable); others are asked on stdin' })
+        .option('retries', { type: 'string', default: '2', describe: 'Extra attempts for a transient model CLI failure' })
+        .option('retry-delay-ms', { type: 'string', default: '1000', describe: 'Base of the jittered backoff between attempts' }),
+  );
+  const [spec, gate, artifact] = args._.map(String);
+  if (spec === undefined || gate === undefined) throw new UsageError('loop-gate needs SPEC and GATE (see loop-gate --help)');
+  return run(
+    {
+      spec,
+      gate,
+      ...(artifact !== undefined ? { artifact } : {}),
+      ...(args.review !== undefined ? { review: String(args.review) } : {}),
+      round: int(args.round, 'round', 1),
+      ...(args.iteration !== undefined ? { iteration: int(args.iteration, 'iteration', 0) } : {}),
+      revision: int(args.revision, 'revision', 0),
+      consent: (args.consent as unknown[]).map(String),
+      retries: int(args.retries, 'retries', 0),
+      retryDelayMs: int(args['retry-delay-ms'], 'retry-delay-ms', 0),
+      level: logLevel(args),
+    },
+    io,
+  );
+}
+
+export async function main(): Promise<void> {
+  await runBin(cli, { name: 'loop-gate', family: 'loop' });
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { parseJudgeOutput } from './judge.js';
+
+describe('parseJudgeOutput (fail-safe)', () => {
+  it('reads a fenced block with nested JSON and trailing prose as pass, without a warning', () => {
+    const v = parseJudgeOutput('Sure.\n```json\n{"verdict":"pass","blocking_issues":[],"confidence":0.9,"notes":"ok","detail":{"a":{"b":1}}}\n```\nmore prose');
+    expect(v).toMatchObject({ verdict: 'pass', blocking_issues: [], confidence: 0.9, detail: { a: { b: 1 } } });
+    expect(v.warning).toBeUndefined();
+  });
+  it('reads an object followed by prose (raw_decode) and an object after a preamble', () => {
+    expect(parseJudgeOutput('{"verdict":"revise","blocking_issues":["x"]} because x').blocking_issues).toEqual(['x']);
+    expect(parseJudgeOutput('My verdict: {"verdict": "pass"} done').verdict).toBe('pass');
+  });
+  it('degrades unparseable output to revise with a warning, keeping the raw text', () => {
+    expect(parseJudgeOutput('looks good to me, pass')).toEqual({
+      verdict: 'revise',
+      blocking_issues: ['Judge output was not parseable JSON.'],
+      confidence: 0,
+      notes: 'looks good to me, pass',
+      warning: 'unparseable_judge_output',
+    });
+  });
+  it('degrades a JSON value that is not an object, and an unknown verdict', () => {
+    expect(parseJudgeOutput('["pass"]')).toMatchObject({ verdict: 'revise', warning: 'invalid_judge_output' });
+    expect(parseJudgeOutput('"pass"')).toMatchObject({ verdict: 'revise', warning: 'invalid_judge_output' });
+    const v = parseJudgeOutput('{"verdict":"approve","blocking_issues":[]}');
+    expect(v).toMatchObject({ verdict: 'revise', warning: 'invalid_judge_output', blocking_issues: ['Judge verdict was not pass or revise.'] });
+    expect(parseJudgeOutput('{"blocking_issues":[]}').verdict).toBe('revise');
+  });
+  it('checks types: a string blocking_issues is one issue (Looper split it into characters); PASS is pass', () => {
+    expect(parseJudgeOutput('{"verdict":"revise","blocking_issues":"no title"}').blocking_issues).toEqual(['no title']);
+    expect(parseJudgeOutput('{"verdict":" PASS "}').verdict).toBe('pass');
+    expect(parseJudgeOutput('{"verdict":"pass","confidence":"high"}').confidence).toBe(0);
+  });
+});

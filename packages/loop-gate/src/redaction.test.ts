@@ -1,0 +1,76 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isRedacted } from './globs.js';
+import { outputMode } from './model-output.js';
+import { DEFAULT_GLOBS, Scrubber } from './scrub.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+describe('redaction globs (fnmatch on every suffix)', () => {
+  it('matches the normative defaults at any depth', () => {
+    expect(isRedacted('.env', DEFAULT_GLOBS)).toBe(true);
+    expect(isRedacted('config/.env', DEFAULT_GLOBS)).toBe(true);
+    expect(isRedacted('config/.env.production', DEFAULT_GLOBS)).toBe(true);
+    expect(isRedacted('secrets/a/b.txt', DEFAULT_GLOBS)).toBe(true);
+    expect(isRedacted('deep/tls/server.key', DEFAULT_GLOBS)).toBe(true);
+    expect(isRedacted('notes.md', DEFAULT_GLOBS)).toBe(false);
+    expect(isRedacted('environment.md', DEFAULT_GLOBS)).toBe(false);
+  });
+  it('lets * cross / as Python fnmatch does, and supports classes', () => {
+    expect(isRedacted('inputs/a/b/secret.txt', ['inputs/*.txt'])).toBe(true);
+    expect(isRedacted('data/x1.csv', ['data/x[0-9].csv'])).toBe(true);
+    expect(isRedacted('data/xa.csv', ['data/x[!a].csv'])).toBe(false);
+  });
+});
+
+describe('Scrubber', () => {
+  const loopDir = () => {
+    const d = mkdtempSync(join(tmpdir(), 'scrub-'));
+    dirs.push(d);
+    return d;
+  };
+  it('replaces full content and long lines, naming every file that holds them', () => {
+    const d = loopDir();
+    writeFileSync(join(d, '.env'), 'API_KEY=sk-abcdef123456\nX=1\n');
+    mkdirSync(join(d, 'config'));
+    writeFileSync(join(d, 'config', '.env'), 'API_KEY=sk-abcdef123456\n');
+    const s = new Scrubber(d, () => undefined);
+    const r = s.scrub('use API_KEY=sk-abcdef123456 and X=1', DEFAULT_GLOBS);
+    expect(r.sources).toEqual(['.env', 'config/.env']);
+    expect(r.text).not.toContain('sk-abcdef123456');
+    expect(r.text).toContain('X=1'); // under 8 characters: left alone
+  });
+  it('reports files it cannot scrub as blind spots, once each', () => {
+    const d = loopDir();
+    mkdirSync(join(d, 'secrets'));
+    writeFileSync(join(d, 'secrets', 'big.txt'), 'x'.repeat(1_000_001));
+    writeFileSync(join(d, 'secrets', 'latin1.txt'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
+    const spots: string[] = [];
+    const s = new Scrubber(d, (rel, reason) => spots.push(`${rel}: ${reason}`));
+    s.scrub('text', DEFAULT_GLOBS);
+    s.scrub('text', DEFAULT_GLOBS);
+    expect(spots).toEqual(['secrets/big.txt: larger than 1MB', 'secrets/latin1.txt: not valid UTF-8']);
+  });
+  it('sees flagged files created after its first use (Looper cached the walk)', () => {
+    const d = loopDir();
+    const s = new Scrubber(d, () => undefined);
+    expect(s.scrub('token=abcdefgh12345', DEFAULT_GLOBS).sources).toEqual([]);
+    writeFileSync(join(d, 'late.key'), 'token=abcdefgh12345\n');
+    expect(s.scrub('token=abcdefgh12345', DEFAULT_GLOBS).sources).toEqual(['late.key']);
+  });
+});
+
+describe('outputMode', () => {
+  it('reads the JSON output mode from the invoke argv', () => {
+    expect(outputMode(['claude', '-p', '--output-format', 'json'])).toBe('claude-json');
+    expect(outputMode(['claude', '-p', '--output-format=stream-json'])).toBe('claude-json');
+    expect(outputMode(['codex', 'exec', '--json', '-'])).toBe('codex-json');
+    expect(outputMode(['gemini', '-m', 'x', '-o', 'json'])).toBe('gemini-json');
+    expect(outputMode(['ollama', 'run', 'llama3'])).toBe('text');
+  });
+});

@@ -1,0 +1,125 @@
+// run(opts, io): loop-gate as tests call it — one gate round on an artifact named in args or in the event stream.
+import { existsSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { InputError, LoopExit, UsageError, createLogger, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { EventWriter, createEmitter, readEvents, type EventType, type Payload } from '@quickloop/events';
+import type { GateName } from '@quickloop/loop-spec';
+import { LoopStop } from './errors.js';
+import { runGateRound } from './gate.js';
+import { LineReader } from './line-reader.js';
+import { Session, type ConsentRecord } from './session.js';
+import { loadSpec, type CompileYaml } from './spec.js';
+
+export interface RunOptions {
+  spec: string;
+  /** plan, delivery, plan_gate or delivery_gate. */
+  gate: string;
+  /** The artifact; without it, artifacts come from `artifact.written` events on stdin. */
+  artifact?: string;
+  /** Written when the round does not pass. */
+  review?: string;
+  round: number;
+  iteration?: number;
+  /** Host revisions so far: fixed_passes asks for another pass while this is below max_revisions. */
+  revision: number;
+  consent: string[];
+  retries: number;
+  retryDelayMs: number;
+  level: LogLevel;
+  compileYaml?: CompileYaml;
+}
+
+export function gateName(value: string): GateName {
+  const g = value.endsWith('_gate') ? value : `${value}_gate`;
+  if (g !== 'plan_gate' && g !== 'delivery_gate') throw new UsageError(`gate must be plan or delivery (got '${value}')`);
+  return g;
+}
+
+/** delivery-3.md → 3; plan.md → 0: the `{n}` a check sees. */
+const iterationOf = (path: string): number => Number(/delivery-(\d+)\.md$/.exec(basename(path))?.[1] ?? 0);
+
+export async function run(opts: RunOptions, io: Io): Promise<number> {
+  const gate = gateName(opts.gate);
+  const log = createLogger({ stream: io.stderr, env: io.env, level: opts.level });
+  const loaded = loadSpec(opts.spec, io.cwd, opts.compileYaml);
+  const writer = new EventWriter(io.stdout);
+  const emitter = createEmitter({ stage: 'loop-gate', writer, now: io.now });
+  const answers = new LineReader(io.stdin);
+  const consent = new Map<string, ConsentRecord>();
+  const warnings: string[] = [];
+  let runId = io.newId();
+  const session = new Session(
+    loaded,
+    {
+      emit: <T extends EventType>(type: T, payload: Payload<T>, meta?: { id?: string; parent_id?: string }) => {
+        void emitter.emit(type, { run_id: runId, ...(meta ?? {}) }, payload);
+      },
+      log: () => undefined,
+      addWarning: (w) => {
+        if (!warnings.includes(w)) warnings.push(w);
+      },
+      warnings: () => warnings,
+      consentGet: (id) => consent.get(id),
+      consentSet: (id, r) => void consent.set(id, r),
+      // With events on stdin there is nobody to ask: consent must come from --consent or the spec.
+      ask: async (question) => {
+        if (!opts.artifact) return null;
+        io.stderr.write(question.endsWith(' ') ? question : `${question}\n`);
+        return answers.next();
+      },
+      onUsage: () => undefined,
+      info: (l) => log.info(l),
+      warn: (l) => log.warn(log.color.yellow(l)),
+      now: io.now,
+      newId: io.newId,
+    },
+    { env: io.env, signal: io.signal, retries: opts.retries, retryBaseMs: opts.retryDelayMs, consentFlags: new Set(opts.consent) },
+  );
+
+  const gateOne = async (artifact: string, iteration: number): Promise<number> => {
+    if (!existsSync(artifact)) throw new InputError(`artifact not found: ${artifact}`);
+    const r = await runGateRound(session, {
+      gate,
+      artifact,
+      iteration,
+      round: opts.round,
+      revision: opts.revision,
+      ...(opts.review ? { reviewPath: resolve(io.cwd, opts.review) } : {}),
+    });
+    log.info(`${gate}: ${r.passed ? 'pass' : 'revise'}${r.failures.length ? ` (${r.failures.join('; ')})` : ''}`);
+    return r.passed ? LoopExit.passed : LoopExit.failed;
+  };
+
+  try {
+    let code: number;
+    if (opts.artifact) {
+      const artifact = resolve(io.cwd, opts.artifact);
+      code = await gateOne(artifact, opts.iteration ?? iterationOf(artifact));
+    } else {
+      let last: number | undefined;
+      for await (const line of readEvents(io.stdin)) {
+        await writer.forward(line.raw);
+        const e = line.event;
+        if (e.type !== 'artifact.written') continue;
+        const path = String(e.path);
+        const isPlan = basename(path) === 'plan.md';
+        if ((gate === 'plan_gate') !== isPlan) continue;
+        runId = e.run_id;
+        last = await gateOne(resolve(loaded.loopDir, path), typeof e.iteration === 'number' ? e.iteration : iterationOf(path));
+      }
+      if (last === undefined) throw new InputError(`stdin: no artifact.written event for ${gate}`);
+      code = last;
+    }
+    await writer.flush();
+    return code;
+  } catch (error) {
+    await writer.flush().catch(() => undefined);
+    if (error instanceof LoopStop) {
+      log.error(`loop-gate: ${error.message}`);
+      return error.exitCode ?? LoopExit.error;
+    }
+    throw error;
+  } finally {
+    answers.close();
+  }
+}

@@ -1,0 +1,104 @@
+// loop-gate as a stage: exit 0 pass / 1 revise / 2 error, events out, artifacts from args or from stdin events.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { memoryIo } from '@quickloop/cli-kit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { run, type RunOptions } from '../src/run.js';
+import { BIN, gateLoop } from './loop.js';
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+const loopOf = (...a: Parameters<typeof gateLoop>) => {
+  const l = gateLoop(...a);
+  cleanups.push(l.cleanup);
+  return l;
+};
+const base = (dir: string, o: Partial<RunOptions> = {}): RunOptions => ({
+  spec: join(dir, 'loop.resolved.json'),
+  gate: 'delivery',
+  artifact: join(dir, 'loop-workspace', 'delivery-2.md'),
+  round: 1,
+  revision: 0,
+  consent: ['judge-1'],
+  retries: 0,
+  retryDelayMs: 0,
+  level: 'normal',
+  ...o,
+});
+const parse = (out: string) => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+
+describe('loop-gate', () => {
+  it('passes: checks with {artifact}/{n}, the reviewer, then the judge with goal, DoD and check results', async () => {
+    const l = loopOf(['--verdicts', 'pass']);
+    const io = memoryIo();
+    const code = await run(base(l.dir), io);
+    expect(code).toBe(0);
+    const events = parse(io.out());
+    expect(events.map((e) => e.type)).toEqual(['gate.started', 'gate.check', 'model.call', 'model.result', 'review.completed', 'consent.answered', 'model.call', 'model.result', 'gate.verdict']);
+    expect(events.find((e) => e.type === 'gate.check')).toMatchObject({ passed: true, argv: expect.arrayContaining(['loop-workspace/delivery-2.md', '2']) });
+    expect(events.at(-1)).toMatchObject({ verdict: 'pass', source: 'judge-1', failures: [], review: null });
+    const judge = l.prompt('judge', 1);
+    expect(judge).toContain('Write a haiku.');
+    expect(judge).toContain('Three lines.');
+    expect(judge).toContain('"id":"names-it","type":"programmatic","passed":true');
+    expect(judge).toContain('Reviewer notes from reviewer-1');
+  });
+
+  it('revises on malformed judge output (exit 1) and writes the review', async () => {
+    const l = loopOf(['--verdicts', 'malformed']);
+    const io = memoryIo();
+    const code = await run(base(l.dir, { review: join(l.dir, 'review.md') }), io);
+    expect(code).toBe(1);
+    expect(parse(io.out()).at(-1)).toMatchObject({ type: 'gate.verdict', verdict: 'revise', warnings: ['unparseable_judge_output'], review: 'review.md' });
+    expect(readFileSync(join(l.dir, 'review.md'), 'utf8')).toContain('- Judge output was not parseable JSON.');
+    expect(io.err()).toContain('not parseable JSON; treated as revise');
+  });
+
+  it('skips the judge when a check fails', async () => {
+    const l = loopOf(['--verdicts', 'pass'], (s) => (s.criteria_by_id['names-it'].contains = 'something else'));
+    const io = memoryIo();
+    expect(await run(base(l.dir), io)).toBe(1);
+    expect(l.calls('judge')).toBe(0);
+    expect(parse(io.out()).at(-1)).toMatchObject({ source: 'checks', failures: ['Programmatic check failed: names-it'] });
+  });
+
+  it('refuses to send without consent when stdin is closed (exit 2, judge never called)', async () => {
+    const l = loopOf(['--verdicts', 'pass']);
+    const io = memoryIo({ stdin: '' });
+    expect(await run(base(l.dir, { consent: [] }), io)).toBe(2);
+    expect(l.calls('judge')).toBe(0);
+    expect(io.err()).toContain('consent for judge-1 refused');
+  });
+
+  it('gates artifact.written events from stdin, passing every event through unchanged', async () => {
+    const l = loopOf(['--verdicts', 'revise']);
+    const upstream = [
+      { v: 1, type: 'artifact.written', ts: '2026-01-01T00:00:00.000Z', run_id: 'r-9', stage: 'loop-run', path: 'loop-workspace/delivery-2.md', phase: 'delivery', iteration: 2 },
+      { v: 1, type: 'some.other', ts: '2026-01-01T00:00:01.000Z', run_id: 'r-9', stage: 'x', n: 1 },
+    ].map((e) => JSON.stringify(e));
+    const io = memoryIo({ stdin: `${upstream.join('\n')}\n` });
+    const code = await run(base(l.dir, { artifact: undefined }), io);
+    expect(code).toBe(1);
+    const lines = io.out().split('\n').filter(Boolean);
+    expect(lines[0]).toBe(upstream[0]);
+    expect(lines.at(-1)).toBe(upstream[1]);
+    expect(parse(io.out()).filter((e) => e.stage === 'loop-gate').every((e) => e.run_id === 'r-9')).toBe(true);
+  });
+
+  it('works as a Makefile step: the real bin exits 0 on pass and 1 on revise', () => {
+    const pass = loopOf(['--verdicts', 'pass']);
+    const r1 = spawnSync(process.execPath, [BIN, 'loop.resolved.json', 'delivery', 'loop-workspace/delivery-2.md', '--consent', 'judge-1'], { cwd: pass.dir, encoding: 'utf8', input: '' });
+    expect(r1.status).toBe(0);
+    expect(parse(r1.stdout).at(-1)).toMatchObject({ type: 'gate.verdict', verdict: 'pass', stage: 'loop-gate' });
+    const revise = loopOf(['--verdicts', 'revise']);
+    const r2 = spawnSync(process.execPath, [BIN, 'loop.resolved.json', 'delivery', 'loop-workspace/delivery-2.md'], { cwd: revise.dir, encoding: 'utf8', input: 'yes\n' });
+    expect(r2.status).toBe(1);
+    expect(r2.stderr).toContain("Type 'yes' to consent");
+    const bad = spawnSync(process.execPath, [BIN, 'loop.resolved.json', 'sideways', 'x'], { cwd: revise.dir, encoding: 'utf8', input: '' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('gate must be plan or delivery');
+  });
+});

@@ -11,6 +11,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       .option('agent', { type: 'string', default: 'replay', choices: Object.keys(AGENTS), describe: 'Who works on the task' })
       .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
       .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend when the input has no sandbox.ready' })
+      .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Also allow this registry host when the sandbox is made here (repeatable)' })
       .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })
       .option('keep', { type: 'boolean', default: false, describe: 'Mark a sandbox made here to be kept by the last stage' }),
   );
@@ -21,6 +22,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       backend: args.backend as 'auto' | 'bwrap' | 'local',
       allowUnenforced: args['allow-unenforced'],
       keep: args.keep,
+      allowRegistries: args['allow-registry'].map(String),
       level: logLevel(args),
     },
     io,

@@ -19,6 +19,7 @@ const options = (o: Partial<AgentOptions> = {}): AgentOptions => ({
   backend: 'bwrap',
   allowUnenforced: false,
   keep: false,
+  allowRegistries: [],
   level: 'quiet',
   ...o,
 });

@@ -2,11 +2,11 @@
 import { performance } from 'node:perf_hooks';
 import { CliError, createLogger, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, untilAborted, type Emitter, type Payload, type WireEvent } from '@quickloop/events';
-import type { BackendChoice, Sandbox } from '@quickloop/sandbox';
+import { egressEmitter, provisionSandbox, type BackendChoice, type Sandbox } from '@quickloop/sandbox';
 import type { Agent } from './agents/agent.js';
 import { replayAgent } from './agents/replay.js';
 import type { DocsMapping } from './docs/docs-map.js';
-import { egressEmitter, provision, reopen, type SandboxReady, type TaskLoaded } from './sandbox-link.js';
+import { reopen, type SandboxReady, type TaskLoaded } from './sandbox-link.js';
 
 import { createToolbelt } from './toolbelt.js';
 
@@ -23,6 +23,8 @@ export interface AgentOptions {
   allowUnenforced: boolean;
   /** Recorded in a sandbox.ready this stage emits, so the last stage keeps the workspace. */
   keep: boolean;
+  /** --allow-registry hosts, for a sandbox provisioned here. */
+  allowRegistries: string[];
   level: LogLevel;
 }
 
@@ -112,16 +114,16 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       await failRun(s, `incomplete stream: sandbox.ready came but only ${s.setupDone} of ${s.loaded.task.setup.length} setup commands completed`);
       return;
     }
-    let provisioned: Awaited<ReturnType<typeof provision>>;
+    let provisioned: Awaited<ReturnType<typeof provisionSandbox>>;
     try {
-      provisioned = await provision(s.loaded, s.runId, { ...choice, keep: opts.keep }, emitter, io.newId, io.signal);
+      provisioned = await provisionSandbox(s.loaded, s.runId, { ...choice, keep: opts.keep, allowRegistries: opts.allowRegistries }, emitter, io.newId, io.signal);
     } catch (error) {
       if (error instanceof CliError && error.kind === 'usage') throw error;
       await failRun(s, `cannot make a sandbox: ${(error as Error).message}`);
       return;
     }
     s.ready = provisioned.ready;
-    if (provisioned.setupFailure !== undefined || io.signal.aborted) {
+    if (provisioned.setupFailure !== undefined || provisioned.interrupted || io.signal.aborted) {
       s.handled = true;
       await provisioned.sandbox.close();
       if (io.signal.aborted) await emitter.emit('agent.completed', { run_id: s.runId }, { agent: agent.name, stop_reason: 'interrupted', detail: 'interrupted during setup', commands: 0, duration_ms: 0 });

@@ -1,9 +1,9 @@
 // Public surface of @quickloop/loop-gate: the gate round and the send pipeline that loop-run builds on.
-export { loadSpec, validateSpec, maxRevisions, timeoutMs, type LoadedSpec, type CompileYaml } from './spec.js';
+export { loadSpec, validateSpec, maxRevisions, timeoutMs, type LoadedSpec } from './spec.js';
 export { runArgv, type ExecResult, type ExecOptions } from './exec.js';
 export { outputMode } from './model-output.js';
 export { parseJudgeOutput, type JudgeVerdict } from './judge.js';
-export { fnmatchRegex, isRedacted } from './globs.js';
+export { fnmatch, isRedacted } from './globs.js';
 export { Scrubber, DEFAULT_GLOBS, type ScrubResult } from './scrub.js';
 export { Session, type SessionHooks, type SessionOptions, type ConsentRecord, type Role, type TokenUsage } from './session.js';
 export { runGateRound, substitute, evaluate, FIXED_PASSES_MARKER, type RoundInput, type RoundResult } from './gate.js';

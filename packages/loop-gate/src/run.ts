@@ -8,7 +8,7 @@ import { LoopStop } from './errors.js';
 import { runGateRound } from './gate.js';
 import { LineReader } from './line-reader.js';
 import { Session, type ConsentRecord } from './session.js';
-import { loadSpec, type CompileYaml } from './spec.js';
+import { loadSpec } from './spec.js';
 
 export interface RunOptions {
   spec: string;
@@ -26,7 +26,6 @@ export interface RunOptions {
   retries: number;
   retryDelayMs: number;
   level: LogLevel;
-  compileYaml?: CompileYaml;
 }
 
 export function gateName(value: string): GateName {
@@ -41,7 +40,7 @@ const iterationOf = (path: string): number => Number(/delivery-(\d+)\.md$/.exec(
 export async function run(opts: RunOptions, io: Io): Promise<number> {
   const gate = gateName(opts.gate);
   const log = createLogger({ stream: io.stderr, env: io.env, level: opts.level });
-  const loaded = loadSpec(opts.spec, io.cwd, opts.compileYaml);
+  const loaded = loadSpec(opts.spec, io.cwd, io.env);
   const writer = new EventWriter(io.stdout);
   const emitter = createEmitter({ stage: 'loop-gate', writer, now: io.now });
   const answers = new LineReader(io.stdin);

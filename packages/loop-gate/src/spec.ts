@@ -1,47 +1,30 @@
 // Loads a resolved loop spec and checks, before anything runs, every field the runner relies on.
-import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { InputError } from '@quickloop/cli-kit';
-import type { CouncilMember, Criterion, Gate, GateName, ModelInvocation, ResolvedSpec } from '@quickloop/loop-spec';
+import { loadResolved, type CouncilMember, type Criterion, type Gate, type GateName, type ModelInvocation, type ResolvedSpec } from '@quickloop/loop-spec';
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isArgv = (v: unknown): v is string[] => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string') && (v[0] as string).trim() !== '';
 
 /** A resolved spec plus where it lives: the loop directory is every subprocess's cwd. */
 export interface LoadedSpec {
   spec: ResolvedSpec;
   /** The spec path as given. */
   path: string;
-  /** The spec's parent directory, absolute. */
+  /** The spec's parent directory, absolute (symlinks resolved). */
   loopDir: string;
+  /** True when a loop.yaml was compiled in memory. */
+  compiled: boolean;
 }
 
-/** A YAML compiler, injected so this package never duplicates loop-spec's. */
-export type CompileYaml = (text: string, path: string) => ResolvedSpec;
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isArgv = (v: unknown): v is string[] => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string') && (v[0] as string).trim() !== '';
-
-/** Reads loop.resolved.json (BOM-tolerant), or loop.yaml through `compileYaml`, then validates it. */
-export function loadSpec(path: string, cwd: string, compileYaml?: CompileYaml): LoadedSpec {
-  const abs = resolve(cwd, path);
-  let text: string;
-  try {
-    text = readFileSync(abs, 'utf8').replace(/^\uFEFF/, '');
-  } catch (error) {
-    throw new InputError(`could not read ${path}: ${(error as Error).message}`);
-  }
-  let value: unknown;
-  if (/\.ya?ml$/i.test(abs)) {
-    if (!compileYaml) throw new InputError(`${path}: loop.yaml needs the loop compiler; run \`loop compile ${path}\` and pass loop.resolved.json`);
-    value = compileYaml(text, abs);
-  } else {
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      throw new InputError(`could not parse JSON in ${path}: ${(error as Error).message}`);
-    }
-  }
-  if (!isObject(value)) throw new InputError(`${path} must contain a JSON object`);
-  validateSpec(value, basename(abs));
-  return { spec: value as unknown as ResolvedSpec, path, loopDir: dirname(abs) };
+/**
+ * loop.resolved.json as Looper (or `loop compile`) wrote it, or loop.yaml compiled in memory by
+ * loop-spec; then the runner's own checks, so nothing is guessed and nothing is paid for first.
+ */
+export function loadSpec(path: string, cwd: string, env?: Record<string, string | undefined>): LoadedSpec {
+  const loaded = loadResolved(resolve(cwd, path), env ? { env } : {});
+  validateSpec(loaded.spec as unknown as Record<string, unknown>, basename(loaded.path));
+  return { spec: loaded.spec, path, loopDir: dirname(loaded.path), compiled: loaded.compiled };
 }
 
 /**

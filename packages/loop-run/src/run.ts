@@ -1,7 +1,7 @@
 // run(opts, io): loop-run as tests call it — events on stdout, people on stderr, answers from stdin.
 import { LoopExit, createLogger, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { EventWriter, createEmitter } from '@quickloop/events';
-import { LineReader, loadSpec, type CompileYaml } from '@quickloop/loop-gate';
+import { LineReader, loadSpec } from '@quickloop/loop-gate';
 import { runLoop } from './runner.js';
 
 export interface RunOptions {
@@ -14,7 +14,6 @@ export interface RunOptions {
   /** Members consented to up front (`--consent ID`); everyone else is asked on stdin. */
   consent: string[];
   level: LogLevel;
-  compileYaml?: CompileYaml;
 }
 
 export async function run(opts: RunOptions, io: Io): Promise<number> {
@@ -29,7 +28,7 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
   try {
     let code: number;
     try {
-      const loaded = loadSpec(opts.spec, io.cwd, opts.compileYaml);
+      const loaded = loadSpec(opts.spec, io.cwd, io.env);
       const outcome = await runLoop(
         loaded,
         {

@@ -9,3 +9,4 @@ export { cliEnv, SAFE_ENV_KEYS } from './cli/env.js';
 export { AnthropicAdapter, type AnthropicAdapterOptions } from './api/anthropic.js';
 export { OpenAIResponsesAdapter, type OpenAIResponsesAdapterOptions } from './api/openai-responses.js';
 export { toModelError, retryAfterMs } from './api/classify.js';
+export { costUsd, type Price } from './cost.js';

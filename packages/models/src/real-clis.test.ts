@@ -1,24 +1,16 @@
 // Opt-in (QUICKLOOP_REAL_CLIS=1): the real `claude -p` and `codex exec`, through invokeCli, against the mock model server.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { startMockServer, type MockServer } from '@quickloop/testkit';
+import { join } from 'node:path';
+import { REAL_CLI_ARGV, claudeMockEnv, codexMockEnv, findOnPath, startMockServer, type MockServer } from '@quickloop/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv } from './cli/env.js';
 import { invokeCli } from './cli/invoke.js';
 
 const OPTED_IN = process.env.QUICKLOOP_REAL_CLIS === '1';
 
-function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    const file = join(dir, name);
-    if (dir && existsSync(file)) return file;
-  }
-  return undefined;
-}
-
-const claude = onPath('claude');
-const codex = onPath('codex');
+const claude = findOnPath('claude');
+const codex = findOnPath('codex');
 const why = (bin: string, found: string | undefined) =>
   !OPTED_IN ? 'skipped: set QUICKLOOP_REAL_CLIS=1 to run' : found ? `using ${found}` : `skipped: ${bin} not on PATH`;
 
@@ -50,20 +42,8 @@ function scratchHome(name: string): string {
 }
 
 describe.skipIf(!OPTED_IN || !claude)(`claude -p against the mock (${why('claude', claude)})`, () => {
-  const claudeEnv = (dir: string) =>
-    cliEnv(process.env, {
-      HOME: dir,
-      ANTHROPIC_BASE_URL: mock.url,
-      ANTHROPIC_API_KEY: 'dummy',
-      // Without these it probes the network and retries for itself; the harness decides retries.
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_TELEMETRY: '1',
-      DISABLE_AUTOUPDATER: '1',
-      DISABLE_ERROR_REPORTING: '1',
-      CLAUDE_CODE_MAX_RETRIES: '0',
-      CLAUDE_CODE_DISABLE_REFUSAL_RETRY: '1',
-    });
-  const judgeArgv = ['claude', '-p', '--output-format', 'json', '--no-session-persistence', '--bare', '--tools', '', '--model', 'claude-sonnet-4-6'];
+  const claudeEnv = (dir: string) => cliEnv(process.env, claudeMockEnv(mock, dir));
+  const judgeArgv = [...REAL_CLI_ARGV.claudeJudge];
 
   it('answers as a judge: text, usage with cache fields and cost from --output-format json', async () => {
     mock.push({ text: '```json\n{"verdict":"pass","blocking_issues":[],"confidence":0.9,"notes":"ok"}\n```', usage: { input: 30, cacheWrite: 100, cacheRead: 0, output: 21 } });
@@ -83,7 +63,7 @@ describe.skipIf(!OPTED_IN || !claude)(`claude -p against the mock (${why('claude
   it('runs its own tool loop offline: the mock asks for Bash, claude runs it and sends the result back', async () => {
     mock.push({ text: 'Running it.', toolCalls: [{ name: 'Bash', input: { command: 'echo mock-tool-ran', description: 'echo' } }] }, (req) => ({ text: `host saw: ${req.lastUserText.trim()}` }));
     const dir = scratchHome('host');
-    const r = await invokeCli({ argv: ['claude', '-p', '--output-format', 'json', '--no-session-persistence', '--model', 'claude-sonnet-4-6'], prompt: 'Draft plan.md for this loop.', cwd: dir, env: claudeEnv(dir), timeoutMs: 90_000, outputMode: 'claude-json' });
+    const r = await invokeCli({ argv: [...REAL_CLI_ARGV.claudeHost], prompt: 'Draft plan.md for this loop.', cwd: dir, env: claudeEnv(dir), timeoutMs: 90_000, outputMode: 'claude-json' });
     expect(r.errorKind, r.message ?? r.stderrTail).toBeUndefined();
     expect(r.text).toContain('host saw: mock-tool-ran');
     const second = mock.requestsFor('anthropic').at(-1)!;
@@ -112,29 +92,11 @@ describe.skipIf(!OPTED_IN || !claude)(`claude -p against the mock (${why('claude
 });
 
 describe.skipIf(!OPTED_IN || !codex)(`codex exec against the mock (${why('codex', codex)})`, () => {
-  /** codex ignores OPENAI_BASE_URL; a custom provider with wire_api "responses" is the way to a local server. */
   function codexEnv(name: string) {
     const dir = scratchHome(name);
-    const codexHome = join(dir, '.codex');
-    mkdirSync(codexHome, { recursive: true });
-    writeFileSync(
-      join(codexHome, 'config.toml'),
-      [
-        'model = "gpt-mock"',
-        'model_provider = "mock"',
-        '[model_providers.mock]',
-        'name = "Mock"',
-        `base_url = "${mock.openaiUrl}"`,
-        'env_key = "MOCK_API_KEY"',
-        'wire_api = "responses"',
-        'request_max_retries = 0',
-        'stream_max_retries = 0',
-        '',
-      ].join('\n'),
-    );
-    return { dir, env: cliEnv(process.env, { HOME: dir, CODEX_HOME: codexHome, MOCK_API_KEY: 'dummy' }) };
+    return { dir, env: cliEnv(process.env, codexMockEnv(mock, dir)) };
   }
-  const argv = ['codex', 'exec', '--skip-git-repo-check', '--ephemeral', '--json', '-'];
+  const argv = [...REAL_CLI_ARGV.codex];
 
   it('answers with text and usage from --json (cached and reasoning tokens included)', async () => {
     mock.push({ text: '```json\n{"verdict":"revise","blocking_issues":["x"]}\n```', usage: { input: 10, cacheRead: 8, output: 5, reasoning: 2 } });

@@ -11,3 +11,4 @@ export {
   type FakeCliKind,
   type FakeStep,
 } from './fake-clis.js';
+export { REAL_CLI_ARGV, claudeMockEnv, codexMockEnv, findOnPath } from './real-clis.js';

@@ -1,0 +1,41 @@
+// `loop gate SPEC GATE [ARTIFACT]`: delegates to loop-gate (one gate round); exit 0 pass, 1 revise, 2 error.
+import { logLevel } from '@quickloop/cli-kit';
+import { run as loopGate } from '@quickloop/loop-gate';
+import type { LoopCommand } from '../command.js';
+
+const int = (v: unknown, fallback: number): number => (Number.isInteger(Number(v)) && Number(v) >= 0 ? Number(v) : fallback);
+
+export const gateCommand: LoopCommand = {
+  name: 'gate',
+  summary: 'One gate round (plan|delivery) on an artifact, or on artifact.written events from stdin; same as loop-gate',
+  synopsis: 'loop gate SPEC GATE [ARTIFACT] [--review FILE] [--consent ID]...',
+  positionals: { min: 2, max: 3, names: 'SPEC GATE [ARTIFACT]' },
+  configure: (y) =>
+    y
+      .option('review', { type: 'string', describe: 'Write the review here when the round does not pass' })
+      .option('round', { type: 'string', default: '1', describe: 'The round number shown in events' })
+      .option('iteration', { type: 'string', describe: 'The {n} checks see (default: from delivery-<n>.md)' })
+      .option('revision', { type: 'string', default: '0', describe: 'Host revisions so far (fixed_passes)' })
+      .option('consent', { type: 'string', array: true, default: [] as string[], describe: 'Consent to sending to this member (repeatable)' })
+      .option('retries', { type: 'string', default: '2', describe: 'Extra attempts for a transient model CLI failure' })
+      .option('retry-delay-ms', { type: 'string', default: '1000', describe: 'Base of the jittered backoff between attempts' }),
+  run: (args, io) => {
+    const [spec, gate, artifact] = args.positionals as [string, string, string | undefined];
+    return loopGate(
+      {
+        spec,
+        gate,
+        ...(artifact !== undefined ? { artifact } : {}),
+        ...(args.review !== undefined ? { review: String(args.review) } : {}),
+        round: Math.max(1, int(args.round, 1)),
+        ...(args.iteration !== undefined ? { iteration: int(args.iteration, 0) } : {}),
+        revision: int(args.revision, 0),
+        consent: (args.consent as unknown[]).map(String),
+        retries: int(args.retries, 2),
+        retryDelayMs: int(args['retry-delay-ms'], 1000),
+        level: logLevel({ quiet: args.quiet === true, verbose: args.verbose === true }),
+      },
+      io,
+    );
+  },
+};

@@ -1,0 +1,38 @@
+// `loop run` and `loop gate` are thin delegations to loop-run and loop-gate: same events and exit codes.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { memoryIo } from '@quickloop/cli-kit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeLoop, type Loop } from '../../loop-run/test/helpers.js';
+import { cli } from './cli.js';
+
+const loops: Loop[] = [];
+afterEach(() => {
+  for (const l of loops.splice(0)) l.cleanup();
+});
+
+describe('loop run / loop gate', () => {
+  it('loop run runs the loop to a pass (exit 0, loop.completed last)', async () => {
+    const loop = makeLoop();
+    loops.push(loop);
+    const io = memoryIo({ stdin: '' });
+    expect(await cli(['run', loop.specPath, '--retries', '0'], io)).toBe(0);
+    expect(loop.state().status).toBe('passed');
+    expect(io.out().trim().split('\n').map((l) => JSON.parse(l).type).at(-1)).toBe('loop.completed');
+  });
+
+  it('loop gate gives one round: exit 1 on revise', async () => {
+    const loop = makeLoop({ judge: ['--verdicts', 'revise'] });
+    loops.push(loop);
+    writeFileSync(join(loop.dir, 'draft.md'), 'a haiku\n');
+    const io = memoryIo({ stdin: '' });
+    expect(await cli(['gate', loop.specPath, 'plan', join(loop.dir, 'draft.md')], io)).toBe(1);
+    expect(io.out()).toContain('"type":"gate.verdict"');
+  });
+
+  it('reports a bad spec as loop: error: with exit 2', async () => {
+    const io = memoryIo({ stdin: '' });
+    expect(await cli(['run', '/nonexistent/loop.resolved.json'], io)).toBe(2);
+    expect(io.err()).toMatch(/^loop: error: Could not read/m);
+  });
+});

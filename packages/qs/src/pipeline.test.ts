@@ -1,0 +1,152 @@
+// Acceptance: the real binaries in real shell pipelines, under the real (bwrap) sandbox.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const BIN = join(ROOT, 'node_modules', '.bin');
+const SITE = join(ROOT, 'fixtures', 'docs-site');
+const EXAMPLE = join(ROOT, 'fixtures', 'examples', 'greeter.yaml');
+const PIPELINE = join(ROOT, 'fixtures', 'pipeline');
+const MAP = `--docs-map https://docs.greeter.test/=${SITE}`;
+
+interface Result {
+  /** Exit codes of every stage, first to last. */
+  codes: number[];
+  events: Array<Record<string, unknown> & { type: string }>;
+  stdout: string;
+  stderr: string;
+}
+
+let work: string;
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'qs-pipeline-'));
+});
+afterAll(() => {
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** Runs a shell pipeline in its own process group; `onLine` sees stdout lines as they arrive. */
+function sh(pipeline: string, onLine?: (line: string, pgid: number) => void): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', `${pipeline}; echo "codes: \${PIPESTATUS[*]}" >&2`], {
+      cwd: work,
+      detached: true,
+      env: { PATH: `${BIN}:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: process.env.HOME ?? '/root', NO_COLOR: '1', ANTHROPIC_API_KEY: 'sk-ant-never-in-a-sandbox' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let partial = '';
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      partial += c.toString();
+      const lines = partial.split('\n');
+      partial = lines.pop() ?? '';
+      for (const l of lines) onLine?.(l, child.pid as number);
+    });
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('error', reject);
+    child.once('close', () => {
+      const m = /codes: ([\d ]+)\s*$/.exec(stderr);
+      const events = stdout
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown> & { type: string });
+      resolve({ codes: m ? (m[1] as string).trim().split(' ').map(Number) : [], events, stdout, stderr });
+    });
+  });
+}
+
+const verdict = (r: Result) => r.events.find((e) => e.type === 'run.completed');
+
+/** Pids whose command line contains `needle`, anywhere on the machine. */
+function alive(needle: string): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(needle);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+describe('the replay pipeline, end to end', () => {
+  it('passes the bundled example through qs-validate | qs-sandbox | qs-agent --agent replay | qs-check', async () => {
+    const r = await sh(`qs-validate ${EXAMPLE} | qs-sandbox | qs-agent --agent replay ${MAP} | tee run.ndjson | qs-check`);
+    expect(r.codes).toEqual([0, 0, 0, 0, 0]);
+    expect(verdict(r)).toMatchObject({ classification: 'passed', label: 'PASS', backend: 'bwrap', enforced: true });
+    expect(r.events.find((e) => e.type === 'sandbox.ready')).toMatchObject({ stage: 'qs-sandbox' });
+    expect(r.stderr).toContain('PASS  greeter-quickstart: passed');
+    expect(existsSync(String(r.events.find((e) => e.type === 'sandbox.ready')?.root))).toBe(false);
+  });
+
+  it('passes it through qs-validate | qs-agent | qs-check exactly as typed (qs-agent makes the sandbox)', async () => {
+    const r = await sh(`qs-validate ${EXAMPLE} | qs-agent ${MAP} | qs-check`);
+    expect(r.codes).toEqual([0, 0, 0]);
+    expect(r.events.find((e) => e.type === 'sandbox.ready')).toMatchObject({ stage: 'qs-agent', backend: 'bwrap' });
+    expect(verdict(r)).toMatchObject({ classification: 'passed' });
+    expect(r.stdout).not.toContain('sk-ant-never-in-a-sandbox');
+  });
+
+  const fixtures = readdirSync(PIPELINE).filter((f) => f.endsWith('.yaml'));
+  it.each(fixtures)('classifies fixtures/pipeline/%s as its first line says', async (file) => {
+    const [, classification, code] = /^# expect: (\w+) (\d+)/.exec(readFileSync(join(PIPELINE, file), 'utf8')) ?? [];
+    const r = await sh(`qs-validate ${join(PIPELINE, file)} | qs-agent ${MAP} | qs-check`);
+    expect(verdict(r)).toMatchObject({ classification });
+    expect(r.codes.at(-1)).toBe(Number(code));
+  });
+
+  it('keeps the workspace with --keep, re-checks it from the saved stream, and shows the run', async () => {
+    const first = await sh(`qs-validate ${EXAMPLE} | qs-sandbox --keep | qs-agent ${MAP} | tee kept.ndjson | qs-check > checked.ndjson`);
+    expect(first.codes).toEqual([0, 0, 0, 0, 0]);
+    const checked = readFileSync(join(work, 'checked.ndjson'), 'utf8');
+    const root = /"workspace_kept":"([^"]+)"/.exec(checked)?.[1] as string;
+    expect(existsSync(join(root, 'workspace', 'greeter', 'server.js'))).toBe(true);
+    try {
+      const again = await sh('qs-check < kept.ndjson');
+      expect(again.codes).toEqual([0]);
+      expect(verdict(again)).toMatchObject({ classification: 'passed', workspace_kept: root });
+      const show = await sh('qs show checked.ndjson > shown.txt');
+      expect(show.codes).toEqual([0]);
+      const text = readFileSync(join(work, 'shown.txt'), 'utf8');
+      expect(text).toMatch(/^\[ +0\.0s\] task greeter-quickstart \(replay\+agent\)/);
+      expect(text).toContain('$ node greeter/greet.js Ada');
+      expect(text).toContain('PASS greeter-quickstart: passed');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('qs run composes the same pipeline', async () => {
+    const r = await sh(`qs run ${EXAMPLE} ${MAP}`);
+    expect(r.codes).toEqual([0]);
+    expect(verdict(r)).toMatchObject({ classification: 'passed' });
+  });
+
+  it('Ctrl-C on a running pipeline reports interrupted, exits 130 and leaves no process behind', async () => {
+    const marker = `${40 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 900) + 100}`;
+    const task = join(work, 'slow.yaml');
+    writeFileSync(task, `name: slow\ngoal: Wait a while.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - sleep ${marker}\nsuccess:\n  script: 'true'\n`);
+    let sent = false;
+    const r = await sh(`qs-validate ${task} | qs-sandbox | qs-agent ${MAP} | qs-check`, (line, pgid) => {
+      if (!sent && line.includes('"tool.call"') && line.includes(`sleep ${marker}`)) {
+        sent = true;
+        // What a terminal does on Ctrl-C: SIGINT to every process of the foreground group.
+        setTimeout(() => process.kill(-pgid, 'SIGINT'), 300);
+      }
+    });
+    expect(sent).toBe(true);
+    expect(r.codes.at(-1)).toBe(130);
+    expect(r.events.at(-1)).toMatchObject({ type: 'run.interrupted', signal: 'SIGINT' });
+    expect(alive(`sleep ${marker}`)).toEqual([]);
+    const root = String(r.events.find((e) => e.type === 'sandbox.ready')?.root);
+    expect(existsSync(root)).toBe(false);
+  });
+});

@@ -12,3 +12,4 @@ export {
   type FakeStep,
 } from './fake-clis.js';
 export { REAL_CLI_ARGV, claudeMockEnv, codexMockEnv, findOnPath } from './real-clis.js';
+export { jsExamples, runJsExample, type JsExample } from './readme-examples.js';

@@ -1,7 +1,7 @@
 // `loop compile SPEC [--out DIR]`: loop.resolved.json, LOOP.md and RUN_IN_SESSION.md, as Looper writes them.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { createLogger, type Io } from '@quickloop/cli-kit';
+import { UsageError, createLogger, type Io } from '@quickloop/cli-kit';
 import { absoluteSpecPath, compileSpec, placeholderWarningText, readSpecText } from '@quickloop/loop-spec';
 import type { LoopCommand } from '../command.js';
 
@@ -50,10 +50,11 @@ export const compileCommand: LoopCommand = {
   configure: (y) =>
     y
       .option('out', { alias: 'o', type: 'string', describe: "Directory to write into (default: the spec's own)" })
-      .option('print', { type: 'boolean', default: false, describe: 'Print loop.resolved.json to stdout; write nothing' })
-      .conflicts('print', 'out'),
-  run: (args, io) =>
-    compile(
+      .option('print', { type: 'boolean', describe: 'Print loop.resolved.json to stdout; write nothing' }),
+  run: (args, io) => {
+    // Checked here: yargs' conflicts() counts a boolean's default as given.
+    if (args.print === true && typeof args.out === 'string') throw new UsageError('--print and --out cannot be used together (see loop compile --help)');
+    return compile(
       {
         spec: args.positionals[0] as string,
         out: typeof args.out === 'string' ? args.out : undefined,
@@ -62,5 +63,6 @@ export const compileCommand: LoopCommand = {
         verbose: args.verbose === true,
       },
       io,
-    ),
+    );
+  },
 };

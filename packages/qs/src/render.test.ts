@@ -17,6 +17,7 @@ describe('the stream renderer', () => {
     ev('tool.call', 2, { tool: 'bash', command: 'echo hi', id: 'c1' }),
     ev('tool.result', 3, { tool: 'bash', exit_code: 0, output: 'hi\n', duration_ms: 10 }),
     ev('tool.call', 4, { tool: 'bash', command: 'make', id: 'c2' }),
+    ev('tool.call', 4, { tool: 'bash', command: "cat > a <<'X'\none\ntwo\nX\n", id: 'c3' }),
     ev('tool.result', 5, { tool: 'bash', exit_code: 2, output: `${'x'.repeat(500)}\nmake: *** no rule\n`, duration_ms: 1500 }),
     ev('egress.blocked', 5, { host: 'docs.greeter.test', port: 443, reason: 'docs_host' }),
     ev('egress.allowed', 5, { host: 'registry.test', port: 443, reason: 'registry' }),
@@ -31,6 +32,7 @@ describe('the stream renderer', () => {
     expect(text).toContain('[    2.0s] $ echo hi');
     expect(text).not.toContain('| hi');
     expect(text).toContain('[    5.0s] exit 2 (1.5s)');
+    expect(text).toContain("[    4.0s] $ cat > a <<'X'  … (3 more lines)");
     expect(text).toContain('    | make: *** no rule');
     expect(text).toContain('    | …xxx');
     expect(text).toContain('shell blocked from docs host docs.greeter.test:443 (use read_docs)');
@@ -44,6 +46,7 @@ describe('the stream renderer', () => {
     const text = renderAll(stream, true);
     expect(text).toContain('goal: Greet.');
     expect(text).toContain('    | hi');
+    expect(text).toContain("$ cat > a <<'X'\n      one\n      two\n      X");
     expect(text).toContain('egress registry.test:443 allowed (registry)');
     expect(text).toContain('custom.unknown');
   });

@@ -11,6 +11,13 @@ export interface RenderOptions {
 const CLIP = 400;
 const CLIP_VERBOSE = 1200;
 
+/** A multi-line command (a heredoc) shows its first line and how many follow, all of it with --verbose. */
+function commandText(command: string, verbose: boolean): string {
+  const lines = command.replace(/\n+$/, '').split('\n');
+  if (verbose || lines.length === 1) return lines.join('\n      ');
+  return `${lines[0]}  … (${lines.length - 1} more line${lines.length === 2 ? '' : 's'})`;
+}
+
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
 
 /** Output as `| ` lines, clipped from the front so the end (where errors are) survives. */
@@ -60,7 +67,7 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
       }
       case 'setup.started':
         if (typeof e.id === 'string') commands.set(e.id, str(e.command));
-        line(`setup $ ${str(e.command)}`);
+        line(`setup $ ${commandText(str(e.command), options.verbose)}`);
         break;
       case 'setup.completed': {
         const failed = e.exit_code !== 0;
@@ -72,7 +79,7 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
         line(`agent ${str(e.agent)}${e.model ? ` (${str(e.model)})` : ''}`);
         break;
       case 'tool.call':
-        if (e.tool === 'bash') line(`$ ${str(e.command)}`);
+        if (e.tool === 'bash') line(`$ ${commandText(str(e.command), options.verbose)}`);
         else if (options.verbose) line(style('dim', `read_docs ${str(e.url)}`));
         break;
       case 'tool.result': {

@@ -208,6 +208,15 @@ export class Session {
     const detail = [r.message, r.stderrTail.trim()].filter(Boolean).join('\n');
     if (failed) result.error = detail.slice(-2000);
     this.hooks.emit('model.result', result, { parent_id: callId });
+    this.hooks.log('model_call', {
+      member: id,
+      purpose,
+      exit_code: exitCode,
+      duration_ms: r.durationMs,
+      attempts: r.attempts,
+      tokens: usage ? usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens + usage.reasoning_tokens : null,
+      usd: r.costUsd ?? null,
+    });
     this.hooks.onUsage(id, usage, r.costUsd ?? null);
     if (r.attempts > 1) this.hooks.warn(`warning: ${id} needed ${r.attempts} attempts (transient CLI failures were retried)`);
     if (!failed) return r.text.trim();

@@ -1,0 +1,57 @@
+// The diagnostic codes: stable once published (QS0xx errors, QS1xx warnings, QS2xx notes); the README table mirrors this one.
+
+export type Severity = 'error' | 'warning' | 'note';
+
+export interface CodeInfo {
+  severity: Severity;
+  /** One line for the README table: when it fires. */
+  summary: string;
+}
+
+export const CODES = {
+  QS001: { severity: 'error', summary: 'The file cannot be read (missing, a directory, permission denied).' },
+  QS002: { severity: 'error', summary: 'The file is empty (or only whitespace and comments).' },
+  QS003: { severity: 'error', summary: 'The file is binary (NUL bytes or invalid UTF-8).' },
+  QS004: { severity: 'error', summary: 'The file is larger than 10 MB.' },
+  QS005: { severity: 'error', summary: 'Malformed YAML or JSON: `file:line:col` and the parser\'s message.' },
+  QS006: { severity: 'error', summary: 'The top level is not a task mapping or a list of task mappings.' },
+  QS007: { severity: 'error', summary: 'No task files were found in a directory, a glob, or the default places.' },
+  QS010: { severity: 'error', summary: 'An unknown field (with the nearest known name when one is close).' },
+  QS011: { severity: 'error', summary: 'A field has the wrong type: its path and the expected type.' },
+  QS012: { severity: 'error', summary: 'A required field is missing or blank.' },
+  QS013: { severity: 'error', summary: 'A value breaks a schema constraint (URL, host name pattern, empty list, range).' },
+  QS020: { severity: 'error', summary: '`docs` has both `path` and `entrypoint`, or neither.' },
+  QS021: { severity: 'error', summary: '`docs.path` lists the same page twice.' },
+  QS022: { severity: 'error', summary: 'A `docs.allow` or `network` entry is not a bare host name.' },
+  QS030: { severity: 'error', summary: '`success` has both `script` and `file`, or nothing that decides the verdict.' },
+  QS031: { severity: 'error', summary: '`success.file` is absolute, missing, not a file, empty, binary or over 10 MB.' },
+  QS032: { severity: 'error', summary: '`success.serve` starts a server but nothing checks it.' },
+  QS033: { severity: 'error', summary: '`success.wait_http` has both `url` and `path`, or neither, or a bad url, status or timeout.' },
+  QS034: { severity: 'error', summary: 'An `expect_output`/`wait_http` pattern is empty, spans lines, is not a valid regular expression, or is missing.' },
+  QS035: { severity: 'error', summary: 'A `success.wait_http.json` value is not a string, number, boolean or null.' },
+  QS036: { severity: 'error', summary: 'A budget is out of range (turns, seconds and chars at least 1; tokens at least 0).' },
+  QS040: { severity: 'error', summary: '`name` is not safe as a directory name.' },
+  QS101: { severity: 'warning', summary: 'The check uses `X/bin/`, which neither setup nor replay creates.' },
+  QS102: { severity: 'warning', summary: 'The check can fail without printing why (bare `test`/`grep -q` lines, no `qs_fail`).' },
+  QS103: { severity: 'warning', summary: 'A docs host is also a registry, so the shell cannot install from it.' },
+  QS104: { severity: 'warning', summary: 'The check runs Node tooling but no `image` is set (the default image has no Node).' },
+  QS105: { severity: 'warning', summary: 'The goal quotes a replay command verbatim, handing the agent the answer.' },
+  QS106: { severity: 'warning', summary: 'A budget is so small that runs end as budget_exhausted instead of evidence.' },
+  QS107: { severity: 'warning', summary: 'An `expect_output` pattern already appears in the goal or is echoed by a replay command.' },
+  QS108: { severity: 'warning', summary: 'The check passes on an empty workspace (`true`, `exit 0`, `:` or nothing).' },
+  QS109: { severity: 'warning', summary: 'A `docs.path` page is on a host the shell may reach, so its reads go unrecorded.' },
+  QS110: { severity: 'warning', summary: 'Two tasks share a name (results and output folders would collide).' },
+  QS111: { severity: 'warning', summary: '`wait_http.url` points at a remote host: the check does not test the workspace.' },
+  QS112: { severity: 'warning', summary: '`serve` never uses `$QS_PORT` while `wait_http.path` polls it.' },
+  QS113: { severity: 'warning', summary: 'A replay command looks long-running (dev server, `--watch`), so replay would hang.' },
+  QS114: { severity: 'warning', summary: '`network` has both `allow` and `only`; both are allowed, but `only` already replaces the registry list.' },
+  QS201: { severity: 'note', summary: 'No `replay` commands: the task is agent-only and `--agent replay` skips it.' },
+  QS202: { severity: 'note', summary: 'A docs host is also network-allowed: pages the shell fetches there are not recorded.' },
+  QS203: { severity: 'note', summary: '`docs.entrypoint` is the legacy one-page form of `docs.path`.' },
+} as const satisfies Record<string, CodeInfo>;
+
+export type Code = keyof typeof CODES;
+
+export function severityOf(code: Code): Severity {
+  return CODES[code].severity;
+}

@@ -1,0 +1,133 @@
+// Loading end to end: normalisation, the egress policy, success.file, source limits, stdin and lists of tasks.
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BUDGET_DEFAULTS, loadTaskFile, loadTaskStdin } from './index.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'qs-task-test-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const write = (name: string, text: string | Buffer): string => {
+  mkdirSync(join(dir, name, '..'), { recursive: true });
+  writeFileSync(join(dir, name), text);
+  return name;
+};
+const opts = { registries: ['npm.reg.test', 'pip.reg.test'] };
+
+const TASK = `name: demo
+goal: "  Build it.  "
+docs:
+  path: [https://Docs.Example.com/a, https://docs.example.com/b, https://guide.example.net/c]
+  allow: [Example.COM, docs.example.com.]
+network:
+  allow: [Files.Example.org]
+setup: ["  python3 -m venv .venv  ", "   "]
+replay: [make]
+success:
+  script: test -f out || qs_fail "no out"
+budgets:
+  max_turns: 30
+`;
+
+describe('loadTaskFile', () => {
+  it('normalises: trimmed text, default budgets, route hosts first, registries plus network.allow, source sha256', async () => {
+    write('t.yaml', TASK);
+    const r = await loadTaskFile('t.yaml', dir, opts);
+    expect(r.errors).toEqual([]);
+    const p = r.tasks[0]!.payload;
+    expect(p.task.goal).toBe('Build it.');
+    expect(p.task.setup).toEqual(['python3 -m venv .venv']);
+    expect(p.task.budgets).toEqual({ ...BUDGET_DEFAULTS, max_turns: 30 });
+    expect(p.task.docs.allow).toEqual(['docs.example.com', 'guide.example.net', 'example.com']);
+    expect(p.policy).toEqual({
+      explicit: ['files.example.org'],
+      docs_hosts: ['docs.example.com', 'guide.example.net', 'example.com'],
+      registries: ['npm.reg.test', 'pip.reg.test', 'files.example.org'],
+      registries_source: 'default',
+    });
+    expect(p.mode).toBe('replay+agent');
+    expect(p.source).toEqual({ path: 't.yaml', format: 'yaml', sha256: createHash('sha256').update(TASK).digest('hex') });
+    expect(p.check.script.startsWith(`QS_PORT_BASE=${p.check.port_base}\n`)).toBe(true);
+    expect(p.check.script.endsWith(p.check.body)).toBe(true);
+  });
+
+  it('network.only replaces the registries; entrypoint becomes a one-page path; no replay is agent-only', async () => {
+    write('t.yaml', 'name: o\ngoal: g\ndocs: {entrypoint: https://docs.example.com/}\nnetwork: {only: [Mirror.example.net]}\nsuccess: {script: "test -f x || qs_fail no"}\n');
+    const p = (await loadTaskFile('t.yaml', dir, opts)).tasks[0]!.payload;
+    expect(p.task.docs.path).toEqual(['https://docs.example.com/']);
+    expect(p.policy.registries).toEqual(['mirror.example.net']);
+    expect(p.policy.registries_source).toBe('only');
+    expect(p.policy.explicit).toEqual(['mirror.example.net']);
+    expect(p.task.replay).toBeNull();
+    expect(p.mode).toBe('agent-only');
+  });
+
+  it('reads success.file at load time and carries its text in the check (with its path and sha256)', async () => {
+    write('tasks/checks/c.sh', 'test -f built || qs_fail "not built"\n');
+    write('tasks/t.yaml', 'name: f\ngoal: g\ndocs: {path: [https://docs.example.com/]}\nsuccess: {file: checks/c.sh}\n');
+    const p = (await loadTaskFile('tasks/t.yaml', dir, opts)).tasks[0]!.payload;
+    expect(p.check.body).toBe('test -f built || qs_fail "not built"\n');
+    expect(p.check.success_file).toEqual({ path: join('tasks', 'checks', 'c.sh'), sha256: createHash('sha256').update(readFileSync(join(dir, 'tasks/checks/c.sh'))).digest('hex') });
+    expect(p.task.success).toEqual({ file: 'checks/c.sh' });
+  });
+
+  it('refuses a file over 10 MB without reading it, and invalid UTF-8', async () => {
+    write('big.yaml', '');
+    truncateSync(join(dir, 'big.yaml'), 10 * 1024 * 1024 + 1);
+    const big = await loadTaskFile('big.yaml', dir, opts);
+    expect(big.errors[0]).toMatchObject({ code: 'QS004', message: 'is 10.0 MB, over the 10 MB limit for a task file' });
+    write('latin1.yaml', Buffer.from([0x6e, 0x61, 0x6d, 0x65, 0x3a, 0x20, 0xe9, 0x0a]));
+    expect((await loadTaskFile('latin1.yaml', dir, opts)).errors[0]!.code).toBe('QS003');
+    expect((await loadTaskFile('missing.yaml', dir, opts)).errors[0]).toMatchObject({ code: 'QS001', message: 'no such file or directory' });
+    mkdirSync(join(dir, 'adir.yaml'));
+    expect((await loadTaskFile('adir.yaml', dir, opts)).errors[0]!.message).toBe('is a directory, not a task file');
+  });
+
+  it('loads every task of a list, and refuses the whole file when one task is invalid', async () => {
+    const one = 'name: NAME\ngoal: g\ndocs: {path: [https://docs.example.com/]}\nsuccess: {script: "test -f x || qs_fail no"}';
+    const item = (name: string) => one.replace('NAME', name).split('\n').map((l, i) => (i === 0 ? `- ${l}` : `  ${l}`)).join('\n');
+    write('list.yaml', `${item('a')}\n${item('b')}\n`);
+    const ok = await loadTaskFile('list.yaml', dir, opts);
+    expect(ok.tasks.map((t) => t.payload.task.name)).toEqual(['a', 'b']);
+    write('bad.yaml', `${item('a')}\n${item('b')}\n  budgets: {max_turns: -1}\n`);
+    const bad = await loadTaskFile('bad.yaml', dir, opts);
+    expect(bad.ok).toBe(false);
+    expect(bad.tasks).toEqual([]);
+    expect(bad.errors[0]).toMatchObject({ code: 'QS036', field: '[1].budgets.max_turns', line: 9 });
+  });
+
+  it('reads a task from stdin: JSON sniffed by its first character, success.file relative to cwd', async () => {
+    write('checks/c.sh', 'true || qs_fail x\n');
+    const json = JSON.stringify({ name: 's', goal: 'g', docs: { path: ['https://docs.example.com/'] }, success: { file: 'checks/c.sh' } });
+    const r = await loadTaskStdin(Buffer.from(json), dir, opts);
+    expect(r.display).toBe('stdin');
+    const p = r.tasks[0]!.payload;
+    expect(p.source.path).toBe('-');
+    expect(p.source.format).toBe('json');
+    expect(p.check.success_file!.path).toBe(join('checks', 'c.sh'));
+    const broken = await loadTaskStdin(Buffer.from('{"name": }'), dir, opts);
+    expect(broken.errors[0]).toMatchObject({ code: 'QS005', message: "invalid JSON: Unexpected token '}'", line: 1, column: 10 });
+    const deep = await loadTaskStdin(Buffer.from('{\n  "a": [1,\n  2,,]\n}'), dir, opts);
+    expect(deep.errors[0]).toMatchObject({ message: "invalid JSON: Unexpected token ','", line: 3, column: 5 });
+    expect((await loadTaskStdin(Buffer.alloc(0), dir, opts)).errors[0]!.code).toBe('QS002');
+  });
+
+  it('never lets a wrong type crash the loader, wherever it is', async () => {
+    const cases = ['name: [a]', 'goal: 3', 'docs: [x]', 'docs: {path: https://x.test/}', 'success: "true"', 'success: {wait_http: {path: /, json: 3}}', 'budgets: {max_turns: 1.5}', 'network: {allow: example.org}', 'replay: [1, 2]', 'image: {}'];
+    for (const c of cases) {
+      const base: Record<string, string> = { name: 'name: t', goal: 'goal: g', docs: 'docs: {path: [https://docs.example.com/]}', success: 'success: {script: "test -f x || qs_fail no"}' };
+      base[c.split(':')[0]!] = c;
+      write('w.yaml', `${Object.values(base).join('\n')}\n`);
+      const r = await loadTaskFile('w.yaml', dir, opts);
+      expect(r.ok, c).toBe(false);
+      expect(r.errors[0]!.code, c).toMatch(/^QS01[0-3]$/);
+      expect(r.errors[0]!.field, c).toBeTruthy();
+      expect(r.errors[0]!.line, c).toBeGreaterThan(0);
+    }
+  });
+});

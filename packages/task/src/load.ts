@@ -1,0 +1,91 @@
+// Loads one task file end to end: bytes → parse → schema → semantic rules → normalised payloads and lint findings.
+import { describeValue, schemaFindings } from './schema.js';
+import { duplicateName, lintTask } from './lint.js';
+import { finding, type Finding } from './finding.js';
+import { normalise, type TaskLoadedPayload } from './normalise.js';
+import { parseSource, type Segment } from './parse.js';
+import type { RawTask } from './raw.js';
+import { semanticFindings } from './rules.js';
+import { readSource, stdinSource, type SourceResult } from './source.js';
+
+export interface LoadOptions {
+  /** Registry hosts the shell may reach by default (discoverRegistries().hosts). */
+  registries: readonly string[];
+}
+
+export interface LoadedTask {
+  payload: TaskLoadedPayload;
+  /** Warnings and notes about this task. */
+  findings: Finding[];
+}
+
+export interface FileResult {
+  /** As given (`-` for stdin). */
+  path: string;
+  /** As shown to people (`stdin` for `-`). */
+  display: string;
+  /** False when any error was found: then no task of the file is loaded. */
+  ok: boolean;
+  tasks: LoadedTask[];
+  /** Errors, earliest in the file first. */
+  errors: Finding[];
+}
+
+const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function loadTaskFile(path: string, cwd: string, opts: LoadOptions): Promise<FileResult> {
+  return loadSource(readSource(path, cwd), opts);
+}
+
+export function loadTaskStdin(bytes: Buffer, cwd: string, opts: LoadOptions): Promise<FileResult> {
+  return loadSource(stdinSource(bytes, cwd), opts);
+}
+
+export async function loadSource(read: SourceResult, opts: LoadOptions): Promise<FileResult> {
+  if (!read.ok) return { path: read.path, display: read.display, ok: false, tasks: [], errors: [read.error] };
+  const source = read.source;
+  const base = { path: source.path, display: source.display };
+  const failed = (errors: Finding[]): FileResult => ({ ...base, ok: false, tasks: [], errors });
+  const parsed = parseSource(source);
+  if (!parsed.ok) return failed([parsed.error]);
+  const { value, locate } = parsed.parsed;
+
+  let entries: { raw: unknown; prefix: Segment[] }[];
+  if (value === null || value === undefined) return failed([finding('QS002', 'has no content (only comments); a task needs at least name, goal, docs and success')]);
+  if (isMapping(value)) entries = [{ raw: value, prefix: [] }];
+  else if (Array.isArray(value)) {
+    if (value.length === 0) return failed([finding('QS006', 'holds an empty list; write a task mapping (or a list of them)', { at: locate([]) })]);
+    const bad = value.findIndex((v) => !isMapping(v));
+    if (bad >= 0) {
+      return failed([finding('QS006', `[${bad}] must be a task mapping, got ${describeValue(value[bad])}`, { field: `[${bad}]`, at: locate([bad]) })]);
+    }
+    entries = value.map((raw, i) => ({ raw, prefix: [i] }));
+  } else {
+    return failed([finding('QS006', `the top level must be a task mapping (or a list of them), got ${describeValue(value)}`, { at: locate([]) })]);
+  }
+
+  const errors: Finding[] = [];
+  const tasks: LoadedTask[] = [];
+  const names = new Map<string, string>();
+  for (const { raw, prefix } of entries) {
+    const schemaErrors = await schemaFindings(raw, locate, prefix);
+    if (schemaErrors.length > 0) {
+      errors.push(...schemaErrors);
+      continue;
+    }
+    const task = raw as unknown as RawTask;
+    const rules = semanticFindings(task, source, locate, prefix);
+    if (rules.errors.length > 0) {
+      errors.push(...rules.errors);
+      continue;
+    }
+    const payload = normalise(task, source, opts.registries, rules.successFile);
+    const findings = lintTask(task, payload, rules.successFile?.text, locate, prefix);
+    const here = prefix.length > 0 ? `${source.display} [${String(prefix[0])}]` : source.display;
+    const dup = duplicateName(payload.task.name, names, here);
+    if (dup) findings.push(finding('QS110', dup, { field: prefix.length ? `[${String(prefix[0])}].name` : 'name', at: locate([...prefix, 'name']), task: payload.task.name }));
+    tasks.push({ payload, findings });
+  }
+  if (errors.length > 0) return failed(errors);
+  return { ...base, ok: true, tasks, errors: [] };
+}

@@ -1,0 +1,171 @@
+// The semantic rules the schema cannot say: safe names, hosts, duplicate pages, success.file, pattern sanity, ranges.
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { isAbsolute, join, normalize, resolve } from 'node:path';
+import type { Code } from './codes.js';
+import { fieldPath, finding, quote, type Finding, type Position } from './finding.js';
+import type { Segment } from './parse.js';
+import { list, type RawTask } from './raw.js';
+import { MAX_TASK_BYTES, describeFsError, type Source } from './source.js';
+
+export interface SuccessFile {
+  /** success.file joined to the task file's directory as the user gave it (stable across machines). */
+  path: string;
+  text: string;
+  sha256: string;
+}
+
+export interface RuleResult {
+  errors: Finding[];
+  successFile?: SuccessFile;
+}
+
+type Locate = (path: readonly Segment[], key?: boolean) => Position | undefined;
+
+/** A name becomes a directory under --out: letters, digits, `.`, `_`, `-`; not hidden, not an option. */
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+/** A DNS name: dot-separated labels of letters, digits and inner hyphens. */
+export const HOST = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+export function normaliseHost(value: string): string {
+  return value.trim().toLowerCase().replace(/\.$/, '');
+}
+
+const BUDGET_MIN: Record<string, number> = { max_turns: 1, max_seconds: 1, max_command_seconds: 1, max_output_chars: 1, max_tokens: 0 };
+
+export function semanticFindings(task: RawTask, source: Source, locate: Locate, prefix: readonly Segment[] = []): RuleResult {
+  const errors: Finding[] = [];
+  const name = task.name.trim();
+  const err = (code: Code, message: string, path: readonly Segment[]): void => {
+    const full = [...prefix, ...path];
+    errors.push(finding(code, message, { field: fieldPath(full), at: locate(full), ...(name ? { task: name } : {}) }));
+  };
+
+  if (name === '') err('QS012', "missing required field 'name' (it is blank)", ['name']);
+  else if (!SAFE_NAME.test(name) || name.includes('..')) {
+    err('QS040', `name ${quote(name)} is not safe as a directory name; use letters, digits, '.', '_' and '-' (at most 100, starting with a letter or digit)`, ['name']);
+  }
+  if (task.goal.trim() === '') err('QS012', "missing required field 'goal' (it is blank)", ['goal']);
+
+  const pages = task.docs.path ?? [];
+  const seen = new Map<string, number>();
+  pages.forEach((page, i) => {
+    let href: string;
+    try {
+      const url = new URL(page.trim());
+      if (url.hostname === '') throw new Error('no host');
+      href = url.href;
+    } catch {
+      err('QS013', `docs.path[${i}] must be an http(s) URL with a host, got ${quote(page)}`, ['docs', 'path', i]);
+      return;
+    }
+    const first = seen.get(href);
+    if (first !== undefined) err('QS021', `docs.path lists ${quote(page)} twice (entries ${first} and ${i}); the route is an ordered list of distinct pages`, ['docs', 'path', i]);
+    else seen.set(href, i);
+  });
+  if (task.docs.entrypoint !== undefined) {
+    try {
+      if (new URL(task.docs.entrypoint.trim()).hostname === '') throw new Error('no host');
+    } catch {
+      err('QS013', `docs.entrypoint must be an http(s) URL with a host, got ${quote(task.docs.entrypoint)}`, ['docs', 'entrypoint']);
+    }
+  }
+  const hostLists: [string, string[] | undefined][] = [
+    ['docs.allow', task.docs.allow],
+    ['network.allow', task.network?.allow],
+    ['network.only', task.network?.only],
+  ];
+  for (const [key, hosts] of hostLists) {
+    (hosts ?? []).forEach((h, i) => {
+      if (!HOST.test(normaliseHost(h))) err('QS022', `${key}[${i}] must be a bare host name like docs.example.com, got ${quote(h)}`, [...key.split('.'), i]);
+    });
+  }
+  if (task.network?.only !== undefined && task.network.only.length === 0) {
+    err('QS013', 'network.only is empty, which would let the shell reach nothing; remove it to keep the default registries', ['network', 'only']);
+  }
+
+  for (const [key, min] of Object.entries(BUDGET_MIN)) {
+    const v = task.budgets?.[key as keyof NonNullable<RawTask['budgets']>];
+    if (v !== undefined && v < min) err('QS036', `budgets.${key} must be at least ${min}, got ${v}`, ['budgets', key]);
+  }
+
+  const s = task.success;
+  if (s.script !== undefined && s.script.trim() === '') err('QS030', 'success.script is empty, so the check would pass on anything', ['success', 'script']);
+  if (s.serve !== undefined && s.serve.trim() === '') err('QS032', 'success.serve is empty; give it the command that starts the server', ['success', 'serve']);
+
+  const patterns = (base: Segment[], block: { contains?: string | string[]; matches?: string | string[] }): void => {
+    for (const kind of ['contains', 'matches'] as const) {
+      const value = block[kind];
+      const items = list(value);
+      items.forEach((p, i) => {
+        const where = typeof value === 'string' ? [...base, kind] : [...base, kind, i];
+        const label = fieldPath(where);
+        if (p === '') err('QS034', `${label} has an empty string, which matches anything`, where);
+        else if (/[\r\n]/.test(p)) err('QS034', `${label} spans multiple lines, which grep would treat as alternatives; list the lines separately`, where);
+        else if (kind === 'matches') {
+          try {
+            new RegExp(p);
+          } catch (e) {
+            err('QS034', `${label} is not a valid regular expression: ${(e as Error).message.replace(/^Invalid regular expression: /, '')}`, where);
+          }
+        }
+      });
+    }
+  };
+
+  if (s.expect_output) {
+    if (list(s.expect_output.contains).length + list(s.expect_output.matches).length === 0) {
+      err('QS034', "success.expect_output needs 'contains' or 'matches' with at least one pattern", ['success', 'expect_output']);
+    }
+    patterns(['success', 'expect_output'], s.expect_output);
+  }
+  const w = s.wait_http;
+  if (w) {
+    const base: Segment[] = ['success', 'wait_http'];
+    if (w.url !== undefined && w.path !== undefined) err('QS033', "success.wait_http has both 'url' and 'path'; give one (path polls the served port, url a full address)", [...base, 'url']);
+    else if (w.url === undefined && w.path === undefined) err('QS033', "success.wait_http needs 'path' (on the served $QS_PORT) or 'url'", base);
+    if (w.url !== undefined && !/^https?:\/\/[^/\s]+/i.test(w.url.trim())) err('QS033', `success.wait_http.url must be an http(s) URL, got ${quote(w.url)}`, [...base, 'url']);
+    if (w.path !== undefined && /^[a-z]+:\/\//i.test(w.path.trim())) err('QS033', `success.wait_http.path must be a path like /health, got ${quote(w.path)}; use 'url' for a full address`, [...base, 'path']);
+    if (w.path !== undefined && /\s/.test(w.path.trim())) err('QS033', `success.wait_http.path must not contain spaces, got ${quote(w.path)}`, [...base, 'path']);
+    if (w.status !== undefined && (w.status < 100 || w.status > 599)) err('QS033', `success.wait_http.status must be an HTTP status (100–599), got ${w.status}`, [...base, 'status']);
+    if (w.timeout !== undefined && w.timeout < 1) err('QS033', `success.wait_http.timeout must be at least 1 second, got ${w.timeout}`, [...base, 'timeout']);
+    patterns(base, w);
+    for (const [k, v] of Object.entries(w.json ?? {})) {
+      if (k === '') err('QS035', 'success.wait_http.json has an empty key', [...base, 'json']);
+      else if (v !== null && typeof v === 'object') err('QS035', `success.wait_http.json.${k} must be a string, number, true/false or null (it is matched as text, not parsed), got a ${Array.isArray(v) ? 'list' : 'mapping'}`, [...base, 'json', k]);
+      else if (typeof v === 'string' && /[\r\n]/.test(v)) err('QS035', `success.wait_http.json.${k} spans multiple lines`, [...base, 'json', k]);
+    }
+  }
+
+  let successFile: SuccessFile | undefined;
+  if (s.file !== undefined) {
+    const result = readSuccessFile(s.file, source);
+    if (typeof result === 'string') err('QS031', result, ['success', 'file']);
+    else successFile = result;
+  }
+  return successFile ? { errors, successFile } : { errors };
+}
+
+/** success.file is read now and carried in the event, so it is never written where the agent could read it. */
+function readSuccessFile(file: string, source: Source): SuccessFile | string {
+  const rel = file.trim();
+  if (rel === '') return 'success.file is empty; give a path relative to the task file';
+  if (isAbsolute(rel) || rel.startsWith('~')) return `success.file must be relative to the task file, got ${quote(file)}`;
+  const abs = resolve(source.baseDir, rel);
+  const shown = normalize(join(source.relBaseDir, rel));
+  let size: number;
+  try {
+    const st = statSync(abs);
+    if (!st.isFile()) return `success.file ${quote(shown)} is not a file`;
+    size = st.size;
+  } catch (error) {
+    return `success.file ${quote(shown)}: ${describeFsError(error)}`;
+  }
+  if (size > MAX_TASK_BYTES) return `success.file ${quote(shown)} is over the 10 MB limit`;
+  const bytes = readFileSync(abs);
+  if (bytes.includes(0)) return `success.file ${quote(shown)} is a binary file, not a shell script`;
+  const text = bytes.toString('utf8');
+  if (text.trim() === '') return `success.file ${quote(shown)} is empty, so the check would pass on anything`;
+  return { path: shown, text, sha256: createHash('sha256').update(bytes).digest('hex') };
+}

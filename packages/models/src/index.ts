@@ -10,3 +10,5 @@ export { AnthropicAdapter, type AnthropicAdapterOptions } from './api/anthropic.
 export { OpenAIResponsesAdapter, type OpenAIResponsesAdapterOptions } from './api/openai-responses.js';
 export { toModelError, retryAfterMs } from './api/classify.js';
 export { costUsd, type Price } from './cost.js';
+export { conventionalExitCode, usageTokens } from './cli/report.js';
+export { OpenAIChatAdapter, type OpenAIChatAdapterOptions } from './api/openai-chat.js';

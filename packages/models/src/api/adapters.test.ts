@@ -8,6 +8,7 @@ import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { addUsage, ZERO_USAGE, type Message, type ModelAdapter, type ToolSpec, type TurnResult } from '../types.js';
 import { AnthropicAdapter } from './anthropic.js';
+import { OpenAIChatAdapter } from './openai-chat.js';
 import { OpenAIResponsesAdapter } from './openai-responses.js';
 
 const tools: ToolSpec[] = [{ name: 'bash', description: 'Run a shell command', schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } }];
@@ -15,6 +16,7 @@ const tools: ToolSpec[] = [{ name: 'bash', description: 'Run a shell command', s
 const ADAPTERS = [
   { name: 'anthropic', api: 'anthropic' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.url) => new AnthropicAdapter({ apiKey: 'test-key', baseURL: url, retry }) },
   { name: 'openai-responses', api: 'responses' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.openaiUrl) => new OpenAIResponsesAdapter({ apiKey: 'test-key', baseURL: url, retry }) },
+  { name: 'openai-chat', api: 'chat' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.openaiUrl) => new OpenAIChatAdapter({ apiKey: 'test-key', baseURL: url, retry }) },
 ];
 
 /** A minimal agent loop: the adapter never runs tools; this loop runs bash for real. */
@@ -67,6 +69,11 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
         expect(second!.body.messages[1].content[1]).toMatchObject({ type: 'tool_use', id: 'call_a', name: 'bash' });
         expect(second!.body.messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: 'call_a', content: 'hello\n', is_error: false, cache_control: { type: 'ephemeral' } }]);
         expect(second!.body.tools[0]).toMatchObject({ name: 'bash', input_schema: { type: 'object' } });
+      } else if (api === 'chat') {
+        expect(second!.body.messages.map((m: any) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+        expect(second!.body.messages[2]).toMatchObject({ content: 'Let me run that.', tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'bash', arguments: '{"command":"echo hello"}' } }] });
+        expect(second!.body.messages[3]).toEqual({ role: 'tool', tool_call_id: 'call_a', content: 'hello\n' });
+        if (stream) expect(second!.body.stream_options).toEqual({ include_usage: true });
       } else {
         expect(second!.body).toMatchObject({ store: false, instructions: 'You are a test agent.', include: ['reasoning.encrypted_content'], max_output_tokens: 1024 });
         // The first turn's output items are replayed verbatim, then the tool output keyed by call_id.

@@ -1,0 +1,102 @@
+// The OpenAI Chat Completions adapter: the lowest common denominator that "OpenAI-compatible" servers speak.
+import OpenAI from 'openai';
+import { ModelError } from '../errors.js';
+import type { RetryPolicy } from '../retry.js';
+import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
+import { retryingTurn } from './run-turn.js';
+
+export interface OpenAIChatAdapterOptions {
+  apiKey: string;
+  /** Includes `/v1`; the SDK appends `/chat/completions`. */
+  baseURL?: string;
+  timeoutMs?: number;
+  retry?: RetryPolicy;
+}
+
+type Params = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
+
+function chatMessages(system: string, messages: Message[]): ChatMessage[] {
+  const out: ChatMessage[] = [{ role: 'system', content: system }];
+  for (const m of messages) {
+    if (m.role === 'assistant') {
+      if (m.native && typeof m.native === 'object') {
+        out.push(structuredClone(m.native) as ChatMessage);
+        continue;
+      }
+      const text = m.blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+      const calls = m.blocks.flatMap((b) => (b.type === 'tool_call' ? [{ id: b.id, type: 'function' as const, function: { name: b.name, arguments: JSON.stringify(b.input) } }] : []));
+      out.push({ role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) });
+      continue;
+    }
+    for (const b of m.blocks) {
+      if (b.type === 'text') out.push({ role: 'user', content: b.text });
+      else if (b.type === 'tool_result') out.push({ role: 'tool', tool_call_id: b.id, content: b.output });
+    }
+  }
+  return out;
+}
+
+const STOPS: Record<string, Stop> = { stop: 'end_turn', tool_calls: 'tool_use', function_call: 'tool_use', length: 'max_tokens', content_filter: 'refusal' };
+
+function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs: number): TurnResult {
+  const choice = res.choices[0];
+  if (!choice) throw new ModelError('harness', 'openai-chat: response has no choices');
+  const message = choice.message;
+  const blocks: Block[] = [];
+  if (message.content) blocks.push({ type: 'text', text: message.content });
+  for (const call of message.tool_calls ?? []) {
+    if (call.type !== 'function') continue;
+    let input: unknown;
+    try {
+      input = JSON.parse(call.function.arguments || '{}');
+    } catch {
+      throw new ModelError('harness', `openai-chat: tool call ${call.id} arguments are not JSON: ${call.function.arguments.slice(0, 80)}`);
+    }
+    if (!input || typeof input !== 'object' || Array.isArray(input)) throw new ModelError('harness', `openai-chat: tool call ${call.id} arguments are not an object`);
+    blocks.push({ type: 'tool_call', id: call.id, name: call.function.name, input: input as Record<string, unknown> });
+  }
+  const stop: Stop = message.refusal ? 'refusal' : (STOPS[choice.finish_reason] ?? 'other');
+  const u = res.usage;
+  const cacheRead = u?.prompt_tokens_details?.cached_tokens ?? 0;
+  const cacheWrite = (u?.prompt_tokens_details as { cache_write_tokens?: number } | undefined)?.cache_write_tokens ?? 0;
+  const native: Record<string, unknown> = { role: 'assistant', content: message.content ?? null };
+  if (message.tool_calls?.length) native.tool_calls = message.tool_calls;
+  const result: TurnResult = {
+    blocks,
+    stop,
+    usage: usage({ input: (u?.prompt_tokens ?? 0) - cacheRead - cacheWrite, cache_read: cacheRead, cache_write: cacheWrite, output: u?.completion_tokens, reasoning: u?.completion_tokens_details?.reasoning_tokens }),
+    attempts,
+    durationMs,
+    native,
+  };
+  const requestId = (res as { _request_id?: string | null })._request_id;
+  if (requestId) result.requestId = requestId;
+  if (stop === 'refusal') result.refusal = message.refusal ? { explanation: message.refusal } : { category: 'content_filter' };
+  return result;
+}
+
+export class OpenAIChatAdapter implements ModelAdapter {
+  readonly name = 'openai-chat';
+  readonly #client: OpenAI;
+  readonly #retry: RetryPolicy;
+
+  constructor(options: OpenAIChatAdapterOptions) {
+    this.#client = new OpenAI({ apiKey: options.apiKey, ...(options.baseURL ? { baseURL: options.baseURL } : {}), maxRetries: 0, timeout: options.timeoutMs ?? 600_000 });
+    this.#retry = options.retry ?? {};
+  }
+
+  async turn(request: TurnRequest): Promise<TurnResult> {
+    const started = performance.now();
+    // `max_tokens`, not `max_completion_tokens`: the compatible servers this adapter exists for know the older name.
+    const params: Params = { model: request.model, messages: chatMessages(request.system, request.messages), max_tokens: request.maxTokens };
+    if (request.tools?.length) params.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.schema } }));
+    const opts = request.signal ? { signal: request.signal } : {};
+    const { value, attempts } = await retryingTurn(this.name, this.#retry, request.signal, (): Promise<OpenAI.Chat.ChatCompletion> =>
+      request.stream
+        ? this.#client.chat.completions.stream({ ...params, stream: true, stream_options: { include_usage: true } }, opts).finalChatCompletion()
+        : this.#client.chat.completions.create(params, opts),
+    );
+    return toResult(value, attempts, Math.round(performance.now() - started));
+  }
+}

@@ -1,0 +1,110 @@
+// The rest of the runner contract: consent shows leaks first, blind spots, host consent, checkpoints, lock, signals.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BIN, makeLoop, runLoopIn, type Loop } from './helpers.js';
+
+const loops: Loop[] = [];
+const track = (l: Loop): Loop => (loops.push(l), l);
+afterEach(() => {
+  for (const l of loops.splice(0)) l.cleanup();
+});
+
+describe('runner contract details', () => {
+  it('scrubs before asking, and the consent question shows the leak warning first', async () => {
+    const loop = track(makeLoop({ host: ['--leak', '.env'], tweak: (s) => (s.privacy.egress = []) }));
+    writeFileSync(join(loop.dir, '.env'), 'SERVICE_TOKEN=tok-0123456789abcdef\n');
+    const { code, err } = await runLoopIn(loop, { stdin: 'yes\n' });
+    expect(code).toBe(0);
+    const warning = err.indexOf('Warning: flagged content from .env appeared in prompt for judge-1');
+    expect(warning).toBeGreaterThan(-1);
+    expect(warning).toBeLessThan(err.indexOf("Type 'yes' to consent"));
+    for (const p of loop.prompts('judge')) expect(p).not.toContain('tok-0123456789abcdef');
+  });
+
+  it('surfaces a flagged file it cannot scrub as a blind spot (state warning + run log)', async () => {
+    const loop = track(makeLoop());
+    mkdirSync(join(loop.dir, 'secrets'));
+    writeFileSync(join(loop.dir, 'secrets', 'dump.txt'), 'x'.repeat(1_100_000));
+    const { code, events } = await runLoopIn(loop);
+    expect(code).toBe(0);
+    expect(loop.state().warnings.join('\n')).toContain('flagged file secrets/dump.txt is larger than 1MB; its content cannot be detected');
+    expect(loop.log()).toContain('`redaction_unscrubbable`');
+    expect(events.filter((e) => e.type === 'redaction.blind_spot')).toHaveLength(1);
+  });
+
+  it('governs the host by consent once an egress entry names it', async () => {
+    const loop = track(makeLoop({ tweak: (s) => s.privacy.egress.push({ to: 'host', sends: ['context', 'plan'], redact: [], consent: 'required' }) }));
+    const refused = await runLoopIn(loop, { stdin: '' });
+    expect(refused.code).toBe(2);
+    expect(loop.state()).toMatchObject({ status: 'blocked', failure: 'consent_refused:host' });
+    expect(loop.calls('host')).toBe(0);
+    expect(existsSync(loop.ws('plan.md'))).toBe(false);
+  });
+
+  it('stops at the after_plan checkpoint unless told to continue', async () => {
+    const loop = track(makeLoop({ tweak: (s) => (s.loop_control.human_checkpoints = ['after_plan']) }));
+    const stopped = await runLoopIn(loop, { stdin: 'no\n' });
+    expect(stopped.code).toBe(2);
+    expect(loop.state()).toMatchObject({ status: 'blocked', failure: 'human_checkpoint:after_plan' });
+    expect(existsSync(loop.ws('delivery-1.md'))).toBe(false);
+    const resumed = await runLoopIn(loop, { stdin: 'continue\n' });
+    expect(resumed.code).toBe(0);
+    expect(loop.state().status).toBe('passed');
+    expect(loop.calls('judge')).toBe(2); // the passed plan gate was not judged again
+    expect(loop.log()).toContain('`human_checkpoint_passed`');
+  });
+
+  it('blocks when a human criterion needs an answer and stdin is closed', async () => {
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          s.goal.verification.push({ id: 'signoff', type: 'human', prompt: 'Does the plan read well?' });
+          s.gates.plan_gate.criteria = ['signoff'];
+        },
+      }),
+    );
+    const { code } = await runLoopIn(loop, { stdin: '' });
+    expect(code).toBe(2);
+    expect(loop.state()).toMatchObject({ status: 'blocked', failure: 'interactive_input_required:human criterion signoff' });
+    expect(loop.calls('judge')).toBe(0);
+  });
+
+  it('refuses to run while another live loop-run holds the lock', async () => {
+    const loop = track(makeLoop());
+    mkdirSync(join(loop.dir, 'loop-workspace'));
+    writeFileSync(loop.ws('.loop-run.lock'), `${process.ppid}\n`);
+    await expect(runLoopIn(loop)).rejects.toThrow(/another loop-run \(pid \d+\) is running this loop/);
+    expect(loop.calls('host')).toBe(0);
+    expect(existsSync(loop.ws('state.json'))).toBe(false);
+  });
+
+  it('reads a context file that is not UTF-8 without crashing (Looper died here)', async () => {
+    const loop = track(makeLoop());
+    writeFileSync(join(loop.dir, 'notes.md'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
+    const { code } = await runLoopIn(loop);
+    expect(code).toBe(0);
+    expect(readFileSync(loop.ws('context.md'), 'utf8')).toContain('caf\uFFFD');
+  });
+
+  it('on SIGTERM kills the model call, records failed/interrupted and exits 130', async () => {
+    const loop = track(makeLoop({ judge: ['--verdicts', 'hang'] }));
+    const child = spawn(process.execPath, [BIN, loop.specPath], { cwd: loop.dir, stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.end();
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    const hang = join(loop.capture, 'judge.hang');
+    while (!existsSync(hang)) {
+      if (child.exitCode !== null) throw new Error('loop-run ended before the judge hung');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const judgePid = Number(readFileSync(hang, 'utf8'));
+    const exit = new Promise<number | null>((r) => child.on('close', (c) => r(c)));
+    child.kill('SIGTERM');
+    expect(await exit).toBe(130);
+    expect(loop.state()).toMatchObject({ status: 'failed', failure: 'interrupted' });
+    expect(() => process.kill(judgePid, 0)).toThrow();
+    expect(stdout.trim().split('\n').map((l) => JSON.parse(l)).at(-1)).toMatchObject({ type: 'loop.failed', failure: 'interrupted', exit_code: 130 });
+  });
+});

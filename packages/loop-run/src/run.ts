@@ -1,5 +1,5 @@
 // run(opts, io): loop-run as tests call it — events on stdout, people on stderr, answers from stdin.
-import { LoopExit, createLogger, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { InterruptedError, LoopExit, createLogger, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { EventWriter, createEmitter } from '@quickloop/events';
 import { LineReader, loadSpec } from '@quickloop/loop-gate';
 import { runLoop } from './runner.js';
@@ -22,6 +22,12 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
   const emitter = createEmitter({ stage: 'loop-run', writer, now: io.now });
   const runId = io.newId();
   const answers = new LineReader(io.stdin);
+  const interrupted = new Promise<never>((_, reject) => {
+    const fail = (): void => reject(new InterruptedError('interrupted while waiting for an answer on stdin'));
+    if (io.signal.aborted) fail();
+    else io.signal.addEventListener('abort', fail, { once: true });
+  });
+  interrupted.catch(() => undefined);
   const emit: Parameters<typeof runLoop>[1]['emit'] = (type, payload, meta) => {
     void emitter.emit(type, { run_id: runId, ...(meta ?? {}) }, payload);
   };
@@ -35,7 +41,8 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
           emit,
           ask: async (question) => {
             io.stderr.write(question.endsWith(' ') ? question : `${question}\n`);
-            return answers.next();
+            // A signal must not wait for an answer that may never come (a TTY left open).
+            return Promise.race([answers.next(), interrupted]);
           },
           info: (l) => log.info(l),
           warn: (l) => log.warn(log.color.yellow(l)),

@@ -158,6 +158,19 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     save({ status: 'running', run_id: opts.runId, no_progress: { count: 0, signature: '', gate: '' } });
     log('run_start', { spec: loaded.path, resumed: existed, previous_status: previous });
 
+    // Judge criteria only a revise_until_clean judge can evaluate: anywhere else they would be skipped unseen.
+    for (const gate of ['plan_gate', 'delivery_gate'] as const) {
+      const g = spec.gates[gate];
+      const judged = (g.criteria ?? []).filter((id) => spec.criteria_by_id[id]?.type === 'judge');
+      const why = g.verdict_policy === 'fixed_passes' ? 'the gate is fixed_passes' : g.verdict_source === 'human' ? 'verdict_source is human' : null;
+      if (judged.length > 0 && why) {
+        const w = `${gate}: judge criteria ${judged.join(', ')} are never evaluated because ${why}`;
+        if (!state.warnings.includes(w)) state.warnings.push(w);
+        log('judge_criteria_unreachable', { gate, criteria: judged, reason: why });
+        io.warn(`warning: ${w}`);
+      }
+    }
+
     // Context: regathered on every run, withheld files marked, command output scrubbed.
     const chunks: string[] = [];
     const sources = Array.isArray(spec.goal.context_sources) ? spec.goal.context_sources : [];

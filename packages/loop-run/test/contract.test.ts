@@ -2,7 +2,10 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { memoryIo } from '@quickloop/cli-kit';
 import { afterEach, describe, expect, it } from 'vitest';
+import { run } from '../src/run.js';
 import { BIN, makeLoop, runLoopIn, type Loop } from './helpers.js';
 
 const loops: Loop[] = [];
@@ -106,5 +109,25 @@ describe('runner contract details', () => {
     expect(loop.state()).toMatchObject({ status: 'failed', failure: 'interrupted' });
     expect(() => process.kill(judgePid, 0)).toThrow();
     expect(stdout.trim().split('\n').map((l) => JSON.parse(l)).at(-1)).toMatchObject({ type: 'loop.failed', failure: 'interrupted', exit_code: 130 });
+  });
+
+  it('surfaces judge criteria that no verdict source will ever evaluate', async () => {
+    const loop = track(makeLoop({ tweak: (s) => (s.gates.plan_gate = { members: [], verdict_policy: 'fixed_passes', criteria: ['quality'], max_revisions: 0 }) }));
+    const { code, err } = await runLoopIn(loop);
+    expect(code).toBe(0);
+    expect(loop.state().warnings).toContain('plan_gate: judge criteria quality are never evaluated because the gate is fixed_passes');
+    expect(err).toContain('never evaluated');
+    expect(loop.log()).toContain('`judge_criteria_unreachable`');
+  });
+
+  it('a signal while waiting for a consent answer ends the run as interrupted (exit 130)', async () => {
+    const loop = track(makeLoop({ tweak: (s) => (s.privacy.egress = []) }));
+    const io = memoryIo({ stdin: new PassThrough(), env: { ...process.env, NO_COLOR: '1' } });
+    const running = run({ spec: loop.specPath, retries: 0, retryDelayMs: 0, consent: [], level: 'normal' }, io);
+    while (!io.err().includes("Type 'yes'")) await new Promise((r) => setTimeout(r, 10));
+    io.abort();
+    expect(await running).toBe(130);
+    expect(loop.state()).toMatchObject({ status: 'failed', failure: 'interrupted' });
+    expect(loop.calls('judge')).toBe(0);
   });
 });

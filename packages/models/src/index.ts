@@ -12,3 +12,4 @@ export { toModelError, retryAfterMs } from './api/classify.js';
 export { costUsd, type Price } from './cost.js';
 export { conventionalExitCode, usageTokens } from './cli/report.js';
 export { OpenAIChatAdapter, type OpenAIChatAdapterOptions } from './api/openai-chat.js';
+export { GeminiAdapter, type GeminiAdapterOptions } from './api/gemini.js';

@@ -26,7 +26,7 @@ describe('Gemini generateContent mock with the real SDK', () => {
         { role: 'user', parts: [{ functionResponse: { name: 'bash', response: { output: 'g' } } }] },
       ],
     });
-    expect(second.text).toBe('saw {"output":"g"}');
+    expect(second.text).toBe('saw g');
     let text = '';
     for await (const chunk of await ai.models.generateContentStream({ model: 'gemini-x', contents: 'hi' })) text += chunk.text ?? '';
     expect(text).toBe('streamed');

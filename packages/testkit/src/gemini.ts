@@ -10,7 +10,12 @@ export function geminiLastUserText(body: any): string {
   const last = [...contents].reverse().find((c) => c?.role === 'user' || c?.role === undefined);
   if (!last) return '';
   return (last.parts ?? [])
-    .map((p: any) => (typeof p?.text === 'string' ? p.text : p?.functionResponse ? JSON.stringify(p.functionResponse.response) : ''))
+    .map((p: any) => {
+      if (typeof p?.text === 'string') return p.text;
+      const response = p?.functionResponse?.response;
+      if (response === undefined) return '';
+      return typeof response.output === 'string' ? response.output : JSON.stringify(response);
+    })
     .filter(Boolean)
     .join('\n');
 }

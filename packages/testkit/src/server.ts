@@ -67,7 +67,10 @@ function errorBody(api: MockApi, error: MockError): unknown {
   if (api === 'anthropic') return anthropicErrorBody(error);
   if (api === 'gemini') {
     const status = error.status === 429 ? 'RESOURCE_EXHAUSTED' : error.status >= 500 ? 'UNAVAILABLE' : error.status === 401 ? 'UNAUTHENTICATED' : 'INVALID_ARGUMENT';
-    return { error: { code: error.status, message, status } };
+    // Gemini puts its wait hint in the body (RetryInfo), not in a header.
+    const wait = error.retryAfterMs ?? (error.retryAfterSec !== undefined ? error.retryAfterSec * 1000 : undefined);
+    const details = wait === undefined ? [] : [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${wait / 1000}s` }];
+    return { error: { code: error.status, message, status, details } };
   }
   const type = error.type ?? (error.status === 429 ? 'rate_limit_exceeded' : error.status >= 500 ? 'server_error' : 'invalid_request_error');
   return { error: { message, type, param: null, code: type } };

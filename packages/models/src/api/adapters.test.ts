@@ -8,6 +8,7 @@ import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { addUsage, ZERO_USAGE, type Message, type ModelAdapter, type ToolSpec, type TurnResult } from '../types.js';
 import { AnthropicAdapter } from './anthropic.js';
+import { GeminiAdapter } from './gemini.js';
 import { OpenAIChatAdapter } from './openai-chat.js';
 import { OpenAIResponsesAdapter } from './openai-responses.js';
 
@@ -16,6 +17,7 @@ const tools: ToolSpec[] = [{ name: 'bash', description: 'Run a shell command', s
 const ADAPTERS = [
   { name: 'anthropic', api: 'anthropic' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.url) => new AnthropicAdapter({ apiKey: 'test-key', baseURL: url, retry }) },
   { name: 'openai-responses', api: 'responses' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.openaiUrl) => new OpenAIResponsesAdapter({ apiKey: 'test-key', baseURL: url, retry }) },
+  { name: 'gemini', api: 'gemini' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.url) => new GeminiAdapter({ apiKey: 'test-key', baseURL: url, retry }) },
   { name: 'openai-chat', api: 'chat' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.openaiUrl) => new OpenAIChatAdapter({ apiKey: 'test-key', baseURL: url, retry }) },
 ];
 
@@ -57,10 +59,12 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
       ]);
       expect(results[1]!.blocks).toEqual([{ type: 'text', text: 'The command printed: hello' }]);
       const total = results.reduce((sum, r) => addUsage(sum, r.usage), { ...ZERO_USAGE });
-      expect(total).toEqual({ input: 25, cache_read: 100, cache_write: 100, output: 21, reasoning: api === 'anthropic' ? 0 : 4 });
+      // Gemini has no cache writes on a request (its caches are made out of band); Anthropic reports no reasoning split.
+      expect(total).toEqual({ input: 25, cache_read: 100, cache_write: api === 'gemini' ? 0 : 100, output: 21, reasoning: api === 'anthropic' ? 0 : 4 });
       expect(results.every((r) => r.attempts === 1)).toBe(true);
       // The SDKs surface the request id on plain responses only.
-      if (!stream) expect(results.every((r) => r.requestId?.startsWith('req_mock_'))).toBe(true);
+      // Gemini has no request id header; its responseId stands in.
+      if (!stream) expect(results.every((r) => r.requestId?.startsWith(api === 'gemini' ? 'gresp_' : 'req_mock_'))).toBe(true);
 
       const [, second] = mock.requestsFor(api);
       expect(second!.stream).toBe(stream);
@@ -69,6 +73,11 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
         expect(second!.body.messages[1].content[1]).toMatchObject({ type: 'tool_use', id: 'call_a', name: 'bash' });
         expect(second!.body.messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: 'call_a', content: 'hello\n', is_error: false, cache_control: { type: 'ephemeral' } }]);
         expect(second!.body.tools[0]).toMatchObject({ name: 'bash', input_schema: { type: 'object' } });
+      } else if (api === 'gemini') {
+        expect(second!.body.systemInstruction).toMatchObject({ parts: [{ text: 'You are a test agent.' }] });
+        expect(second!.body.contents.map((c: any) => c.role)).toEqual(['user', 'model', 'user']);
+        expect(second!.body.contents[2].parts[0]).toEqual({ functionResponse: { id: 'call_a', name: 'bash', response: { output: 'hello\n' } } });
+        expect(second!.body.tools[0].functionDeclarations[0]).toMatchObject({ name: 'bash', parametersJsonSchema: { type: 'object' } });
       } else if (api === 'chat') {
         expect(second!.body.messages.map((m: any) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
         expect(second!.body.messages[2]).toMatchObject({ content: 'Let me run that.', tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'bash', arguments: '{"command":"echo hello"}' } }] });
@@ -89,7 +98,9 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
     const r = await make(mock).turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'bad' }] }], maxTokens: 10 });
     expect(r.stop).toBe('refusal');
     expect(r.blocks).toEqual([]);
-    expect(r.refusal).toEqual(name === 'anthropic' ? { category: 'cyber', explanation: 'I will not do that.' } : { explanation: 'I will not do that.' });
+    // Gemini says only that safety stopped it; the others carry the model's explanation.
+    const expected = { anthropic: { category: 'cyber', explanation: 'I will not do that.' }, gemini: { category: 'SAFETY' } }[name as string] ?? { explanation: 'I will not do that.' };
+    expect(r.refusal).toEqual(expected);
   });
 
   it('reports a max-tokens stop', async () => {
@@ -106,7 +117,8 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
     expect(r).toMatchObject({ attempts: 3, blocks: [{ type: 'text', text: 'finally' }] });
     expect(waits).toEqual([250, 15]);
     // The SDK's own retries are off, so every attempt is ours and starts from a zero retry count.
-    expect(mock.requests.map((q) => q.headers['x-stainless-retry-count'])).toEqual(['0', '0', '0']);
+    if (api !== 'gemini') expect(mock.requests.map((q) => q.headers['x-stainless-retry-count'])).toEqual(['0', '0', '0']);
+    else expect(mock.requests).toHaveLength(3);
   });
 
   it('gives up after its retries with a transient infra ModelError', async () => {

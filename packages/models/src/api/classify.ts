@@ -21,6 +21,12 @@ export function retryAfterMs(headers: unknown): number | undefined {
   return undefined;
 }
 
+/** Gemini's hint travels in the error body as RetryInfo `"retryDelay": "6s"`, which its SDK leaves in the message. */
+function retryDelayInBody(message: string): number | undefined {
+  const match = /"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"/.exec(message);
+  return match ? Math.round(Number(match[1]) * 1000) : undefined;
+}
+
 export function toModelError(error: unknown, adapter: string, signal?: AbortSignal): Error {
   if (error instanceof ModelError || error instanceof InterruptedError) return error;
   const e = error as { status?: unknown; headers?: unknown; error?: any; message?: unknown; code?: unknown; requestID?: unknown; constructor?: { name?: string } };
@@ -33,7 +39,7 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
     const detail = [e.error?.error?.type, e.error?.error?.message, e.error?.message, e.error?.code, e.error?.type, e.code, message].filter((x) => typeof x === 'string').join(' ');
     const fromText = classifyText(detail);
     const c = fromText.errorKind === 'context_overflow' ? fromText : classifyStatus(e.status);
-    const wait = retryAfterMs(e.headers);
+    const wait = retryAfterMs(e.headers) ?? retryDelayInBody(message);
     return new ModelError(c.errorKind, `${adapter}: HTTP ${e.status}: ${message}`, {
       transient: c.transient,
       status: e.status,

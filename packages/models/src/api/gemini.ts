@@ -1,0 +1,111 @@
+// The Gemini adapter over @google/genai: contents with user/model roles, function calls and responses, usage metadata.
+import { GoogleGenAI, type Content, type GenerateContentConfig, type GenerateContentResponse, type Part } from '@google/genai';
+import { ModelError } from '../errors.js';
+import type { RetryPolicy } from '../retry.js';
+import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
+import { retryingTurn } from './run-turn.js';
+
+export interface GeminiAdapterOptions {
+  apiKey: string;
+  /** The host root; the SDK appends `/v1beta/models/…`. */
+  baseURL?: string;
+  timeoutMs?: number;
+  retry?: RetryPolicy;
+}
+
+function contents(messages: Message[]): Content[] {
+  const out: Content[] = [];
+  for (const m of messages) {
+    if (m.role === 'assistant' && m.native && typeof m.native === 'object') {
+      out.push(structuredClone(m.native) as Content);
+      continue;
+    }
+    const parts: Part[] = m.blocks.map((b) => {
+      if (b.type === 'text') return { text: b.text };
+      if (b.type === 'tool_call') return { functionCall: { id: b.id, name: b.name, args: b.input } };
+      // Gemini pairs a response with its call by name (ids are optional), hence `name` on every tool_result.
+      return { functionResponse: { id: b.id, name: b.name, response: b.is_error ? { error: b.output } : { output: b.output } } };
+    });
+    out.push({ role: m.role === 'assistant' ? 'model' : 'user', parts });
+  }
+  return out;
+}
+
+const REFUSALS = new Set(['SAFETY', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'RECITATION', 'IMAGE_SAFETY']);
+
+/** A stream arrives as chunks: join their parts and keep the last finish reason and usage. */
+function merge(chunks: GenerateContentResponse[]): GenerateContentResponse {
+  const last = chunks.at(-1);
+  if (!last) throw new ModelError('harness', 'gemini: the stream ended without a chunk');
+  const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
+  const finishReason = [...chunks].reverse().find((c) => c.candidates?.[0]?.finishReason)?.candidates?.[0]?.finishReason;
+  const usageMetadata = [...chunks].reverse().find((c) => c.usageMetadata)?.usageMetadata;
+  return Object.assign(Object.create(Object.getPrototypeOf(last)), last, {
+    candidates: [{ ...(last.candidates?.[0] ?? {}), content: { role: 'model', parts }, finishReason }],
+    usageMetadata,
+  });
+}
+
+function toResult(res: GenerateContentResponse, attempts: number, durationMs: number): TurnResult {
+  const candidate = res.candidates?.[0];
+  const blockReason = res.promptFeedback?.blockReason;
+  const parts = candidate?.content?.parts ?? [];
+  const blocks: Block[] = [];
+  parts.forEach((p, i) => {
+    // Thought parts are the model's reasoning summary, not its answer.
+    if (typeof p.text === 'string' && !p.thought) blocks.push({ type: 'text', text: p.text });
+    else if (p.functionCall) blocks.push({ type: 'tool_call', id: p.functionCall.id ?? `call_${i}`, name: p.functionCall.name ?? '', input: (p.functionCall.args ?? {}) as Record<string, unknown> });
+  });
+  const reason = candidate?.finishReason ?? '';
+  let stop: Stop;
+  if (blockReason || REFUSALS.has(reason)) stop = 'refusal';
+  else if (reason === 'MAX_TOKENS') stop = 'max_tokens';
+  else if (blocks.some((b) => b.type === 'tool_call')) stop = 'tool_use';
+  else if (reason === 'STOP' || reason === '') stop = 'end_turn';
+  else stop = 'other';
+  const u = res.usageMetadata;
+  const cached = u?.cachedContentTokenCount ?? 0;
+  const result: TurnResult = {
+    blocks,
+    stop,
+    usage: usage({
+      input: (u?.promptTokenCount ?? 0) - cached + (u?.toolUsePromptTokenCount ?? 0),
+      cache_read: cached,
+      output: (u?.candidatesTokenCount ?? 0) + (u?.thoughtsTokenCount ?? 0),
+      reasoning: u?.thoughtsTokenCount,
+    }),
+    attempts,
+    durationMs,
+    native: candidate?.content ?? { role: 'model', parts: [] },
+  };
+  if (res.responseId) result.requestId = res.responseId;
+  if (stop === 'refusal') result.refusal = { category: String(blockReason ?? reason) };
+  return result;
+}
+
+export class GeminiAdapter implements ModelAdapter {
+  readonly name = 'gemini';
+  readonly #client: GoogleGenAI;
+  readonly #retry: RetryPolicy;
+
+  constructor(options: GeminiAdapterOptions) {
+    // No retryOptions: the SDK then makes one attempt, and the adapter retries like every other adapter.
+    this.#client = new GoogleGenAI({ apiKey: options.apiKey, httpOptions: { ...(options.baseURL ? { baseUrl: options.baseURL } : {}), timeout: options.timeoutMs ?? 600_000 } });
+    this.#retry = options.retry ?? {};
+  }
+
+  async turn(request: TurnRequest): Promise<TurnResult> {
+    const started = performance.now();
+    const config: GenerateContentConfig = { systemInstruction: request.system, maxOutputTokens: request.maxTokens };
+    if (request.tools?.length) config.tools = [{ functionDeclarations: request.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.schema })) }];
+    if (request.signal) config.abortSignal = request.signal;
+    const params = { model: request.model, contents: contents(request.messages), config };
+    const { value, attempts } = await retryingTurn(this.name, this.#retry, request.signal, async (): Promise<GenerateContentResponse> => {
+      if (!request.stream) return this.#client.models.generateContent(params);
+      const chunks: GenerateContentResponse[] = [];
+      for await (const chunk of await this.#client.models.generateContentStream(params)) chunks.push(chunk);
+      return merge(chunks);
+    });
+    return toResult(value, attempts, Math.round(performance.now() - started));
+  }
+}

@@ -4,7 +4,7 @@ export { runArgv, type ExecResult, type ExecOptions } from './exec.js';
 export { outputMode } from './model-output.js';
 export { parseJudgeOutput, type JudgeVerdict } from './judge.js';
 export { fnmatch, isRedacted } from './globs.js';
-export { Scrubber, DEFAULT_GLOBS, type ScrubResult } from './scrub.js';
+export { Scrubber, DEFAULT_GLOBS, envSecrets, type ScrubResult } from './scrub.js';
 export { Session, type SessionHooks, type SessionOptions, type ConsentRecord, type Role, type TokenUsage } from './session.js';
 export { runGateRound, substitute, evaluate, FIXED_PASSES_MARKER, type RoundInput, type RoundResult } from './gate.js';
 export { planPrompt, deliveryPrompt, revisePrompt, reviewerPrompt, judgePrompt, type PriorDelivery } from './prompts.js';

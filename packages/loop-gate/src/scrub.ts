@@ -23,14 +23,30 @@ interface FlaggedFile {
   lines: string[];
 }
 
+/** Environment variables whose values are credentials by their name. */
+const SECRET_NAME = /(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|ACCESS_KEY)/i;
+
+/** `[name, value]` of the secret-looking variables worth masking (short values would mask common text). */
+export function envSecrets(env: Record<string, string | undefined>): [string, string][] {
+  return Object.entries(env)
+    .filter((e): e is [string, string] => typeof e[1] === 'string' && e[1].length >= MIN_LINE && SECRET_NAME.test(e[0]))
+    .sort((a, b) => b[1].length - a[1].length);
+}
+
 export class Scrubber {
   readonly #loopDir: string;
   readonly #onBlindSpot: (rel: string, reason: string) => void;
   readonly #reported = new Set<string>();
+  readonly #env: [string, string][];
 
-  constructor(loopDir: string, onBlindSpot: (rel: string, reason: string) => void) {
+  /**
+   * `env` holds secret-looking variables: the model CLIs need the operator's keys in their
+   * environment, so a context command or an artifact that echoes one must not carry it on.
+   */
+  constructor(loopDir: string, onBlindSpot: (rel: string, reason: string) => void, env: [string, string][] = []) {
     this.#loopDir = loopDir;
     this.#onBlindSpot = onBlindSpot;
+    this.#env = env;
   }
 
   /**
@@ -97,6 +113,12 @@ export class Scrubber {
       out = out.split(f.content).join(marker);
       for (const l of f.lines) out = out.split(l).join(marker);
     }
-    return { text: out, sources: hits.map((f) => f.rel) };
+    const sources = hits.map((f) => f.rel);
+    for (const [name, value] of this.#env) {
+      if (!out.includes(value)) continue;
+      out = out.split(value).join(`[redacted:env:${name}]`);
+      sources.push(`env:${name}`);
+    }
+    return { text: out, sources };
   }
 }

@@ -4,7 +4,7 @@ import type { ModelInvocation } from '@quickloop/loop-spec';
 import { ConsentRefused, ModelCallFailed } from './errors.js';
 import { invokeCli } from '@quickloop/models';
 import { outputMode } from './model-output.js';
-import { DEFAULT_GLOBS, Scrubber } from './scrub.js';
+import { DEFAULT_GLOBS, Scrubber, envSecrets } from './scrub.js';
 import { timeoutMs, type LoadedSpec } from './spec.js';
 
 export interface ConsentRecord {
@@ -72,7 +72,7 @@ export class Session {
       hooks.log('redaction_unscrubbable', { source, reason });
       hooks.addWarning(`flagged file ${source} is ${reason}; its content cannot be detected by the scrub layer if it leaks into artifacts`);
       hooks.warn(`warning: flagged file ${source} is ${reason}; the scrub cannot see it`);
-    });
+    }, envSecrets(opts.env));
   }
 
   get spec() {

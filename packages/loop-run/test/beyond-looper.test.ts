@@ -55,8 +55,8 @@ describe('loop-run past Looper', () => {
       makeLoop({
         judge: ['--verdicts', 'pass,revise,pass'],
         tweak: (s) => {
-          const reviewer = (id: string) => ({ id, role: 'reviewer', cli: 'fakereviewer', invoke: [process.execPath, FAKE, '--name', id, '--capture', loop.capture, '--barrier', '2'], timeout_sec: 60, scope: ['delivery'], local: true });
-          const loop = { capture: s.host.invoke[5] as string };
+          const capture = s.host.invoke[5] as string;
+          const reviewer = (id: string) => ({ id, role: 'reviewer', cli: 'fakereviewer', invoke: [process.execPath, FAKE, '--name', id, '--capture', capture, '--barrier', '2'], timeout_sec: 60, scope: ['delivery'], local: true });
           s.council.push(reviewer('reviewer-a'), reviewer('reviewer-b'));
           s.gates.delivery_gate.members = ['reviewer-a', 'reviewer-b', 'judge-1'];
           s.gates.delivery_gate.max_revisions = 0;
@@ -114,5 +114,19 @@ describe('loop-run past Looper', () => {
     expect(events.some((e) => e.type === 'no_progress.detected')).toBe(false);
     expect(events.filter((e) => e.type === 'gate.verdict' && e.gate === 'plan_gate').every((e) => e.failures.length === 0)).toBe(true);
     expect(loop.log()).toContain('`fixed_pass_round`');
+  });
+
+  it('masks secret-looking environment values that a context command or an artifact echoes', async () => {
+    const key = 'sk-env-0000111122223333';
+    const loop = track(
+      makeLoop({
+        tweak: (s) => (s.goal.context_sources = [{ cmd: [process.execPath, '-e', 'console.log("key is " + process.env.DEMO_SERVICE_API_KEY)'], timeout_sec: 30 }]),
+      }),
+    );
+    const { code } = await runLoopIn(loop, { env: { DEMO_SERVICE_API_KEY: key } });
+    expect(code).toBe(0);
+    expect(readFileSync(loop.ws('context.md'), 'utf8')).toContain('key is [redacted:env:DEMO_SERVICE_API_KEY]');
+    for (const p of [...loop.prompts('host'), ...loop.prompts('judge')]) expect(p).not.toContain(key);
+    expect(loop.state().warnings.join('\n')).toContain('env:DEMO_SERVICE_API_KEY appeared in context command output');
   });
 });

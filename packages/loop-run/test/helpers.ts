@@ -99,8 +99,8 @@ function sortKeys(v: unknown): unknown {
 }
 
 /** Runs loop-run in-process; returns the exit code, the events and stderr. */
-export async function runLoopIn(loop: Loop, o: { stdin?: string; now?: () => Date; consent?: string[] } = {}) {
-  const io = memoryIo({ stdin: o.stdin ?? '', env: { ...process.env, NO_COLOR: '1' } });
+export async function runLoopIn(loop: Loop, o: { stdin?: string; now?: () => Date; consent?: string[]; env?: Record<string, string> } = {}) {
+  const io = memoryIo({ stdin: o.stdin ?? '', env: { ...process.env, NO_COLOR: '1', ...(o.env ?? {}) } });
   if (o.now) io.now = o.now;
   const code = await run({ spec: loop.specPath, retries: 2, retryDelayMs: 0, consent: o.consent ?? [], level: 'normal' }, io);
   const events = io

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { memoryIo } from '@quickloop/cli-kit';
+import { existsSync } from 'node:fs';
+import { memoryIo, PipeClosedError } from '@quickloop/cli-kit';
 import { removeLayout } from '@quickloop/sandbox';
 import { parseDocsMap } from './docs/docs-map.js';
 import { run, type AgentOptions } from './run.js';
@@ -128,6 +129,18 @@ describe('qs-agent --agent replay', () => {
     expect(idx('agent.completed', 'a')).toBeLessThan(idx('task.loaded', 'b'));
     const roots = events.filter((e) => e.type === 'sandbox.ready').map((e) => e.root);
     expect(new Set(roots).size).toBe(2);
+  });
+
+  it('removes a workspace it made when the reader downstream goes away', async () => {
+    const io = memoryIo({ stdin: ndjson([taskLoaded('r1', { replay: ['true'] })]), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    let root = '';
+    io.stdout.on('data', (chunk: Buffer) => {
+      root ||= /"root":"([^"]+)"/.exec(chunk.toString())?.[1] ?? '';
+      if (root) io.stdout.destroy();
+    });
+    await expect(run(options(), io)).rejects.toThrow(PipeClosedError);
+    expect(root).toMatch(/quickloop-/);
+    expect(existsSync(root)).toBe(false);
   });
 
   it('stops with 3 and the line number on a line that is not an event', async () => {

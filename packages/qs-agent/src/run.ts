@@ -1,8 +1,8 @@
 // qs-agent: for each run in the stream, open (or provision) its sandbox and let the agent work; forward the rest.
 import { performance } from 'node:perf_hooks';
-import { CliError, createLogger, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { CliError, createLogger, isPipeClosed, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, untilAborted, type Emitter, type Payload, type WireEvent } from '@quickloop/events';
-import { egressEmitter, provisionSandbox, type BackendChoice, type Sandbox } from '@quickloop/sandbox';
+import { egressEmitter, provisionSandbox, removeLayout, type BackendChoice, type Sandbox } from '@quickloop/sandbox';
 import type { Agent } from './agents/agent.js';
 import { replayAgent } from './agents/replay.js';
 import type { DocsMapping } from './docs/docs-map.js';
@@ -32,6 +32,8 @@ interface RunState {
   runId: string;
   loaded: TaskLoaded;
   ready?: SandboxReady;
+  /** The sandbox was provisioned by this stage (not read from the stream). */
+  madeHere?: boolean;
   setupDone: number;
   setupFailed: boolean;
   /** The agent ran (or was refused a sandbox): nothing more to do for this run. */
@@ -123,6 +125,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       return;
     }
     s.ready = provisioned.ready;
+    s.madeHere = true;
     if (provisioned.setupFailure !== undefined || provisioned.interrupted || io.signal.aborted) {
       s.handled = true;
       await provisioned.sandbox.close();
@@ -158,23 +161,31 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
     return s;
   };
 
-  for await (const { raw, event } of untilAborted(readEvents(io.stdin), io.signal)) {
-    // A new task means the previous one will get no sandbox.ready: it runs now, before the new
-    // task is forwarded, so each run's events stay together in the output.
-    if (event.type === 'task.loaded' && pending && pending.runId !== event.run_id) {
-      await settle(pending);
-      pending = undefined;
+  try {
+    for await (const { raw, event } of untilAborted(readEvents(io.stdin), io.signal)) {
+      // A new task means the previous one will get no sandbox.ready: it runs now, before the new
+      // task is forwarded, so each run's events stay together in the output.
+      if (event.type === 'task.loaded' && pending && pending.runId !== event.run_id) {
+        await settle(pending);
+        pending = undefined;
+      }
+      await writer.forward(raw);
+      const s = observe(event);
+      if (event.type === 'task.loaded') pending = s;
+      if (s && readyForAgent(s)) {
+        await openAndWork(s);
+        if (pending === s) pending = undefined;
+      }
     }
-    await writer.forward(raw);
-    const s = observe(event);
-    if (event.type === 'task.loaded') pending = s;
-    if (s && readyForAgent(s)) {
-      await openAndWork(s);
-      if (pending === s) pending = undefined;
+    if (pending) await settle(pending);
+    await writer.flush();
+  } catch (error) {
+    // With nobody downstream, a workspace made here has no later stage to remove it.
+    if (isPipeClosed(error) && !opts.keep) {
+      for (const s of runs.values()) if (s.ready && s.madeHere) removeLayout(s.ready);
     }
+    throw error;
   }
-  if (pending) await settle(pending);
-  await writer.flush();
   if (io.signal.aborted) return QsExit.interrupted;
   return stageFailures > 0 ? QsExit.noEvidence : QsExit.passed;
 }

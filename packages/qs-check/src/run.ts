@@ -152,29 +152,37 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
 
   const ready = (f: RunFacts): boolean => f.agent !== undefined || f.setupFailure !== undefined || f.upstreamTerminal !== undefined;
 
-  for await (const { raw, event } of untilAborted(readEvents(io.stdin), io.signal)) {
-    // This stage's own events from an earlier pass (`qs-check < saved.ndjson`) are superseded by
-    // the ones this pass makes; forwarding both would give a run two verdicts.
-    if (event.stage === STAGE) continue;
-    if (event.type === 'task.loaded' && !runs.has(event.run_id)) {
-      // A new run starts only after the previous one's stage work is done, so every event of those
-      // runs (their egress included) is in: now they can be classified.
-      for (const f of runs.values()) if (!f.finished && ready(f)) await finish(f);
+  try {
+    for await (const { raw, event } of untilAborted(readEvents(io.stdin), io.signal)) {
+      // This stage's own events from an earlier pass (`qs-check < saved.ndjson`) are superseded by
+      // the ones this pass makes; forwarding both would give a run two verdicts.
+      if (event.stage === STAGE) continue;
+      if (event.type === 'task.loaded' && !runs.has(event.run_id)) {
+        // A new run starts only after the previous one's stage work is done, so every event of those
+        // runs (their egress included) is in: now they can be classified.
+        for (const f of runs.values()) if (!f.finished && ready(f)) await finish(f);
+      }
+      let f = runs.get(event.run_id);
+      if (!f) {
+        f = newFacts(event.run_id);
+        runs.set(event.run_id, f);
+      }
+      // Observed before it is forwarded: if downstream is gone, the workspace is still known and removed.
+      observe(f, event);
+      await writer.forward(raw);
+      if (event.type === 'agent.completed' && !f.upstreamTerminal && f.loaded && f.ready) {
+        const stop = f.agent?.stopReason;
+        if (stop !== 'skipped' && stop !== 'interrupted' && !io.signal.aborted) await check(f);
+      }
     }
-    await writer.forward(raw);
-    let f = runs.get(event.run_id);
-    if (!f) {
-      f = newFacts(event.run_id);
-      runs.set(event.run_id, f);
-    }
-    observe(f, event);
-    if (event.type === 'agent.completed' && !f.upstreamTerminal && f.loaded && f.ready) {
-      const stop = f.agent?.stopReason;
-      if (stop !== 'skipped' && stop !== 'interrupted' && !io.signal.aborted) await check(f);
-    }
+    for (const f of runs.values()) await finish(f);
+    await writer.flush();
+  } catch (error) {
+    // A closed downstream or a bad line ends the stage, but this is still the last stage: the
+    // workspaces of runs it will never finish are removed like any other.
+    for (const f of runs.values()) if (!f.finished) cleanup(f);
+    throw error;
   }
-  for (const f of runs.values()) await finish(f);
-  await writer.flush();
   return exitCode(tally);
 }
 

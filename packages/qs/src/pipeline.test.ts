@@ -124,6 +124,22 @@ describe('the replay pipeline, end to end', () => {
     }
   });
 
+  it('ends quietly with 0 when the reader goes away (| head), and still removes the workspace', async () => {
+    const r = await sh(`qs-validate ${EXAMPLE} | qs-sandbox | qs-agent ${MAP} | qs-check | head -1`);
+    expect(r.codes).toEqual([0, 0, 0, 0, 0]);
+    expect(r.events.map((e) => e.type)).toEqual(['task.loaded']);
+    const root = /ready \(bwrap\) (\S+)\/workspace/.exec(r.stderr)?.[1] as string;
+    expect(root).toMatch(/quickloop-/);
+    expect(existsSync(root)).toBe(false);
+  });
+
+  it('qs run exits 3 on an invalid task file', async () => {
+    const r = await sh(`qs run ${join(ROOT, 'fixtures', 'tasks', 'invalid', 'blank-name.yaml')} ${MAP}`);
+    expect(r.codes).toEqual([3]);
+    expect(r.events.map((e) => e.type)).not.toContain('task.loaded');
+    expect(r.events.find((e) => e.type === 'diagnostic')).toMatchObject({ severity: 'error' });
+  });
+
   it('qs run composes the same pipeline', async () => {
     const r = await sh(`qs run ${EXAMPLE} ${MAP}`);
     expect(r.codes).toEqual([0]);

@@ -1,5 +1,6 @@
 // The one error a spec can raise: Looper's exact message, plus where in the file it points.
-import { InputError, LoopExit } from '@quickloop/cli-kit';
+import { InputError } from '@quickloop/cli-kit/errors';
+import { LoopExit } from '@quickloop/cli-kit/exit-codes';
 
 export class SpecError extends InputError {
   /** Looper's message, unchanged (what `loop: error:` prints). */

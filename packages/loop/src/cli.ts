@@ -1,6 +1,10 @@
 // argv -> a subcommand and its typed options (yargs, strict), then run(); runBin owns the exit code.
 import { readFileSync } from 'node:fs';
-import { ExitError, UsageError, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
+import { parseArgs as parseFast } from 'node:util';
+import { ExitError, UsageError } from '@quickloop/cli-kit/errors';
+import type { Io } from '@quickloop/cli-kit/io';
+import { runBin } from '@quickloop/cli-kit/run-bin';
+import type { LoopCommand } from './command.js';
 import { COMMANDS } from './commands/index.js';
 import { reportLoopError, run } from './run.js';
 
@@ -10,6 +14,29 @@ function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
   const lines = COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
   return ['Usage: loop <command> [options]', '', 'Commands:', ...lines, '', 'Run `loop <command> --help` for its options.', ''].join('\n');
+}
+
+type Parsed = Record<string, unknown> & { _: (string | number)[] };
+
+/**
+ * The zero-cost parse of an ordinary command line (yargs alone costs more start-up than the whole
+ * compile). Anything it does not accept — help, version, an unknown or malformed flag, --quiet with
+ * --verbose — returns undefined and goes to yargs, whose messages are the ones users see.
+ */
+function parsePlain(command: LoopCommand, argv: string[]): Parsed | undefined {
+  if (!command.fastFlags) return undefined;
+  try {
+    const { values, positionals } = parseFast({
+      args: argv,
+      options: { ...command.fastFlags, quiet: { type: 'boolean', short: 'q' }, verbose: { type: 'boolean', short: 'v' } },
+      allowPositionals: true,
+      strict: true,
+    });
+    if (values.quiet === true && values.verbose === true) return undefined;
+    return { ...values, quiet: values.quiet === true, verbose: values.verbose === true, _: positionals };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Parses argv and runs the subcommand; returns the exit code (tests call this in-process too). */
@@ -23,17 +50,23 @@ export async function cli(argv: string[], io: Io): Promise<number> {
     io.stdout.write(`${VERSION}\n`);
     return 0;
   }
-  const command = COMMANDS.find((c) => c.name === name);
+  const entry = COMMANDS.find((c) => c.name === name);
   try {
-    if (!command) throw new UsageError(`unknown command '${name}' (try: ${COMMANDS.map((c) => c.name).join(', ')})`);
-    const args = parseArgs(rest, { name: `loop ${command.name}`, version: VERSION, usage: command.synopsis, positionals: command.positionals.max, out: io.stdout },
-      (y) => command.configure(y),
-    ) as unknown as Record<string, unknown> & { _: (string | number)[] };
+    if (!entry) throw new UsageError(`unknown command '${name}' (try: ${COMMANDS.map((c) => c.name).join(', ')})`);
+    const command = await entry.load();
+    let args = parsePlain(command, rest);
+    if (!args) {
+      const { parseArgs } = await import('@quickloop/cli-kit');
+      args = parseArgs(
+        rest,
+        { name: `loop ${command.name}`, version: VERSION, usage: command.synopsis, positionals: command.positionals.max, out: io.stdout },
+        (y) => command.configure(y),
+      ) as unknown as Parsed;
+    }
     const positionals = args._.map(String);
     const { min, max, names } = command.positionals;
-    if (positionals.length < min || positionals.length > max) {
-      throw new UsageError(`${command.synopsis}: expected ${names}, got ${positionals.length} argument(s)`);
-    }
+    if (positionals.length > max) throw new UsageError(`unexpected argument '${positionals[max]}' (see loop ${command.name} --help)`);
+    if (positionals.length < min) throw new UsageError(`${command.synopsis}: expected ${names}, got ${positionals.length} argument(s)`);
     return await run({ ...args, command: command.name, positionals }, io);
   } catch (error) {
     if (error instanceof ExitError && error.exitCode === 0) return 0;

@@ -13,6 +13,22 @@ export interface LoopCommand {
   positionals: { min: number; max: number; names: string };
   /** Adds the subcommand's own flags (yargs, strict). */
   configure(y: Argv): Argv;
+  /**
+   * The same flags for node:util's parseArgs, which costs nothing to load. When given, a plain
+   * command line is parsed with it and yargs is loaded only for --help, --version or a mistake,
+   * which keeps `loop compile` inside its start-up budget. Must declare exactly what configure does.
+   */
+  fastFlags?: Record<string, { type: 'boolean' | 'string'; short?: string }>;
   /** Does the work. `args` are the parsed flags plus `positionals`. Returns the exit code. */
   run(args: Record<string, unknown> & { positionals: string[] }, io: Io): Promise<number>;
+}
+
+/**
+ * A registry entry: the name and summary `loop --help` needs, and the module loaded only when the
+ * subcommand is chosen — so `loop compile` never pays for the runner's model SDKs at start-up.
+ */
+export interface CommandEntry {
+  name: string;
+  summary: string;
+  load(): Promise<LoopCommand>;
 }

@@ -53,6 +53,19 @@ describe('loop compile', () => {
     expect(readFileSync(join(tmp, 'LOOP.md'), 'utf8')).toContain('+--------------------------------+');
   });
 
+  it('a plain command line and one only yargs understands give the same result', async () => {
+    cpSync(join(LOOPS, 'valid/minimal/loop.yaml'), join(tmp, 'loop.yaml'));
+    const plain = await loop(['compile', 'loop.yaml', '-o', 'a', '-q']);
+    // --no-print is yargs' negation syntax: the fast parser refuses it, so yargs parses this one.
+    const viaYargs = await loop(['compile', '--no-print', 'loop.yaml', '--out=b', '--quiet']);
+    expect([plain.code, viaYargs.code]).toEqual([0, 0]);
+    for (const file of ['loop.resolved.json', 'LOOP.md', 'RUN_IN_SESSION.md']) {
+      expect(readFileSync(join(tmp, 'b', file), 'utf8').replace(/"compiled_at": "[^"]+"/, '')).toBe(
+        readFileSync(join(tmp, 'a', file), 'utf8').replace(/"compiled_at": "[^"]+"/, ''),
+      );
+    }
+  });
+
   it('--print puts the resolved JSON on stdout and writes nothing', async () => {
     cpSync(join(LOOPS, 'valid/minimal/loop.yaml'), join(tmp, 'loop.yaml'));
     const r = await loop(['compile', 'loop.yaml', '--print']);

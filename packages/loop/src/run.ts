@@ -1,5 +1,7 @@
 // run(opts, io): one `loop` subcommand with already-parsed options; what tests call in-process.
-import { CliError, LoopExit, type Io } from '@quickloop/cli-kit';
+import { CliError } from '@quickloop/cli-kit/errors';
+import { LoopExit } from '@quickloop/cli-kit/exit-codes';
+import type { Io } from '@quickloop/cli-kit/io';
 import { SpecError } from '@quickloop/loop-spec';
 import { COMMANDS } from './commands/index.js';
 
@@ -17,10 +19,10 @@ export interface LoopOptions {
  * spec or usage, per the loop family): never a stack trace, never an uncaught throw.
  */
 export async function run(opts: LoopOptions, io: Io): Promise<number> {
-  const command = COMMANDS.find((c) => c.name === opts.command);
+  const entry = COMMANDS.find((c) => c.name === opts.command);
   try {
-    if (!command) throw new CliError('usage', `unknown command '${opts.command}' (try: ${COMMANDS.map((c) => c.name).join(', ')})`);
-    return await command.run(opts, io);
+    if (!entry) throw new CliError('usage', `unknown command '${opts.command}' (try: ${COMMANDS.map((c) => c.name).join(', ')})`);
+    return await (await entry.load()).run(opts, io);
   } catch (error) {
     return reportLoopError(error, io);
   }

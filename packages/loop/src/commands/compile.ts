@@ -1,7 +1,9 @@
 // `loop compile SPEC [--out DIR]`: loop.resolved.json, LOOP.md and RUN_IN_SESSION.md, as Looper writes them.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { UsageError, createLogger, type Io } from '@quickloop/cli-kit';
+import { UsageError } from '@quickloop/cli-kit/errors';
+import type { Io } from '@quickloop/cli-kit/io';
+import { createLogger } from '@quickloop/cli-kit/logger';
 import { absoluteSpecPath, compileSpec, placeholderWarningText, readSpecText } from '@quickloop/loop-spec';
 import type { LoopCommand } from '../command.js';
 
@@ -47,6 +49,7 @@ export const compileCommand: LoopCommand = {
   summary: 'Compile loop.yaml to loop.resolved.json, LOOP.md and RUN_IN_SESSION.md',
   synopsis: 'loop compile SPEC [--out DIR | --print]',
   positionals: { min: 1, max: 1, names: 'SPEC' },
+  fastFlags: { out: { type: 'string', short: 'o' }, print: { type: 'boolean' } },
   configure: (y) =>
     y
       .option('out', { alias: 'o', type: 'string', describe: "Directory to write into (default: the spec's own)" })

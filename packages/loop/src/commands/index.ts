@@ -1,8 +1,25 @@
-// Every `loop` subcommand, in the order `loop --help` lists them.
-import type { LoopCommand } from '../command.js';
-import { compileCommand } from './compile.js';
-import { gateCommand } from './gate.js';
-import { lintCommand } from './lint.js';
-import { runCommand } from './run.js';
+// Every `loop` subcommand, in the order `loop --help` lists them; each module is imported on demand.
+import type { CommandEntry } from '../command.js';
 
-export const COMMANDS: readonly LoopCommand[] = [compileCommand, lintCommand, runCommand, gateCommand];
+export const COMMANDS: readonly CommandEntry[] = [
+  {
+    name: 'compile',
+    summary: 'Compile loop.yaml to loop.resolved.json, LOOP.md and RUN_IN_SESSION.md',
+    load: async () => (await import('./compile.js')).compileCommand,
+  },
+  {
+    name: 'lint',
+    summary: 'Check a loop.yaml for specs that will not behave the way they read',
+    load: async () => (await import('./lint.js')).lintCommand,
+  },
+  {
+    name: 'run',
+    summary: 'Run a loop (loop.resolved.json or loop.yaml) under the runner contract; same as loop-run',
+    load: async () => (await import('./run.js')).runCommand,
+  },
+  {
+    name: 'gate',
+    summary: 'One gate round (plan|delivery) on an artifact, or on artifact.written events from stdin; same as loop-gate',
+    load: async () => (await import('./gate.js')).gateCommand,
+  },
+];

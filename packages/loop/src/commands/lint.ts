@@ -1,6 +1,6 @@
 // `loop lint SPEC [--json] [--strict] [--compat]`: Looper's 16 rubric checks and quickloop's own.
 import { join } from 'node:path';
-import type { Io } from '@quickloop/cli-kit';
+import type { Io } from '@quickloop/cli-kit/io';
 import { absoluteSpecPath, lintSpecText, pyJsonDumps, readSpecText } from '@quickloop/loop-spec';
 import type { LoopCommand } from '../command.js';
 import { pythonPathText } from '../path-text.js';
@@ -33,6 +33,7 @@ export const lintCommand: LoopCommand = {
   summary: 'Check a loop.yaml for specs that will not behave the way they read',
   synopsis: 'loop lint SPEC [--json] [--strict] [--compat]',
   positionals: { min: 1, max: 1, names: 'SPEC' },
+  fastFlags: { json: { type: 'boolean' }, strict: { type: 'boolean' }, compat: { type: 'boolean' } },
   configure: (y) =>
     y
       .option('json', { type: 'boolean', default: false, describe: 'Print {errors, findings, warnings} as JSON' })

@@ -117,7 +117,7 @@ export const ModelCall = defineEvent({
     purpose: Type.String({ description: 'plan, delivery, revise, review or verdict.' }),
     argv0: Type.String({ description: 'The program (the full argv is in the spec).' }),
     prompt_chars: Type.Integer({ minimum: 0 }),
-    attempt: Type.Integer({ minimum: 1, description: 'Retries of a transient failure count up from 1.' }),
+    attempt: Type.Integer({ minimum: 1, description: 'The first attempt (1); retries of transient failures happen inside the call and are counted in model.result.attempts.' }),
   }),
 });
 

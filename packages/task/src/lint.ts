@@ -173,7 +173,8 @@ export function lintTask(raw: RawTask, payload: TaskLoadedPayload, fileText: str
   }
   if (t.replay === null) add('QS201', "the task has no 'replay' commands, so it is agent-only and `--agent replay` skips it", raw.replay ? ['replay'] : []);
   if (raw.docs.entrypoint !== undefined) add('QS203', "docs.entrypoint is the legacy one-page form; write 'path: [URL]' so the route can grow", ['docs', 'entrypoint']);
-  return out;
+  // In file order, as people read them.
+  return out.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
 }
 
 /** QS110: tasks that share a name, within one file or across the files of one validation. */

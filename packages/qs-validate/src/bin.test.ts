@@ -1,0 +1,51 @@
+// The real binary, spawned: exit codes, stdout as NDJSON only, and a reader that goes away early.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseLine } from '@quickloop/events';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const BIN = fileURLToPath(new URL('../bin/qs-validate.js', import.meta.url));
+
+const sh = (command: string) =>
+  spawnSync('bash', ['-o', 'pipefail', '-c', command], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1', QSV: BIN },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 60_000,
+  });
+
+describe('bin/qs-validate.js', () => {
+  it('validates the bundled tasks: exit 0, NDJSON events on stdout, people lines on stderr', () => {
+    const r = sh('node "$QSV" fixtures/tasks/valid');
+    expect(r.status).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.map((l, i) => parseLine(l, i + 1, 'stdout').event.type).filter((t) => t === 'task.loaded')).toHaveLength(11);
+    expect(r.stderr).toMatch(/^ok {2}fixtures\/tasks\/valid\/agent-only\.yaml \(uv-projects, agent-only\)$/m);
+  });
+
+  it('exits 3 with one INVALID line per bad file, and 3 for a bad flag', () => {
+    const r = sh('node "$QSV" fixtures/tasks/invalid/budget-zero.yaml fixtures/tasks/invalid/empty.yaml');
+    expect(r.status).toBe(3);
+    expect(r.stderr).toBe(
+      'INVALID  fixtures/tasks/invalid/budget-zero.yaml:9:14: budgets.max_turns must be at least 1, got 0\n' +
+        'INVALID  fixtures/tasks/invalid/empty.yaml: is empty; a task needs at least name, goal, docs and success\n',
+    );
+    const flag = sh('node "$QSV" --no-such-flag');
+    expect(flag.status).toBe(3);
+    expect(flag.stderr).toMatch(/^qs-validate: Unknown argument/);
+    expect(flag.stdout).toBe('');
+  });
+
+  it('ends quietly with 0 when the reader closes the pipe early', () => {
+    const r = sh('node "$QSV" fixtures/tasks/valid fixtures/tasks/lint 2>/dev/null | head -n 1 >/dev/null');
+    expect(r.status).toBe(0);
+  });
+
+  it('reads a task piped on stdin with -', () => {
+    const r = sh('node "$QSV" - < fixtures/tasks/valid/wait-url.json');
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout.split('\n')[0]!)).toMatchObject({ type: 'task.loaded', source: { path: '-', format: 'json' } });
+  });
+});

@@ -126,6 +126,25 @@ describe('qs-check', () => {
     expect(verdict(events)).toMatchObject({ classification: 'infra_error', stop_reason: 'command_failed' });
   });
 
+  it('judges each run of a multi-task stream before the next one starts; a docs gap anywhere is exit 1', async () => {
+    const input = await agent(ndjson([taskLoaded('a', { replay: ['echo yes'], script: SESSION_HAS('yes') }), taskLoaded('b', { replay: ['echo no'], script: SESSION_HAS('yes') })]));
+    const { code, events } = await check(input);
+    expect(code).toBe(1);
+    expect(events.filter((e) => e.type === 'run.completed').map((e) => [e.run_id, e.classification])).toEqual([
+      ['a', 'passed'],
+      ['b', 'docs_gap'],
+    ]);
+    const at = (t: string, r: string) => events.findIndex((e) => e.type === t && e.run_id === r);
+    expect(at('run.completed', 'a')).toBeLessThan(at('task.loaded', 'b'));
+  });
+
+  it('forwards a run another stage already ended and gives it no second verdict (exit 2)', async () => {
+    const failed = { v: 1, type: 'run.failed', ts: '2026-01-01T00:00:00.000Z', run_id: 'r1', stage: 'qs-agent', failed_stage: 'qs-agent', error: 'cannot make a sandbox: no bwrap' };
+    const { code, events } = await check(ndjson([taskLoaded('r1'), failed]));
+    expect(code).toBe(2);
+    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'run.failed']);
+  });
+
   it('says a stream without an agent is incomplete (exit 3)', async () => {
     const { code, events, err } = await check(ndjson([taskLoaded('r1')]));
     expect(code).toBe(3);

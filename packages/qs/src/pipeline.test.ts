@@ -103,6 +103,15 @@ describe('the replay pipeline, end to end', () => {
     expect(r.codes.at(-1)).toBe(Number(code));
   });
 
+  it('runs setup in qs-sandbox and the agent after it, in the same workspace', async () => {
+    const r = await sh(`qs-validate ${join(PIPELINE, 'with-setup.yaml')} | qs-sandbox | qs-agent ${MAP} | qs-check`);
+    expect(r.codes).toEqual([0, 0, 0, 0]);
+    const types = r.events.map((e) => e.type);
+    expect(types.indexOf('setup.completed')).toBeLessThan(types.indexOf('agent.started'));
+    expect(r.events.filter((e) => e.type === 'sandbox.ready')).toHaveLength(1);
+    expect(verdict(r)).toMatchObject({ classification: 'passed' });
+  });
+
   it('keeps the workspace with --keep, re-checks it from the saved stream, and shows the run', async () => {
     const first = await sh(`qs-validate ${EXAMPLE} | qs-sandbox --keep | qs-agent ${MAP} | tee kept.ndjson | qs-check > checked.ndjson`);
     expect(first.codes).toEqual([0, 0, 0, 0, 0]);

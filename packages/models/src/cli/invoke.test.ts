@@ -86,11 +86,14 @@ describe('invokeCli', () => {
   it('retries transient failures with jittered backoff and returns the success', async () => {
     const h = setup([{ apiError: { status: 529 } }, { apiError: { status: 429 } }, { reply: 'third time', usage: { input: 1, output: 2 } }]);
     const waits: number[] = [];
+    const retried: string[] = [];
     const r = await call(h, {
       argv: [fakeCliPath('claude'), '-p', '--output-format', 'json'],
       outputMode: 'claude-json',
       retry: { retries: 3, baseMs: 100, random: () => 0.5, sleep: async (ms) => void waits.push(ms) },
+      onRetry: ({ attempt, waitMs, result }) => retried.push(`${attempt}:${waitMs}:${result.errorKind}:${result.exitCode}`),
     });
+    expect(retried).toEqual(['1:75:infra:1', '2:150:infra:1']);
     expect(r).toMatchObject({ text: 'third time', exitCode: 0, attempts: 3, usage: { input: 1, output: 2 } });
     expect(r.errorKind).toBeUndefined();
     // Equal jitter: half the ceiling plus half of it scaled by random(); the ceiling doubles per retry.

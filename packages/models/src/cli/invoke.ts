@@ -26,6 +26,8 @@ export interface InvokeCliOptions {
   killGraceMs?: number;
   /** Retries for transient failures (rate limits, overload, 5xx); `{ retries: 0 }` turns them off. */
   retry?: RetryPolicy;
+  /** Called before each backoff wait with the failed attempt (1-based) and its result, e.g. to emit an event. */
+  onRetry?: (failed: { attempt: number; waitMs: number; result: CliResult }) => void;
 }
 
 export interface CliResult {
@@ -151,7 +153,11 @@ export async function invokeCli(options: InvokeCliOptions): Promise<CliResult> {
       return { value: result, retry: transient };
     },
     policy,
-    { deadline, ...(options.signal ? { signal: options.signal } : {}) },
+    {
+      deadline,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onRetry ? { onRetry: ({ attempt, waitMs, value }: { attempt: number; waitMs: number; value: CliResult }) => options.onRetry?.({ attempt, waitMs, result: value }) } : {}),
+    },
   ).catch((error: unknown) => {
     if (options.signal?.aborted) throw new InterruptedError('model CLI call interrupted');
     throw error;

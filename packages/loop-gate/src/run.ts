@@ -1,7 +1,7 @@
 // run(opts, io): loop-gate as tests call it — one gate round on an artifact named in args or in the event stream.
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { InputError, LoopExit, UsageError, createLogger, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { InputError, LoopExit, UsageError, createLogger, isPipeClosed, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { EventWriter, createEmitter, readEvents, type EventType, type Payload } from '@quickloop/events';
 import type { GateName } from '@quickloop/loop-spec';
 import { LoopStop } from './errors.js';
@@ -47,11 +47,26 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
   const consent = new Map<string, ConsentRecord>();
   const warnings: string[] = [];
   let runId = io.newId();
+  // A reader that went away stops the events, not the verdict: exit 0 must keep meaning "pass".
+  let readerGone = false;
+  const flush = async (): Promise<void> => {
+    try {
+      await writer.flush();
+    } catch (error) {
+      if (!isPipeClosed(error)) throw error;
+    }
+  };
   const session = new Session(
     loaded,
     {
       emit: <T extends EventType>(type: T, payload: Payload<T>, meta?: { id?: string; parent_id?: string }) => {
-        void emitter.emit(type, { run_id: runId, ...(meta ?? {}) }, payload);
+        if (readerGone) return;
+        try {
+          emitter.emit(type, { run_id: runId, ...(meta ?? {}) }, payload)?.catch(() => undefined);
+        } catch (error) {
+          if (!isPipeClosed(error)) throw error;
+          readerGone = true;
+        }
       },
       log: () => undefined,
       addWarning: (w) => {
@@ -97,7 +112,14 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
     } else {
       let last: number | undefined;
       for await (const line of readEvents(io.stdin)) {
-        await writer.forward(line.raw);
+        if (!readerGone) {
+          try {
+            await writer.forward(line.raw);
+          } catch (error) {
+            if (!isPipeClosed(error)) throw error;
+            readerGone = true;
+          }
+        }
         const e = line.event;
         if (e.type !== 'artifact.written') continue;
         const path = String(e.path);
@@ -109,10 +131,10 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
       if (last === undefined) throw new InputError(`stdin: no artifact.written event for ${gate}`);
       code = last;
     }
-    await writer.flush();
+    await flush();
     return code;
   } catch (error) {
-    await writer.flush().catch(() => undefined);
+    await flush().catch(() => undefined);
     if (error instanceof LoopStop) {
       log.error(`loop-gate: ${error.message}`);
       return error.exitCode ?? LoopExit.error;

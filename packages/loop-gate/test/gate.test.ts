@@ -101,4 +101,10 @@ describe('loop-gate', () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('gate must be plan or delivery');
   });
+
+  it('keeps its verdict as the exit code when the reader goes away (| head)', () => {
+    const l = loopOf(['--verdicts', 'revise']);
+    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" loop.resolved.json delivery loop-workspace/delivery-2.md --consent judge-1 2>/dev/null | head -n 1 > /dev/null; echo "exit=\${PIPESTATUS[0]}"`], { cwd: l.dir, encoding: 'utf8' });
+    expect(r.stdout.trim()).toBe('exit=1');
+  });
 });

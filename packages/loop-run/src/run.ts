@@ -1,5 +1,5 @@
 // run(opts, io): loop-run as tests call it — events on stdout, people on stderr, answers from stdin.
-import { InterruptedError, LoopExit, createLogger, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { InterruptedError, LoopExit, createLogger, isPipeClosed, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { EventWriter, createEmitter } from '@quickloop/events';
 import { LineReader, loadSpec } from '@quickloop/loop-gate';
 import { runLoop } from './runner.js';
@@ -28,8 +28,24 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
     else io.signal.addEventListener('abort', fail, { once: true });
   });
   interrupted.catch(() => undefined);
+  // A reader that went away (`| head`) stops the events, not the loop: exit 0 must keep meaning
+  // "passed", so the run goes on and its state and exit code stay the record.
+  let readerGone = false;
   const emit: Parameters<typeof runLoop>[1]['emit'] = (type, payload, meta) => {
-    void emitter.emit(type, { run_id: runId, ...(meta ?? {}) }, payload);
+    if (readerGone) return;
+    try {
+      emitter.emit(type, { run_id: runId, ...(meta ?? {}) }, payload)?.catch(() => undefined);
+    } catch (error) {
+      if (!isPipeClosed(error)) throw error;
+      readerGone = true;
+    }
+  };
+  const flush = async (): Promise<void> => {
+    try {
+      await writer.flush();
+    } catch (error) {
+      if (!isPipeClosed(error)) throw error;
+    }
   };
   try {
     let code: number;
@@ -63,10 +79,10 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
         wall_clock_used_sec: 0,
         usage: { input_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, output_tokens: 0, reasoning_tokens: 0, usd: null, calls: 0, calls_without_usage: 0 },
       });
-      await writer.flush();
+      await flush();
       throw error;
     }
-    await writer.flush();
+    await flush();
     return code;
   } finally {
     answers.close();

@@ -84,4 +84,23 @@ describe('loop-run (spawned)', () => {
     expect(existsSync(loop.ws('.loop-run.lock'))).toBe(false);
     expect(ev.at(-1)?.type).toBe('loop.completed');
   });
+
+  it('keeps running when the reader goes away (| head): the exit code and state still tell the truth', () => {
+    const loop = makeLoop({ judge: ['--verdicts', 'revise,pass,pass'] });
+    loops.push(loop);
+    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" loop.resolved.json < /dev/null 2>/dev/null | head -n 1; echo "exit=\${PIPESTATUS[0]}"`], { cwd: loop.dir, encoding: 'utf8' });
+    const [first, exit] = r.stdout.trim().split('\n');
+    expect(JSON.parse(first!).type).toBe('loop.started');
+    expect(exit).toBe('exit=0');
+    expect(loop.state().status).toBe('passed');
+    expect(loop.calls('judge')).toBe(3);
+  });
+
+  it('exits 1 through a closed pipe when the loop fails', () => {
+    const loop = makeLoop({ judge: ['--unique'] });
+    loops.push(loop);
+    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" loop.resolved.json < /dev/null 2>/dev/null | head -n 1 > /dev/null; echo "exit=\${PIPESTATUS[0]}"`], { cwd: loop.dir, encoding: 'utf8' });
+    expect(r.stdout.trim()).toBe('exit=1');
+    expect(loop.state()).toMatchObject({ status: 'failed', failure: 'plan_gate_max_revisions_reached' });
+  });
 });

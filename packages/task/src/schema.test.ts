@@ -4,6 +4,7 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { ENFORCED_SCHEMA_PATH, SEED_SCHEMA_PATH, enforcedSchema, renderEnforcedSchema, seedSchema } from './schema.js';
+import { VALIDATOR_PATH, renderValidator } from './validator-source.js';
 
 const compile = (schema: object) => {
   const ajv = new Ajv({ strict: false });
@@ -16,6 +17,10 @@ const task = (success: object) => ({ name: 't', goal: 'g', docs: { path: ['https
 describe('task schemas', () => {
   it('schemas/task.enforced.schema.json is exactly what the code generates (run `pnpm schemas` after a change)', () => {
     expect(readFileSync(ENFORCED_SCHEMA_PATH, 'utf8')).toBe(renderEnforcedSchema());
+  });
+
+  it('src/task-validator.generated.ts is the enforced schema compiled now (run `pnpm schemas` after a change)', () => {
+    expect(readFileSync(VALIDATOR_PATH, 'utf8')).toBe(renderValidator());
   });
 
   it('differs from the seed only by one more success.anyOf branch', () => {

@@ -45,14 +45,12 @@ export function renderEnforcedSchema(): string {
 
 let validate: ValidateFunction | undefined;
 
-/** Compiled once, on first use: ajv is the costliest thing qs-validate loads. */
+/**
+ * The enforced schema's validator, compiled ahead of time into task-validator.generated.ts: loading
+ * ajv and compiling at start-up cost qs-validate more than everything else it does for one task.
+ */
 async function validator(): Promise<ValidateFunction> {
-  if (validate) return validate;
-  const [{ Ajv }, formats] = await Promise.all([import('ajv'), import('ajv-formats')]);
-  const ajv = new Ajv({ allErrors: true, verbose: true, strict: false });
-  // ajv-formats is CJS: under NodeNext its callable is the `default` property.
-  formats.default.default(ajv, ['uri']);
-  validate = ajv.compile(enforcedSchema());
+  validate ??= (await import('./task-validator.generated.js')).default as unknown as ValidateFunction;
   return validate;
 }
 

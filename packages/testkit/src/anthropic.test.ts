@@ -92,6 +92,16 @@ describe('Anthropic Messages mock with the real SDK', () => {
     expect(err).toBeInstanceOf(Error);
   });
 
+  it('answers late with delayMs, and never with hang (the SDK times out)', async () => {
+    mock.push({ text: 'late', delayMs: 50 }, { hang: true });
+    const late = await client().messages.create({ model: 'claude-sonnet-4-6', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] });
+    expect(late.content).toEqual([{ type: 'text', text: 'late' }]);
+    const c = new Anthropic({ baseURL: mock.url, apiKey: 'k', maxRetries: 0, timeout: 200 });
+    const err = await c.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 10, messages: [{ role: 'user', content: 'y' }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.APIConnectionTimeoutError);
+    expect(mock.requests).toHaveLength(2);
+  });
+
   it('echoes the prompt when its script is empty and the fallback is echo', async () => {
     const echo = await startMockServer();
     try {

@@ -1,6 +1,6 @@
 // The Anthropic Messages API (`POST /v1/messages`), plain JSON and SSE, as the SDK and `claude -p` read it.
 import type { ServerResponse } from 'node:http';
-import { mockId, usageOf, type MockError, type MockTurn } from './script.js';
+import { mockId, usageOf, type MockError, type MockReply } from './script.js';
 import { startSse, writeSse } from './sse.js';
 
 /** The text of the last user message; `claude -p` adds `role: system` entries and reminders, so skip those. */
@@ -17,8 +17,8 @@ export function anthropicLastUserText(body: any): string {
   return results.map((r: any) => (typeof r.content === 'string' ? r.content : (r.content ?? []).map((c: any) => c.text ?? '').join(''))).join('\n');
 }
 
-function usage(turn: MockTurn) {
-  const u = usageOf(turn as { usage?: undefined });
+function usage(turn: MockReply) {
+  const u = usageOf(turn);
   return {
     input_tokens: u.input,
     output_tokens: u.output,
@@ -30,7 +30,7 @@ function usage(turn: MockTurn) {
   };
 }
 
-function message(turn: Exclude<MockTurn, { error: unknown } | { malformed: string }>, model: string) {
+function message(turn: MockReply, model: string) {
   const base = { id: mockId('msg_mock_'), type: 'message', role: 'assistant', model, stop_sequence: null, container: null, usage: usage(turn) };
   if ('refusal' in turn) {
     return { ...base, content: [], stop_reason: 'refusal', stop_details: { type: 'refusal', category: turn.category ?? null, explanation: turn.refusal } };
@@ -49,7 +49,7 @@ export function anthropicErrorBody(error: MockError) {
   return { type: 'error', error: { type, message: error.message ?? `mock ${error.status}` } };
 }
 
-export function sendAnthropic(res: ServerResponse, turn: Exclude<MockTurn, { error: unknown } | { malformed: string }>, body: any, requestId: string): void {
+export function sendAnthropic(res: ServerResponse, turn: MockReply, body: any, requestId: string): void {
   const msg = message(turn, typeof body?.model === 'string' ? body.model : 'mock-model');
   if (!body?.stream) {
     res.writeHead(200, { 'content-type': 'application/json', 'request-id': requestId });

@@ -1,9 +1,9 @@
 // Gemini `generateContent` and `streamGenerateContent?alt=sse`, as @google/genai and the gemini CLI read them.
 import type { ServerResponse } from 'node:http';
-import { mockId, usageOf, type MockTurn } from './script.js';
+import { mockId, usageOf, type MockReply } from './script.js';
 import { startSse, writeSse } from './sse.js';
 
-type Reply = Exclude<MockTurn, { error: unknown } | { malformed: string }>;
+type Reply = MockReply;
 
 export function geminiLastUserText(body: any): string {
   const contents: any[] = Array.isArray(body?.contents) ? body.contents : [];

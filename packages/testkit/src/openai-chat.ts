@@ -1,9 +1,9 @@
 // OpenAI Chat Completions (`POST /v1/chat/completions`), kept for OpenAI-compatible servers.
 import type { ServerResponse } from 'node:http';
-import { mockId, usageOf, type MockTurn } from './script.js';
+import { mockId, usageOf, type MockReply } from './script.js';
 import { startSse, writeSse } from './sse.js';
 
-type Reply = Exclude<MockTurn, { error: unknown } | { malformed: string }>;
+type Reply = MockReply;
 
 export function chatLastUserText(body: any): string {
   const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];

@@ -1,9 +1,9 @@
 // The OpenAI Responses API (`POST /v1/responses`), plain JSON and SSE, as the SDK and `codex exec` read it.
 import type { ServerResponse } from 'node:http';
-import { mockId, usageOf, type MockTurn } from './script.js';
+import { mockId, usageOf, type MockReply } from './script.js';
 import { startSse, writeSse } from './sse.js';
 
-type Reply = Exclude<MockTurn, { error: unknown } | { malformed: string }>;
+type Reply = MockReply;
 
 /** The last user text: a string input, or the last `user` message's text parts, or the last tool output. */
 export function responsesLastUserText(body: any): string {

@@ -31,13 +31,27 @@ export interface MockError {
   retryAfterSec?: number;
 }
 
-export type MockTurn =
+/** Timing any turn can carry: answer late, or never (the client's timeout or abort ends the request). */
+export interface MockTiming {
+  delayMs?: number;
+  hang?: boolean;
+}
+
+/** A turn that produces an answer (as opposed to an error, a broken body or silence). */
+export type MockReply =
   | { text: string; toolCalls?: MockToolCall[]; usage?: Partial<MockUsage>; stop?: 'end_turn' | 'max_tokens' }
   | { toolCalls: MockToolCall[]; text?: string; usage?: Partial<MockUsage> }
-  | { refusal: string; category?: string; usage?: Partial<MockUsage> }
-  | { error: MockError }
-  /** A 200 response whose body is this text verbatim: broken JSON, a truncated stream. */
-  | { malformed: string };
+  | { refusal: string; category?: string; usage?: Partial<MockUsage> };
+
+export type MockTurn = MockTiming &
+  (
+    | MockReply
+    | { error: MockError }
+    /** A 200 response whose body is this text verbatim: broken JSON, a truncated stream. */
+    | { malformed: string }
+    /** Only timing: with `hang`, the request is never answered. */
+    | { hang: true }
+  );
 
 /** Reply to one request: a fixed turn, or one computed from what was sent. */
 export type MockStep = MockTurn | ((request: RecordedRequest) => MockTurn);

@@ -5,7 +5,7 @@ import { anthropicErrorBody, anthropicLastUserText, sendAnthropic } from './anth
 import { geminiLastUserText, sendGemini } from './gemini.js';
 import { chatLastUserText, sendChat } from './openai-chat.js';
 import { responsesLastUserText, sendResponses } from './openai-responses.js';
-import { echoTurn, TurnQueue, type MockApi, type MockError, type MockStep, type MockTurn, type RecordedRequest } from './script.js';
+import { echoTurn, TurnQueue, type MockApi, type MockError, type MockReply, type MockStep, type MockTurn, type RecordedRequest } from './script.js';
 
 export interface MockServerOptions {
   /** Turns to answer with, in order; more can be added later with `mock.push`. */
@@ -122,6 +122,8 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     }
     if (body === undefined) return sendJson(res, 400, errorBody(api, { status: 400, message: 'mock: body is not JSON' }));
     const turn = queue.next(record);
+    if (turn.hang) return;
+    if (turn.delayMs) await new Promise((resolve) => setTimeout(resolve, turn.delayMs));
     if ('error' in turn) {
       const headers: Record<string, string> = { 'request-id': requestId, 'x-request-id': requestId };
       if (turn.error.retryAfterMs !== undefined) headers['retry-after-ms'] = String(turn.error.retryAfterMs);
@@ -132,10 +134,12 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json', 'request-id': requestId });
       return void res.end(turn.malformed);
     }
-    if (api === 'anthropic') return sendAnthropic(res, turn, body, requestId);
-    if (api === 'responses') return sendResponses(res, turn, body, requestId);
-    if (api === 'chat') return sendChat(res, turn, body, requestId);
-    return sendGemini(res, turn, url, requestId);
+    if (!('text' in turn) && !('toolCalls' in turn) && !('refusal' in turn)) return sendJson(res, 500, errorBody(api, { status: 500, message: 'mock: a turn needs text, toolCalls, refusal, error, malformed or hang' }));
+    const reply = turn as MockReply;
+    if (api === 'anthropic') return sendAnthropic(res, reply, body, requestId);
+    if (api === 'responses') return sendResponses(res, reply, body, requestId);
+    if (api === 'chat') return sendChat(res, reply, body, requestId);
+    return sendGemini(res, reply, url, requestId);
   };
 
   const server = createServer((req, res) => {

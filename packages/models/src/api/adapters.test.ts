@@ -15,10 +15,10 @@ import { OpenAIResponsesAdapter } from './openai-responses.js';
 const tools: ToolSpec[] = [{ name: 'bash', description: 'Run a shell command', schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } }];
 
 const ADAPTERS = [
-  { name: 'anthropic', api: 'anthropic' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.url) => new AnthropicAdapter({ apiKey: 'test-key', baseURL: url, retry }) },
-  { name: 'openai-responses', api: 'responses' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.openaiUrl) => new OpenAIResponsesAdapter({ apiKey: 'test-key', baseURL: url, retry }) },
-  { name: 'gemini', api: 'gemini' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.url) => new GeminiAdapter({ apiKey: 'test-key', baseURL: url, retry }) },
-  { name: 'openai-chat', api: 'chat' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.openaiUrl) => new OpenAIChatAdapter({ apiKey: 'test-key', baseURL: url, retry }) },
+  { name: 'anthropic', api: 'anthropic' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.url, timeoutMs?: number) => new AnthropicAdapter({ apiKey: 'test-key', baseURL: url, retry, ...(timeoutMs ? { timeoutMs } : {}) }) },
+  { name: 'openai-responses', api: 'responses' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.openaiUrl, timeoutMs?: number) => new OpenAIResponsesAdapter({ apiKey: 'test-key', baseURL: url, retry, ...(timeoutMs ? { timeoutMs } : {}) }) },
+  { name: 'gemini', api: 'gemini' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.url, timeoutMs?: number) => new GeminiAdapter({ apiKey: 'test-key', baseURL: url, retry, ...(timeoutMs ? { timeoutMs } : {}) }) },
+  { name: 'openai-chat', api: 'chat' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.openaiUrl, timeoutMs?: number) => new OpenAIChatAdapter({ apiKey: 'test-key', baseURL: url, retry, ...(timeoutMs ? { timeoutMs } : {}) }) },
 ];
 
 /** A minimal agent loop: the adapter never runs tools; this loop runs bash for real. */
@@ -156,6 +156,14 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
     });
     const url = api === 'anthropic' ? `http://127.0.0.1:${port}` : `http://127.0.0.1:${port}/v1`;
     await expect(make(mock, { retries: 0 }, url).turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'x' }] }], maxTokens: 10 })).rejects.toMatchObject({
+      errorKind: 'infra',
+      transient: true,
+    });
+  });
+
+  it('calls a request that outlives its timeout transient infra', async () => {
+    mock.push({ hang: true });
+    await expect(make(mock, { retries: 0 }, undefined, 300).turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'x' }] }], maxTokens: 10 })).rejects.toMatchObject({
       errorKind: 'infra',
       transient: true,
     });

@@ -33,6 +33,11 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
   const name = e?.constructor?.name ?? '';
   if (name === 'APIUserAbortError' || signal?.aborted) return new InterruptedError(`${adapter}: request aborted`);
   const message = String(e?.message ?? error);
+  // @google/genai enforces its timeout with an AbortController of its own: an abort we did not ask for is a timeout.
+  const errorName = (error as { name?: unknown })?.name;
+  if (errorName === 'AbortError' || errorName === 'TimeoutError') {
+    return new ModelError('infra', `${adapter}: request timed out`, { transient: true, cause: error });
+  }
   const requestId = typeof e?.requestID === 'string' ? e.requestID : undefined;
   if (typeof e?.status === 'number') {
     // Vendors disagree on where the detail lives: Anthropic `error.error.message`, OpenAI `error.message` and `code`.

@@ -155,12 +155,16 @@ describe('the replay pipeline, end to end', () => {
     expect(verdict(r)).toMatchObject({ classification: 'passed' });
   });
 
-  it('Ctrl-C on a running pipeline reports interrupted, exits 130 and leaves no process behind', async () => {
+  it.each([
+    ['qs-validate | qs-sandbox | qs-agent | qs-check', (task: string) => `qs-validate ${task} | qs-sandbox | qs-agent ${MAP} | qs-check`],
+    ['qs-validate | qs-agent | qs-check', (task: string) => `qs-validate ${task} | qs-agent ${MAP} | qs-check`],
+    ['qs run', (task: string) => `qs run ${task} ${MAP}`],
+  ])('Ctrl-C on a running %s reports interrupted, exits 130 and leaves no process behind', async (_name, command) => {
     const marker = `${40 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 900) + 100}`;
     const task = join(work, 'slow.yaml');
     writeFileSync(task, `name: slow\ngoal: Wait a while.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - sleep ${marker}\nsuccess:\n  script: 'true'\n`);
     let sent = false;
-    const r = await sh(`qs-validate ${task} | qs-sandbox | qs-agent ${MAP} | qs-check`, (line, pgid) => {
+    const r = await sh(command(task), (line, pgid) => {
       if (!sent && line.includes('"tool.call"') && line.includes(`sleep ${marker}`)) {
         sent = true;
         // What a terminal does on Ctrl-C: SIGINT to every process of the foreground group.

@@ -44,6 +44,10 @@ async function pipeline(argvOf: Record<StageName, string[]>, io: Io): Promise<nu
       cwd: io.cwd,
       env: io.env as NodeJS.ProcessEnv,
       stdio: [i === 0 ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      // Each stage in its own process group: a terminal's Ctrl-C reaches only qs, which passes on
+      // exactly one SIGINT. A stage that got two (the group's and ours) would exit at once with
+      // 130, before ending its runs and removing their workspaces.
+      detached: true,
     });
     const prev = children[i - 1];
     if (prev?.stdout && child.stdin) {
@@ -63,7 +67,6 @@ async function pipeline(argvOf: Record<StageName, string[]>, io: Io): Promise<nu
         c.once('exit', (code, signal) => resolve(code ?? (signal ? 128 + (signal === 'SIGINT' ? 2 : 15) : QsExit.noEvidence)));
       }),
   );
-  // Ctrl-C reaches the stages through the terminal's process group; a programmatic abort must too.
   const onAbort = (): void => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGINT');
   };

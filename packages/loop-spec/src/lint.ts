@@ -62,6 +62,13 @@ export function placeholderWarningText(placeholders: readonly string[]): string 
 }
 
 const dictOf = (v: PyValue | undefined): PyDict => (isDict(v) ? v : {});
+
+/** Python's `for x in value`: a string yields its characters and a dict its keys (Looper iterates unchecked fields). */
+const pyIter = (v: PyValue | undefined): PyValue[] => {
+  if (typeof v === 'string') return [...v];
+  if (isDict(v)) return Object.keys(v);
+  return Array.isArray(v) ? v : [];
+};
 const listOf = (v: PyValue | undefined): PyValue[] => (Array.isArray(v) ? v : []);
 
 /** The CLIs whose JSON output modes report token usage (and, for some, cost). */
@@ -206,7 +213,7 @@ export function lintSpec(resolved: PyDict, rawStringChecks: readonly PyValue[], 
   }
 
   const checkpoints = get(control, 'human_checkpoints');
-  const unhonored = (truthy(checkpoints) ? listOf(checkpoints) : []).filter((name) => typeof name === 'string' && name !== 'after_plan');
+  const unhonored = (truthy(checkpoints) ? pyIter(checkpoints) : []).filter((name) => typeof name === 'string' && name !== 'after_plan');
   if (unhonored.length > 0) {
     add(
       'unhonored-human-checkpoint',

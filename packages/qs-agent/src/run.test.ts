@@ -143,6 +143,14 @@ describe('qs-agent --agent replay', () => {
     expect(existsSync(root)).toBe(false);
   });
 
+  it('ends a run with run.failed and exits 2 when its sandbox cannot be re-opened', async () => {
+    const ready = { v: 1, type: 'sandbox.ready', ts: '2026-01-01T00:00:00.000Z', run_id: 'r1', stage: 'qs-sandbox', root: '/nonexistent/quickloop-x', workspace: '/nonexistent/quickloop-x/workspace', home: '/nonexistent/quickloop-x/home', tmp: '/nonexistent/quickloop-x/tmp', backend: 'bwrap', enforced: true, reason: 'asked for', policy: { explicit: [], docs_hosts: [], registries: [], registries_source: 'default' }, keep: false };
+    const { code, events, err } = await agent(ndjson([taskLoaded('r1'), ready]));
+    expect(code).toBe(2);
+    expect(events.at(-1)).toMatchObject({ type: 'run.failed', failed_stage: 'qs-agent' });
+    expect(err).toContain('cannot re-open the sandbox at /nonexistent/quickloop-x/workspace');
+  });
+
   it('stops with 3 and the line number on a line that is not an event', async () => {
     const io = memoryIo({ stdin: `${JSON.stringify(taskLoaded('r1', { replay: null }))}\nnot json\n` });
     await expect(run(options(), io)).rejects.toThrow(/^stdin:2: not JSON/);

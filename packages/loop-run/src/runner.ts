@@ -104,7 +104,7 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
         for (const [key, known] of [['tokens', u !== null], ['usd', usd !== null]] as const) {
           if (typeof budget[key] === 'number' && !known && !advisoryNoted.has(`${key}:${id}`)) {
             advisoryNoted.add(`${key}:${id}`);
-            const w = `budget.${key} is advisory for ${id}: its CLI reports no ${key === 'tokens' ? 'token usage' : 'cost'} (use its JSON output mode)`;
+            const w = `budget.${key} is advisory for ${id}: its CLI reports no ${key === 'tokens' ? 'token usage (use its JSON output mode)' : 'cost'}`;
             if (!state.warnings.includes(w)) state.warnings.push(w);
             io.warn(`warning: ${w}`);
           }

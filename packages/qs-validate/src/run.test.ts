@@ -94,7 +94,7 @@ describe('qs-validate', () => {
     writeFileSync(join(dir, 'b.yaml'), TASK('same'));
     const r = await validate(['a.yaml', 'b.yaml']);
     expect(r.code).toBe(0);
-    expect(r.err).toContain("  warning  b.yaml: task name 'same' is also used by a.yaml; results and output folders would collide [QS110]");
+    expect(r.err).toContain("  warning  b.yaml:1:7: task name 'same' is also used by a.yaml; results and output folders would collide [QS110]");
     const diag = r.events.find((e) => e.type === 'diagnostic')!;
     expect(diag).toMatchObject({ code: 'QS110', severity: 'warning', path: 'b.yaml', task: 'same' });
     expect(diag.run_id).toBe(r.events[1]!.run_id);

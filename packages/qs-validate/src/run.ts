@@ -88,7 +88,7 @@ export async function run(opts: ValidateOptions, io: Io): Promise<number> {
       const findings = [...task.findings];
       const dup = duplicateName(p.task.name, names, result.display);
       // Duplicates inside one file were already reported by the loader.
-      if (dup && !findings.some((f) => f.code === 'QS110')) findings.push(finding('QS110', dup, { field: 'name', task: p.task.name }));
+      if (dup && !findings.some((f) => f.code === 'QS110')) findings.push(finding('QS110', dup, { field: 'name', at: task.nameAt, task: p.task.name }));
       for (const f of findings) {
         if (f.severity === 'warning') warnings += 1;
         const label = f.severity === 'warning' ? c.yellow('warning') : c.cyan('note   ');

@@ -95,6 +95,15 @@ describe('discoverRegistries', () => {
     expect(r).toEqual({ hosts: [], sources: [] });
   });
 
+  it("asks `npm config get registry` only when npm's own files cannot be read", async () => {
+    const bin = join(base, 'fake-bin');
+    write('fake-bin/npm', '#!/bin/sh\n[ "$1 $2 $3" = "config get registry" ] && echo https://npm-asked.test/\n');
+    execFileSync('chmod', ['+x', join(bin, 'npm')]);
+    const opts = { env: { PATH: bin }, home: join(base, 'home'), cwd: base, paths: { root: base, execPath: join(base, 'node') } };
+    expect((await discoverRegistries({ ...opts, spawnFallback: false })).hosts).toEqual([]);
+    expect((await discoverRegistries(opts)).sources).toEqual([{ host: 'npm-asked.test', from: 'npm config get registry' }]);
+  });
+
   it('finds the registry the real npm on this machine reports', async () => {
     const out = execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim();
     const host = hostOf(out);

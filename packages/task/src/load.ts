@@ -1,7 +1,7 @@
 // Loads one task file end to end: bytes → parse → schema → semantic rules → normalised payloads and lint findings.
 import { describeValue, schemaFindings } from './schema.js';
 import { duplicateName, lintTask } from './lint.js';
-import { finding, type Finding } from './finding.js';
+import { finding, type Finding, type Position } from './finding.js';
 import { normalise, type TaskLoadedPayload } from './normalise.js';
 import { parseSource, type Segment } from './parse.js';
 import type { RawTask } from './raw.js';
@@ -15,6 +15,8 @@ export interface LoadOptions {
 
 export interface LoadedTask {
   payload: TaskLoadedPayload;
+  /** Where the task's name is written, for findings that concern the task as a whole. */
+  nameAt?: Position;
   /** Warnings and notes about this task. */
   findings: Finding[];
 }
@@ -84,7 +86,8 @@ export async function loadSource(read: SourceResult, opts: LoadOptions): Promise
     const here = prefix.length > 0 ? `${source.display} [${String(prefix[0])}]` : source.display;
     const dup = duplicateName(payload.task.name, names, here);
     if (dup) findings.push(finding('QS110', dup, { field: prefix.length ? `[${String(prefix[0])}].name` : 'name', at: locate([...prefix, 'name']), task: payload.task.name }));
-    tasks.push({ payload, findings });
+    const nameAt = locate([...prefix, 'name']);
+    tasks.push(nameAt ? { payload, findings, nameAt } : { payload, findings });
   }
   if (errors.length > 0) return failed(errors);
   return { ...base, ok: true, tasks, errors: [] };

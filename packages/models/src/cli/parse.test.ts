@@ -41,3 +41,11 @@ describe('parseCliOutput on recorded-shape outputs', () => {
     expect(parseCliOutput('codex-json', stdout, '', 0).usage).toEqual({ input: 0, cache_read: 9, cache_write: 0, output: 1, reasoning: 0 });
   });
 });
+
+describe('parseCliOutput in text mode', () => {
+  it('says when a failing CLI printed nothing, and quotes its last line otherwise', () => {
+    expect(parseCliOutput('text', '', '', 3)).toMatchObject({ errorKind: 'infra', transient: false, message: 'exited 3 with no output' });
+    expect(parseCliOutput('text', '', 'warming up\nError: 401 Unauthorized\n', 1)).toMatchObject({ errorKind: 'config', message: 'exited 1: "Error: 401 Unauthorized"' });
+    expect(parseCliOutput('text', 'the answer\n', '', 0)).toEqual({ text: 'the answer\n' });
+  });
+});

@@ -163,9 +163,11 @@ export function parseCliOutput(mode: OutputMode, stdout: string, stderr: string,
       return parseCodex(stdout, stderr, exitCode);
     case 'gemini-json':
       return parseGemini(stdout, stderr, exitCode);
-    case 'text':
+    case 'text': {
       if (exitCode === 0) return { text: stdout };
       // Text-mode CLIs print API errors on stdout (claude: "API Error: 529 …"), so read both streams.
-      return { text: stdout, ...classifyText(`${stderr}\n${stdout}`), message: `exited ${exitCode}: ${snippet((stderr.trim() || stdout.trim()).split('\n').at(-1) ?? '')}` };
+      const said = (stderr.trim() || stdout.trim()).split('\n').at(-1) ?? '';
+      return { text: stdout, ...classifyText(`${stderr}\n${stdout}`), message: said ? `exited ${exitCode}: ${snippet(said)}` : `exited ${exitCode} with no output` };
+    }
   }
 }

@@ -74,9 +74,9 @@ export function renderAsciiDiagram(resolved: PyDict): string {
   return lines.join('\n');
 }
 
-/** `str(x).strip()` for the free-text fields that open each section. */
+/** `x.strip()` for the free-text fields that open each section; a null (where Looper crashes) is empty. */
 function text(value: PyValue | undefined): string {
-  return (typeof value === 'string' ? value : value === undefined ? '' : pyStr(value)).trim();
+  return (typeof value === 'string' ? value : value === undefined || value === null ? '' : pyStr(value)).trim();
 }
 
 /** LOOP.md: the human summary of a resolved spec. */

@@ -74,26 +74,33 @@ export async function provisionSandbox(
     onEgress: egressEmitter(emitter, runId),
     ...(options.baseDir ? { baseDir: options.baseDir } : {}),
   });
-  const d = sandbox.describe();
-  const ready: SandboxReadyPayload = { root: d.root, workspace: d.workspace, home: d.home, tmp: d.tmp, backend: d.backend, enforced: d.enforced, reason: d.reason, policy: d.policy, keep: options.keep };
-  await emitter.emit('sandbox.ready', { run_id: runId }, ready);
-  const { budgets, setup } = loaded.task;
-  for (const [index, command] of setup.entries()) {
-    if (signal.aborted) return { sandbox, ready, interrupted: true };
-    const id = newId();
-    await emitter.emit('setup.started', { run_id: runId, id }, { index, command });
-    const r = await sandbox.exec(command, { timeoutMs: budgets.max_command_seconds * 1000, maxOutputChars: budgets.max_output_chars, signal });
-    await emitter.emit(
-      'setup.completed',
-      { run_id: runId, parent_id: id },
-      { index, command, exit_code: r.exitCode, timed_out: r.timedOut, duration_ms: r.durationMs, output: r.output, original_chars: r.originalChars, truncated: r.truncated },
-    );
-    if (signal.aborted) return { sandbox, ready, interrupted: true };
-    if (r.exitCode !== 0) {
-      const detail = setupFailureDetail(index, command, r.exitCode, r.timedOut);
-      await emitter.emit('setup.failed', { run_id: runId }, { index, command, exit_code: r.exitCode, detail });
-      return { sandbox, ready, setupFailure: detail, interrupted: false };
+  // Anything that goes wrong from here (most often a closed downstream pipe) must not leave the
+  // namespace and the proxy alive: they would keep the stage from ever exiting.
+  try {
+    const d = sandbox.describe();
+    const ready: SandboxReadyPayload = { root: d.root, workspace: d.workspace, home: d.home, tmp: d.tmp, backend: d.backend, enforced: d.enforced, reason: d.reason, policy: d.policy, keep: options.keep };
+    await emitter.emit('sandbox.ready', { run_id: runId }, ready);
+    const { budgets, setup } = loaded.task;
+    for (const [index, command] of setup.entries()) {
+      if (signal.aborted) return { sandbox, ready, interrupted: true };
+      const id = newId();
+      await emitter.emit('setup.started', { run_id: runId, id }, { index, command });
+      const r = await sandbox.exec(command, { timeoutMs: budgets.max_command_seconds * 1000, maxOutputChars: budgets.max_output_chars, signal });
+      await emitter.emit(
+        'setup.completed',
+        { run_id: runId, parent_id: id },
+        { index, command, exit_code: r.exitCode, timed_out: r.timedOut, duration_ms: r.durationMs, output: r.output, original_chars: r.originalChars, truncated: r.truncated },
+      );
+      if (signal.aborted) return { sandbox, ready, interrupted: true };
+      if (r.exitCode !== 0) {
+        const detail = setupFailureDetail(index, command, r.exitCode, r.timedOut);
+        await emitter.emit('setup.failed', { run_id: runId }, { index, command, exit_code: r.exitCode, detail });
+        return { sandbox, ready, setupFailure: detail, interrupted: false };
+      }
     }
+    return { sandbox, ready, interrupted: false };
+  } catch (error) {
+    await sandbox.close();
+    throw error;
   }
-  return { sandbox, ready, interrupted: false };
 }

@@ -29,6 +29,9 @@ const TOOLS = ['bwrap', 'socat', 'nsenter', 'setpriv'] as const;
 /** Why bwrap cannot run here, or undefined when it can (a real sandbox is made and torn down). */
 export function bwrapUnavailable(): string | undefined {
   if (process.platform !== 'linux') return `bubblewrap needs Linux (this is ${process.platform})`;
+  // nsenter into the namespaces needs CAP_SYS_ADMIN over them; entering an unprivileged user
+  // namespace instead is not done yet.
+  if (process.getuid?.() !== 0) return 'the bwrap backend runs as root for now (nsenter into its namespaces)';
   for (const tool of TOOLS) {
     const found = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' });
     if (found.status !== 0) return `${tool} is not installed (apt-get install bubblewrap socat util-linux)`;

@@ -1,0 +1,88 @@
+// The real built binary on real pipes, and the README's examples run as written.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cleanup, parseOut, REPO, stream, type OutEvent } from './testing.js';
+
+const BIN = fileURLToPath(new URL('../bin/qs-sandbox.js', import.meta.url));
+const PATH = `${REPO}node_modules/.bin:${process.env.PATH ?? ''}`;
+const made: OutEvent[][] = [];
+const scratches: string[] = [];
+afterEach(() => {
+  for (const events of made.splice(0)) cleanup(events);
+  for (const dir of scratches.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A temp folder for workspaces a test cannot see in the output; removed after the test. */
+function scratch(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'qs-sandbox-test-'));
+  scratches.push(dir);
+  return dir;
+}
+
+function bin(args: string[], input: string): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH, LANG: 'C.UTF-8' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (err += c));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out, err }));
+    child.stdin.end(input);
+  });
+}
+
+describe('qs-sandbox binary', () => {
+  it('emits events on stdout only and a summary line on stderr', async () => {
+    const r = await bin([], stream('setup.ndjson'));
+    const events = parseOut(r.out);
+    made.push(events);
+    expect(r.code).toBe(0);
+    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed', 'setup.started', 'setup.completed']);
+    expect(r.err).toMatch(/^qs-sandbox: greeter-setup: ready \(bwrap\) \/.+\/workspace\n$/);
+  });
+
+  it('exits 3 with one line for a refused local backend', async () => {
+    const r = await bin(['--backend', 'local'], stream('setup.ndjson'));
+    expect(r.code).toBe(3);
+    expect(r.out).toBe('');
+    expect(r.err).toBe('qs-sandbox: the local backend enforces nothing (no filesystem, network or process limits); pass --allow-unenforced to use it\n');
+  });
+
+  it('exits 3 naming the line of a bad input', async () => {
+    const r = await bin([], 'not json\n');
+    expect(r.code).toBe(3);
+    expect(r.err).toMatch(/^qs-sandbox: stdin:1: not JSON/);
+  });
+
+  it('ends quietly with 0 when the reader goes away', () => {
+    const base = scratch();
+    const r = spawnSync('bash', ['-o', 'pipefail', '-c', `node ${BIN} --base-dir ${base} < ${REPO}fixtures/streams/qs-sandbox/two-tasks.ndjson | head -1 >/dev/null`], { env: { PATH }, encoding: 'utf8', timeout: 30_000 });
+    expect(r.stderr).not.toMatch(/EPIPE|error/i);
+    expect(r.status).toBe(0);
+  });
+});
+
+describe('README examples', () => {
+  const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
+  const section = readme.slice(readme.indexOf('## Examples'));
+  const examples = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) => (m[1] ?? '').split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#')));
+
+  it('has examples to run', () => {
+    expect(examples.length).toBeGreaterThanOrEqual(3);
+  });
+
+  for (const example of examples) {
+    it(example, () => {
+      // TMPDIR holds the workspaces an example makes, so they are removed even when its output is only a count.
+      const r = spawnSync('bash', ['-o', 'pipefail', '-c', example], { cwd: REPO, env: { PATH, LANG: 'C.UTF-8', TMPDIR: scratch() }, encoding: 'utf8', timeout: 30_000 });
+      expect(r.stderr).not.toMatch(/internal error/);
+      expect(r.status).toBe(0);
+      expect(r.stdout.trim()).not.toBe('');
+    });
+  }
+});

@@ -5,6 +5,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileSpec, lintSpecText } from './compile.js';
+import { LINT_RULES } from './lint.js';
 import { SpecError } from './errors.js';
 
 const LOOPS = resolve(import.meta.dirname, '../../../fixtures/loops');
@@ -64,5 +65,24 @@ describe('lint cases report exactly their expected rules', () => {
     const expected = expectLine(text);
     const ids = lintSpecText(text, { path: `/loops/lint/${file}` }).findings.map((f) => f.check);
     expect(ids.length > 0 ? ids.join(', ') : '(none)').toBe(expected);
+  });
+});
+
+describe('coverage of the fixtures', () => {
+  it('every lint rule fires in at least one lint fixture', () => {
+    const fired = new Set<string>();
+    for (const file of list('lint')) {
+      for (const f of lintSpecText(readFileSync(join(LOOPS, 'lint', file), 'utf8'), { path: `/loops/lint/${file}` }).findings) fired.add(f.check);
+    }
+    expect(LINT_RULES.map((r) => r.id).filter((id) => !fired.has(id))).toEqual([]);
+  });
+
+  it('a pattern compiles with its placeholders named, and without them once they are filled in', () => {
+    const text = readFileSync(join(LOOPS, 'valid/code-review/loop.yaml'), 'utf8');
+    expect(compileSpec(text, { path: '/l/loop.yaml' }).placeholders).toEqual(['{{BASE_BRANCH}}', '{{BRANCH}}', '{{REPO_DIR}}']);
+    const filled = text.replaceAll('{{BASE_BRANCH}}', 'main').replaceAll('{{BRANCH}}', 'feature/x').replaceAll('{{REPO_DIR}}', '../repo');
+    const result = compileSpec(filled, { path: '/l/loop.yaml' });
+    expect(result.placeholders).toEqual([]);
+    expect(lintSpecText(filled, { path: '/l/loop.yaml' }).findings.map((f) => f.check)).not.toContain('unresolved-placeholders');
   });
 });

@@ -1,3 +1,4 @@
+// The judge parser on the answers Looper's tests and its bugs name: fenced, prefixed, malformed, mistyped.
 import { describe, expect, it } from 'vitest';
 import { parseJudgeOutput } from './judge.js';
 

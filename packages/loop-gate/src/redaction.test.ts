@@ -1,3 +1,4 @@
+// Redaction: fnmatch globs on every suffix, the content scrub with attribution and blind spots, output modes.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

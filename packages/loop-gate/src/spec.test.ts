@@ -1,3 +1,4 @@
+// Spec loading: every Looper-compiled fixture is accepted unchanged; the max_revisions default.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

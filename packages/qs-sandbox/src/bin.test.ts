@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanup, parseOut, REPO, stream, type OutEvent } from './testing.js';
+import { cleanup, editedTask, parseOut, pidsWith, REPO, stream, type OutEvent } from './testing.js';
 
 const BIN = fileURLToPath(new URL('../bin/qs-sandbox.js', import.meta.url));
 const PATH = `${REPO}node_modules/.bin:${process.env.PATH ?? ''}`;
@@ -64,6 +64,30 @@ describe('qs-sandbox binary', () => {
     const r = spawnSync('bash', ['-o', 'pipefail', '-c', `node ${BIN} --base-dir ${base} < ${REPO}fixtures/streams/qs-sandbox/two-tasks.ndjson | head -1 >/dev/null`], { env: { PATH }, encoding: 'utf8', timeout: 30_000 });
     expect(r.stderr).not.toMatch(/EPIPE|error/i);
     expect(r.status).toBe(0);
+  });
+  it('on SIGINT kills the running setup command and everything in its sandbox, and exits 130', async () => {
+    const base = scratch();
+    const tag = `qs-sigint-${process.pid}-${Date.now()}`;
+    const input = editedTask((e) => {
+      e.task.setup = [`bash -c 'exec -a ${tag}-plain sleep 300' & setsid -f bash -c 'exec -a ${tag}-daemon sleep 300'; wait`];
+    });
+    const child = spawn(process.execPath, [BIN, '--base-dir', base], { env: { PATH }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    const started = new Promise<void>((resolve) => {
+      child.stdout.on('data', (c) => {
+        out += c;
+        if (out.includes('"setup.started"')) resolve();
+      });
+    });
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    child.stdin.end(input);
+    await started;
+    // Both sleeps exist before the signal (so the check below means something).
+    while (pidsWith(`${tag}-plain`, true).length + pidsWith(`${tag}-daemon`, true).length < 2) await new Promise((r) => setTimeout(r, 10));
+    child.kill('SIGINT');
+    expect(await closed).toBe(130);
+    expect(pidsWith(tag)).toEqual([]);
+    expect(parseOut(out).map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed']);
   });
 });
 

@@ -1,5 +1,5 @@
 // Test helpers for qs-sandbox: fixture streams, parsed output, and removal of the workspaces a test made.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { removeLayout } from '@quickloop/sandbox';
 
@@ -26,4 +26,20 @@ export function editedTask(edit: (task: Record<string, any>) => void, name = 'se
   const event = JSON.parse(stream(name).split('\n')[0] ?? '') as Record<string, any>;
   edit(event);
   return `${JSON.stringify(event)}\n`;
+}
+
+/** Host pids whose command line contains (or starts with) `marker`, zombies aside: what survives a stage, seen from outside. */
+export function pidsWith(marker: string, atStart = false): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      const state = /^State:\s+(\S)/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1];
+      if ((atStart ? cmdline.startsWith(marker) : cmdline.includes(marker)) && state !== 'Z' && Number(entry) !== process.pid) found.push(Number(entry));
+    } catch {
+      // It ended while we looked.
+    }
+  }
+  return found;
 }

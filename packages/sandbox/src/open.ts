@@ -1,11 +1,12 @@
 // openSandbox: the workspace, the egress proxy and a backend session, tied into one handle closed as one.
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBwrap, proxySocketDir } from './backends/bwrap.js';
 import type { BackendSession } from './backends/backend.js';
 import { startLocal } from './backends/local.js';
 import { selectBackend } from './backends/select.js';
 import { sandboxEnv } from './env.js';
-import { checkLayout, createLayout } from './layout.js';
+import { checkLayout, createLayout, removeLayout } from './layout.js';
 import { DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
 import { runProcess } from './process.js';
 import { startEgressProxy, type EgressProxy } from './proxy.js';
@@ -26,6 +27,9 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
       session = await startBwrap(layout, socketDir, socketPath);
     } catch (error) {
       await proxy.close();
+      rmSync(socketDir, { recursive: true, force: true });
+      // A workspace made just now for a sandbox that never came up is nobody's to remove later.
+      if (!options.workspace) removeLayout(layout);
       throw error;
     }
   } else {

@@ -130,4 +130,53 @@ describe('runner contract details', () => {
     expect(loop.state()).toMatchObject({ status: 'failed', failure: 'interrupted' });
     expect(loop.calls('judge')).toBe(0);
   });
+
+  it('after a refusal, the same workspace resumes with one yes and keeps what was drafted', async () => {
+    const loop = track(makeLoop({ tweak: (s) => (s.privacy.egress = []) }));
+    expect((await runLoopIn(loop, { stdin: '' })).code).toBe(2);
+    expect(loop.state()).toMatchObject({ status: 'blocked', failure: 'consent_refused:judge-1' });
+    const { code, events } = await runLoopIn(loop, { stdin: 'yes\n' });
+    expect(code).toBe(0);
+    expect(loop.state().status).toBe('passed');
+    expect(loop.state().failure).toBeUndefined();
+    expect(loop.calls('host')).toBe(2); // plan.md from the refused run was kept
+    expect(events[0]).toMatchObject({ type: 'loop.started', resumed: true, status: 'blocked' });
+  });
+
+  it('takes a human verdict source from stdin: anything but pass revises', async () => {
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          s.gates.plan_gate = { members: [], verdict_policy: 'revise_until_clean', verdict_source: 'human', criteria: [], max_revisions: 1 };
+        },
+      }),
+    );
+    const { code, err, events } = await runLoopIn(loop, { stdin: 'needs milestones\npass\n' });
+    expect(code).toBe(0);
+    expect(loop.state().status).toBe('passed');
+    expect(err).toContain("Type 'pass' if loop-workspace/plan.md is clean:");
+    expect(events.filter((e) => e.type === 'gate.verdict' && e.gate === 'plan_gate').map((e) => [e.verdict, e.source])).toEqual([
+      ['revise', 'human'],
+      ['pass', 'human'],
+    ]);
+    expect(loop.prompts('host')[1]).toContain('Human requested revision: needs milestones');
+  });
+
+  it('no_progress action human_checkpoint: continue grants more rounds, anything else stops', async () => {
+    const loop = track(
+      makeLoop({
+        judge: ['--same'],
+        tweak: (s) => {
+          s.gates.plan_gate.max_revisions = 9;
+          s.loop_control.no_progress.action = 'human_checkpoint';
+        },
+      }),
+    );
+    const { code, err } = await runLoopIn(loop, { stdin: 'continue\nstop\n' });
+    expect(code).toBe(1);
+    expect(loop.state()).toMatchObject({ status: 'failed', failure: 'no_progress_detected' });
+    expect(err).toContain("No-progress detected. Type 'continue' to allow one more revision:");
+    expect(loop.calls('judge')).toBe(4); // 2 rounds, continue, 2 more rounds, stop
+    expect(loop.log()).toContain('`no_progress_override`');
+  });
 });

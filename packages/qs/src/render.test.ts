@@ -21,6 +21,7 @@ describe('the stream renderer', () => {
     ev('tool.result', 5, { tool: 'bash', exit_code: 2, output: `${'x'.repeat(500)}\nmake: *** no rule\n`, duration_ms: 1500 }),
     ev('egress.blocked', 5, { host: 'docs.greeter.test', port: 443, reason: 'docs_host' }),
     ev('egress.allowed', 5, { host: 'registry.test', port: 443, reason: 'registry' }),
+    ev('setup.failed', 6, { detail: 'setup step 1 exited 2: make deps' }),
     ev('custom.unknown', 6),
     ev('run.completed', 12.3, { task: 'greeter', classification: 'docs_gap', label: 'FAIL', enforced: false, suspect_page: 'https://d.test/q' }),
   ];
@@ -38,6 +39,7 @@ describe('the stream renderer', () => {
     expect(text).toContain('shell blocked from docs host docs.greeter.test:443 (use read_docs)');
     expect(text).not.toContain('registry.test');
     expect(text).not.toContain('custom.unknown');
+    expect(text).toContain('[    6.0s] setup failed: setup step 1 exited 2: make deps');
     expect(text).toContain('[   12.3s] FAIL greeter: docs_gap (UNENFORCED)');
     expect(text).toContain('where to look first: https://d.test/q');
   });

@@ -75,6 +75,9 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
         if (failed || options.verbose) out.push(...outputLines(str(e.output), clip));
         break;
       }
+      case 'setup.failed':
+        line(style('fail', `setup failed: ${str(e.detail)}`));
+        break;
       case 'agent.started':
         line(`agent ${str(e.agent)}${e.model ? ` (${str(e.model)})` : ''}`);
         break;

@@ -2,7 +2,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REAL_CLI_ARGV, claudeMockEnv, codexMockEnv, findOnPath, startMockServer, type MockServer } from '@quickloop/testkit';
+import { REAL_CLI_ARGV, claudeMockEnv, codexMockEnv, findOnPath, geminiMockEnv, startMockServer, type MockServer } from '@quickloop/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv } from './cli/env.js';
 import { invokeCli } from './cli/invoke.js';
@@ -11,6 +11,7 @@ const OPTED_IN = process.env.QUICKLOOP_REAL_CLIS === '1';
 
 const claude = findOnPath('claude');
 const codex = findOnPath('codex');
+const gemini = findOnPath('gemini');
 const why = (bin: string, found: string | undefined) =>
   !OPTED_IN ? 'skipped: set QUICKLOOP_REAL_CLIS=1 to run' : found ? `using ${found}` : `skipped: ${bin} not on PATH`;
 
@@ -126,5 +127,28 @@ describe.skipIf(!OPTED_IN || !codex)(`codex exec against the mock (${why('codex'
     const r = await invokeCli({ argv, prompt: 'rate limit me', cwd: dir, env, timeoutMs: 60_000, outputMode: 'codex-json', retry: { retries: 0 } });
     expect(r).toMatchObject({ errorKind: 'infra', exitCode: 1 });
     expect(r.message).toContain('429');
+  });
+});
+
+describe.skipIf(!OPTED_IN || !gemini)(`gemini against the mock (${why('gemini', gemini)})`, () => {
+  const argv = [...REAL_CLI_ARGV.gemini];
+
+  it('answers with text and usage from -o json (cached and thought tokens included)', async () => {
+    mock.push({ text: 'gemini verdict: pass', usage: { input: 10, cacheRead: 4, output: 9, reasoning: 3 } });
+    const dir = scratchHome('gemini-judge');
+    const r = await invokeCli({ argv, prompt: 'You are the judge. Is 2+2=4?', cwd: dir, env: cliEnv(process.env, geminiMockEnv(mock, dir)), timeoutMs: 90_000, outputMode: 'gemini-json' });
+    expect(r.errorKind, r.message ?? r.stderrTail).toBeUndefined();
+    expect(r.text).toBe('gemini verdict: pass');
+    expect(r.usage).toEqual({ input: 10, cache_read: 4, cache_write: 0, output: 9, reasoning: 3 });
+    expect(mock.requestsFor('gemini')[0]!.lastUserText).toContain('Is 2+2=4?');
+    expect(mock.receivedText()).not.toContain(PARENT_SECRET);
+  });
+
+  it('reports a 400 from the API as a config error read from its stderr JSON', async () => {
+    mock.push({ error: { status: 400, message: 'Request contains an invalid argument.' } });
+    const dir = scratchHome('gemini-error');
+    const r = await invokeCli({ argv, prompt: 'bad request', cwd: dir, env: cliEnv(process.env, geminiMockEnv(mock, dir)), timeoutMs: 90_000, outputMode: 'gemini-json', retry: { retries: 2, sleep: async () => {} } });
+    expect(r).toMatchObject({ errorKind: 'config', attempts: 1 });
+    expect(r.exitCode).not.toBe(0);
   });
 });

@@ -16,7 +16,8 @@ export function geminiLastUserText(body: any): string {
       if (response === undefined) return '';
       return typeof response.output === 'string' ? response.output : JSON.stringify(response);
     })
-    .filter(Boolean)
+    // The gemini CLI sends a <session_context> part ahead of the prompt; it is not what the user asked.
+    .filter((t: string) => t && !t.startsWith('<session_context>'))
     .join('\n');
 }
 

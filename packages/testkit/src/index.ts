@@ -11,5 +11,5 @@ export {
   type FakeCliKind,
   type FakeStep,
 } from './fake-clis.js';
-export { REAL_CLI_ARGV, claudeMockEnv, codexMockEnv, findOnPath } from './real-clis.js';
+export { REAL_CLI_ARGV, claudeMockEnv, codexMockEnv, findOnPath, geminiMockEnv } from './real-clis.js';
 export { jsExamples, runJsExample, type JsExample } from './readme-examples.js';

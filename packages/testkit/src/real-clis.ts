@@ -57,9 +57,25 @@ export function codexMockEnv(mock: MockServer, home: string, model = 'gpt-mock')
   return { HOME: home, CODEX_HOME: codexHome, MOCK_API_KEY: 'dummy' };
 }
 
+/**
+ * Variables for `gemini` against the mock, plus the `<home>/.gemini/settings.json` that selects API-key auth
+ * (with only a base URL it infers "gateway" auth and refuses to run) and turns off telemetry and updates.
+ */
+export function geminiMockEnv(mock: MockServer, home: string): Record<string, string> {
+  const dir = join(home, '.gemini');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'settings.json'),
+    JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } }, privacy: { usageStatisticsEnabled: false }, general: { disableAutoUpdate: true }, telemetry: { enabled: false } }),
+  );
+  return { HOME: home, GOOGLE_GEMINI_BASE_URL: mock.url, GEMINI_API_KEY: 'dummy', GEMINI_CLI_TRUST_WORKSPACE: 'true' };
+}
+
 /** Argv that worked offline against the mock (research: agents.md §7.2); prompts go on stdin. */
 export const REAL_CLI_ARGV = {
   claudeJudge: ['claude', '-p', '--output-format', 'json', '--no-session-persistence', '--bare', '--tools', '', '--model', 'claude-sonnet-4-6'],
   claudeHost: ['claude', '-p', '--output-format', 'json', '--no-session-persistence', '--model', 'claude-sonnet-4-6'],
   codex: ['codex', 'exec', '--skip-git-repo-check', '--ephemeral', '--json', '-'],
+  // `-m` skips the router call that picks a model (its JSON-schema answer is more than the mock fakes).
+  gemini: ['gemini', '-m', 'gemini-3.8-flash', '-o', 'json'],
 } as const;

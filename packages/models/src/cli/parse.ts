@@ -112,16 +112,25 @@ function parseCodex(stdout: string, stderr: string, exitCode: number): ParsedOut
   return base;
 }
 
+/** The last JSON object in a stream of log lines: gemini ends stderr with a pretty-printed one after warnings and a stack. */
+function lastJsonObject(text: string): any {
+  const lines = text.split('\n');
+  for (let i = lines.length - 1; i >= 0; i--) {
+    if (!lines[i]!.startsWith('{')) continue;
+    try {
+      return JSON.parse(lines.slice(i).join('\n'));
+    } catch {
+      // Not where the object starts; keep looking further up.
+    }
+  }
+  return undefined;
+}
+
 /** `gemini -o json`: one object with `response` and per-model `stats`; errors come as JSON on stderr. */
 function parseGemini(stdout: string, stderr: string, exitCode: number): ParsedOutput {
   const trimmed = stdout.trim();
   if (!trimmed) {
-    let err: any;
-    try {
-      err = JSON.parse(stderr.trim().split('\n').at(-1) ?? '');
-    } catch {
-      err = undefined;
-    }
+    const err = lastJsonObject(stderr);
     const message = err?.error?.message ? String(err.error.message) : stderr.trim();
     if (exitCode !== 0) return failure('', `gemini exited ${exitCode}: ${snippet(message)}`, message, typeof err?.error?.code === 'number' ? err.error.code : undefined);
     return harness('gemini -o json printed nothing on stdout');

@@ -68,7 +68,10 @@ export function geminiMockEnv(mock: MockServer, home: string): Record<string, st
     join(dir, 'settings.json'),
     JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } }, privacy: { usageStatisticsEnabled: false }, general: { disableAutoUpdate: true }, telemetry: { enabled: false } }),
   );
-  return { HOME: home, GOOGLE_GEMINI_BASE_URL: mock.url, GEMINI_API_KEY: 'dummy', GEMINI_CLI_TRUST_WORKSPACE: 'true' };
+  // It writes an error report into the temp dir on every API error: keep those inside `home` too.
+  const tmp = join(home, 'tmp');
+  mkdirSync(tmp, { recursive: true });
+  return { HOME: home, TMPDIR: tmp, GOOGLE_GEMINI_BASE_URL: mock.url, GEMINI_API_KEY: 'dummy', GEMINI_CLI_TRUST_WORKSPACE: 'true' };
 }
 
 /** Argv that worked offline against the mock (research: agents.md §7.2); prompts go on stdin. */

@@ -3,7 +3,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { UsageError } from '@quickloop/cli-kit/errors';
 import type { Io } from '@quickloop/cli-kit/io';
-import { createLogger } from '@quickloop/cli-kit/logger';
 import { absoluteSpecPath, compileSpec, placeholderWarningText, readSpecText } from '@quickloop/loop-spec';
 import type { LoopCommand } from '../command.js';
 
@@ -18,10 +17,14 @@ export interface CompileCommandOptions {
 }
 
 export async function compile(opts: CompileCommandOptions, io: Io): Promise<number> {
-  const log = createLogger({ stream: io.stderr, env: io.env, level: opts.quiet ? 'quiet' : opts.verbose ? 'verbose' : 'normal' });
+  // Two plain kinds of line, never coloured: the logger (and chalk's terminal probing) would cost a
+  // sixth of the start-up budget.
+  const say = (line: string): void => {
+    if (!opts.quiet) io.stderr.write(`${line}\n`);
+  };
   const specPath = absoluteSpecPath(resolveFrom(io.cwd, opts.spec));
   const result = compileSpec(readSpecText(specPath), { path: specPath, displayPath: opts.spec, env: io.env });
-  if (result.placeholders.length > 0) log.warn(`loop: warning: ${placeholderWarningText(result.placeholders)}`);
+  if (result.placeholders.length > 0) say(`loop: warning: ${placeholderWarningText(result.placeholders)}`);
   if (opts.print === true) {
     io.stdout.write(result.json);
     return 0;
@@ -35,7 +38,7 @@ export async function compile(opts: CompileCommandOptions, io: Io): Promise<numb
   ] as const) {
     const target = join(dir, name);
     writeFileSync(target, text, 'utf8');
-    log.info(`Wrote ${target}`);
+    say(`Wrote ${target}`);
   }
   return 0;
 }

@@ -72,7 +72,7 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
     if (!c) continue;
     if (c.type === 'programmatic') {
       const argv = substitute(c.check, label, input.iteration);
-      const r = await runArgv(argv, { cwd: loopDir, timeoutMs: timeoutMs(c.timeout_sec, 300), env: process.env });
+      const r = await runArgv(argv, { cwd: loopDir, timeoutMs: timeoutMs(c.timeout_sec, 300), env: s.env, ...(s.signal ? { signal: s.signal } : {}) });
       const passed = evaluate(c, r.exitCode, r.stdout);
       s.hooks.emit('gate.check', { gate: input.gate, criterion: id, kind: 'programmatic', passed, exit_code: r.exitCode, argv }, ev);
       s.hooks.log('programmatic_check', { criterion: id, passed, returncode: r.exitCode });

@@ -79,6 +79,15 @@ export class Session {
     return this.loaded.spec;
   }
 
+  /** The environment and abort signal every subprocess of this run gets (checks and commands too). */
+  get env(): NodeJS.ProcessEnv {
+    return this.#opts.env;
+  }
+
+  get signal(): AbortSignal | undefined {
+    return this.#opts.signal;
+  }
+
   #egress(): Record<string, unknown>[] {
     const e = this.spec.privacy?.egress;
     return Array.isArray(e) ? (e.filter((x) => typeof x === 'object' && x !== null) as Record<string, unknown>[]) : [];

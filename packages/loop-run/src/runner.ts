@@ -155,6 +155,7 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     // Stale stall counts never carry into a new run (Looper resets them too).
     delete state.failure;
     delete state.completed_at;
+    delete state.blocking_issues;
     save({ status: 'running', run_id: opts.runId, no_progress: { count: 0, signature: '', gate: '' } });
     log('run_start', { spec: loaded.path, resumed: existed, previous_status: previous });
 
@@ -192,7 +193,7 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
       } else {
         const cmd = (src as { cmd: string[] }).cmd;
         const joined = cmd.join(' ');
-        const r = await runArgv(cmd, { cwd: loopDir, input: '', timeoutMs: timeoutMs((src as { timeout_sec?: unknown }).timeout_sec, 60), env: opts.env, signal: opts.signal });
+        const r = await runArgv(cmd, { cwd: loopDir, input: '', timeoutMs: timeoutMs((src as { timeout_sec?: unknown }).timeout_sec, 60), env: opts.env, ...(opts.signal ? { signal: opts.signal } : {}) });
         const block = session.scrub(`exit=${r.exitCode}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}\n`, `context command output (${joined})`, session.hostGlobs());
         chunks.push(`## Context source ${n}: ${joined}\n${block}`);
         log('context_cmd', { argv: cmd, returncode: r.exitCode });

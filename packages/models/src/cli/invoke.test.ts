@@ -1,6 +1,7 @@
 // invokeCli against the fake CLIs and real processes: stdin, env, parsing, retries, deadlines and tree kills.
 import { InterruptedError } from '@quickloop/cli-kit';
 import { createFakeCliHome, fakeCliPath, isProcessAlive, type FakeCliHome, type FakeStep } from '@quickloop/testkit';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliEnv } from './env.js';
 import { invokeCli, type InvokeCliOptions } from './invoke.js';
@@ -115,12 +116,17 @@ describe('invokeCli', () => {
     expect(slept).toEqual([]);
   });
 
-  it('classifies a refusal and a missing binary', async () => {
+  it('classifies a refusal, a missing binary or cwd, and a file that is not executable', async () => {
     const h = setup([{ refusal: 'I cannot help with that.' }]);
     const refusal = await call(h, { argv: [fakeCliPath('claude'), '-p', '--output-format', 'json'], outputMode: 'claude-json', retry: { retries: 2, sleep: async () => {} } });
     expect(refusal).toMatchObject({ errorKind: 'refusal', attempts: 1, text: 'I cannot help with that.' });
     const missing = await call(h, { argv: ['quickloop-no-such-model-cli', '-p'] });
     expect(missing).toMatchObject({ errorKind: 'config', exitCode: 127, message: 'command not found: quickloop-no-such-model-cli' });
+    const noCwd = await call(h, { argv: [fakeCliPath('claude'), '-p'], cwd: join(h.dir, 'gone') });
+    expect(noCwd).toMatchObject({ errorKind: 'config', exitCode: 127, message: `working directory not found: ${join(h.dir, 'gone')}` });
+    const notExecutable = join(h.dir, 'script.json');
+    const denied = await call(h, { argv: [notExecutable] });
+    expect(denied).toMatchObject({ errorKind: 'config', exitCode: 127, message: `cannot run ${notExecutable}: EACCES` });
   });
 
   it('on timeout kills the whole process tree, SIGTERM-ignoring grandchild included', async () => {

@@ -1,4 +1,5 @@
 // invokeCli: one model CLI call — argv only, prompt on stdin, a deadline that kills the whole tree, retries, parsing.
+import { existsSync } from 'node:fs';
 import { InterruptedError } from '@quickloop/cli-kit';
 import { execa } from 'execa';
 import { withRetries, type RetryPolicy } from '../retry.js';
@@ -110,8 +111,11 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
     stderrTail: stderr.slice(-TAIL),
   };
   const code = (done as { code?: string }).code;
-  if (code === 'ENOENT' || (done.failed && done.exitCode === undefined && /ENOENT/.test(String(done.message ?? '')))) {
-    return { result: { ...base, text: '', exitCode: 127, errorKind: 'config', message: `command not found: ${file}` }, transient: false };
+  if (done.exitCode === undefined && done.signal === undefined && code) {
+    // spawn itself failed: nothing ran. A missing cwd also reports ENOENT, so say which one it was.
+    const what =
+      code !== 'ENOENT' ? `cannot run ${file}: ${code}` : existsSync(options.cwd) ? `command not found: ${file}` : `working directory not found: ${options.cwd}`;
+    return { result: { ...base, text: '', exitCode: 127, errorKind: 'config', message: what }, transient: false };
   }
   if (timedOut) {
     return { result: { ...base, text: '', errorKind: 'infra', message: `timed out; the process tree was killed` }, transient: false };

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UsageError, memoryIo } from '@quickloop/cli-kit';
+import { InterruptedError, UsageError, memoryIo } from '@quickloop/cli-kit';
 import { parseLine } from '@quickloop/events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cli, parseOptions } from './cli.js';
@@ -129,6 +129,13 @@ describe('qs-validate', () => {
     const example = (t: string) => JSON.parse(readFileSync(join(ROOT, 'fixtures/events', `${t}.json`), 'utf8'));
     expect(example('task.loaded')).toEqual(JSON.parse(lines('valid-script')[0]!));
     expect(example('diagnostic')).toEqual(JSON.parse(lines('strict')[1]!));
+  });
+
+  it('stops with InterruptedError (exit 130) when the signal is aborted', async () => {
+    writeFileSync(join(dir, 'a.yaml'), TASK('a'));
+    const io = memoryIo({ env: env(), cwd: dir });
+    io.abort();
+    await expect(run({ ...parseOptions(['a.yaml'], io), registryPaths: machine() }, io)).rejects.toThrow(InterruptedError);
   });
 
   it('cli() refuses an unknown flag as a usage error', async () => {

@@ -1,6 +1,6 @@
 // qs-validate: each task file → task.loaded per task and a diagnostic per finding on stdout; ok/INVALID lines for people on stderr.
 import { homedir } from 'node:os';
-import { QsExit, createLogger, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { InterruptedError, QsExit, createLogger, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { EventWriter, createEmitter, type Emitter } from '@quickloop/events';
 import { discoverRegistries, type SystemPaths } from '@quickloop/registries';
 import { MAX_TASK_BYTES, duplicateName, finding, loadTaskFile, loadTaskStdin, located, type FileResult, type Finding } from '@quickloop/task';
@@ -99,6 +99,11 @@ export async function run(opts: ValidateOptions, io: Io): Promise<number> {
   };
 
   for (const input of inputs) {
+    // A long list stops between files on SIGINT/SIGTERM; what was written stays written.
+    if (io.signal.aborted) {
+      await writer.flush();
+      throw new InterruptedError('interrupted');
+    }
     if (input.kind === 'none') {
       invalid += 1;
       const f = finding('QS007', input.message);

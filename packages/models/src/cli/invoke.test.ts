@@ -168,6 +168,15 @@ describe('invokeCli', () => {
     expect(r.message).toContain('exceeded 1000 bytes');
   });
 
+  it('runs parallel calls independently, each fake call taking its own scripted step', async () => {
+    const h = setup({ reviewer: [1, 2, 3, 4, 5].map((n) => ({ reply: `review ${n}`, delayMs: 50 * (5 - n) })) });
+    const reviewer = h.persona('reviewer', 'claude');
+    const results = await Promise.all([1, 2, 3, 4, 5].map((n) => call(h, { argv: [reviewer, '-p'], prompt: `artifact ${n}` })));
+    expect(new Set(results.map((r) => r.text))).toEqual(new Set([1, 2, 3, 4, 5].map((n) => `review ${n}\n`)));
+    expect(results.every((r) => r.exitCode === 0 && r.errorKind === undefined)).toBe(true);
+    expect(h.calls().map((c) => c.index).sort()).toEqual([0, 1, 2, 3, 4]);
+  });
+
   it('rejects an empty argv', async () => {
     await expect(invokeCli({ argv: [], prompt: '', cwd: '.', timeoutMs: 1000 })).rejects.toThrow(/argv must name a command/);
   });

@@ -98,9 +98,14 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
     const m = member(spec, id);
     if (m) prepared.push({ id, prompt: await s.prepare(id, m, reviewerPrompt(spec, input.gate, label, text)) });
   }
-  const reviews = await Promise.all(
+  // allSettled: when one reviewer fails, the others still finish before the round fails, so no CLI
+  // is left writing after the run has recorded its terminal state.
+  const settled = await Promise.allSettled(
     prepared.map(async ({ id, prompt }) => ({ member: id, text: await s.call(id, 'reviewer', member(spec, id)!, prompt, 'review') })),
   );
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  const reviews = settled.map((r) => (r as PromiseFulfilledResult<{ member: string; text: string }>).value);
   for (const r of reviews) {
     parts.push(`## ${r.member}\n\n${r.text}`);
     s.hooks.emit('review.completed', { gate: input.gate, member: r.member, chars: r.text.length }, ev);

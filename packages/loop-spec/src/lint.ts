@@ -195,7 +195,10 @@ export function lintSpec(resolved: PyDict, rawStringChecks: readonly PyValue[], 
     const target = get(entry, 'to');
     const key = pyStr(target);
     entriesByTarget.set(key, [...(entriesByTarget.get(key) ?? []), entry]);
-    if (typeof target !== 'string' || !has(members, target)) {
+    // quickloop's runner governs the host by `to: host` entries (consent and redaction like any
+    // member); only Looper, which has no such target, would misread one.
+    const hostEntry = !options.compat && target === 'host' && !has(members, 'host');
+    if (!hostEntry && (typeof target !== 'string' || !has(members, target))) {
       add(
         'egress-unknown-member',
         'error',

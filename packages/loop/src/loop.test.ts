@@ -157,6 +157,14 @@ describe('loop lint', () => {
     expect(await loop(['lint', spec, '--compat'])).toMatchObject({ code: 0, out: 'loop lint: no findings\n' });
   });
 
+  it('an egress entry for the host is quickloop\'s, so only --compat calls it unknown', async () => {
+    const spec = join(LOOPS, 'lint/egress-to-host.yaml');
+    expect(await loop(['lint', spec])).toMatchObject({ code: 0, out: 'loop lint: no findings\n' });
+    const compat = await loop(['lint', spec, '--compat']);
+    expect(compat.code).toBe(1);
+    expect(compat.out).toContain("error[egress-unknown-member]: privacy.egress entry targets unknown council member 'host'");
+  });
+
   it('a spec that does not compile: exit 2, the error on stderr, nothing on stdout even with --json', async () => {
     const r = await loop(['lint', join(LOOPS, 'invalid/duplicate-council-id.yaml'), '--json']);
     expect(r.code).toBe(2);

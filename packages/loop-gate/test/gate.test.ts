@@ -107,4 +107,14 @@ describe('loop-gate', () => {
     const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" loop.resolved.json delivery loop-workspace/delivery-2.md --consent judge-1 2>/dev/null | head -n 1 > /dev/null; echo "exit=\${PIPESTATUS[0]}"`], { cwd: l.dir, encoding: 'utf8' });
     expect(r.stdout.trim()).toBe('exit=1');
   });
+
+  it('a check that outlives its timeout_sec fails with 124, and the judge is not asked', async () => {
+    const l = loopOf(['--verdicts', 'pass'], (s) => {
+      s.criteria_by_id['names-it'] = { id: 'names-it', type: 'programmatic', check: [process.execPath, '-e', 'setInterval(() => {}, 1000)'], expect: 'exit_zero', timeout_sec: 1 };
+    });
+    const io = memoryIo();
+    expect(await run(base(l.dir), io)).toBe(1);
+    expect(parse(io.out()).find((e) => e.type === 'gate.check')).toMatchObject({ passed: false, exit_code: 124 });
+    expect(l.calls('judge')).toBe(0);
+  });
 });

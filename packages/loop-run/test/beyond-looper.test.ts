@@ -129,4 +129,44 @@ describe('loop-run past Looper', () => {
     for (const p of [...loop.prompts('host'), ...loop.prompts('judge')]) expect(p).not.toContain(key);
     expect(loop.state().warnings.join('\n')).toContain('env:DEMO_SERVICE_API_KEY appeared in context command output');
   });
+
+  it('kills a model call at its timeout_sec and fails the run (exit 2, one terminal state)', async () => {
+    const loop = track(makeLoop({ judge: ['--verdicts', 'hang'], tweak: (s) => (s.council[0].timeout_sec = 1) }));
+    const { code, events } = await runLoopIn(loop);
+    expect(code).toBe(2);
+    const state = loop.state();
+    expect(state.status).toBe('failed');
+    expect(state.failure).toMatch(/^Model invocation failed .*exit 124 \(timed out\)/);
+    expect(events.find((e) => e.type === 'model.result' && e.member === 'judge-1')).toMatchObject({ ok: false, timed_out: true, exit_code: 124 });
+    const pid = Number(readFileSync(`${loop.capture}/judge.hang`, 'utf8'));
+    expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it('fails with max_iterations_reached when no delivery passes', async () => {
+    const loop = track(
+      makeLoop({
+        judge: ['--unique'],
+        tweak: (s) => {
+          s.gates.plan_gate.verdict_policy = 'fixed_passes';
+          s.gates.plan_gate.max_revisions = 0;
+          s.gates.plan_gate.criteria = [];
+          s.gates.delivery_gate.max_revisions = 0;
+        },
+      }),
+    );
+    const { code, events } = await runLoopIn(loop);
+    expect(code).toBe(1);
+    expect(loop.state()).toMatchObject({ status: 'failed', failure: 'max_iterations_reached', iteration: 2 });
+    expect(events.filter((e) => e.type === 'iteration.started').map((e) => e.iteration)).toEqual([1, 2]);
+    expect(existsSync(loop.ws('review-delivery_gate-1.md')) && existsSync(loop.ws('review-delivery_gate-2.md'))).toBe(true);
+    expect(loop.log()).toMatch(/`stop` \{"reason":"max_iterations_reached"\}/);
+  });
+
+  it('enforces budget.usd where the CLI reports cost', async () => {
+    const loop = track(makeLoop({ host: ['--output-format', 'json'], tweak: (s) => (s.loop_control.budget = { wall_clock_min: 30, usd: 0.015 }) }));
+    const { code } = await runLoopIn(loop);
+    expect(code).toBe(1);
+    expect(loop.state()).toMatchObject({ status: 'failed', failure: 'usd_budget_exceeded' });
+    expect(loop.state().usage.usd).toBe(0.02);
+  });
 });

@@ -123,16 +123,31 @@ describe('bwrap backend', () => {
     expect(events).toEqual([expect.objectContaining({ type: 'egress.blocked', host: 'docs.example.com', path: '/quickstart', reason: 'docs_host' })]);
   });
 
-  it('blocks a dial to a raw IP: recorded through the proxy, unroutable around it', async () => {
+  it('blocks and records a dial to a raw IP, through the proxy and around it', async () => {
     const sb = await enforced(policy({ registries: [registryHost] }));
     const viaProxy = await sb.exec('curl -sS --max-time 10 http://192.0.2.1/');
     expect(viaProxy.output).toMatch(/raw IP address/);
-    expect(events).toContainEqual(expect.objectContaining({ type: 'egress.blocked', host: '192.0.2.1', reason: 'ip_literal' }));
-    const direct = await sb.exec("curl -sS --noproxy '*' --max-time 10 http://192.0.2.1/; echo > /dev/tcp/192.0.2.1/80");
+    expect(events).toEqual([expect.objectContaining({ type: 'egress.blocked', host: '192.0.2.1', port: 80, method: 'GET', reason: 'ip_literal' })]);
+    events.length = 0;
+    const direct = await sb.exec("curl -sS --noproxy '*' --max-time 10 https://192.0.2.2/; curl -sS --noproxy '*' --max-time 10 http://[2001:db8::3]/");
     expect(direct.exitCode).not.toBe(0);
-    expect(direct.output).toMatch(/Network is unreachable|Couldn't connect/);
-    const dns = await sb.exec(`curl -sS --noproxy '*' --max-time 10 https://${registryHost}/`);
-    expect(dns.exitCode).not.toBe(0);
+    expect(events).toEqual([
+      expect.objectContaining({ type: 'egress.blocked', host: '192.0.2.2', port: 443, method: 'TCP', reason: 'bypassed_proxy' }),
+      expect.objectContaining({ type: 'egress.blocked', host: '2001:db8::3', port: 80, method: 'TCP', reason: 'bypassed_proxy' }),
+    ]);
+    // Other ports are refused at once (every address is local inside, and nothing listens there).
+    const other = await sb.exec('echo > /dev/tcp/192.0.2.4/5432');
+    expect(other.output).toMatch(/Connection refused/);
+  });
+
+  it('blocks and records a lookup by a tool that ignores the proxy, and answers it at once', async () => {
+    const sb = await enforced(policy({ registries: [registryHost], docs_hosts: ['docs.example.com'] }));
+    const r = await sb.exec(`getent hosts ${registryHost}; echo "rc=$?"; node -e "fetch('https://docs.example.com/').catch((e) => console.log(e.cause.code))"`);
+    expect(r.output).toBe('rc=2\nEAI_AGAIN\n');
+    expect(events).toEqual([
+      expect.objectContaining({ type: 'egress.blocked', host: registryHost, port: 53, method: 'DNS', reason: 'bypassed_proxy' }),
+      expect.objectContaining({ type: 'egress.blocked', host: 'docs.example.com', port: 53, method: 'DNS', reason: 'docs_host' }),
+    ]);
   });
 
   it('kills background processes, daemonised ones too, when the stage closes', async () => {

@@ -1,7 +1,8 @@
 // openSandbox: the workspace, the egress proxy and a backend session, tied into one handle closed as one.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { startBwrap, proxySocketDir } from './backends/bwrap.js';
+import { proxySocketDir, SOCKETS, startBwrap } from './backends/bwrap.js';
+import { startDirectCatcher } from './direct.js';
 import type { BackendSession } from './backends/backend.js';
 import { startLocal } from './backends/local.js';
 import { selectBackend } from './backends/select.js';
@@ -19,14 +20,17 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
   const onEgress = options.onEgress;
   let proxy: EgressProxy | undefined;
   let session: BackendSession;
+  let catcher: { close(): Promise<void> } | undefined;
   if (selection.backend === 'bwrap') {
     const socketDir = proxySocketDir();
-    const socketPath = join(socketDir, 'proxy.sock');
-    proxy = await startEgressProxy({ policy: options.policy, socketPath, ...(onEgress ? { onEgress } : {}) });
+    const at = (name: keyof typeof SOCKETS): string => join(socketDir, SOCKETS[name]);
+    proxy = await startEgressProxy({ policy: options.policy, socketPath: at('proxy'), ...(onEgress ? { onEgress } : {}) });
+    catcher = await startDirectCatcher({ policy: options.policy, tcpSocketPath: at('direct'), dnsSocketPath: at('dns'), report: (e) => onEgress?.(e) });
     try {
-      session = await startBwrap(layout, socketDir, socketPath);
+      session = await startBwrap(layout, socketDir);
     } catch (error) {
       await proxy.close();
+      await catcher.close();
       rmSync(socketDir, { recursive: true, force: true });
       // A workspace made just now for a sandbox that never came up is nobody's to remove later.
       if (!options.workspace) removeLayout(layout);
@@ -64,6 +68,7 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
         await session.close();
         await Promise.allSettled([...running]);
         await proxy?.close();
+        await catcher?.close();
       })();
       return closed;
     },

@@ -66,7 +66,7 @@ export const SetupFailed = defineEvent({
 const EgressFields = {
   host: Type.String({ description: 'The host asked for, lower-cased, trailing dot stripped (`(relative-url)` for a request without one).' }),
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
-  method: Type.String({ description: 'CONNECT for tunnels (HTTPS), else the HTTP method of an absolute-URI request.' }),
+  method: Type.String({ description: 'CONNECT for tunnels (HTTPS), the HTTP method of an absolute-URI request, or DNS / TCP for what bypassed the proxy.' }),
   path: Type.Optional(Type.String({ description: 'The path of a plain-HTTP request (a tunnel shows only its host).' })),
 };
 
@@ -89,9 +89,13 @@ export const EgressBlocked = defineEvent({
   doc: 'The egress proxy refused a connection from the shell (403 with a one-line reason). A docs host reached for from the shell is a bypass attempt.',
   payload: Type.Object({
     ...EgressFields,
-    reason: Type.Union([Type.Literal('docs_host'), Type.Literal('not_allowlisted'), Type.Literal('ip_literal'), Type.Literal('bad_request')], {
-      description: 'docs_host: use read_docs (a bypass attempt) · not_allowlisted · ip_literal: a raw IP not explicitly listed · bad_request: no usable host.',
-    }),
+    reason: Type.Union(
+      [Type.Literal('docs_host'), Type.Literal('not_allowlisted'), Type.Literal('ip_literal'), Type.Literal('bad_request'), Type.Literal('bypassed_proxy')],
+      {
+        description:
+          'docs_host: use read_docs (a bypass attempt) · not_allowlisted · ip_literal: a raw IP not explicitly listed · bad_request: no usable host · bypassed_proxy: a DNS lookup (method DNS) or a dial to port 80/443 (method TCP) by a tool that ignored the proxy; the enforced backend refuses and records it.',
+      },
+    ),
     message: Type.String({ description: 'The one line the 403 told the command.' }),
   }),
 });

@@ -1,6 +1,6 @@
 // The enforced Linux backend: one bubblewrap namespace set per stage, commands entered into it with nsenter.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killGroup, killGroupsAndWait } from '../process.js';
@@ -22,9 +22,10 @@ export function hiddenPaths(): string[] {
 
 /**
  * Tools the backend needs besides bwrap: socat forwards the inside proxy port to the harness's Unix
- * socket, nsenter runs a command in the running namespaces, setpriv drops every capability first.
+ * socket, nsenter runs a command in the running namespaces, setpriv drops every capability first,
+ * ip routes every address to loopback inside so that dials around the proxy reach a recorder.
  */
-const TOOLS = ['bwrap', 'socat', 'nsenter', 'setpriv'] as const;
+const TOOLS = ['bwrap', 'socat', 'nsenter', 'setpriv', 'ip'] as const;
 
 /** Why bwrap cannot run here, or undefined when it can (a real sandbox is made and torn down). */
 export function bwrapUnavailable(): string | undefined {
@@ -34,7 +35,7 @@ export function bwrapUnavailable(): string | undefined {
   if (process.getuid?.() !== 0) return 'the bwrap backend runs as root for now (nsenter into its namespaces)';
   for (const tool of TOOLS) {
     const found = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' });
-    if (found.status !== 0) return `${tool} is not installed (apt-get install bubblewrap socat util-linux)`;
+    if (found.status !== 0) return `${tool} is not installed (apt-get install bubblewrap socat util-linux iproute2)`;
   }
   const probe = spawnSync('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--cap-drop', 'ALL', '--', 'true'], {
     encoding: 'utf8',
@@ -50,34 +51,59 @@ export function bwrapVersion(): string {
 }
 
 /** bwrap arguments for the stage's namespaces; exported for tests and the README. */
-export function bwrapArgs(layout: WorkspaceLayout, socketDir: string, socketPath: string, infoFd: number): string[] {
+export function bwrapArgs(layout: WorkspaceLayout, socketDir: string, infoFd: number): string[] {
   const args = ['--unshare-all', '--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
   for (const p of hiddenPaths()) args.push('--tmpfs', p);
   // After the tmpfs layers, so a workspace under /tmp or a home shows through again.
   for (const dir of [layout.workspace, layout.home, layout.tmp]) args.push('--bind', dir, dir);
-  args.push('--ro-bind', socketDir, socketDir, '--cap-drop', 'ALL', '--info-fd', String(infoFd), '--chdir', layout.workspace);
-  // The init: the forwarder, then a line on stdout once it listens (read from /proc so that no probe
-  // connection reaches the proxy). When it dies, the namespace and everything in it die with it.
-  const port = `0100007F:${INSIDE_PROXY_PORT.toString(16).toUpperCase().padStart(4, '0')}`;
-  const init = [
-    `socat TCP-LISTEN:${INSIDE_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${socketPath} &`,
-    `listening() { while read -r _ a _ st _; do [ "$a" = ${port} ] && [ "$st" = 0A ] && return 0; done < /proc/net/tcp; return 1; }`,
-    'until listening; do :; done',
+  // The init keeps two capabilities, inside its own namespaces only: to route every address to
+  // loopback and to listen on 53, 80 and 443. Commands never descend from it: they enter with
+  // nsenter from outside and setpriv drops everything.
+  args.push('--ro-bind', socketDir, socketDir, '--cap-drop', 'ALL', '--cap-add', 'CAP_NET_ADMIN', '--cap-add', 'CAP_NET_BIND_SERVICE');
+  args.push('--info-fd', String(infoFd), '--chdir', layout.workspace, '--', 'bash', '-c', initScript(socketDir));
+  return args;
+}
+
+const hex = (port: number): string => port.toString(16).toUpperCase().padStart(4, '0');
+
+/**
+ * pid 1's script: the proxy forwarder, then the recorders of what bypasses it (every IPv4/IPv6
+ * address routed to loopback, so a DNS query to any resolver and a dial to any address on 80/443
+ * lands on a listener that tells the harness), then `ready` once all listen (read from /proc, so
+ * no probe connection is ever recorded). When it dies, the namespace and everything in it die.
+ */
+function initScript(socketDir: string): string {
+  const sock = (name: keyof typeof SOCKETS): string => join(socketDir, SOCKETS[name]);
+  const catcher = `EXEC:'sh ${sock('catcher')}'`;
+  return [
+    `socat TCP-LISTEN:${INSIDE_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${sock('proxy')} &`,
+    'ip route add local 0.0.0.0/0 dev lo',
+    `for p in 80 443; do socat TCP4-LISTEN:$p,fork,reuseaddr ${catcher} & done`,
+    `if ip -6 route add local ::/0 dev lo 2>/dev/null; then for p in 80 443; do socat TCP6-LISTEN:$p,ipv6only=1,fork,reuseaddr ${catcher} & done; fi`,
+    `socat -T2 UDP4-RECVFROM:53,fork UNIX-CONNECT:${sock('dns')} &`,
+    `want="0100007F:${hex(INSIDE_PROXY_PORT)} 00000000:${hex(80)} 00000000:${hex(443)}"`,
+    // Builtins only: forking a probe per turn would slow down the very listeners it waits for.
+    'up() { local n=0 a st; while read -r _ a _ st _; do [ "$st" = 0A ] && case " $want " in *" $a "*) n=$((n+1));; esac; done < /proc/net/tcp; while read -r _ a _; do [ "$a" = 00000000:0035 ] && n=$((n+1)); done < /proc/net/udp; [ $n -ge 4 ]; }',
+    'exec 9<> <(:)',
+    'until up; do read -r -t 0.002 -u 9; done',
     'echo ready',
     'wait',
   ].join('\n');
-  args.push('--', 'bash', '-c', init);
-  return args;
 }
+
+/** The files of the socket folder, bound read-only inside. */
+export const SOCKETS = { proxy: 'proxy.sock', direct: 'direct.sock', dns: 'dns.sock', catcher: 'catch-direct.sh' } as const;
 
 /** A fresh folder for the proxy socket, outside the sandbox's writable folders (bound read-only inside). */
 export function proxySocketDir(): string {
   return mkdtempSync(join(tmpdir(), 'quickloop-proxy-'));
 }
 
-export async function startBwrap(layout: WorkspaceLayout, socketDir: string, socketPath: string): Promise<BackendSession> {
+export async function startBwrap(layout: WorkspaceLayout, socketDir: string): Promise<BackendSession> {
   const infoFd = 3;
-  const child: ChildProcess = spawn('bwrap', bwrapArgs(layout, socketDir, socketPath, infoFd), {
+  // socat EXECs this for each dial it catches: SOCAT_SOCKADDR is the address the tool dialled.
+  writeFileSync(join(socketDir, SOCKETS.catcher), `echo "$SOCAT_SOCKADDR $SOCAT_SOCKPORT" | socat -t1 - UNIX-CONNECT:${join(socketDir, SOCKETS.direct)}\n`, { mode: 0o644 });
+  const child: ChildProcess = spawn('bwrap', bwrapArgs(layout, socketDir, infoFd), {
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     detached: true,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },

@@ -20,6 +20,7 @@ interface Tally {
   passed: number;
   docsGap: number;
   other: number;
+  /** Runs the input did not describe fully (exit 3). */
   incomplete: number;
   interrupted: number;
 }
@@ -32,7 +33,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
   const tally: Tally = { passed: 0, docsGap: 0, other: 0, incomplete: 0, interrupted: 0 };
   let interruptedIn: string | undefined;
   /** A check that could not run at all is the harness's failure, never a verdict on the docs. */
-  const checkErrors = new Map<string, string>();
+  const checkErrors = new Map<string, { error: string; badInput: boolean }>();
 
   const egressTo = (f: RunFacts) => (event: EgressEvent): void => {
     const { type, ...payload } = event;
@@ -56,8 +57,10 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     return null;
   };
 
-  const fail = async (f: RunFacts, error: string): Promise<void> => {
-    tally.incomplete += 1;
+  /** Ends a run with run.failed: bad input (exit 3), or this stage's own failure (no evidence, exit 2). */
+  const fail = async (f: RunFacts, error: string, badInput = true): Promise<void> => {
+    if (badInput) tally.incomplete += 1;
+    else tally.other += 1;
     log.error(`${STAGE}: ${f.loaded?.task.name ?? f.runId}: ${error}`);
     await emitter.emit('run.failed', { run_id: f.runId }, { failed_stage: STAGE, error });
   };
@@ -70,7 +73,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     } catch (error) {
       if (error instanceof CliError && error.kind === 'usage') throw error;
       if (io.signal.aborted) interruptedIn = 'check';
-      else checkErrors.set(f.runId, `the check could not run: ${(error as Error).message}`);
+      else checkErrors.set(f.runId, { error: `the check could not run: ${(error as Error).message}`, badInput: error instanceof CliError && error.kind === 'input' });
     }
   };
 
@@ -95,7 +98,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     if (!f.ready) return fail(f, `incomplete stream: no sandbox.ready for ${f.loaded.task.name} (is an agent stage missing from the pipeline?)`);
     const checkError = checkErrors.get(f.runId);
     if (checkError !== undefined) {
-      await fail(f, checkError);
+      await fail(f, checkError.error, checkError.badInput);
       cleanup(f);
       return;
     }

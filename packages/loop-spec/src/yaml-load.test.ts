@@ -58,6 +58,12 @@ describe('loadYaml', () => {
     expect(() => loadYaml('a: !custom z\n')).toThrow("could not determine a constructor for the tag '!custom'");
   });
 
+  it('refuses a recursive alias (no JSON can hold it) but shares a repeated one', () => {
+    expect(() => loadYaml('a: &x [1, *x]\n')).toThrow('recursive alias *x at line 1');
+    const { value } = loadYaml('a: &x {k: 1}\nb: *x\n') as { value: Record<string, unknown> };
+    expect(value.b).toBe(value.a);
+  });
+
   it('keeps the last of duplicate keys, as PyYAML does', () => {
     expect(pyJsonDumps(loadYaml('a: 1\na: 2\n').value)).toBe('{"a": 2}');
   });

@@ -140,12 +140,15 @@ export function loadYaml(text: string): Loaded {
   const lineOf = (node: { range?: readonly number[] | null | undefined } | null | undefined): number =>
     node?.range ? lineCounter.linePos(node.range[0] as number).line : 0;
   const seen = new Map<YamlNode, PyValue>();
+  // An alias back into a collection still being built would make a cycle no JSON can hold.
+  const building = new Set<YamlNode>();
 
   const convert = (node: unknown): PyValue => {
     if (node === null || node === undefined) return null;
     if (isAlias(node)) {
       const target = node.resolve(doc);
       if (!target) throw new YamlSyntaxError(`found undefined alias ${node.source} ${at(node.range?.[0] ?? 0)}`);
+      if (building.has(target as YamlNode)) throw new YamlSyntaxError(`recursive alias *${node.source} ${at(node.range?.[0] ?? 0)}`);
       return convert(target);
     }
     if (isScalar(node)) {
@@ -161,18 +164,21 @@ export function loadYaml(text: string): Loaded {
       if (node.tag && node.tag !== 'tag:yaml.org,2002:seq') throw new YamlSyntaxError(`could not determine a constructor for the tag '${node.tag}' ${at(node.range?.[0] ?? 0)}`);
       const out: PyValue[] = [];
       seen.set(node, out);
+      building.add(node);
       const index = new Map<string | number, number>();
       node.items.forEach((item, i) => {
         index.set(i, lineOf(item as YamlNode));
         out.push(convert(item));
       });
       lines.set(out, index);
+      building.delete(node);
       return out;
     }
     if (isMap(node)) {
       if (node.tag && node.tag !== 'tag:yaml.org,2002:map') throw new YamlSyntaxError(`could not determine a constructor for the tag '${node.tag}' ${at(node.range?.[0] ?? 0)}`);
       const out = newDict();
       seen.set(node, out);
+      building.add(node);
       const index = new Map<string | number, number>();
       const merged: PyDict[] = [];
       for (const pair of node.items) {
@@ -206,6 +212,7 @@ export function loadYaml(text: string): Loaded {
         }
       }
       lines.set(out, index);
+      building.delete(node);
       return out;
     }
     throw new YamlSyntaxError('unsupported YAML node');

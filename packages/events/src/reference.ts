@@ -15,7 +15,7 @@ interface PropSchema {
 
 const typeName = (s: PropSchema): string => {
   if (s.const !== undefined) return JSON.stringify(s.const);
-  if (s.anyOf) return s.anyOf.map(typeName).join(' \\| ');
+  if (s.anyOf) return s.anyOf.map(typeName).join(' | ');
   if (s.type === 'array' && s.items) return `${typeName(s.items)}[]`;
   return s.type ?? 'any';
 };

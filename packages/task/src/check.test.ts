@@ -1,6 +1,6 @@
 // The compiled check runs in real bash: servers started and stopped as a group, waits that report one-line reasons, output asserts.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,6 +106,29 @@ describe('the compiled success block', () => {
     expect(r.out).toContain('--- server 1 output (last 20 lines) ---\nfirst server');
     expect(r.out).toContain('--- server 2 output (last 20 lines) ---\nsecond server');
     expect(r.lines[r.lines.length - 1]).toMatch(/\(last: the body has no "message": Hello World\)$/);
+  });
+
+  it.each(['curl', 'python3', 'node', 'wget'])('qs_wait_http works with %s as the only HTTP client', (client) => {
+    // A PATH with the shell tools the prelude needs, node to serve, and one HTTP client.
+    const bin = join(ws, 'bin');
+    mkdirSync(bin);
+    const tools = ['bash', 'sh', 'grep', 'sed', 'mktemp', 'head', 'tail', 'rm', 'sleep', 'cut', 'cat', 'node', client];
+    for (const tool of new Set(tools)) {
+      // python3 may be a version-manager shim that needs more than this PATH: link the interpreter itself.
+      const probe = tool === 'python3' ? `python3 -c 'import sys; print(sys.executable)'` : `command -v ${tool}`;
+      const found = spawnSync('bash', ['-c', probe], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).stdout.trim();
+      expect(found, `${tool} on this machine`).not.toBe('');
+      symlinkSync(found, join(bin, tool));
+    }
+    writeServer({ '/': [200, '{"message": "Hello World", "count": 3, "ok": true}'], '/missing': [404, 'nope'] });
+    const pass = compileSuccess({ serve: 'exec node server.js', wait_http: { path: '/', json: { message: 'Hello World', count: 3, ok: true }, contains: 'Hello', timeout: 20 } });
+    const ok = runCheck(checkScript(`client-${client}`, pass), { PATH: bin });
+    expect(ok.out).toBe('');
+    expect(ok.code).toBe(0);
+    const status = compileSuccess({ serve: 'exec node server.js', wait_http: { path: '/missing', status: 200, timeout: 2 } });
+    const bad = runCheck(checkScript(`client-${client}`, status), { PATH: bin });
+    expect(bad.code).toBe(1);
+    expect(bad.lines[bad.lines.length - 1]).toMatch(/\(last: HTTP 404, wanted 200\)$/);
   });
 
   it('stops waiting as soon as the served process has exited', () => {

@@ -325,14 +325,13 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     else if (opts.signal?.aborted) [failure, code] = ['interrupted', 130];
     else [failure, code] = [error instanceof Error ? error.message : String(error), LoopExit.error];
     if (opts.signal?.aborted && !(error instanceof LoopStop && error.status === 'blocked')) [status, failure, code] = ['failed', 'interrupted', 130];
-    {
-      try {
-        save({ status, failure, completed_at: io.now().toISOString() });
-        const decided = (error instanceof LoopStop && !(error instanceof ModelCallFailed)) || failure === 'interrupted';
-        log(decided ? 'stop' : 'run_error', decided ? { reason: failure } : { error: failure });
-      } catch {
-        /* the disk itself failed: the event below still ends the stream */
-      }
+    try {
+      save({ status, failure, completed_at: io.now().toISOString() });
+      // A decision (cap, refusal, signal) is a `stop`; a model CLI failure or a crash is a `run_error`.
+      const decided = (error instanceof LoopStop && !(error instanceof ModelCallFailed)) || failure === 'interrupted';
+      log(decided ? 'stop' : 'run_error', decided ? { reason: failure } : { error: failure });
+    } catch {
+      /* the disk itself failed: the event below still ends the stream */
     }
     io.warn(`loop ${status}: ${error instanceof Error ? error.message : String(error)}`);
     io.emit('loop.failed', { status, failure, exit_code: code, iteration: state.iteration, wall_clock_used_sec: state.wall_clock_used_sec, usage });

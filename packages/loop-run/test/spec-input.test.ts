@@ -1,11 +1,15 @@
 // What loop-run accepts: loop.yaml compiled in memory, and a resolved spec missing a required field refused up front.
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { compileSpec } from '@quickloop/loop-spec';
 import { join } from 'node:path';
 import { memoryIo } from '@quickloop/cli-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { run } from '../src/run.js';
 import { FAKE, makeLoop, type Loop } from './helpers.js';
 
+const DEMO = fileURLToPath(new URL('../../../fixtures/loops/demo-haiku', import.meta.url));
 const loops: Loop[] = [];
 afterEach(() => {
   for (const l of loops.splice(0)) l.cleanup();
@@ -67,5 +71,22 @@ workspace:
     expect(loop.calls('host')).toBe(0);
     expect(existsSync(loop.ws('state.json'))).toBe(false);
     expect(io.out()).toContain('"type":"loop.failed"');
+  });
+
+  it('runs a loop.resolved.json as Looper-compatible compilation writes it (sorted keys, source path, no max_revisions default)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loop-run-compiled-'));
+    try {
+      cpSync(DEMO, dir, { recursive: true });
+      const text = readFileSync(join(dir, 'loop.yaml'), 'utf8');
+      writeFileSync(join(dir, 'loop.resolved.json'), compileSpec(text, { path: join(dir, 'loop.yaml'), now: new Date('2026-01-01T00:00:00Z') }).json);
+      const io = memoryIo({ stdin: '' });
+      const code = await run({ spec: join(dir, 'loop.resolved.json'), retries: 0, retryDelayMs: 0, consent: [], level: 'normal' }, io);
+      expect(code).toBe(0);
+      const state = JSON.parse(readFileSync(join(dir, 'loop-workspace', 'state.json'), 'utf8'));
+      expect(state.status).toBe('passed');
+      expect(state.failure).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,6 @@
 // The Anthropic Messages API (`POST /v1/messages`), plain JSON and SSE, as the SDK and `claude -p` read it.
 import type { ServerResponse } from 'node:http';
-import { mockId, usageOf, type MockError, type MockReply } from './script.js';
+import { MOCK_SIGNATURE, mockId, usageOf, type MockError, type MockReply } from './script.js';
 import { startSse, writeSse } from './sse.js';
 
 /** The text of the last user message; `claude -p` adds `role: system` entries and reminders, so skip those. */
@@ -36,6 +36,7 @@ function message(turn: MockReply, model: string) {
     return { ...base, content: [], stop_reason: 'refusal', stop_details: { type: 'refusal', category: turn.category ?? null, explanation: turn.refusal } };
   }
   const content: any[] = [];
+  if (turn.reasoning) content.push({ type: 'thinking', thinking: turn.reasoning, signature: MOCK_SIGNATURE });
   if (turn.text !== undefined && turn.text !== '') content.push({ type: 'text', text: turn.text });
   for (const call of turn.toolCalls ?? []) content.push({ type: 'tool_use', id: call.id ?? mockId('toolu_mock_'), name: call.name, input: call.input });
   const stop = turn.toolCalls?.length ? 'tool_use' : 'stop' in turn && turn.stop === 'max_tokens' ? 'max_tokens' : 'end_turn';
@@ -67,6 +68,10 @@ export function sendAnthropic(res: ServerResponse, turn: MockReply, body: any, r
       for (const part of [block.text.slice(0, cut), block.text.slice(cut)]) {
         if (part) writeSse(res, { type: 'content_block_delta', index, delta: { type: 'text_delta', text: part } }, 'content_block_delta');
       }
+    } else if (block.type === 'thinking') {
+      writeSse(res, { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } }, 'content_block_start');
+      writeSse(res, { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: block.thinking } }, 'content_block_delta');
+      writeSse(res, { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } }, 'content_block_delta');
     } else {
       writeSse(res, { type: 'content_block_start', index, content_block: { ...block, input: {} } }, 'content_block_start');
       writeSse(res, { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } }, 'content_block_delta');

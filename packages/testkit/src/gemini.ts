@@ -1,6 +1,6 @@
 // Gemini `generateContent` and `streamGenerateContent?alt=sse`, as @google/genai and the gemini CLI read them.
 import type { ServerResponse } from 'node:http';
-import { mockId, usageOf, type MockReply } from './script.js';
+import { MOCK_SIGNATURE, mockId, usageOf, type MockReply } from './script.js';
 import { startSse, writeSse } from './sse.js';
 
 type Reply = MockReply;
@@ -34,6 +34,7 @@ function response(turn: Reply, model: string) {
     return { candidates: [{ content: { role: 'model', parts: [] }, finishReason: 'SAFETY', index: 0 }], usageMetadata, modelVersion: model, responseId: mockId('gresp_') };
   }
   const parts: any[] = [];
+  if (turn.reasoning) parts.push({ text: turn.reasoning, thought: true, thoughtSignature: MOCK_SIGNATURE });
   if (turn.text) parts.push({ text: turn.text });
   for (const call of turn.toolCalls ?? []) parts.push({ functionCall: { name: call.name, args: call.input, ...(call.id ? { id: call.id } : {}) } });
   const finishReason = 'stop' in turn && turn.stop === 'max_tokens' ? 'MAX_TOKENS' : 'STOP';

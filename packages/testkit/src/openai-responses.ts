@@ -1,6 +1,6 @@
 // The OpenAI Responses API (`POST /v1/responses`), plain JSON and SSE, as the SDK and `codex exec` read it.
 import type { ServerResponse } from 'node:http';
-import { mockId, usageOf, type MockReply } from './script.js';
+import { MOCK_ENCRYPTED_REASONING, mockId, usageOf, type MockReply } from './script.js';
 import { startSse, writeSse } from './sse.js';
 
 type Reply = MockReply;
@@ -38,6 +38,9 @@ function outputItems(turn: Reply): any[] {
     return [{ type: 'message', id: mockId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'refusal', refusal: turn.refusal }] }];
   }
   const items: any[] = [];
+  if (turn.reasoning) {
+    items.push({ type: 'reasoning', id: mockId('rs_'), summary: [{ type: 'summary_text', text: turn.reasoning }], encrypted_content: MOCK_ENCRYPTED_REASONING });
+  }
   if (turn.text !== undefined && turn.text !== '') {
     items.push({ type: 'message', id: mockId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: turn.text, annotations: [], logprobs: [] }] });
   }
@@ -97,6 +100,8 @@ export function sendResponses(res: ServerResponse, turn: Reply, body: any, reque
         }
         send('response.content_part.done', { ...ids, part });
       });
+    } else if (item.type === 'reasoning') {
+      send('response.output_item.added', { output_index, item: { ...item, summary: [] } });
     } else {
       send('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', arguments: '' } });
       send('response.function_call_arguments.delta', { item_id: item.id, output_index, delta: item.arguments });

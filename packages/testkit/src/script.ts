@@ -39,9 +39,17 @@ export interface MockTiming {
 
 /** A turn that produces an answer (as opposed to an error, a broken body or silence). */
 export type MockReply =
-  | { text: string; toolCalls?: MockToolCall[]; usage?: Partial<MockUsage>; stop?: 'end_turn' | 'max_tokens' }
-  | { toolCalls: MockToolCall[]; text?: string; usage?: Partial<MockUsage> }
+  | { text: string; toolCalls?: MockToolCall[]; usage?: Partial<MockUsage>; stop?: 'end_turn' | 'max_tokens'; reasoning?: string }
+  | { toolCalls: MockToolCall[]; text?: string; usage?: Partial<MockUsage>; reasoning?: string }
   | { refusal: string; category?: string; usage?: Partial<MockUsage> };
+
+/**
+ * `reasoning` adds what a reasoning model sends before its answer: an Anthropic `thinking` block with a
+ * signature, a Responses `reasoning` item with `encrypted_content`, a Gemini `thought` part. A client must
+ * replay them verbatim on the next turn; the opaque tokens make that checkable.
+ */
+export const MOCK_SIGNATURE = 'mock-signature-opaque';
+export const MOCK_ENCRYPTED_REASONING = 'mock-encrypted-reasoning-opaque';
 
 export type MockTurn = MockTiming &
   (

@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { InterruptedError } from '@quickloop/cli-kit';
-import { startMockServer, type MockServer } from '@quickloop/testkit';
+import { MOCK_ENCRYPTED_REASONING, MOCK_SIGNATURE, startMockServer, type MockServer } from '@quickloop/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
@@ -90,6 +90,20 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
         expect(second!.body.input.at(-1)).toEqual({ type: 'function_call_output', call_id: 'call_a', output: 'hello\n' });
         expect(second!.body.tools[0]).toMatchObject({ type: 'function', name: 'bash', strict: false });
       }
+    });
+  }
+
+  // Chat Completions has no reasoning items to replay.
+  for (const stream of api === 'chat' ? [] : [false, true]) {
+    it(`keeps reasoning out of the answer and replays it verbatim next turn (${stream ? 'streaming' : 'plain JSON'})`, async () => {
+      mock.push({ reasoning: 'The user wants hello.', toolCalls: [{ name: 'bash', input: { command: 'echo hello' }, id: 'call_r' }] }, { text: 'done' });
+      const results = await toolLoop(make(mock), 'Say hello via bash.', stream);
+      expect(results[0]!.blocks).toEqual([{ type: 'tool_call', id: 'call_r', name: 'bash', input: { command: 'echo hello' } }]);
+      const replayed = JSON.stringify(mock.requestsFor(api)[1]!.body);
+      if (api === 'anthropic') expect(mock.requestsFor(api)[1]!.body.messages[1].content[0]).toEqual({ type: 'thinking', thinking: 'The user wants hello.', signature: MOCK_SIGNATURE });
+      else if (api === 'responses') expect(mock.requestsFor(api)[1]!.body.input[1]).toMatchObject({ type: 'reasoning', encrypted_content: MOCK_ENCRYPTED_REASONING });
+      else expect(mock.requestsFor(api)[1]!.body.contents[1].parts[0]).toEqual({ text: 'The user wants hello.', thought: true, thoughtSignature: MOCK_SIGNATURE });
+      expect(replayed).toContain('The user wants hello.');
     });
   }
 

@@ -95,6 +95,12 @@ describe('bwrap backend', () => {
     }
   });
 
+  it('hides password hashes and SSH host keys', async () => {
+    const sb = await enforced();
+    const r = await sb.exec('cat /etc/shadow /etc/gshadow 2>/dev/null | wc -c; cat /etc/passwd | wc -l');
+    expect(r.output).toMatch(/^0\n[1-9]\d*\n$/);
+  });
+
   it('passes no key into the sandbox and drops every capability', async () => {
     const sb = await enforced(policy(), { env: { ...process.env, ANTHROPIC_API_KEY: 'sk-ant-test-secret', OPENAI_API_KEY: 'sk-test-secret' } });
     const r = await sb.exec('env; cat /proc/1/environ 2>/dev/null | tr "\\0" "\\n"; grep CapEff /proc/self/status');

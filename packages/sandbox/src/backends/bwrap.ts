@@ -1,6 +1,6 @@
 // The enforced Linux backend: one bubblewrap namespace set per stage, commands entered into it with nsenter.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killGroup, killGroupsAndWait } from '../process.js';
@@ -18,6 +18,17 @@ export function hiddenPaths(): string[] {
   const paths = [homedir(), '/root', '/home', '/run', '/var/run', '/tmp', '/var/tmp', '/dev/shm'];
   // Symlinks (/var/run → /run) are skipped: their target is hidden already, and bwrap cannot mount over a link.
   return [...new Set(paths)].filter((p) => p !== '/' && existsSync(p) && lstatSync(p).isDirectory());
+}
+
+/** Host files outside the homes that hold secrets: password hashes and SSH host keys. */
+export function secretFiles(): string[] {
+  const files = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-'];
+  try {
+    for (const name of readdirSync('/etc/ssh')) if (/^ssh_host_.*_key$/.test(name)) files.push(`/etc/ssh/${name}`);
+  } catch {
+    // No /etc/ssh: nothing to hide there.
+  }
+  return files.filter((f) => existsSync(f) && lstatSync(f).isFile());
 }
 
 /**
@@ -54,6 +65,8 @@ export function bwrapVersion(): string {
 export function bwrapArgs(layout: WorkspaceLayout, socketDir: string, infoFd: number): string[] {
   const args = ['--unshare-all', '--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
   for (const p of hiddenPaths()) args.push('--tmpfs', p);
+  // Commands run as uid 0 without capabilities, which still reads root-owned 0600/0640 files.
+  for (const file of secretFiles()) args.push('--ro-bind', '/dev/null', file);
   // After the tmpfs layers, so a workspace under /tmp or a home shows through again.
   for (const dir of [layout.workspace, layout.home, layout.tmp]) args.push('--bind', dir, dir);
   // The init keeps two capabilities, inside its own namespaces only: to route every address to
@@ -79,7 +92,7 @@ function initScript(socketDir: string): string {
     `socat TCP-LISTEN:${INSIDE_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${sock('proxy')} &`,
     'ip route add local 0.0.0.0/0 dev lo',
     `for p in 80 443; do socat TCP4-LISTEN:$p,fork,reuseaddr ${catcher} & done`,
-    `if ip -6 route add local ::/0 dev lo 2>/dev/null; then for p in 80 443; do socat TCP6-LISTEN:$p,ipv6only=1,fork,reuseaddr ${catcher} & done; fi`,
+    `if ip -6 route add local ::/0 dev lo 2>/dev/null; then for p in 80 443; do socat TCP6-LISTEN:$p,ipv6only=1,fork,reuseaddr ${catcher} & done; socat -T2 UDP6-RECVFROM:53,ipv6only=1,fork UNIX-CONNECT:${sock('dns')} & fi`,
     `socat -T2 UDP4-RECVFROM:53,fork UNIX-CONNECT:${sock('dns')} &`,
     `want="0100007F:${hex(INSIDE_PROXY_PORT)} 00000000:${hex(80)} 00000000:${hex(443)}"`,
     // Builtins only: forking a probe per turn would slow down the very listeners it waits for.

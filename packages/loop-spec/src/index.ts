@@ -10,3 +10,4 @@ export { shlexSplit, ShlexError } from './shlex.js';
 export { fnmatch, isRedactedPath } from './glob.js';
 export { RESOLVED_SCHEMA_URL } from './normalize.js';
 export { pyJsonDumps } from './py-json.js';
+export { resolvedJsonSchema, RESOLVED_SCHEMA_ID } from './resolved-schema.js';

@@ -45,6 +45,7 @@ export const CODES = {
   QS112: { severity: 'warning', summary: '`serve` never uses `$QS_PORT` while `wait_http.path` polls it.' },
   QS113: { severity: 'warning', summary: 'A replay command looks long-running (dev server, `--watch`), so replay would hang.' },
   QS114: { severity: 'warning', summary: '`network` has both `allow` and `only`; both are allowed, but `only` already replaces the registry list.' },
+  QS115: { severity: 'warning', summary: 'A `matches` pattern uses Perl syntax (`\\d`, `(?…)`) that `grep -E` does not understand, so it never matches.' },
   QS201: { severity: 'note', summary: 'No `replay` commands: the task is agent-only and `--agent replay` skips it.' },
   QS202: { severity: 'note', summary: 'A docs host is also network-allowed: pages the shell fetches there are not recorded.' },
   QS203: { severity: 'note', summary: '`docs.entrypoint` is the legacy one-page form of `docs.path`.' },

@@ -138,6 +138,16 @@ export function lintTask(raw: RawTask, payload: TaskLoadedPayload, fileText: str
     }
   }
 
+  // QS115: grep -E is POSIX ERE; Perl syntax silently never matches, so every run fails.
+  const perl = (pattern: string): string | undefined => /\\[dD]|\(\?/.exec(pattern)?.[0];
+  for (const [base, block] of [[['success', 'expect_output'], s.expect_output], [['success', 'wait_http'], s.wait_http]] as const) {
+    const value = block?.matches;
+    list(value).forEach((p, i) => {
+      const bad = perl(p);
+      if (bad) add('QS115', `${fieldPath([...base, 'matches'])} ${quote(p)} uses ${quote(bad)}, which grep -E does not understand, so it never matches; use POSIX ERE such as [0-9] or a plain group`, typeof value === 'string' ? [...base, 'matches'] : [...base, 'matches', i]);
+    });
+  }
+
   // QS108: a check that passes on an empty workspace measures nothing.
   if (!s.wait_http && !s.expect_output && lines.every((l) => HARMLESS.test(l) || NEUTRALISED.test(l))) {
     add('QS108', 'the success check passes on an empty workspace (it only runs true/exit 0/echo, or ignores every failure), so every run would count as passed', authoredField);

@@ -3,6 +3,9 @@ import { pyJsonDumps } from './py-json.js';
 import { get, isDict, pyStr, truthy, type PyDict, type PyValue } from './py.js';
 
 const BOX_WIDTH = 30;
+
+/** What a gate without max_revisions gets at run time in quickloop (loop-gate agrees). */
+export const DEFAULT_MAX_REVISIONS = 1;
 const INDENT = '               ';
 
 /** `d.get(key, fallback)` on a value that may not be a dict (a renderer must never throw). */
@@ -54,7 +57,9 @@ export function renderAsciiDiagram(resolved: PyDict): string {
     lines.push(`${INDENT}|`, `${INDENT}v`);
   };
   const gateExit = (gate: PyValue | undefined, step: number): void => {
-    lines.push(`${INDENT}| needs work -> revise <= ${pyStr(pick(gate, 'max_revisions', 0))} -> step ${step}`, `${INDENT}| pass`, `${INDENT}v`);
+    // An absent max_revisions is shown as the 1 quickloop's runner applies (Looper showed 0 and ran 0,
+    // although its compiler validates against 1: research gap 1).
+    lines.push(`${INDENT}| needs work -> revise <= ${pyStr(pick(gate, 'max_revisions', DEFAULT_MAX_REVISIONS))} -> step ${step}`, `${INDENT}| pass`, `${INDENT}v`);
   };
   lines.push(...box('1. Goal + context', 'read sources'));
   arrow();

@@ -4,7 +4,7 @@
 // points at `loop run` as the strict, unattended alternative.
 import { pyJsonDumps } from './py-json.js';
 import { pyStr, truthy, type PyDict, type PyValue } from './py.js';
-import { list, pick, text } from './render-loop.js';
+import { DEFAULT_MAX_REVISIONS, list, pick, text } from './render-loop.js';
 
 function joined(value: PyValue | undefined): string {
   return list(value).map((item) => pyStr(item)).join(', ');
@@ -121,7 +121,7 @@ export function renderRunInSessionMd(resolved: PyDict): string {
       `- Policy: \`${pyStr(pick(gate, 'verdict_policy'))}\``,
       `- Verdict source: \`${pyStr(pick(gate, 'verdict_source', 'none'))}\``,
       `- Criteria: \`${joined(pick(gate, 'criteria', []))}\``,
-      `- Max revisions: \`${pyStr(pick(gate, 'max_revisions'))}\``,
+      `- Max revisions: \`${pyStr(pick(gate, 'max_revisions', DEFAULT_MAX_REVISIONS))}\``,
       '',
     );
   }

@@ -26,10 +26,10 @@ describe('flow preview', () => {
     for (const line of md.split('\n').filter((l) => l.startsWith('|') || l.startsWith('+'))) expect(line).toHaveLength(34);
   });
 
-  it('shows a fixed_passes gate without verdict_source as human and a missing max_revisions as 0', () => {
+  it('shows a fixed_passes gate without verdict_source as human, and a missing max_revisions as the 1 the runner applies', () => {
     const md = preview(() => {});
     expect(md).toContain('| 5. Delivery gate               |\n| verdict: human                 |');
-    expect(md).toContain('               | needs work -> revise <= 0 -> step 4');
+    expect(md).toContain('               | needs work -> revise <= 1 -> step 4');
     expect(md).toContain('               | needs work -> revise <= 4 -> step 2');
   });
 

@@ -102,7 +102,7 @@ export function describeValue(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
   if (typeof value === 'string') return `the string ${quote(value, 40)}`;
-  if (typeof value === 'number') return Number.isInteger(value) ? `the number ${value}` : `the number ${value} (not whole)`;
+  if (typeof value === 'number') return `the number ${value}`;
   return String(value);
 }
 

@@ -100,7 +100,8 @@ function initScript(socketDir: string): string {
     'exec 9<> <(:)',
     'until up; do read -r -t 0.002 -u 9; done',
     'echo ready',
-    'wait',
+    // Not `wait`: a command that kills a forwarder must not end the namespace for the commands after it.
+    'exec sleep infinity',
   ].join('\n');
 }
 

@@ -1,7 +1,7 @@
 // qs-validate: each task file → task.loaded per task and a diagnostic per finding on stdout; ok/INVALID lines for people on stderr.
 import { homedir } from 'node:os';
 import { InterruptedError, QsExit, createLogger, type Io, type LogLevel } from '@quickloop/cli-kit';
-import { EventWriter, createEmitter, type Emitter } from '@quickloop/events';
+import { EventWriter, createEmitter } from '@quickloop/events';
 import { discoverRegistries, type SystemPaths } from '@quickloop/registries';
 import { MAX_TASK_BYTES, duplicateName, finding, loadTaskFile, loadTaskStdin, located, type FileResult, type Finding } from '@quickloop/task';
 import { resolveInputs } from './inputs.js';

@@ -66,7 +66,7 @@ export async function schemaFindings(task: unknown, locate: Locate, prefix: read
     // Errors inside a oneOf/anyOf branch only say why that branch failed; the oneOf/anyOf error
     // itself is translated below into what the author should do.
     if (/\/(anyOf|oneOf)\/\d+\//.test(error.schemaPath) || /\/(anyOf|oneOf)\/\d+\/not$/.test(error.schemaPath)) continue;
-    const f = translate(error, task, locate, prefix);
+    const f = translate(error, locate, prefix);
     const key = `${f.field ?? ''}|${f.message}`;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -106,7 +106,7 @@ export function describeValue(value: unknown): string {
   return String(value);
 }
 
-function translate(error: ErrorObject, task: unknown, locate: Locate, prefix: readonly Segment[]): Finding {
+function translate(error: ErrorObject, locate: Locate, prefix: readonly Segment[]): Finding {
   const segs = segmentsOf(error.instancePath);
   const full = [...prefix, ...segs];
   const field = fieldPath(full);

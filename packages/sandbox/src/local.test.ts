@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { UsageError } from '@quickloop/cli-kit';
+import { INSTALL_HOSTS } from './install-hosts.js';
 import { removeLayout } from './layout.js';
 import { openSandbox } from './open.js';
 import { omissionMarker } from './output.js';
@@ -29,6 +30,19 @@ describe('local backend', () => {
     const d = (await local()).describe();
     expect(d).toMatchObject({ backend: 'local', enforced: false });
     expect(d.reason).toMatch(/nothing is enforced/);
+  });
+
+  it('adds the install hosts to a fresh sandbox\'s registries, and re-opens with the policy it is given', async () => {
+    const first = await openSandbox({ policy: policy({ registries: ['registry.example.org'] }), backend: 'local', allowUnenforced: true });
+    open.push(first);
+    const d = first.describe();
+    expect(d.policy.registries).toEqual(['registry.example.org', ...INSTALL_HOSTS.map((h) => h.host)]);
+    const bare = await openSandbox({ policy: policy(), backend: 'local', allowUnenforced: true, installHosts: false });
+    open.push(bare);
+    expect(bare.describe().policy.registries).toEqual([]);
+    const again = await openSandbox({ policy: policy(), backend: 'local', allowUnenforced: true, workspace: d });
+    expect(again.describe().policy.registries).toEqual([]);
+    await again.close();
   });
 
   it('runs bash -c in the workspace with merged output and the exit code', async () => {

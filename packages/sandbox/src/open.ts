@@ -7,6 +7,7 @@ import type { BackendSession } from './backends/backend.js';
 import { startLocal } from './backends/local.js';
 import { selectBackend } from './backends/select.js';
 import { sandboxEnv } from './env.js';
+import { effectivePolicy } from './install-hosts.js';
 import { checkLayout, createLayout, removeLayout } from './layout.js';
 import { DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
 import { runProcess } from './process.js';
@@ -17,6 +18,7 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
   const selection = selectBackend(options.backend ?? 'auto', options.allowUnenforced === true);
   const layout = options.workspace ? checkLayout(options.workspace) : createLayout(options.baseDir);
   const hostEnv = options.env ?? process.env;
+  const policy = options.workspace ? options.policy : effectivePolicy(options.policy, { installHosts: options.installHosts !== false });
   const onEgress = options.onEgress;
   let proxy: EgressProxy | undefined;
   let session: BackendSession;
@@ -24,8 +26,8 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
   if (selection.backend === 'bwrap') {
     const socketDir = proxySocketDir();
     const at = (name: keyof typeof SOCKETS): string => join(socketDir, SOCKETS[name]);
-    proxy = await startEgressProxy({ policy: options.policy, socketPath: at('proxy'), ...(onEgress ? { onEgress } : {}) });
-    catcher = await startDirectCatcher({ policy: options.policy, tcpSocketPath: at('direct'), dnsSocketPath: at('dns'), report: (e) => onEgress?.(e) });
+    proxy = await startEgressProxy({ policy, socketPath: at('proxy'), ...(onEgress ? { onEgress } : {}) });
+    catcher = await startDirectCatcher({ policy, tcpSocketPath: at('direct'), dnsSocketPath: at('dns'), report: (e) => onEgress?.(e) });
     try {
       session = await startBwrap(layout, socketDir);
     } catch (error) {
@@ -37,10 +39,10 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
       throw error;
     }
   } else {
-    proxy = await startEgressProxy({ policy: options.policy, ...(onEgress ? { onEgress } : {}) });
+    proxy = await startEgressProxy({ policy, ...(onEgress ? { onEgress } : {}) });
     session = startLocal(proxy.port ?? 0);
   }
-  const description: SandboxDescription = { ...layout, backend: session.name, enforced: session.enforced, reason: selection.reason, policy: options.policy };
+  const description: SandboxDescription = { ...layout, backend: session.name, enforced: session.enforced, reason: selection.reason, policy };
   const running = new Set<Promise<ExecResult>>();
   let closed: Promise<void> | undefined;
 

@@ -72,6 +72,7 @@ export async function provisionSandbox(
     allowUnenforced: options.allowUnenforced,
     env: options.env,
     onEgress: egressEmitter(emitter, runId),
+    ...(options.installHosts !== undefined ? { installHosts: options.installHosts } : {}),
     ...(options.baseDir ? { baseDir: options.baseDir } : {}),
   });
   // Anything that goes wrong from here (most often a closed downstream pipe) must not leave the

@@ -34,6 +34,12 @@ export interface OpenOptions {
   /** Where a fresh workspace's root is made (default: the OS temp folder). */
   baseDir?: string;
   policy: EgressPolicy;
+  /**
+   * A fresh sandbox adds the install hosts (INSTALL_HOSTS: what ordinary installs reach besides the
+   * registries) to `policy.registries` unless this is false or the task said network.only. A
+   * re-opened one uses `policy` as given: it is the effective policy its sandbox.ready carried.
+   */
+  installHosts?: boolean;
   /** Default `auto`. */
   backend?: BackendChoice;
   /** `local` enforces nothing and is refused unless this is true. */

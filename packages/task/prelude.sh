@@ -121,7 +121,7 @@ PY
 # the status and every pattern, or fails with the last thing it saw (never the body) as its last line.
 qs_wait_http() {
   [ $# -gt 0 ] || qs_fail "qs_wait_http needs a URL or a path"
-  local target=$1 want=200 timeout=40 url last="no attempt was made" code left secs
+  local target=$1 want=200 timeout=40 url last="no attempt was made" code left secs exited=""
   local checks=""
   shift
   while [ $# -gt 0 ]; do
@@ -155,10 +155,15 @@ qs_wait_http() {
       last=$(head -n 1 "$QS_TMP/fetch.err" 2>/dev/null)
       last=${last:-no response}
     fi
-    # A server that has exited will not start answering: stop waiting for it.
-    if [ "$_qs_serves" -gt 0 ] && [ "${url#http://127.0.0.1:"$QS_PORT"}" != "$url" ] && ! kill -0 "$_qs_last_pid" 2>/dev/null; then
-      last="$last; the server exited"
-      break
+    # A server that crashed will not start answering: stop waiting for it. One that exited 0 may
+    # have handed over to a background process (a daemon), so the wait goes on.
+    if [ "$_qs_serves" -gt 0 ] && [ -z "$exited" ] && [ "${url#http://127.0.0.1:"$QS_PORT"}" != "$url" ] && ! kill -0 "$_qs_last_pid" 2>/dev/null; then
+      wait "$_qs_last_pid" 2>/dev/null
+      exited=$?
+      if [ "$exited" -ne 0 ]; then
+        last="$last; the server exited with status $exited"
+        break
+      fi
     fi
     [ "$SECONDS" -lt "$deadline" ] || break
     sleep 0.5

@@ -136,7 +136,15 @@ describe('the compiled success block', () => {
     const r = runCheck(checkScript('dies', body));
     expect(r.code).toBe(1);
     expect(r.out).toContain('boom');
-    expect(r.lines[r.lines.length - 1]).toMatch(/the server exited\)$/);
+    expect(r.lines[r.lines.length - 1]).toMatch(/the server exited with status 3\)$/);
+  });
+
+  it('keeps waiting when the served command exits 0 after handing over to a background process', () => {
+    writeServer({ '/': [200, 'up'] });
+    const body = compileSuccess({ serve: '(sleep 1; exec node server.js) & exit 0', wait_http: { path: '/', contains: 'up', timeout: 30 } });
+    const r = runCheck(checkScript('daemon', body));
+    expect(r.out).toBe('');
+    expect(r.code).toBe(0);
   });
 
   it('expect_output reads the session log: passes on a match, and on a miss shows the tail and one reason', () => {

@@ -178,10 +178,13 @@ describe('bwrap backend', () => {
   it('lets a server started by one command answer the next one on loopback, without egress events', async () => {
     const sb = await enforced();
     const port = 20000 + (process.pid % 10000);
-    const start = await sb.exec(`node -e "require('http').createServer((q, s) => s.end('hello from ' + q.url)).listen(${port}, '127.0.0.1')" >/dev/null 2>&1 & echo ok`);
+    // Its output is not redirected: it keeps the command's pipes, and logs to them on every request.
+    const start = await sb.exec(`node -e "require('http').createServer((q, s) => { console.log('got', q.url); s.end('hello from ' + q.url); }).listen(${port}, '127.0.0.1')" & echo ok`);
     expect(start.output).toBe('ok\n');
     const r = await sb.exec(`for i in $(seq 200); do curl -s http://localhost:${port}/x && break; sleep 0.05; done`);
     expect(r.output).toBe('hello from /x');
+    const again = await sb.exec(`curl -sS http://localhost:${port}/y`);
+    expect(again.output).toBe('hello from /y');
     expect(events).toEqual([]);
   });
 

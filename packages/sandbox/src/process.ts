@@ -17,7 +17,9 @@ export interface RunOptions {
 
 /**
  * How long the pipes may stay open after the command exited. A background job (`server &`) inherits
- * them and would otherwise hold the result forever; its later output is not the command's.
+ * them and would otherwise hold the result forever; its later output is not the command's. The
+ * pipes are then drained and discarded, never closed: a server that logs to a closed pipe dies of
+ * SIGPIPE, and the next command expects it to answer.
  */
 const DRAIN_AFTER_EXIT_MS = 150;
 
@@ -109,8 +111,12 @@ export function runProcess(options: RunOptions): Promise<ExecResult> {
       if (child.stderr.readableEnded) done();
       else child.stderr.once('end', done);
       setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
+        for (const stream of [child.stdout, child.stderr]) {
+          stream.removeAllListeners('data');
+          stream.on('data', () => undefined);
+          // A job that escaped the group (setsid under `local`) must not keep the stage alive.
+          (stream as unknown as { unref?: () => void }).unref?.();
+        }
         finish(exitCode);
       }, DRAIN_AFTER_EXIT_MS).unref();
     });

@@ -138,8 +138,8 @@ describe('logger', () => {
 
 describe('runBin signals (real process)', () => {
   const SLEEPER = fileURLToPath(new URL('../test-fixtures/sleeper.mjs', import.meta.url));
-  const interrupt = async (signal: NodeJS.Signals, family: string): Promise<{ code: number | null; stderr: string }> => {
-    const child = spawn('node', [SLEEPER], { env: { ...process.env, FAMILY: family }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const interrupt = async (signal: NodeJS.Signals, family: string, then = ''): Promise<{ code: number | null; stderr: string }> => {
+    const child = spawn('node', [SLEEPER], { env: { ...process.env, FAMILY: family, THEN: then }, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     await new Promise<void>((resolve) => {
       child.stderr.on('data', (c: Buffer) => {
@@ -158,6 +158,10 @@ describe('runBin signals (real process)', () => {
   });
   it('does the same for SIGTERM in the loop family', async () => {
     const { code } = await interrupt('SIGTERM', 'loop');
+    expect(code).toBe(130);
+  });
+  it('stays 130 when the reader went away while the interrupted stage was stopping', async () => {
+    const { code } = await interrupt('SIGINT', 'qs', 'pipe-closed');
     expect(code).toBe(130);
   });
   it('InterruptedError carries the interrupted kind', () => {

@@ -44,6 +44,9 @@ export async function runBin(main: Main, options: RunBinOptions): Promise<void> 
     code = await main(process.argv.slice(2), io);
   } catch (error) {
     code = reportError(error, options, io, stdoutClosed);
+    // On Ctrl-C the whole pipeline stops, and the reader downstream may go first: the stage was
+    // still interrupted, not ended by its reader.
+    if (code === 0 && controller.signal.aborted) code = exitCodeFor(options.family, 'interrupted');
   }
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);

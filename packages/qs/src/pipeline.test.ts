@@ -142,6 +142,19 @@ describe('the replay pipeline, end to end', () => {
     expect(existsSync(root)).toBe(false);
   });
 
+  it('stops on a bad line with its number and exit 3, and refuses unknown flags with 3', async () => {
+    const bad = await sh(`printf '%s\\n' '{"v":1,"type":"x.y","ts":"2026-01-01T00:00:00.000Z","run_id":"r","stage":"s"}' 'not json' | qs-agent`);
+    expect(bad.codes).toEqual([0, 3]);
+    expect(bad.stderr).toContain('qs-agent: stdin:2: not JSON');
+    expect(bad.events.map((e) => e.type)).toEqual(['x.y']);
+    const flag = await sh('qs-check --bogus < /dev/null');
+    expect(flag.codes).toEqual([3]);
+    expect(flag.stderr).toContain('bogus');
+    const newer = await sh(`echo '{"v":99,"type":"x.y","ts":"2026-01-01T00:00:00.000Z","run_id":"r","stage":"s"}' | qs-check`);
+    expect(newer.codes).toEqual([0, 3]);
+    expect(newer.stderr).toMatch(/stdin:1: .*v99 is newer/);
+  });
+
   it('qs run exits 3 on an invalid task file', async () => {
     const r = await sh(`qs run ${join(ROOT, 'fixtures', 'tasks', 'invalid', 'blank-name.yaml')} ${MAP}`);
     expect(r.codes).toEqual([3]);

@@ -1,4 +1,5 @@
-// Every event type this build knows: the one source of truth for types, schema and docs.
+// Every event type this build knows: the one source of truth for types, schema, validators and docs.
+// Loads typebox: imported by generators, tests and types only, never on a stage's start-up path.
 import type { Static } from '@sinclair/typebox';
 import type { EventDef } from './define.js';
 import type { Envelope } from './envelope.js';
@@ -25,8 +26,4 @@ const byType = new Map<string, EventDef>(EVENT_DEFS.map((d) => [d.type, d]));
 
 export function eventDef(type: string): EventDef | undefined {
   return byType.get(type);
-}
-
-export function isTerminal(type: string): boolean {
-  return byType.get(type)?.terminal === true;
 }

@@ -1,15 +1,15 @@
-export { PROTOCOL_VERSION, EVENT_TYPE_PATTERN, Envelope, type WireEvent } from './envelope.js';
-export { defineEvent, type EventDef, type PayloadOf } from './define.js';
-export { EVENT_DEFS, eventDef, isTerminal, type EventType, type Payload, type KnownEvent } from './catalog.js';
-export { eventsJsonSchema, validatorFor, describeErrors } from './schema.js';
+// The light entry every stage imports: reader, writer, emitter, validators and the event types.
+// Nothing here loads typebox or ajv; the catalog, schema and docs generators live in ./catalog-entry.
+export { PROTOCOL_VERSION, EVENT_TYPE_PATTERN, TS_PATTERN, type Envelope, type WireEvent } from './envelope.js';
+export type { EventDef, PayloadOf } from './define.js';
+export type { EventType, Payload, KnownEvent } from './catalog.js';
+export { validatorFor, describeErrors, isKnownType, isTerminal, type Validator } from './validate.js';
 export { readEvents, parseLine, DEFAULT_MAX_LINE_BYTES, type ReadOptions, type StreamLine } from './reader.js';
 export { EventWriter } from './writer.js';
 export { untilAborted, signalName } from './abortable.js';
 export { createEmitter, type Emitter, type EmitMeta } from './emitter.js';
-export { renderEventsSchema, EVENTS_SCHEMA_PATH, README_PATH } from './write-schema.js';
-export { renderEventsReference, spliceReference } from './reference.js';
-export * from './types/task.js';
-export * from './types/sandbox.js';
-export * from './types/agent.js';
-export * from './types/run.js';
-export * from './types/loop.js';
+export type * from './types/task.js';
+export type * from './types/sandbox.js';
+export type * from './types/agent.js';
+export type * from './types/run.js';
+export type * from './types/loop.js';

@@ -93,6 +93,6 @@ describe('readEvents', () => {
   });
 
   it('rejects a malformed timestamp', async () => {
-    expect(await failure(`${JSON.stringify(ev({ ts: 'yesterday' }))}\n`)).toMatch(/^stdin:1: not a quickloop event: ts: must match format "date-time"$/);
+    expect(await failure(`${JSON.stringify(ev({ ts: 'yesterday' }))}\n`)).toMatch(/^stdin:1: not a quickloop event: ts: must match pattern /);
   });
 });

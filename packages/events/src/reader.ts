@@ -1,10 +1,9 @@
 // The one NDJSON reader: numbered lines, strict JSON, envelope and known-type validation, version check.
 import type { Readable } from 'node:stream';
 import split2 from 'split2';
-import { InputError } from '@quickloop/cli-kit';
+import { InputError } from '@quickloop/cli-kit/errors';
 import { PROTOCOL_VERSION, type WireEvent } from './envelope.js';
-import { eventDef } from './catalog.js';
-import { describeErrors, validatorFor } from './schema.js';
+import { describeErrors, isKnownType, validatorFor } from './validate.js';
 
 /** Lines longer than this stop the stage: a task.loaded event carries at most a 10 MB task file. */
 export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024;
@@ -83,7 +82,7 @@ export function parseLine(raw: string, n: number, source: string, version = PROT
   }
   const envelope = validatorFor(null);
   if (!envelope(value)) throw new InputError(`${source}:${n}: not a quickloop event: ${describeErrors(envelope.errors)}`);
-  const known = eventDef(event.type) !== undefined;
+  const known = isKnownType(event.type);
   if (known && validateKnown) {
     const check = validatorFor(event.type);
     if (!check(value)) throw new InputError(`${source}:${n}: bad ${event.type} event: ${describeErrors(check.errors)}`);

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { EVENT_DEFS } from './catalog.js';
-import { renderEventsSchema, EVENTS_SCHEMA_PATH, README_PATH } from './write-schema.js';
+import { renderEventsSchema, EVENTS_SCHEMA_PATH, README_PATH, VALIDATORS_PATH } from './write-schema.js';
+import { renderValidators } from './gen-validators.js';
 import { spliceReference } from './reference.js';
 import { parseLine } from './reader.js';
 
@@ -13,6 +14,30 @@ const FIXTURES = fileURLToPath(new URL('../../../fixtures/events/', import.meta.
 describe('events schema', () => {
   it('schemas/events.schema.json is generated from the catalog (run `pnpm schemas` after changing an event)', () => {
     expect(readFileSync(EVENTS_SCHEMA_PATH, 'utf8')).toBe(renderEventsSchema());
+  });
+
+  it('the precompiled validators are generated from the catalog (run `pnpm schemas`)', () => {
+    expect(readFileSync(VALIDATORS_PATH, 'utf8')).toBe(renderValidators());
+  });
+
+  it('the light entry point loads neither typebox nor ajv (start-up cost of every stage)', () => {
+    // walk the static import graph of the built entry: every bare package it reaches
+    const seen = new Set<string>();
+    const packages = new Set<string>();
+    const visit = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]/gm)) {
+        const spec = (m[1] ?? m[2])!;
+        if (/^(?:import|export)\s+type\s/.test(m[0].trim())) continue;
+        if (spec.startsWith('.')) visit(fileURLToPath(new URL(spec, `file://${file}`)));
+        else packages.add(spec);
+      }
+    };
+    visit(fileURLToPath(new URL('../dist/index.js', import.meta.url)));
+    expect(seen.size).toBeGreaterThan(5);
+    expect([...packages].filter((p) => /typebox|^ajv/.test(p))).toEqual([]);
   });
 
   it('the README events reference is generated from the catalog (run `pnpm schemas`)', () => {

@@ -1,6 +1,6 @@
 // The one NDJSON writer: a line per event, batched into large writes, backpressure respected.
 import type { Writable } from 'node:stream';
-import { PipeClosedError, isPipeClosed } from '@quickloop/cli-kit';
+import { PipeClosedError, isPipeClosed } from '@quickloop/cli-kit/errors';
 
 const HIGH_WATER = 64 * 1024;
 

@@ -1,16 +1,14 @@
 // Compiles a success block into the check script: the helper prelude, then serve, wait_http, expect_output and the script, in that order.
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { PRELUDE } from './prelude.generated.js';
 import { list, type RawSuccess } from './raw.js';
 
+/** The prelude's source; prelude.generated.ts embeds it so a bundled binary carries it (`pnpm schemas`). */
 export const PRELUDE_PATH = fileURLToPath(new URL('../prelude.sh', import.meta.url));
-
-let prelude: string | undefined;
 
 /** The bash helpers every check starts with (qs_fail, qs_serve, qs_wait_http, qs_expect_output, QS_PORT). */
 export function checkPrelude(): string {
-  prelude ??= readFileSync(PRELUDE_PATH, 'utf8');
-  return prelude;
+  return PRELUDE;
 }
 
 /** Single-quotes a value for bash: nothing inside is expanded. */

@@ -5,6 +5,7 @@ import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { ENFORCED_SCHEMA_PATH, SEED_SCHEMA_PATH, enforcedSchema, renderEnforcedSchema, seedSchema } from './schema.js';
 import { VALIDATOR_PATH, renderValidator } from './validator-source.js';
+import { PRELUDE_MODULE_PATH, renderPreludeModule } from './prelude-source.js';
 
 const compile = (schema: object) => {
   const ajv = new Ajv({ strict: false });
@@ -21,6 +22,10 @@ describe('task schemas', () => {
 
   it('src/task-validator.generated.ts is the enforced schema compiled now (run `pnpm schemas` after a change)', () => {
     expect(readFileSync(VALIDATOR_PATH, 'utf8')).toBe(renderValidator());
+  });
+
+  it('the embedded check prelude is prelude.sh (run `pnpm schemas` after editing it)', () => {
+    expect(readFileSync(PRELUDE_MODULE_PATH, 'utf8')).toBe(renderPreludeModule());
   });
 
   it('differs from the seed only by one more success.anyOf branch', () => {

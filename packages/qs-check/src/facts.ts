@@ -55,8 +55,9 @@ export function observe(f: RunFacts, event: WireEvent): void {
     case 'egress.blocked':
       f.egressBlocked += 1;
       if (e.reason === 'docs_host') f.docsBypass += 1;
-      // A raw IP is a host on no list too: for rule 8 it is as much a policy block as a name.
-      if (e.reason === 'not_allowlisted' || e.reason === 'ip_literal') f.egressNotAllowlisted += 1;
+      // A raw IP is a host on no list too, and a tool that went around the proxy (bypassed_proxy)
+      // was stopped by the policy, not by the docs: for rule 8 each is a policy block.
+      if (e.reason === 'not_allowlisted' || e.reason === 'ip_literal' || e.reason === 'bypassed_proxy') f.egressNotAllowlisted += 1;
       break;
     case 'run.completed':
     case 'run.failed':

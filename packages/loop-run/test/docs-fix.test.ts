@@ -1,6 +1,6 @@
 // The bundled docs-fix loop (fixtures/loops/docs-fix) through the real bin: its only gate is the real quickstart pipeline.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { BIN } from './helpers.js';
 
-const FIXTURE = fileURLToPath(new URL('../../../fixtures/loops/docs-fix', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const FIXTURE = join(ROOT, 'fixtures/loops/docs-fix');
 // qs-validate, qs-agent and qs-check are this package's dev dependencies: their bins live here.
 const BINS = fileURLToPath(new URL('../node_modules/.bin', import.meta.url));
 const PAGE = 'workspace/docs/quickstart.html';
@@ -66,7 +67,7 @@ function reviewReport(dir: string, round: number): { returncode: number; stdout:
 describe('the docs-fix loop (fixtures/loops/docs-fix)', () => {
   it('is valid under the seed schema and lints clean, strict', () => {
     const text = readFileSync(join(FIXTURE, 'loop.yaml'), 'utf8');
-    const schema = JSON.parse(readFileSync(fileURLToPath(new URL('../../../schemas/loop.schema.json', import.meta.url)), 'utf8')) as object;
+    const schema = JSON.parse(readFileSync(join(ROOT, 'schemas/loop.schema.json'), 'utf8')) as object;
     const validate = new Ajv2020({ allErrors: true, strict: false }).compile(schema);
     const ok = validate(parse(text));
     expect(validate.errors ?? []).toEqual([]);
@@ -153,4 +154,18 @@ describe('the docs-fix loop (fixtures/loops/docs-fix)', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('replay-from-docs: workspace/quickstart.yaml: replay must be left out; it is read from the docs');
   });
+
+  it('runs as `pnpm example:loop` (scripts/example-loop.sh): PASS, the docs diff shown, its temp copy removed', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'docs-fix-example-'));
+    dirs.push(tmp);
+    const r = await exec(['bash', 'scripts/example-loop.sh'], ROOT, { TMPDIR: tmp });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('-<pre><code class="language-sh">node greeter/greeter.js Ada</code></pre>');
+    expect(r.stdout).toContain('+<pre><code class="language-sh">node greeter/greet.js Ada</code></pre>');
+    expect(r.stdout).toContain('quickstart: FAIL docs_gap');
+    expect(r.stdout).toContain('status passed, iteration 2');
+    expect(r.stderr).toContain('loop passed: workspace/delivery-2.md');
+    // The loop's copy, the criterion's derived task and every sandbox the pipeline made are gone.
+    expect(readdirSync(tmp)).toEqual([]);
+  }, 180_000);
 });

@@ -164,6 +164,10 @@ describe('bwrap backend', () => {
       `bash -c 'exec -a ${plain} sleep 300' >/dev/null 2>&1 & setsid -f bash -c 'exec -a ${daemon} sleep 300' >/dev/null 2>&1; echo started`,
     );
     expect(r.output).toBe('started\n');
+    // `setsid -f` returns before its child has exec'd under the marker name: wait for both to show.
+    for (let i = 0; i < 200 && (pidsWith(plain).length === 0 || pidsWith(daemon).length === 0); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
     // They outlive their command (a server started by one command serves the next)…
     expect(pidsWith(plain)).toHaveLength(1);
     expect(pidsWith(daemon)).toHaveLength(1);

@@ -16,7 +16,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       version: '0.1.0',
       usage: '$0 SPEC GATE [ARTIFACT]\n\nOne gate round (plan|delivery) on ARTIFACT, or on each artifact.written event read from stdin. Exit 0 pass, 1 revise, 2 error.',
       positionals: 3,
-      out: io.stdout,
+      out: io.stderr,
     },
     (y) =>
       y

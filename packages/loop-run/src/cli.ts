@@ -3,7 +3,7 @@ import { UsageError, logLevel, parseArgs, runBin, type Io } from '@quickloop/cli
 import { run } from './run.js';
 
 export async function cli(argv: string[], io: Io): Promise<number> {
-  const args = parseArgs(argv, { name: 'loop-run', version: '0.1.0', usage: '$0 SPEC\n\nRun a compiled Looper loop (loop.resolved.json, or loop.yaml) under the runner contract.', positionals: 1, out: io.stdout }, (y) =>
+  const args = parseArgs(argv, { name: 'loop-run', version: '0.1.0', usage: '$0 SPEC\n\nRun a compiled Looper loop (loop.resolved.json, or loop.yaml) under the runner contract.', positionals: 1, out: io.stderr }, (y) =>
     y
       .option('retries', { type: 'string', default: '2', describe: 'Extra attempts for a transient model CLI failure' })
       .option('retry-delay-ms', { type: 'string', default: '1000', describe: 'Base of the jittered backoff between attempts' })

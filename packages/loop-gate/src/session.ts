@@ -54,6 +54,11 @@ export interface TokenUsage {
   reasoning_tokens: number;
 }
 
+/** Tokens a call consumed: `output_tokens` already includes `reasoning_tokens`, so reasoning is not added again. */
+export function totalTokens(u: TokenUsage): number {
+  return u.input_tokens + u.cache_read_tokens + u.cache_write_tokens + u.output_tokens;
+}
+
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : []);
 
 export class Session {
@@ -223,7 +228,7 @@ export class Session {
       exit_code: exitCode,
       duration_ms: r.durationMs,
       attempts: r.attempts,
-      tokens: usage ? usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens + usage.reasoning_tokens : null,
+      tokens: usage ? totalTokens(usage) : null,
       usd: r.costUsd ?? null,
     });
     this.hooks.onUsage(id, usage, r.costUsd ?? null);

@@ -16,6 +16,7 @@ import {
   runArgv,
   runGateRound,
   timeoutMs,
+  totalTokens,
   type LoadedSpec,
   type SessionOptions,
   type TokenUsage,
@@ -125,7 +126,7 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     const budget = spec.loop_control.budget ?? ({} as Record<string, unknown>);
     const wall = budget.wall_clock_min;
     if (typeof wall === 'number' && elapsed() > wall * 60) stop('failed', 'wall_clock_budget_exceeded', `wall clock budget of ${wall} min exceeded (${elapsed()} s used across runs)`, LoopExit.failed);
-    const tokens = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens + usage.reasoning_tokens;
+    const tokens = totalTokens(usage);
     if (typeof budget.tokens === 'number' && tokens > budget.tokens) stop('failed', 'token_budget_exceeded', `token budget of ${budget.tokens} exceeded (${tokens} counted)`, LoopExit.failed);
     if (typeof budget.usd === 'number' && usage.usd !== null && usage.usd > budget.usd) stop('failed', 'usd_budget_exceeded', `USD budget of ${budget.usd} exceeded (${usage.usd} reported)`, LoopExit.failed);
   };

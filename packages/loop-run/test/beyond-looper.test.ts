@@ -50,6 +50,26 @@ describe('loop-run past Looper', () => {
     expect(loop.calls('judge')).toBe(1);
   });
 
+  it('counts reasoning tokens once: they are part of output_tokens, in the budget and in the run log', async () => {
+    const loop = track(
+      makeLoop({
+        host: ['--output-format', 'json', '--reasoning', '40'],
+        judge: ['--verdicts', 'pass'],
+        // plan 150 + delivery 150 = 300: exactly the cap; adding reasoning again (380) would stop the run.
+        tweak: (s) => (s.loop_control.budget = { wall_clock_min: 30, tokens: 300 }),
+      }),
+    );
+    const { code } = await runLoopIn(loop);
+    expect(code).toBe(0);
+    const state = loop.state();
+    expect(state).toMatchObject({ status: 'passed' });
+    expect(state.failure).toBeUndefined();
+    expect(state.usage).toMatchObject({ input_tokens: 200, output_tokens: 100, reasoning_tokens: 80 });
+    const hostCalls = loop.log().split('\n').filter((l) => l.includes('`model_call`') && l.includes('"member":"host"'));
+    expect(hostCalls).toHaveLength(2);
+    for (const line of hostCalls) expect(line).toContain('"tokens":150');
+  });
+
   it('runs reviewers in parallel, keeps every review, and drafts delivery N+1 with the review of N in view', async () => {
     const loop = track(
       makeLoop({

@@ -1,0 +1,43 @@
+// What the README promises about the workspace itself: `pnpm typecheck` covers every package, every
+// package is a vitest project, and every binary runs from the root as `pnpm exec <name>`.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const json = (path: string): Record<string, unknown> => JSON.parse(readFileSync(join(ROOT, path), 'utf8')) as Record<string, unknown>;
+const packages = readdirSync(join(ROOT, 'packages')).filter((p) => existsSync(join(ROOT, 'packages', p, 'package.json'))).sort();
+
+describe('the workspace', () => {
+  it('the root tsconfig references every package, so `pnpm typecheck` (tsc -b) checks them all', () => {
+    const refs = (json('tsconfig.json').references as { path: string }[]).map((r) => r.path).sort();
+    expect(refs).toEqual(packages.map((p) => `packages/${p}`));
+    expect((json('tsconfig.base.json').compilerOptions as Record<string, unknown>).strict).toBe(true);
+  });
+
+  it('every package is a vitest project named after its folder', () => {
+    for (const p of packages) {
+      const config = readFileSync(join(ROOT, 'packages', p, 'vitest.config.ts'), 'utf8');
+      expect(config, p).toContain(`name: '${p}'`);
+    }
+  });
+
+  it('every binary is a root dependency and sits in the root node_modules/.bin', () => {
+    const rootDeps = json('package.json').dependencies as Record<string, string>;
+    for (const p of packages) {
+      const pkg = json(`packages/${p}/package.json`) as { name: string; bin?: Record<string, string> };
+      for (const bin of Object.keys(pkg.bin ?? {})) {
+        expect(rootDeps[pkg.name], `${pkg.name} in the root dependencies`).toBe('workspace:*');
+        expect(existsSync(join(ROOT, 'node_modules', '.bin', bin)), `node_modules/.bin/${bin}`).toBe(true);
+      }
+    }
+  });
+
+  it('pins the toolchain the README names: pnpm 12.4.2, Node >=20.19, engineStrict', () => {
+    const root = json('package.json') as { packageManager: string; engines: { node: string } };
+    expect(root.packageManager).toBe('pnpm@12.4.2');
+    expect(root.engines.node).toBe('>=20.19');
+    expect(readFileSync(join(ROOT, 'pnpm-workspace.yaml'), 'utf8')).toMatch(/^engineStrict: true$/m);
+  });
+});

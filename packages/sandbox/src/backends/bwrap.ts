@@ -41,14 +41,12 @@ const TOOLS = ['bwrap', 'socat', 'nsenter', 'setpriv', 'ip'] as const;
 /** Why bwrap cannot run here, or undefined when it can (a real sandbox is made and torn down). */
 export function bwrapUnavailable(): string | undefined {
   if (process.platform !== 'linux') return `bubblewrap needs Linux (this is ${process.platform})`;
-  // nsenter into the namespaces needs CAP_SYS_ADMIN over them; entering an unprivileged user
-  // namespace instead is not done yet.
-  if (process.getuid?.() !== 0) return 'the bwrap backend runs as root for now (nsenter into its namespaces)';
   for (const tool of TOOLS) {
     const found = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' });
     if (found.status !== 0) return `${tool} is not installed (apt-get install bubblewrap socat util-linux iproute2)`;
   }
-  const probe = spawnSync('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--cap-drop', 'ALL', '--', 'true'], {
+  // The probe asks for what the real init needs: its user mapping and the two capabilities it keeps.
+  const probe = spawnSync('bwrap', ['--unshare-all', ...userArgs(), '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--cap-drop', 'ALL', ...INIT_CAPS, '--', 'true'], {
     encoding: 'utf8',
     timeout: 10_000,
   });
@@ -61,9 +59,23 @@ export function bwrapVersion(): string {
   return (out.stdout || '').trim() || 'bubblewrap';
 }
 
+/** The harness runs unprivileged: the namespaces then belong to a user namespace of its own. */
+const unprivileged = (): boolean => process.getuid?.() !== 0;
+
+/**
+ * Unprivileged, bwrap makes a user namespace; the harness's uid is mapped to 0 inside so that the
+ * init keeps its two capabilities there (a non-zero uid loses them on exec) and commands entering
+ * later are root of the namespace only, capabilities dropped — as when the harness is real root.
+ */
+function userArgs(): string[] {
+  return unprivileged() ? ['--unshare-user', '--uid', '0', '--gid', '0'] : [];
+}
+
+const INIT_CAPS = ['--cap-add', 'CAP_NET_ADMIN', '--cap-add', 'CAP_NET_BIND_SERVICE'];
+
 /** bwrap arguments for the stage's namespaces; exported for tests and the README. */
 export function bwrapArgs(layout: WorkspaceLayout, socketDir: string, infoFd: number): string[] {
-  const args = ['--unshare-all', '--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+  const args = ['--unshare-all', ...userArgs(), '--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
   for (const p of hiddenPaths()) args.push('--tmpfs', p);
   // Commands run as uid 0 without capabilities, which still reads root-owned 0600/0640 files.
   for (const file of secretFiles()) args.push('--ro-bind', '/dev/null', file);
@@ -72,7 +84,7 @@ export function bwrapArgs(layout: WorkspaceLayout, socketDir: string, infoFd: nu
   // The init keeps two capabilities, inside its own namespaces only: to route every address to
   // loopback and to listen on 53, 80 and 443. Commands never descend from it: they enter with
   // nsenter from outside and setpriv drops everything.
-  args.push('--ro-bind', socketDir, socketDir, '--cap-drop', 'ALL', '--cap-add', 'CAP_NET_ADMIN', '--cap-add', 'CAP_NET_BIND_SERVICE');
+  args.push('--ro-bind', socketDir, socketDir, '--cap-drop', 'ALL', ...INIT_CAPS);
   args.push('--info-fd', String(infoFd), '--chdir', layout.workspace, '--', 'bash', '-c', initScript(socketDir));
   return args;
 }
@@ -153,7 +165,10 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string): Pr
     argv: (command) => ({
       file: 'nsenter',
       args: [
-        `--target=${pid}`, '--mount', '--net', '--pid', '--uts', '--ipc', '--cgroup', '--root', `--wd=${layout.workspace}`,
+        // Unprivileged, joining the user namespace first is what gives nsenter the right to join the
+        // others; the harness's own uid is kept (it is 0 in there).
+        `--target=${pid}`, ...(unprivileged() ? ['--user', '--preserve-credentials'] : []),
+        '--mount', '--net', '--pid', '--uts', '--ipc', '--cgroup', '--root', `--wd=${layout.workspace}`,
         '--', 'setpriv', '--bounding-set=-all', '--inh-caps=-all', '--no-new-privs', '--', 'bash', '-c', command,
       ],
     }),

@@ -1,0 +1,86 @@
+// The enforced backend for a harness that is not root: a real unprivileged process (uid 65534 when the
+// test runs as root, the test's own uid otherwise) opens a bwrap sandbox and tries to get out of it.
+import { execFileSync, spawn } from 'node:child_process';
+import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { marker, pidsWith } from './test-helpers.js';
+
+const DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+const NOBODY = 65534;
+
+/** Runs in the unprivileged process: opens the sandbox, runs each command, prints one JSON object. */
+const PROBE = `
+import { openSandbox } from ${JSON.stringify(DIST)};
+const [base, commands] = [process.argv[2], JSON.parse(process.argv[3])];
+const events = [];
+const policy = { explicit: [], docs_hosts: ['docs.example.com'], registries: [], registries_source: 'default' };
+const sb = await openSandbox({ policy, backend: 'auto', baseDir: base, onEgress: (e) => events.push(e) });
+const results = [];
+for (const c of commands) results.push(await sb.exec(c, { timeoutMs: 20000 }));
+await sb.close();
+console.log(JSON.stringify({ described: sb.describe(), results, events }));
+`;
+
+let dir: string;
+let secret: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'qs-unpriv-'));
+  const home = join(dir, 'home');
+  mkdirSync(home);
+  secret = join(home, 'secret.txt');
+  writeFileSync(secret, 'TOPSECRET\n', { mode: 0o644 });
+  writeFileSync(join(dir, 'probe.mjs'), PROBE);
+  if (process.getuid?.() === 0) execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, dir]);
+  else chownSync(dir, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function probe(commands: string[]): Promise<{ described: Record<string, unknown>; results: Array<{ exitCode: number; output: string }>; events: Array<Record<string, unknown>> }> {
+  const asRoot = process.getuid?.() === 0;
+  const node = ['node', join(dir, 'probe.mjs'), dir, JSON.stringify(commands)];
+  const [file, ...args] = asRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', ...node] : node;
+  return new Promise((resolve, reject) => {
+    const child = spawn(file as string, args, { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: join(dir, 'home') }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (code !== 0) reject(new Error(`the unprivileged harness exited ${code}: ${err.trim()}`));
+      else resolve(JSON.parse(out));
+    });
+  });
+}
+
+describe('bwrap backend, unprivileged harness', () => {
+  it('is picked by auto and enforces the same limits: writes, home, network, processes', async () => {
+    const daemon = marker('unpriv-daemon');
+    const r = await probe([
+      'echo hi > f && cat f && echo x > ../home/h && echo home-writable',
+      'touch /usr/qs-escape',
+      `cat '${secret}'`,
+      'curl -sS --max-time 10 https://not-allowed.example.com/',
+      'curl -sS --max-time 10 http://docs.example.com/start',
+      `setsid -f bash -c 'exec -a ${daemon} sleep 300' >/dev/null 2>&1; echo started`,
+      'grep CapEff /proc/self/status',
+    ]);
+    expect(r.described).toMatchObject({ backend: 'bwrap', enforced: true });
+    const [write, outside, home, blocked, docs, daemonised, caps] = r.results;
+    expect(write).toMatchObject({ exitCode: 0, output: 'hi\nhome-writable\n' });
+    expect(outside?.output).toMatch(/Read-only file system/);
+    expect(home?.exitCode).not.toBe(0);
+    expect(home?.output).not.toContain('TOPSECRET');
+    expect(blocked?.output).toMatch(/403/);
+    expect(docs?.output).toMatch(/use read_docs/);
+    expect(daemonised?.output).toBe('started\n');
+    expect(caps?.output).toMatch(/CapEff:\s+0000000000000000/);
+    expect(r.events).toContainEqual(expect.objectContaining({ type: 'egress.blocked', host: 'not-allowed.example.com', reason: 'not_allowlisted' }));
+    expect(r.events).toContainEqual(expect.objectContaining({ type: 'egress.blocked', host: 'docs.example.com', reason: 'docs_host' }));
+    // The harness has closed the sandbox and exited: the daemon did not outlive its stage.
+    expect(pidsWith(daemon)).toEqual([]);
+  });
+});

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { memoryIo } from '@quickloop/cli-kit';
+import { InputError, memoryIo } from '@quickloop/cli-kit';
 import { cli } from './cli.js';
 
 const DIR = fileURLToPath(new URL('../../../fixtures/streams/qs-check', import.meta.url));
@@ -28,6 +28,7 @@ describe('qs show', () => {
     const io = memoryIo({ stdin: '{"v":1}\n' });
     await expect(cli(['show', '-'], io)).rejects.toThrow(/^stdin:1: not a quickloop event/);
     await expect(cli(['show', 'no-such.ndjson'], memoryIo())).rejects.toThrow('qs show: no-such.ndjson: no such file');
+    await expect(cli(['show', DIR], memoryIo())).rejects.toThrow(new InputError(`qs show: ${DIR}: is a folder, not a stream file`));
   });
 
   it('refuses an unknown subcommand and lists the known ones', async () => {

@@ -40,6 +40,7 @@ export const show: Command = {
       }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError(`qs show: ${file}: no such file`);
+      if ((error as NodeJS.ErrnoException).code === 'EISDIR') throw new InputError(`qs show: ${file}: is a folder, not a stream file`);
       throw error;
     }
     const open_ = [...pending].filter(([, done]) => !done).map(([id]) => id);

@@ -20,6 +20,8 @@ export interface RunFacts {
   /** An upstream stage already ended this run (run.failed / run.interrupted / run.completed). */
   upstreamTerminal?: string;
   check?: { exitCode: number; passed: boolean; reason: string };
+  /** The first error diagnostic of the run: its task did not validate, so nothing was meant to run. */
+  invalid?: string;
   finished: boolean;
 }
 
@@ -45,6 +47,9 @@ export function observe(f: RunFacts, event: WireEvent): void {
       break;
     case 'tool.result':
       if (e.tool === 'bash' && e.exit_code === 0) f.okOutputs.push(String(e.output));
+      break;
+    case 'diagnostic':
+      if (e.severity === 'error' && f.invalid === undefined) f.invalid = `${String(e.path ?? '')}${e.line !== undefined ? `:${String(e.line)}` : ''}: ${String(e.message)}`;
       break;
     case 'docs.read':
       f.pagesRead.push(String(e.url));

@@ -152,6 +152,14 @@ describe('qs-check', () => {
     expect(err).toContain('incomplete stream: no sandbox.ready for task-r1');
   });
 
+  it('says a task that did not validate ran nothing, naming its first error (exit 3)', async () => {
+    const diagnostic = { v: 1, type: 'diagnostic', ts: '2026-01-01T00:00:00.000Z', run_id: 'r1', stage: 'qs-validate', severity: 'error', code: 'QS033', message: "success.wait_http.url must be an http(s) URL, got '/'", path: 't.yaml', line: 14 };
+    const { code, events, err } = await check(ndjson([diagnostic]));
+    expect(code).toBe(3);
+    expect(events.map((e) => e.type)).toEqual(['diagnostic', 'run.failed']);
+    expect(err).toContain("the task did not validate, so nothing ran (t.yaml:14: success.wait_http.url must be an http(s) URL, got '/')");
+  });
+
   it('re-runs the check on a kept workspace from the saved stream, replacing its own earlier events', async () => {
     const saved = await agent(ndjson([taskLoaded('r1', { replay: ['echo kept > file.txt'], script: 'grep -q kept file.txt' })]));
     const first = await check(saved, { keep: true });

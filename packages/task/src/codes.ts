@@ -29,7 +29,7 @@ export const CODES = {
   QS033: { severity: 'error', summary: '`success.wait_http` has both `url` and `path`, or neither, or a bad url, status or timeout.' },
   QS034: { severity: 'error', summary: 'An `expect_output`/`wait_http` pattern is empty, spans lines, is not a valid regular expression, or is missing.' },
   QS035: { severity: 'error', summary: 'A `success.wait_http.json` value is not a string, number, boolean or null.' },
-  QS036: { severity: 'error', summary: 'A budget is out of range (turns, seconds and chars at least 1; tokens at least 0).' },
+  QS036: { severity: 'error', summary: 'A budget is out of range (turns, seconds and chars at least 1; tokens at least 0; seconds at most 2147483, the longest a timer waits).' },
   QS040: { severity: 'error', summary: '`name` is not safe as a directory name.' },
   QS101: { severity: 'warning', summary: 'The check uses `X/bin/`, which neither setup nor replay creates.' },
   QS102: { severity: 'warning', summary: 'The check can fail without printing why (bare `test`/`grep -q` lines, no `qs_fail`).' },

@@ -34,6 +34,13 @@ export function normaliseHost(value: string): string {
 
 const BUDGET_MIN: Record<string, number> = { max_turns: 1, max_seconds: 1, max_command_seconds: 1, max_output_chars: 1, max_tokens: 0 };
 
+/** Seconds become a Node timer in milliseconds; past 2^31-1 ms the timer fires at once, so every command would "time out". */
+const MAX_TIMER_SECONDS = Math.floor(0x7fffffff / 1000);
+const BUDGET_MAX: Record<string, [number, string]> = {
+  max_seconds: [MAX_TIMER_SECONDS, ' (about 24 days; a longer wait does not fit a timer and would end the agent at once)'],
+  max_command_seconds: [MAX_TIMER_SECONDS, ' (about 24 days; a longer wait does not fit a timer and would end every command at once)'],
+};
+
 export function semanticFindings(task: RawTask, source: Source, locate: Locate, prefix: readonly Segment[] = []): RuleResult {
   const errors: Finding[] = [];
   const name = task.name.trim();
@@ -87,7 +94,9 @@ export function semanticFindings(task: RawTask, source: Source, locate: Locate, 
 
   for (const [key, min] of Object.entries(BUDGET_MIN)) {
     const v = task.budgets?.[key as keyof NonNullable<RawTask['budgets']>];
+    const [max, why] = BUDGET_MAX[key] ?? [Number.MAX_SAFE_INTEGER, ''];
     if (v !== undefined && v < min) err('QS036', `budgets.${key} must be at least ${min}, got ${v}`, ['budgets', key]);
+    else if (v !== undefined && v > max) err('QS036', `budgets.${key} must be at most ${max}${why}, got ${v}`, ['budgets', key]);
   }
 
   const s = task.success;

@@ -23,14 +23,23 @@ export function parseSource(source: Source): ParseResult {
   }
   const lines = new LineCounter();
   // uniqueKeys: a key written twice is an error (JSON.parse would keep the last one silently).
-  const doc = parseDocument(source.text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, version: '1.2' });
-  const first = doc.errors[0];
+  // logLevel 'error': the parser's own warnings would reach stderr as Node process warnings.
+  const doc = parseDocument(source.text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, version: '1.2', logLevel: 'error' });
+  // An unknown tag (`!foo x`) would otherwise be dropped silently, keeping only the value.
+  const first = doc.errors[0] ?? doc.warnings.find((w) => w.code === 'TAG_RESOLVE_FAILED');
   if (first) {
     const at = lines.linePos(first.pos[0]);
     const what = source.format === 'json' ? 'invalid JSON' : 'invalid YAML';
     // The parser's message does not say which key; the source does.
     const dup = first.code === 'DUPLICATE_KEY' ? ` ('${(/^[^:\n]*/.exec(source.text.slice(first.pos[0]))?.[0] ?? '').trim()}' is written twice)` : '';
-    return { ok: false, error: finding('QS005', `${what}: ${first.message}${dup}`, { at: { line: at.line, column: at.col } }) };
+    // The parser's own advice here names one of its functions; a task author needs the YAML fix.
+    const message =
+      first.code === 'MULTIPLE_DOCS'
+        ? "holds more than one YAML document (a second '---'); write one task per file, or a list of tasks"
+        : first.code === 'TAG_RESOLVE_FAILED'
+          ? `unknown tag ${/Unresolved tag: (\S+)/.exec(first.message)?.[1] ?? ''}; a task is plain strings, numbers, lists and mappings`
+          : first.message;
+    return { ok: false, error: finding('QS005', `${what}: ${message}${dup}`, { at: { line: at.line, column: at.col } }) };
   }
   let value: unknown;
   try {

@@ -34,6 +34,14 @@ describe('the workspace', () => {
     }
   });
 
+  it('.ci/run is the README test command: the install from nothing, then every test', () => {
+    const commands = /```sh\n(.+)\n(.+)\n```/.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+    const test = commands?.[2]?.replace(/\s+#.*$/, '');
+    expect(test).toBe('bash scripts/install.sh && pnpm test');
+    const ci = readFileSync(join(ROOT, '.ci/run'), 'utf8').split('\n').filter((l) => l && !l.startsWith('#') && !/^(set|cd|export) /.test(l));
+    expect(ci.join(' && ')).toBe(test);
+  });
+
   it('pins the toolchain the README names: pnpm 12.4.2, Node >=20.19, engineStrict', () => {
     const root = json('package.json') as { packageManager: string; engines: { node: string } };
     expect(root.packageManager).toBe('pnpm@12.4.2');

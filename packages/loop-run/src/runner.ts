@@ -60,7 +60,15 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   const release = acquireLock(join(workspace, '.loop-run.lock'));
 
   const startMs = io.now().getTime();
-  const { state, existed } = loadState(statePath, io.now().toISOString());
+  let loadedState: ReturnType<typeof loadState>;
+  try {
+    loadedState = loadState(statePath, io.now().toISOString());
+  } catch (error) {
+    // A state file we cannot read is refused as it is: the lock must not outlive the refusal.
+    release();
+    throw error;
+  }
+  const { state, existed } = loadedState;
   const priorSec = state.wall_clock_used_sec;
   const elapsed = (): number => Math.round((priorSec + (io.now().getTime() - startMs) / 1000) * 1000) / 1000;
   const save = (patch: Partial<LoopState> = {}): void => {

@@ -83,6 +83,16 @@ describe('runner contract details', () => {
     expect(existsSync(loop.ws('state.json'))).toBe(false);
   });
 
+  it('refuses a state.json that does not parse, in one line, and leaves no lock behind', async () => {
+    const loop = track(makeLoop());
+    mkdirSync(join(loop.dir, 'loop-workspace'));
+    writeFileSync(loop.ws('state.json'), '{"status": "runn');
+    await expect(runLoopIn(loop)).rejects.toThrow(/could not parse .*state\.json: .*\(move it away to start over\)/);
+    expect(loop.calls('host')).toBe(0);
+    expect(existsSync(loop.ws('.loop-run.lock'))).toBe(false);
+    expect(readFileSync(loop.ws('state.json'), 'utf8')).toBe('{"status": "runn');
+  });
+
   it('reads a context file that is not UTF-8 without crashing (Looper died here)', async () => {
     const loop = track(makeLoop());
     writeFileSync(join(loop.dir, 'notes.md'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));

@@ -2,6 +2,13 @@
 import { UsageError, logLevel, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
 import { run } from './run.js';
 
+/** A bad number is a usage error (exit 2), never a NaN that quietly turns retries off. */
+const int = (v: unknown, name: string): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be an integer ≥ 0 (see loop-run --help)`);
+  return n;
+};
+
 export async function cli(argv: string[], io: Io): Promise<number> {
   const args = parseArgs(argv, { name: 'loop-run', version: '0.1.0', usage: '$0 SPEC\n\nRun a compiled Looper loop (loop.resolved.json, or loop.yaml) under the runner contract.', positionals: 1, out: io.stderr }, (y) =>
     y
@@ -13,8 +20,8 @@ export async function cli(argv: string[], io: Io): Promise<number> {
   return run(
     {
       spec: String(args._[0]),
-      retries: Math.max(0, Math.floor(Number(args.retries))),
-      retryDelayMs: Math.max(0, Number(args['retry-delay-ms'])),
+      retries: int(args.retries, 'retries'),
+      retryDelayMs: int(args['retry-delay-ms'], 'retry-delay-ms'),
       consent: (args.consent as string[]).map(String),
       level: logLevel(args),
     },

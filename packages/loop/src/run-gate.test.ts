@@ -30,6 +30,22 @@ describe('loop run / loop gate', () => {
     expect(io.out()).toContain('"type":"gate.verdict"');
   });
 
+  it.each([
+    ['run', '--retries', 'x'],
+    ['run', '--retry-delay-ms', '-5'],
+    ['gate', '--round', '0'],
+    ['gate', '--revision', 'two'],
+  ])('loop %s %s %s is a usage error (exit 2) and no model is called', async (command, flag, value) => {
+    const loop = makeLoop();
+    loops.push(loop);
+    writeFileSync(join(loop.dir, 'draft.md'), 'a haiku\n');
+    const args = command === 'run' ? [loop.specPath] : [loop.specPath, 'plan', join(loop.dir, 'draft.md')];
+    const io = memoryIo({ stdin: '' });
+    expect(await cli([command, ...args, flag, value], io)).toBe(2);
+    expect(io.err()).toContain(`${flag} must be an integer`);
+    expect(loop.calls('host') + loop.calls('judge')).toBe(0);
+  });
+
   it('reports a bad spec as loop: error: with exit 2', async () => {
     const io = memoryIo({ stdin: '' });
     expect(await cli(['run', '/nonexistent/loop.resolved.json'], io)).toBe(2);

@@ -2,8 +2,7 @@
 import { logLevel } from '@quickloop/cli-kit';
 import { run as loopGate } from '@quickloop/loop-gate';
 import type { LoopCommand } from '../command.js';
-
-const int = (v: unknown, fallback: number): number => (Number.isInteger(Number(v)) && Number(v) >= 0 ? Number(v) : fallback);
+import { intFlag } from '../int-flag.js';
 
 export const gateCommand: LoopCommand = {
   name: 'gate',
@@ -27,12 +26,12 @@ export const gateCommand: LoopCommand = {
         gate,
         ...(artifact !== undefined ? { artifact } : {}),
         ...(args.review !== undefined ? { review: String(args.review) } : {}),
-        round: Math.max(1, int(args.round, 1)),
-        ...(args.iteration !== undefined ? { iteration: int(args.iteration, 0) } : {}),
-        revision: int(args.revision, 0),
+        round: intFlag(args.round, 'round', 1, 'gate'),
+        ...(args.iteration !== undefined ? { iteration: intFlag(args.iteration, 'iteration', 0, 'gate') } : {}),
+        revision: intFlag(args.revision, 'revision', 0, 'gate'),
         consent: (args.consent as unknown[]).map(String),
-        retries: int(args.retries, 2),
-        retryDelayMs: int(args['retry-delay-ms'], 1000),
+        retries: intFlag(args.retries, 'retries', 0, 'gate'),
+        retryDelayMs: intFlag(args['retry-delay-ms'], 'retry-delay-ms', 0, 'gate'),
         level: logLevel({ quiet: args.quiet === true, verbose: args.verbose === true }),
       },
       io,

@@ -2,6 +2,7 @@
 import { logLevel } from '@quickloop/cli-kit';
 import { run as loopRun } from '@quickloop/loop-run';
 import type { LoopCommand } from '../command.js';
+import { intFlag } from '../int-flag.js';
 
 export const runCommand: LoopCommand = {
   name: 'run',
@@ -18,8 +19,8 @@ export const runCommand: LoopCommand = {
       {
         spec: args.positionals[0] as string,
         consent: (args.consent as unknown[]).map(String),
-        retries: Math.max(0, Math.floor(Number(args.retries) || 0)),
-        retryDelayMs: Math.max(0, Number(args['retry-delay-ms']) || 0),
+        retries: intFlag(args.retries, 'retries', 0, 'run'),
+        retryDelayMs: intFlag(args['retry-delay-ms'], 'retry-delay-ms', 0, 'run'),
         level: logLevel({ quiet: args.quiet === true, verbose: args.verbose === true }),
       },
       io,

@@ -1,5 +1,5 @@
 // Redaction: fnmatch globs on every suffix, the content scrub with attribution and blind spots, output modes.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -35,6 +35,16 @@ describe('Scrubber', () => {
     dirs.push(d);
     return d;
   };
+  it('scrubs a flagged name that is a symlink to a file (a shared .env), and never loops on a directory link', () => {
+    const d = loopDir();
+    const shared = loopDir();
+    writeFileSync(join(shared, 'team.env'), 'DB_PASSWORD=correct-horse-battery\n');
+    symlinkSync(join(shared, 'team.env'), join(d, '.env'));
+    symlinkSync(d, join(d, 'loop-back'));
+    const r = new Scrubber(d, () => undefined).scrub('dump: DB_PASSWORD=correct-horse-battery', DEFAULT_GLOBS);
+    expect(r).toEqual({ text: 'dump: [redacted:.env]', sources: ['.env'] });
+  });
+
   it('replaces full content and long lines, naming every file that holds them', () => {
     const d = loopDir();
     writeFileSync(join(d, '.env'), 'API_KEY=sk-abcdef123456\nX=1\n');

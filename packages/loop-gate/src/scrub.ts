@@ -33,6 +33,14 @@ export function envSecrets(env: Record<string, string | undefined>): [string, st
     .sort((a, b) => b[1].length - a[1].length);
 }
 
+function isFileTarget(abs: string): boolean {
+  try {
+    return statSync(abs).isFile();
+  } catch {
+    return false; // a dangling link holds nothing to leak
+  }
+}
+
 export class Scrubber {
   readonly #loopDir: string;
   readonly #onBlindSpot: (rel: string, reason: string) => void;
@@ -69,7 +77,8 @@ export class Scrubber {
           if (!SKIP_DIRS.has(e.name)) walk(abs, childRel);
           continue;
         }
-        if (!e.isFile() || !isRedacted(childRel, globs)) continue;
+        // A flagged name linked to a file (a shared .env) is as secret as the file; links to directories are not followed (no cycles).
+        if (!isRedacted(childRel, globs) || !(e.isFile() || (e.isSymbolicLink() && isFileTarget(abs)))) continue;
         const file = this.#read(abs, childRel);
         if (file) found.push(file);
       }

@@ -155,6 +155,27 @@ describe('the replay pipeline, end to end', () => {
     expect(newer.stderr).toMatch(/stdin:1: .*v99 is newer/);
   });
 
+  it('runs as `pnpm example` (scripts/example.sh): the bundled example, offline, rendered, ending in PASS, nothing left behind', async () => {
+    const tmp = mkdtempSync(join(work, 'example-tmp-'));
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      // Its stdout is `qs show`'s text, not events: read as it is.
+      const child = spawn('bash', [join(ROOT, 'scripts', 'example.sh')], { cwd: work, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', NO_COLOR: '1', TMPDIR: tmp }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.once('error', reject);
+      child.once('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/\] sandbox bwrap \S+\/workspace\n/);
+    expect(r.stdout).toContain('read https://docs.greeter.test/quickstart.html');
+    expect(r.stdout.trimEnd().split('\n').at(-1)).toMatch(/\] PASS greeter-quickstart: passed$/);
+    expect(r.stderr).toContain('PASS  greeter-quickstart: passed');
+    // Every sandbox the example made (and its proxy socket folder) is gone.
+    expect(readdirSync(tmp)).toEqual([]);
+  });
+
   it('qs run exits 3 on an invalid task file', async () => {
     const r = await sh(`qs run ${join(ROOT, 'fixtures', 'tasks', 'invalid', 'blank-name.yaml')} ${MAP}`);
     expect(r.codes).toEqual([3]);

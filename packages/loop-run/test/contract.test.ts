@@ -83,6 +83,18 @@ describe('runner contract details', () => {
     expect(existsSync(loop.ws('state.json'))).toBe(false);
   });
 
+  it.each([
+    ['state_file', '../../stolen.json'],
+    ['run_log', '../run-log.md'],
+    ['state_file', '.'],
+  ])('refuses observability.%s %s outside the workspace before writing anything (Looper wrote there)', async (field, value) => {
+    const loop = track(makeLoop({ tweak: (s) => (s.observability[field] = value) }));
+    await expect(runLoopIn(loop)).rejects.toThrow(`observability.${field}`);
+    expect(existsSync(join(loop.dir, 'loop-workspace'))).toBe(false);
+    expect(existsSync(join(loop.dir, '..', 'stolen.json'))).toBe(false);
+    expect(loop.calls('host')).toBe(0);
+  });
+
   it('refuses a state.json that does not parse, in one line, and leaves no lock behind', async () => {
     const loop = track(makeLoop());
     mkdirSync(join(loop.dir, 'loop-workspace'));

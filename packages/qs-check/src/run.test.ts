@@ -119,6 +119,16 @@ describe('qs-check', () => {
     expect(verdict(events)).toMatchObject({ classification: 'harness_error', stop_reason: 'command_failed', docs_bypass_attempts: 1 });
   });
 
+  it('counts the check\'s own blocked egress before classifying: a harness error, not a docs gap', async () => {
+    const { code, events } = await through({ replay: ['echo hi'], script: 'curl -sS --max-time 10 https://blocked.example.test/ || { echo "check failed: no answer"; exit 1; }' });
+    expect(code).toBe(2);
+    const types = events.map((e) => e.type);
+    const block = events.findIndex((e) => e.type === 'egress.blocked');
+    expect(events[block]).toMatchObject({ stage: 'qs-check', host: 'blocked.example.test', reason: 'not_allowlisted' });
+    expect(block).toBeLessThan(types.indexOf('run.completed'));
+    expect(verdict(events)).toMatchObject({ classification: 'harness_error', stop_reason: 'completed', check_exit_code: 1 });
+  });
+
   it('is an infra error when an allowed host cannot be reached', async () => {
     const { code, events } = await through({ explicit: ['nowhere.invalid'], replay: ['curl -sS --max-time 10 https://nowhere.invalid/'], script: 'exit 1' });
     expect(code).toBe(2);

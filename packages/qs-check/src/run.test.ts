@@ -155,6 +155,13 @@ describe('qs-check', () => {
     expect(events.map((e) => e.type)).toEqual(['task.loaded', 'run.failed']);
   });
 
+  it('says an empty input has nothing to check (exit 2: no evidence)', async () => {
+    const { code, events, err } = await check('', { level: 'normal' });
+    expect(code).toBe(2);
+    expect(events).toEqual([]);
+    expect(err).toContain('qs-check: no runs in the input: nothing to check (no evidence)');
+  });
+
   it('says a stream without an agent is incomplete (exit 3)', async () => {
     const { code, events, err } = await check(ndjson([taskLoaded('r1')]));
     expect(code).toBe(3);

@@ -180,6 +180,8 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       }
     }
     for (const f of runs.values()) await finish(f);
+    // Exit 2 alone would not say why: most often the stage upstream failed before emitting anything.
+    if (runs.size === 0 && !io.signal.aborted) log.warn(`${STAGE}: no runs in the input: nothing to check (no evidence)`);
     await writer.flush();
   } catch (error) {
     // A closed downstream or a bad line ends the stage, but this is still the last stage: the

@@ -1,5 +1,7 @@
 // qs-sandbox's command line: flags to SandboxStageOptions, then run() under runBin.
-import { logLevel, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { logLevel, parseArgs, runBin, UsageError, type Io } from '@quickloop/cli-kit';
 import type { BackendChoice } from '@quickloop/sandbox';
 import { registryHost, run } from './run.js';
 
@@ -20,11 +22,24 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       allowUnenforced: args['allow-unenforced'],
       allowRegistries: args['allow-registry'].map((h) => registryHost(String(h))),
       keep: args.keep,
-      ...(args['base-dir'] ? { baseDir: args['base-dir'] } : {}),
+      ...(args['base-dir'] ? { baseDir: baseDir(String(args['base-dir']), io.cwd) } : {}),
       level: logLevel(args),
     },
     io,
   );
+}
+
+/** `--base-dir` must be a folder that exists: a typo must not become a tree of folders elsewhere, nor a failed run per task. */
+export function baseDir(value: string, cwd: string): string {
+  const dir = resolve(cwd, value);
+  let isDir: boolean;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    throw new UsageError(`--base-dir ${value}: no such folder`);
+  }
+  if (!isDir) throw new UsageError(`--base-dir ${value}: not a folder`);
+  return dir;
 }
 
 export async function main(): Promise<void> {

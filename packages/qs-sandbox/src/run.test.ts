@@ -137,6 +137,11 @@ describe('qs-sandbox', () => {
     await expect(cli(['--allow-registry', 'https://a..b/'], memoryIo())).rejects.toThrow(/not a host name/);
   });
 
+  it('refuses a --base-dir that is not an existing folder, before reading any input', async () => {
+    await expect(cli(['--base-dir', '/nonexistent/qs-base'], memoryIo({ stdin: 'not json\n' }))).rejects.toThrow(new UsageError('--base-dir /nonexistent/qs-base: no such folder'));
+    await expect(cli(['--base-dir', '/etc/passwd'], memoryIo({ stdin: 'not json\n' }))).rejects.toThrow(new UsageError('--base-dir /etc/passwd: not a folder'));
+  });
+
   it('takes the host of a registry URL given to --allow-registry', async () => {
     const io = memoryIo({ stdin: stream('setup.ndjson'), env: { PATH: process.env.PATH } });
     expect(await cli(['--allow-registry', 'https://Mirror.Corp.Test:8443/npm/', '-q'], io)).toBe(0);

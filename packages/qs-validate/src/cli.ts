@@ -14,11 +14,13 @@ export function parseOptions(argv: string[], io: Pick<Io, 'stderr'>): ValidateOp
         // cli-kit's settings, plus: an array flag takes one value per use and repeats accumulate.
         .parserConfiguration({ 'parse-numbers': false, 'parse-positional-numbers': false, 'duplicate-arguments-array': true, 'greedy-arrays': false })
         .option('strict', { type: 'boolean', default: false, describe: 'Warnings fail the run (exit 3)' })
+        .option('check-urls', { type: 'boolean', default: false, describe: 'Also read every docs.path page over the network and warn about what would spoil a run' })
         .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Another registry host the shell may reach (repeatable)' }),
   );
   return {
     inputs: args._.map(String),
     strict: args.strict,
+    checkUrls: args['check-urls'] as boolean,
     allowRegistry: (args['allow-registry'] as string[]).map(String),
     level: logLevel(args),
   };

@@ -4,6 +4,7 @@ import { InterruptedError, QsExit, createLogger, type Io, type LogLevel } from '
 import { EventWriter, createEmitter } from '@quickloop/events';
 import { discoverRegistries, type SystemPaths } from '@quickloop/registries';
 import { MAX_TASK_BYTES, duplicateName, finding, loadTaskFile, loadTaskStdin, located, type FileResult, type Finding } from '@quickloop/task';
+import { createUrlChecker } from './check-urls.js';
 import { resolveInputs } from './inputs.js';
 
 export interface ValidateOptions {
@@ -11,6 +12,8 @@ export interface ValidateOptions {
   inputs: string[];
   /** Warnings fail the run (exit 3). */
   strict: boolean;
+  /** Read each docs.path page over the network (`--check-urls`); off by default, validation stays offline. */
+  checkUrls?: boolean;
   /** More registry hosts the shell may reach (`--allow-registry`). */
   allowRegistry: string[];
   level: LogLevel;
@@ -49,6 +52,7 @@ export async function run(opts: ValidateOptions, io: Io): Promise<number> {
   if (registries.hosts.length === 0) log.warn(c.yellow('warning  no package registries found in npm, pip or apt config; the shell may reach only network.allow hosts (see --allow-registry)'));
 
   const inputs = resolveInputs(opts.inputs, io.cwd);
+  const urls = opts.checkUrls ? createUrlChecker(io.signal) : undefined;
   const names = new Map<string, string>();
   let invalid = 0;
   let loaded = 0;
@@ -89,6 +93,7 @@ export async function run(opts: ValidateOptions, io: Io): Promise<number> {
       const dup = duplicateName(p.task.name, names, result.display);
       // Duplicates inside one file were already reported by the loader.
       if (dup && !findings.some((f) => f.code === 'QS110')) findings.push(finding('QS110', dup, { field: 'name', at: task.nameAt, task: p.task.name }));
+      if (urls) findings.push(...(await urls.check(p)));
       for (const f of findings) {
         if (f.severity === 'warning') warnings += 1;
         const label = f.severity === 'warning' ? c.yellow('warning') : c.cyan('note   ');

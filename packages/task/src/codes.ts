@@ -46,9 +46,14 @@ export const CODES = {
   QS113: { severity: 'warning', summary: 'A replay command looks long-running (dev server, `--watch`), so replay would hang.' },
   QS114: { severity: 'warning', summary: '`network` has both `allow` and `only`; both are allowed, but `only` already replaces the registry list.' },
   QS115: { severity: 'warning', summary: 'A `matches` pattern uses Perl syntax (`\\d`, `(?…)`) that `grep -E` does not understand, so it never matches.' },
+  QS116: { severity: 'warning', summary: 'With `--check-urls`: a `docs.path` page cannot be read (network error, timeout, HTTP error status).' },
+  QS117: { severity: 'warning', summary: 'With `--check-urls`: a `docs.path` page redirects to a host that is not a docs host of the task.' },
+  QS118: { severity: 'warning', summary: 'With `--check-urls`: robots.txt disallows a `docs.path` page for automated readers.' },
+  QS119: { severity: 'warning', summary: 'With `--check-urls`: a `docs.path` page has no readable text (empty, or filled in by scripts).' },
   QS201: { severity: 'note', summary: 'No `replay` commands: the task is agent-only and `--agent replay` skips it.' },
   QS202: { severity: 'note', summary: 'A docs host is also network-allowed: pages the shell fetches there are not recorded.' },
   QS203: { severity: 'note', summary: '`docs.entrypoint` is the legacy one-page form of `docs.path`.' },
+  QS204: { severity: 'note', summary: 'With `--check-urls`: a `docs.path` page redirects by meta refresh.' },
 } as const satisfies Record<string, CodeInfo>;
 
 export type Code = keyof typeof CODES;

@@ -16,9 +16,9 @@ afterEach(() => {
   roots.clear();
 });
 
-async function agent(input: string): Promise<string> {
+async function agent(input: string, backend: 'bwrap' | 'local' = 'bwrap'): Promise<string> {
   const io = memoryIo({ stdin: input, env: ENV });
-  await agentRun({ agent: 'replay', docsMaps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')], backend: 'bwrap', allowUnenforced: false, keep: false, allowRegistries: [], level: 'quiet' }, io);
+  await agentRun({ agent: 'replay', docsMaps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')], backend, allowUnenforced: backend === 'local', keep: false, allowRegistries: [], level: 'quiet' }, io);
   for (const e of parseOut(io.out())) if (e.type === 'sandbox.ready') roots.add(String(e.root));
   return io.out();
 }
@@ -153,6 +153,13 @@ describe('qs-check', () => {
     const { code, events } = await check(ndjson([taskLoaded('r1'), failed]));
     expect(code).toBe(2);
     expect(events.map((e) => e.type)).toEqual(['task.loaded', 'run.failed']);
+  });
+
+  it('says UNENFORCED in the verdict and its summary line when the run had the local backend', async () => {
+    const { code, events, err } = await check(await agent(ndjson([taskLoaded('r1')]), 'local'), { level: 'normal' });
+    expect(code).toBe(0);
+    expect(verdict(events)).toMatchObject({ classification: 'passed', backend: 'local', enforced: false });
+    expect(err).toContain('PASS  task-r1: passed (UNENFORCED: local backend)');
   });
 
   it('says an empty input has nothing to check (exit 2: no evidence)', async () => {

@@ -132,7 +132,9 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     else if (classification === 'docs_gap') tally.docsGap += 1;
     else tally.other += 1;
     const kept = cleanup(f);
-    log.info(`${label(classification)}  ${f.loaded.task.name}: ${classification}${classification === 'passed' ? '' : ` — ${detail}`}`);
+    // The summary people read must not let an unenforced pass look like an enforced one.
+    const unenforced = f.ready.enforced ? '' : ` (UNENFORCED: ${f.ready.backend} backend)`;
+    log.info(`${label(classification)}  ${f.loaded.task.name}: ${classification}${unenforced}${classification === 'passed' ? '' : ` — ${detail}`}`);
     await emitter.emit(
       'run.completed',
       { run_id: f.runId },

@@ -1,5 +1,6 @@
 // qs-validate's command line: flags to ValidateOptions, then run() under runBin.
-import { logLevel, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
+import { UsageError, logLevel, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
+import { normaliseHost } from '@quickloop/registries';
 import { run, type ValidateOptions } from './run.js';
 
 export const VERSION = '0.1.0';
@@ -21,7 +22,11 @@ export function parseOptions(argv: string[], io: Pick<Io, 'stderr'>): ValidateOp
     inputs: args._.map(String),
     strict: args.strict,
     checkUrls: args['check-urls'] as boolean,
-    allowRegistry: (args['allow-registry'] as string[]).map(String),
+    allowRegistry: (args['allow-registry'] as string[]).map((value) => {
+      const host = normaliseHost(String(value));
+      if (host === undefined) throw new UsageError(`--allow-registry '${String(value)}' is not a host name or a registry URL (see qs-validate --help)`);
+      return host;
+    }),
     level: logLevel(args),
   };
 }

@@ -124,6 +124,14 @@ describe('qs-validate', () => {
     expect(r.err).toMatch(/docs hosts docs\.example\.com; registries \(default\) npm\.run\.test, extra\.run\.test; explicit none; QS_PORT from \d+/);
   });
 
+  it('refuses an --allow-registry that is not a host (a forgotten value would swallow a file name)', async () => {
+    writeFileSync(join(dir, 'a.yaml'), TASK('a'));
+    await expect(validate(['--allow-registry', './a.yaml'])).rejects.toThrow("--allow-registry './a.yaml' is not a host name or a registry URL");
+    await expect(validate(['--allow-registry', 'https://bad host/', 'a.yaml'])).rejects.toThrow(UsageError);
+    const r = await validate(['--verbose', '--allow-registry', 'https://Mirror.Run.Test:8443/npm/', 'a.yaml']);
+    expect(r.err).toContain('registry  mirror.run.test  (option --allow-registry)');
+  });
+
   it('the fixtures/events examples of its two event types are its real output', async () => {
     const lines = (c: string) => readFileSync(join(ROOT, 'fixtures/golden/qs-validate', c, 'out.ndjson'), 'utf8').split('\n');
     const example = (t: string) => JSON.parse(readFileSync(join(ROOT, 'fixtures/events', `${t}.json`), 'utf8'));

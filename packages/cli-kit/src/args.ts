@@ -56,6 +56,15 @@ export function parseArgs<T>(
     output = out;
   }) as unknown as T & CommonOptions & { _: (string | number)[]; help?: boolean; version?: boolean };
   if (failure !== undefined) throw new UsageError(`${failure} (see ${meta.name} --help)`);
+  // yargs reads `--flag=anything` as false for a boolean flag: `--strict=yes` would quietly turn it off.
+  const booleans = new Set((parsed as unknown as { getOptions(): { boolean: string[] } }).getOptions().boolean);
+  for (const arg of argv) {
+    if (arg === '--') break;
+    const m = /^--(?:no-)?([^=]+)=(.*)$/s.exec(arg);
+    if (m && booleans.has(m[1]!) && !/^(true|false)$/.test(m[2]!)) {
+      throw new UsageError(`--${m[1]!} is a switch: give it alone (or =true/=false), not '${m[2]!}' (see ${meta.name} --help)`);
+    }
+  }
   // checked here rather than with yargs' conflicts(), which counts a default as given
   if (result.quiet && result.verbose) throw new UsageError(`--quiet and --verbose cannot be used together (see ${meta.name} --help)`);
   if (output) {

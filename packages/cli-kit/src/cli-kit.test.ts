@@ -84,6 +84,16 @@ describe('parseArgs', () => {
     expect(() => parseArgs(['a', 'b'], meta(capture(), 1), (y) => y)).toThrow("unexpected argument 'b' (see qs-x --help)");
     expect(() => parseArgs(['a'], meta(capture(), 0), (y) => y)).toThrow(UsageError);
   });
+  it('rejects a switch given a value other than true or false', () => {
+    const parse = (argv: string[]) => parseArgs(argv, meta(), (y) => y.option('strict', { type: 'boolean', default: false }));
+    expect(() => parse(['--strict=yes'])).toThrow("--strict is a switch: give it alone (or =true/=false), not 'yes'");
+    expect(() => parse(['--quiet=maybe'])).toThrow(UsageError);
+    expect(parse(['--strict=false']).strict).toBe(false);
+    expect(parse(['--strict=true']).strict).toBe(true);
+    expect(() => parse(['--strict=TRUE'])).toThrow(UsageError);
+    expect(parse(['--', '--strict=yes'])._).toEqual(['--strict=yes']);
+  });
+
   it('rejects --quiet with --verbose', () => {
     expect(() => parseArgs(['-q', '-v'], meta(), (y) => y)).toThrow(UsageError);
   });

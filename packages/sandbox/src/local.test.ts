@@ -94,7 +94,8 @@ describe('local backend', () => {
     const r = await sb.exec(`bash -c 'exec -a ${m} sleep 300' >/dev/null 2>&1 & echo started`);
     expect(r.output).toBe('started\n');
     expect(pidsWith(m)).toHaveLength(1);
-    await sb.close();
+    // Named in the close report: killing it is on the record.
+    expect((await sb.close()).leftRunning).toEqual([`${m} 300`]);
     expect(pidsWith(m)).toEqual([]);
   });
 

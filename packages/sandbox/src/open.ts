@@ -12,7 +12,8 @@ import { checkLayout, createLayout, removeLayout } from './layout.js';
 import { DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
 import { runProcess } from './process.js';
 import { startEgressProxy, type EgressProxy } from './proxy.js';
-import type { ExecOptions, ExecResult, OpenOptions, Sandbox, SandboxDescription } from './types.js';
+import { MAX_NAMED } from './leftovers.js';
+import type { CloseReport, ExecOptions, ExecResult, OpenOptions, Sandbox, SandboxDescription } from './types.js';
 
 export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
   const selection = selectBackend(options.backend ?? 'auto', options.allowUnenforced === true);
@@ -44,7 +45,7 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
   }
   const description: SandboxDescription = { ...layout, backend: session.name, enforced: session.enforced, reason: selection.reason, policy };
   const running = new Set<Promise<ExecResult>>();
-  let closed: Promise<void> | undefined;
+  let closed: Promise<CloseReport> | undefined;
 
   return {
     describe: () => ({ ...description }),
@@ -67,10 +68,11 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
     },
     close: () => {
       closed ??= (async () => {
-        await session.close();
+        const left = await session.close();
         await Promise.allSettled([...running]);
         await proxy?.close();
         await catcher?.close();
+        return { leftRunning: left.slice(0, MAX_NAMED).map((p) => p.command) };
       })();
       return closed;
     },

@@ -90,5 +90,13 @@ export interface Sandbox {
    * Kills every process the sandbox started (background ones included), stops the egress proxy and
    * waits for its last events. The folders stay: removing them is `removeWorkspace`'s job.
    */
-  close(): Promise<void>;
+  close(): Promise<CloseReport>;
+}
+
+export interface CloseReport {
+  /**
+   * Command lines of the processes that had outlived the command that started them (background
+   * jobs, daemons), at most 20: close() killed them, since nothing outlives its stage.
+   */
+  leftRunning: string[];
 }

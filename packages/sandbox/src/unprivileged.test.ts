@@ -20,8 +20,8 @@ const policy = { explicit: [], docs_hosts: ['docs.example.com'], registries: [],
 const sb = await openSandbox({ policy, backend: 'auto', baseDir: base, onEgress: (e) => events.push(e) });
 const results = [];
 for (const c of commands) results.push(await sb.exec(c, { timeoutMs: 20000 }));
-await sb.close();
-console.log(JSON.stringify({ described: sb.describe(), results, events }));
+const closed = await sb.close();
+console.log(JSON.stringify({ described: sb.describe(), results, events, closed }));
 `;
 
 let dir: string;
@@ -38,7 +38,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function probe(commands: string[]): Promise<{ described: Record<string, unknown>; results: Array<{ exitCode: number; output: string }>; events: Array<Record<string, unknown>> }> {
+function probe(commands: string[]): Promise<{ described: Record<string, unknown>; results: Array<{ exitCode: number; output: string }>; events: Array<Record<string, unknown>>; closed: { leftRunning: string[] } }> {
   const asRoot = process.getuid?.() === 0;
   const node = ['node', join(dir, 'probe.mjs'), dir, JSON.stringify(commands)];
   const [file, ...args] = asRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', ...node] : node;
@@ -80,7 +80,8 @@ describe('bwrap backend, unprivileged harness', () => {
     expect(caps?.output).toMatch(/CapEff:\s+0000000000000000/);
     expect(r.events).toContainEqual(expect.objectContaining({ type: 'egress.blocked', host: 'not-allowed.example.com', reason: 'not_allowlisted' }));
     expect(r.events).toContainEqual(expect.objectContaining({ type: 'egress.blocked', host: 'docs.example.com', reason: 'docs_host' }));
-    // The harness has closed the sandbox and exited: the daemon did not outlive its stage.
+    // The harness has closed the sandbox and exited: the daemon did not outlive its stage, and was named.
+    expect(r.closed.leftRunning).toEqual([`${daemon} 300`]);
     expect(pidsWith(daemon)).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 // What every backend provides: a way to run `bash -c` inside, the proxy URL commands see, and a close that kills all.
+import type { ProcInfo } from '../leftovers.js';
 import type { BackendName } from '../types.js';
 
 export interface BackendSession {
@@ -10,6 +11,6 @@ export interface BackendSession {
   argv(command: string): { file: string; args: string[] };
   /** Remembers a command's process group so close() can kill what it left behind. */
   adopt(pgid: number): void;
-  /** Kills every process started in the sandbox; resolves when none is left. */
-  close(): Promise<void>;
+  /** Kills every process started in the sandbox; resolves, when none is left, with the ones that had outlived their command. */
+  close(): Promise<ProcInfo[]>;
 }

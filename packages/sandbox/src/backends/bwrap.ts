@@ -3,6 +3,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { namespaceLeftovers, pidNamespace, processes } from '../leftovers.js';
 import { killGroup, killGroupsAndWait } from '../process.js';
 import type { WorkspaceLayout } from '../types.js';
 import type { BackendSession } from './backend.js';
@@ -158,6 +159,9 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string): Pr
     throw error;
   }
   const groups = new Set<number>();
+  // The init's own helpers (the forwarders and recorders), so that only what commands left is named at close.
+  const ns = pidNamespace(pid);
+  const baseline = new Set(ns === undefined ? [] : processes().filter((p) => p.pid !== pid && pidNamespace(p.pid) === ns).map((p) => p.pid));
   return {
     name: 'bwrap',
     enforced: true,
@@ -178,6 +182,7 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string): Pr
     close: async () => {
       // The init is pid 1 of the namespace: when it dies the kernel kills every process in it,
       // daemonised or not. The command groups are killed too, for the nsenter processes outside.
+      const left = namespaceLeftovers(pid, baseline);
       if (child.pid !== undefined) killGroup(child.pid);
       await killGroupsAndWait(groups);
       await exited;
@@ -185,6 +190,7 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string): Pr
       // this stage can still be running when close() resolves.
       for (let i = 0; i < 400 && alive(pid); i++) await new Promise((r) => setTimeout(r, 5));
       rmSync(socketDir, { recursive: true, force: true });
+      return left;
     },
   };
 }

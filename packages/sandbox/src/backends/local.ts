@@ -1,4 +1,5 @@
 // The `local` backend: plain `bash -c` in the workspace. Nothing is enforced; the proxy variables are advice.
+import { groupLeftovers } from '../leftovers.js';
 import { killGroupsAndWait } from '../process.js';
 import type { BackendSession } from './backend.js';
 
@@ -15,8 +16,10 @@ export function startLocal(proxyPort: number): BackendSession {
     // Only the commands' own process groups can be found again: a job that called setsid escapes,
     // which is one reason `local` is refused unless --allow-unenforced.
     close: async () => {
+      const left = groupLeftovers(groups);
       await killGroupsAndWait(groups);
       groups.clear();
+      return left;
     },
   };
 }

@@ -1,9 +1,9 @@
 // Spec loading: every Looper-compiled fixture is accepted unchanged; the max_revisions default.
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadSpec, maxRevisions } from './spec.js';
+import { loadSpec, maxRevisions, validateSpec } from './spec.js';
 
 const VALID = fileURLToPath(new URL('../../../fixtures/loops/valid', import.meta.url));
 
@@ -18,3 +18,25 @@ describe('loadSpec', () => {
     expect(maxRevisions({ members: [], criteria: [], verdict_policy: 'fixed_passes', max_revisions: 0 })).toBe(0);
   });
 });
+
+describe('validateSpec on hand-written resolved specs', () => {
+  const typical = (): Record<string, any> => JSON.parse(readFileSync(join(VALID, 'typical', 'loop.resolved.json'), 'utf8'));
+  it.each([
+    [[null], 'goal.context_sources[0] must be an object with exactly one of file or cmd'],
+    [[{ file: 5 }], 'goal.context_sources[0] must be an object with exactly one of file or cmd'],
+    [[{ file: 'a.md', cmd: ['ls'] }], 'goal.context_sources[0] must be an object with exactly one of file or cmd'],
+    [[{ file: 'a.md' }, { cmd: 'ls -l' }], 'goal.context_sources[1].cmd must be a non-empty argv array of strings'],
+    [[{ cmd: [] }], 'goal.context_sources[0].cmd must be a non-empty argv array of strings'],
+  ])('refuses context_sources %j before anything runs', (sources, message) => {
+    const spec = typical();
+    spec.goal.context_sources = sources;
+    expect(() => validateSpec(spec, 'loop.resolved.json')).toThrow(`loop.resolved.json: ${message}`);
+  });
+  it('refuses a verdict_source that names a reviewer (it would be asked for a verdict)', () => {
+    const spec = typical();
+    const judge = spec.gates.delivery_gate.verdict_source;
+    spec.council_by_id[judge].role = 'reviewer';
+    expect(() => validateSpec(spec, 'loop.resolved.json')).toThrow(/verdict_source must name a judge, not a reviewer/);
+  });
+});
+

@@ -43,6 +43,14 @@ export function validateSpec(spec: Record<string, unknown>, name: string): void 
   const g = goal as Record<string, unknown>;
   if (typeof g.definition_of_done !== 'string') missing('goal.definition_of_done');
   if (g.context_sources !== undefined && g.context_sources !== null && !Array.isArray(g.context_sources)) bad('goal.context_sources', 'must be a list');
+  // A hand-written entry the runner cannot read would otherwise fail mid-run, after the workspace exists.
+  for (const [i, src] of ((g.context_sources as unknown[] | null | undefined) ?? []).entries()) {
+    const field = `goal.context_sources[${i}]`;
+    if (!isObject(src) || (src.file === undefined) === (src.cmd === undefined) || (src.file !== undefined && typeof src.file !== 'string')) {
+      bad(field, 'must be an object with exactly one of file or cmd');
+    }
+    if (src.cmd !== undefined && !isArgv(src.cmd)) bad(`${field}.cmd`, 'must be a non-empty argv array of strings');
+  }
   const host = spec.host;
   if (!isObject(host) || host.invoke === undefined) missing('host.invoke');
   if (!isArgv((host as Record<string, unknown>).invoke)) bad('host.invoke', 'must be a non-empty argv array of strings');
@@ -78,6 +86,7 @@ export function validateSpec(spec: Record<string, unknown>, name: string): void 
     if (gt.verdict_policy === 'revise_until_clean') {
       const src = gt.verdict_source;
       if (src !== 'human' && (typeof src !== 'string' || !(src in (council as Record<string, unknown>)))) bad(`${gate}.verdict_source`, 'must be a judge member or human');
+      if (src !== 'human' && (council as Record<string, Record<string, unknown>>)[src as string]!.role !== 'judge') bad(`${gate}.verdict_source`, 'must name a judge, not a reviewer');
     }
     const mr = gt.max_revisions;
     if (mr !== undefined && (typeof mr !== 'number' || !Number.isInteger(mr) || mr < 0)) bad(`${gate}.max_revisions`, 'must be a non-negative integer');

@@ -40,6 +40,12 @@ export const AgentCompleted = defineEvent({
     detail: Type.String({ description: 'One line on why it stopped, e.g. `replay step 2 exited 1: npm install`.' }),
     commands: Type.Integer({ minimum: 0, description: 'bash tool calls made.' }),
     duration_ms: Type.Integer({ minimum: 0 }),
+    left_running: Type.Optional(
+      Type.Array(Type.String(), {
+        maxItems: 20,
+        description: 'Command lines of processes the agent\'s commands left running (background jobs, daemons), killed when the stage closed its sandbox: nothing outlives its stage. Absent when none was.',
+      }),
+    ),
   }),
 });
 

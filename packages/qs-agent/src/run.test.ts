@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { memoryIo, PipeClosedError } from '@quickloop/cli-kit';
 import { removeLayout } from '@quickloop/sandbox';
 import { parseDocsMap } from './docs/docs-map.js';
@@ -81,6 +81,24 @@ describe('qs-agent --agent replay', () => {
     expect(long?.original_chars).toBeGreaterThan(20000);
     expect(slow).toMatchObject({ exit_code: 124, timed_out: true });
     expect(events.at(-1)).toMatchObject({ stop_reason: 'command_failed', detail: 'replay step 2 timed out after 1s: sleep 30' });
+  });
+
+  it('kills what the replay left running when it ends, and names it in agent.completed', async () => {
+    const m = `qs-left-${process.pid}`;
+    const { events } = await one({ replay: [`setsid -f bash -c 'exec -a ${m} sleep 300' >/dev/null 2>&1; echo started`] });
+    // Named as it was at close: `bash -c exec -a …` until the daemon's exec, then `qs-left-… 300`.
+    expect(events.at(-1)).toMatchObject({ type: 'agent.completed', stop_reason: 'completed', left_running: [expect.stringContaining(m)] });
+    const alive = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).some((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith(m);
+      } catch {
+        return false;
+      }
+    });
+    expect(alive).toBe(false);
+    // A run that leaves nothing behind has no left_running at all.
+    const clean = await one({ replay: ['echo done'] });
+    expect(clean.events.at(-1)).not.toHaveProperty('left_running');
   });
 
   it('skips an agent-only task without running anything', async () => {

@@ -79,6 +79,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       signal: io.signal,
     });
     let outcome: Awaited<ReturnType<Agent['run']>>;
+    let leftRunning: string[] = [];
     try {
       outcome = await agent.run({ runId: s.runId, task: s.loaded.task, tools, signal: io.signal, log, elapsedMs: () => performance.now() - started });
     } catch (error) {
@@ -86,14 +87,22 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       outcome = { stopReason: io.signal.aborted ? 'interrupted' : 'error', detail: `agent failed: ${(error as Error).message}` };
     } finally {
       // Closing waits for the proxy's last decisions, so every egress event precedes agent.completed.
-      await sandbox.close();
+      ({ leftRunning } = await sandbox.close());
     }
     if (io.signal.aborted) outcome = { stopReason: 'interrupted', detail: outcome.stopReason === 'interrupted' ? outcome.detail : `interrupted (${outcome.detail})` };
     log.info(`${STAGE}: ${s.loaded.task.name}: ${outcome.stopReason} — ${outcome.detail}`);
+    if (leftRunning.length > 0) log.info(`${STAGE}: ${s.loaded.task.name}: killed ${leftRunning.length} process${leftRunning.length === 1 ? '' : 'es'} left running: ${leftRunning.join(' · ')}`);
     await emitter.emit(
       'agent.completed',
       { run_id: s.runId },
-      { agent: agent.name, stop_reason: outcome.stopReason, detail: outcome.detail, commands: tools.commands, duration_ms: Math.round(performance.now() - started) },
+      {
+        agent: agent.name,
+        stop_reason: outcome.stopReason,
+        detail: outcome.detail,
+        commands: tools.commands,
+        duration_ms: Math.round(performance.now() - started),
+        ...(leftRunning.length > 0 ? { left_running: leftRunning } : {}),
+      },
     );
   };
 

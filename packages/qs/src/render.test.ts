@@ -22,6 +22,7 @@ describe('the stream renderer', () => {
     ev('egress.blocked', 5, { host: 'docs.greeter.test', port: 443, reason: 'docs_host' }),
     ev('egress.allowed', 5, { host: 'registry.test', port: 443, reason: 'registry' }),
     ev('setup.failed', 6, { detail: 'setup step 1 exited 2: make deps' }),
+    ev('agent.completed', 6, { stop_reason: 'command_failed', detail: 'replay step 2 exited 2: make', left_running: ['node server.js'] }),
     ev('custom.unknown', 6),
     ev('run.completed', 12.3, { task: 'greeter', classification: 'docs_gap', label: 'FAIL', enforced: false, suspect_page: 'https://d.test/q' }),
   ];
@@ -40,6 +41,7 @@ describe('the stream renderer', () => {
     expect(text).not.toContain('registry.test');
     expect(text).not.toContain('custom.unknown');
     expect(text).toContain('[    6.0s] setup failed: setup step 1 exited 2: make deps');
+    expect(text).toContain('[    6.0s] killed at the end of the stage, still running: node server.js');
     expect(text).toContain('[   12.3s] FAIL greeter: docs_gap (UNENFORCED)');
     expect(text).toContain('where to look first: https://d.test/q');
   });

@@ -114,6 +114,9 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
         break;
       case 'agent.completed':
         line(`agent stopped: ${str(e.stop_reason)}${e.detail ? ` — ${str(e.detail)}` : ''}`);
+        if (Array.isArray(e.left_running) && e.left_running.length > 0) {
+          line(style('warn', `killed at the end of the stage, still running: ${e.left_running.map(str).join(' · ')}`));
+        }
         break;
       case 'check.started':
         line(`check (QS_PORT=${str(e.port)})`);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything quickloop needs on a fresh Debian/Ubuntu machine with Node 20.19+:
-# the sandbox tools (bubblewrap, socat, ripgrep) through apt when root or sudo allows, the pinned
+# the sandbox tools (bubblewrap, socat, nsenter and setpriv, ip, ripgrep) through apt when root or sudo allows, the pinned
 # pnpm, the workspace's dependencies, and a build. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,18 +12,26 @@ if [ "$node_ok" != 1 ]; then
   exit 1
 fi
 
+# The enforced sandbox needs every one of these (slim images lack iproute2, some util-linux).
 missing=()
-for tool in bwrap socat rg; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+packages=()
+for pair in bwrap:bubblewrap socat:socat nsenter:util-linux setpriv:util-linux ip:iproute2 rg:ripgrep; do
+  tool=${pair%%:*}
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    missing+=("$tool")
+    case " ${packages[*]-} " in *" ${pair#*:} "*) ;; *) packages+=("${pair#*:}") ;; esac
+  fi
+done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo"; else sudo="none"; fi
   if [ "$sudo" = none ] || ! command -v apt-get >/dev/null 2>&1; then
     echo "note: ${missing[*]} not found and cannot be installed here (needs apt-get as root or sudo)." >&2
-    echo "      Install bubblewrap, socat and ripgrep yourself for the enforced sandbox; without them only" >&2
+    echo "      Install ${packages[*]} yourself for the enforced sandbox; without them only" >&2
     echo "      the unenforced 'local' backend runs (and only with --allow-unenforced)." >&2
   else
-    echo "installing bubblewrap socat ripgrep (apt)…" >&2
+    echo "installing ${packages[*]} (apt)…" >&2
     $sudo apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq bubblewrap socat ripgrep >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${packages[@]}" >/dev/null
   fi
 fi
 

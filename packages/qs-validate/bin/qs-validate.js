@@ -1,3 +1,3 @@
 #!/usr/bin/env node
-import { main } from '../dist/bundle.js';
-await main();
+import { start } from '../dist/start.js';
+await start();

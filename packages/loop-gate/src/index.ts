@@ -1,5 +1,5 @@
 // Public surface of @quickloop/loop-gate: the gate round and the send pipeline that loop-run builds on.
-export { loadSpec, validateSpec, maxRevisions, timeoutMs, type LoadedSpec } from './spec.js';
+export { loadSpec, validateSpec, checkConsentIds, maxRevisions, timeoutMs, type LoadedSpec } from './spec.js';
 export { runArgv, type ExecResult, type ExecOptions } from './exec.js';
 export { outputMode } from './model-output.js';
 export { parseJudgeOutput, type JudgeVerdict } from './judge.js';

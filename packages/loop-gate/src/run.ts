@@ -8,7 +8,7 @@ import { LoopStop } from './errors.js';
 import { runGateRound } from './gate.js';
 import { LineReader } from './line-reader.js';
 import { Session, type ConsentRecord } from './session.js';
-import { loadSpec } from './spec.js';
+import { checkConsentIds, loadSpec } from './spec.js';
 
 export interface RunOptions {
   spec: string;
@@ -41,6 +41,7 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
   const gate = gateName(opts.gate);
   const log = createLogger({ stream: io.stderr, env: io.env, level: opts.level });
   const loaded = loadSpec(opts.spec, io.cwd, io.env);
+  checkConsentIds(loaded.spec, opts.consent);
   const writer = new EventWriter(io.stdout);
   const emitter = createEmitter({ stage: 'loop-gate', writer, now: io.now });
   const answers = new LineReader(io.stdin);

@@ -1,6 +1,6 @@
 // Loads a resolved loop spec and checks, before anything runs, every field the runner relies on.
 import { basename, dirname, resolve } from 'node:path';
-import { InputError } from '@quickloop/cli-kit';
+import { InputError, UsageError } from '@quickloop/cli-kit';
 import { loadResolved, type CouncilMember, type Criterion, type Gate, type GateName, type ModelInvocation, type ResolvedSpec } from '@quickloop/loop-spec';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -91,6 +91,12 @@ export function validateSpec(spec: Record<string, unknown>, name: string): void 
     const mr = gt.max_revisions;
     if (mr !== undefined && (typeof mr !== 'number' || !Number.isInteger(mr) || mr < 0)) bad(`${gate}.max_revisions`, 'must be a non-negative integer');
   }
+}
+
+/** `--consent ID` must name the host or a council member: a typo would otherwise be ignored and the run refused later. */
+export function checkConsentIds(spec: ResolvedSpec, ids: readonly string[]): void {
+  const known = ['host', ...Object.keys(spec.council_by_id ?? {})];
+  for (const id of ids) if (!known.includes(id)) throw new UsageError(`--consent ${id} names no council member (known: ${known.join(', ')})`);
 }
 
 export const gateOf = (spec: ResolvedSpec, gate: GateName): Gate => spec.gates[gate];

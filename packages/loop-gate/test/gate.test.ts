@@ -73,6 +73,12 @@ describe('loop-gate', () => {
     expect(io.err()).toContain('consent for judge-1 refused');
   });
 
+  it('refuses --consent naming no council member before anything runs (a typo is not consent)', async () => {
+    const l = loopOf(['--verdicts', 'pass']);
+    await expect(run(base(l.dir, { consent: ['judge'] }), memoryIo({ stdin: '' }))).rejects.toThrow(/--consent judge names no council member \(known: host, judge-1/);
+    expect(l.calls('judge')).toBe(0);
+  });
+
   it('gates artifact.written events from stdin, passing every event through unchanged', async () => {
     const l = loopOf(['--verdicts', 'revise']);
     const upstream = [

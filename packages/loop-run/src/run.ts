@@ -1,7 +1,7 @@
 // run(opts, io): loop-run as tests call it — events on stdout, people on stderr, answers from stdin.
 import { InterruptedError, LoopExit, createLogger, isPipeClosed, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { EventWriter, createEmitter } from '@quickloop/events';
-import { LineReader, loadSpec } from '@quickloop/loop-gate';
+import { LineReader, checkConsentIds, loadSpec } from '@quickloop/loop-gate';
 import { runLoop } from './runner.js';
 
 export interface RunOptions {
@@ -51,6 +51,7 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
     let code: number;
     try {
       const loaded = loadSpec(opts.spec, io.cwd, io.env);
+      checkConsentIds(loaded.spec, opts.consent);
       const outcome = await runLoop(
         loaded,
         {

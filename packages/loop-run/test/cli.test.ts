@@ -22,6 +22,13 @@ describe('loop-run argv', () => {
     expect(loop.calls('host')).toBe(0);
   });
 
+  it('--consent naming no council member is a usage error: a typo must not wait for a refusal', async () => {
+    const loop = makeLoop({ tweak: (s) => (s.privacy.egress = []) });
+    loops.push(loop);
+    await expect(cli([loop.specPath, '--consent', 'judge1'], memoryIo({ stdin: '' }))).rejects.toThrow('--consent judge1 names no council member (known: host, judge-1)');
+    expect(loop.calls('host')).toBe(0);
+  });
+
   it('takes --retries 0 and a spec path', async () => {
     const loop = makeLoop();
     loops.push(loop);

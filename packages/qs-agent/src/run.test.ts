@@ -161,10 +161,10 @@ describe('qs-agent --agent replay', () => {
     expect(existsSync(root)).toBe(false);
   });
 
-  it('ends a run with run.failed and exits 2 when its sandbox cannot be re-opened', async () => {
+  it('ends a run with run.failed and exits 3 when its sandbox.ready names a workspace that is not there', async () => {
     const ready = { v: 1, type: 'sandbox.ready', ts: '2026-01-01T00:00:00.000Z', run_id: 'r1', stage: 'qs-sandbox', root: '/nonexistent/quickloop-x', workspace: '/nonexistent/quickloop-x/workspace', home: '/nonexistent/quickloop-x/home', tmp: '/nonexistent/quickloop-x/tmp', backend: 'bwrap', enforced: true, reason: 'asked for', policy: { explicit: [], docs_hosts: [], registries: [], registries_source: 'default' }, keep: false };
     const { code, events, err } = await agent(ndjson([taskLoaded('r1'), ready]));
-    expect(code).toBe(2);
+    expect(code).toBe(3);
     expect(events.at(-1)).toMatchObject({ type: 'run.failed', failed_stage: 'qs-agent' });
     expect(err).toContain('cannot re-open the sandbox at /nonexistent/quickloop-x/workspace');
   });

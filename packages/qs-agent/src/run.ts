@@ -50,14 +50,17 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
   const runs = new Map<string, RunState>();
   let pending: RunState | undefined;
   let stageFailures = 0;
+  /** Runs whose input described a sandbox that is not there (exit 3, as qs-check says for the same line). */
+  let badInput = 0;
   const choice = { backend: opts.backend, allowUnenforced: opts.allowUnenforced, env: io.env };
 
   const readyForAgent = (s: RunState): boolean =>
     !s.handled && !s.terminal && !s.setupFailed && s.ready !== undefined && s.setupDone >= s.loaded.task.setup.length;
 
-  const failRun = async (s: RunState, error: string): Promise<void> => {
+  const failRun = async (s: RunState, error: string, input = false): Promise<void> => {
     s.handled = true;
-    stageFailures += 1;
+    if (input) badInput += 1;
+    else stageFailures += 1;
     log.error(`${STAGE}: ${s.loaded.task.name}: ${error}`);
     await emitter.emit('run.failed', { run_id: s.runId }, { failed_stage: STAGE, error });
   };
@@ -112,7 +115,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       sandbox = await reopen(s.ready as SandboxReady, choice, egressEmitter(emitter, s.runId));
     } catch (error) {
       if (error instanceof CliError && error.kind === 'usage') throw error;
-      await failRun(s, `cannot re-open the sandbox at ${(s.ready as SandboxReady).workspace}: ${(error as Error).message}`);
+      await failRun(s, `cannot re-open the sandbox at ${(s.ready as SandboxReady).workspace}: ${(error as Error).message}`, error instanceof CliError && error.kind === 'input');
       return;
     }
     await work(s, sandbox);
@@ -196,6 +199,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
     throw error;
   }
   if (io.signal.aborted) return QsExit.interrupted;
+  if (badInput > 0) return QsExit.usage;
   return stageFailures > 0 ? QsExit.noEvidence : QsExit.passed;
 }
 

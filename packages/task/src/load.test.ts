@@ -112,6 +112,8 @@ describe('loadTaskFile', () => {
     expect(p.check.success_file!.path).toBe(join('checks', 'c.sh'));
     const broken = await loadTaskStdin(Buffer.from('{"name": }'), dir, opts);
     expect(broken.errors[0]).toMatchObject({ code: 'QS005', message: "invalid JSON: Unexpected token '}'", line: 1, column: 10 });
+    const nested = await loadTaskStdin(Buffer.from(`name: x\na: ${'['.repeat(20000)}${']'.repeat(20000)}\n`), dir, opts);
+    expect(nested.errors[0]?.message).toBe('invalid YAML: nested too deeply to read (hundreds of levels); a task is a few levels deep');
     const deep = await loadTaskStdin(Buffer.from('{\n  "a": [1,\n  2,,]\n}'), dir, opts);
     expect(deep.errors[0]).toMatchObject({ message: "invalid JSON: Unexpected token ','", line: 3, column: 5 });
     expect((await loadTaskStdin(Buffer.alloc(0), dir, opts)).errors[0]!.code).toBe('QS002');

@@ -36,9 +36,11 @@ export function parseSource(source: Source): ParseResult {
     const message =
       first.code === 'MULTIPLE_DOCS'
         ? "holds more than one YAML document (a second '---'); write one task per file, or a list of tasks"
-        : first.code === 'TAG_RESOLVE_FAILED'
-          ? `unknown tag ${/Unresolved tag: (\S+)/.exec(first.message)?.[1] ?? ''}; a task is plain strings, numbers, lists and mappings`
-          : first.message;
+        : /Maximum call stack/.test(first.message)
+          ? 'nested too deeply to read (hundreds of levels); a task is a few levels deep'
+          : first.code === 'TAG_RESOLVE_FAILED'
+            ? `unknown tag ${/Unresolved tag: (\S+)/.exec(first.message)?.[1] ?? ''}; a task is plain strings, numbers, lists and mappings`
+            : first.message;
     return { ok: false, error: finding('QS005', `${what}: ${message}${dup}`, { at: { line: at.line, column: at.col } }) };
   }
   let value: unknown;

@@ -151,7 +151,8 @@ function parseGemini(stdout: string, stderr: string, exitCode: number): ParsedOu
     let thoughts = 0;
     for (const m of Object.values<any>(models)) {
       const t = m?.tokens ?? {};
-      input += (t.prompt ?? 0) - (t.cached ?? 0);
+      // Tool-use prompt tokens are billed as input but are not part of `prompt` (total = prompt + candidates + thoughts + tool).
+      input += (t.prompt ?? 0) - (t.cached ?? 0) + (t.tool ?? 0);
       cached += t.cached ?? 0;
       output += (t.candidates ?? 0) + (t.thoughts ?? 0);
       thoughts += t.thoughts ?? 0;

@@ -114,6 +114,15 @@ describe('egress proxy', () => {
     v6.socket.destroy();
   });
 
+  it('refuses a CONNECT to a port that cannot exist, rather than tunnelling to 443', async () => {
+    for (const target of ['registry.example.org:99999', 'registry.example.org:0']) {
+      const c = await connect(target);
+      expect(c.status).toMatch(/400/);
+      expect(last()).toMatchObject({ type: 'egress.blocked', host: 'registry.example.org', port: 0, reason: 'bad_request', message: `CONNECT ${target}: the port must be 1-65535` });
+      c.socket.destroy();
+    }
+  });
+
   it('refuses a relative URL (a client that forgot it talks to a proxy)', async () => {
     const r = await new Promise<{ status: number }>((resolve, reject) => {
       http.get({ host: '127.0.0.1', port: proxy.port, path: '/plain' }, (res) => {

@@ -33,11 +33,12 @@ const IDLE_MS = 120_000;
 
 const oneLine = (error: unknown): string => (error instanceof Error ? error.message : String(error)).split('\n')[0] || 'connection failed';
 
+/** `port` is NaN when the target names one that cannot exist: it is refused, never replaced by a default. */
 function splitHostPort(target: string, defaultPort: number): { host: string; port: number } {
   const m = /^\[([^\]]*)\](?::(\d+))?$/.exec(target) ?? /^([^:]*)(?::(\d+))?$/.exec(target);
   if (!m) return { host: '', port: defaultPort };
   const port = m[2] === undefined ? defaultPort : Number(m[2]);
-  return { host: normalizeHost(m[1] ?? ''), port: Number.isInteger(port) && port >= 0 && port <= 65535 ? port : defaultPort };
+  return { host: normalizeHost(m[1] ?? ''), port: Number.isInteger(port) && port >= 1 && port <= 65535 ? port : Number.NaN };
 }
 
 const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 502: 'Bad Gateway' };
@@ -71,6 +72,12 @@ export async function startEgressProxy(options: ProxyOptions): Promise<EgressPro
 
   server.on('connect', (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
     const { host, port } = splitHostPort(req.url ?? '', 443);
+    if (Number.isNaN(port)) {
+      const message = `CONNECT ${req.url ?? ''}: the port must be 1-65535`;
+      report({ type: 'egress.blocked', host: host || '(none)', port: 0, method: 'CONNECT', reason: 'bad_request', message });
+      refuse(client, 400, message);
+      return;
+    }
     const base = { host: host || '(none)', port, method: 'CONNECT' };
     const decision = decide(options.policy, host);
     if (!decision.allow) {

@@ -1,5 +1,5 @@
 // `loop compile` and `loop lint` in-process: files written, stdout/stderr split, exit codes, usage errors.
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { memoryIo } from '@quickloop/cli-kit';
@@ -42,6 +42,20 @@ describe('loop compile', () => {
     for (const doc of ['LOOP.md', 'RUN_IN_SESSION.md']) {
       expect(readFileSync(join(tmp, 'out', doc), 'utf8')).toBe(readFileSync(join(LOOPS, 'valid/typical', doc), 'utf8'));
     }
+  });
+
+  it('--out is a directory: a Looper-style --out FILE.json or an existing file is a usage error, nothing written', async () => {
+    const spec = join(LOOPS, 'valid/minimal/loop.yaml');
+    const json = await loop(['compile', spec, '--out', 'loop.resolved.json']);
+    expect(json.code).toBe(2);
+    expect(json.err).toMatch(/^loop: error: --out names a directory, not the JSON file \(got 'loop.resolved.json'\)/);
+    expect(existsSync(join(tmp, 'loop.resolved.json'))).toBe(false);
+    writeFileSync(join(tmp, 'taken'), 'x');
+    const file = await loop(['compile', spec, '--out', 'taken']);
+    expect(file.code).toBe(2);
+    expect(file.err).toMatch(/^loop: error: --out taken is a file; --out names the directory/);
+    expect(file.err.split('\n').filter(Boolean)).toHaveLength(1);
+    expect(readFileSync(join(tmp, 'taken'), 'utf8')).toBe('x');
   });
 
   it('writes next to the spec by default', async () => {

@@ -1,5 +1,5 @@
 // `loop compile SPEC [--out DIR]`: loop.resolved.json, LOOP.md and RUN_IN_SESSION.md, as Looper writes them.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { UsageError } from '@quickloop/cli-kit/errors';
 import type { Io } from '@quickloop/cli-kit/io';
@@ -30,6 +30,7 @@ export async function compile(opts: CompileCommandOptions, io: Io): Promise<numb
     return 0;
   }
   const dir = opts.out === undefined ? dirname(specPath) : resolveFrom(io.cwd, opts.out);
+  if (opts.out !== undefined) checkOutDir(dir, opts.out);
   mkdirSync(dir, { recursive: true });
   for (const [name, text] of [
     ['loop.resolved.json', result.json],
@@ -41,6 +42,23 @@ export async function compile(opts: CompileCommandOptions, io: Io): Promise<numb
     say(`Wrote ${target}`);
   }
   return 0;
+}
+
+/**
+ * `--out` names a directory. Looper's `--out` names the JSON file, so `--out loop.resolved.json` from a
+ * Looper habit would otherwise become a directory of that name; an existing file would fail in mkdir.
+ */
+function checkOutDir(dir: string, given: string): void {
+  let isDir: boolean | undefined;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    isDir = undefined;
+  }
+  if (isDir === false) throw new UsageError(`--out ${given} is a file; --out names the directory for loop.resolved.json, LOOP.md and RUN_IN_SESSION.md`);
+  if (isDir === undefined && given.endsWith('.json')) {
+    throw new UsageError(`--out names a directory, not the JSON file (got '${given}'); loop compile writes DIR/loop.resolved.json, DIR/LOOP.md and DIR/RUN_IN_SESSION.md`);
+  }
 }
 
 function resolveFrom(cwd: string, path: string): string {

@@ -1,5 +1,5 @@
 // Glob expansion for task arguments, done here because shells differ (PowerShell, quoted args) and Node 20 has no fs.glob.
-import { readdirSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve, sep } from 'node:path';
 
 export const GLOB_CHARS = /[*?[]/;
@@ -42,6 +42,15 @@ const isDir = (path: string): boolean => {
   }
 };
 
+/** A folder itself, not a link to one: `**` does not follow links, as in shells, so a link loop cannot repeat tasks. */
+const isRealDir = (path: string): boolean => {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
 /** Paths matching `pattern` (relative ones resolved against cwd but returned as written), sorted. */
 export function expandGlob(pattern: string, cwd: string): string[] {
   const absolute = isAbsolute(pattern);
@@ -61,7 +70,7 @@ export function expandGlob(pattern: string, cwd: string): string[] {
           next.push(d);
           for (const name of list(resolve(cwd, d === '' ? '.' : d))) {
             const child = d === '' ? name : join(d, name);
-            if (!name.startsWith('.') && isDir(resolve(cwd, child))) stack.push(child);
+            if (!name.startsWith('.') && isRealDir(resolve(cwd, child))) stack.push(child);
           }
         }
       } else if (!GLOB_CHARS.test(part)) {

@@ -1,5 +1,5 @@
 // Turns the arguments into task sources: files, directories, globs, `-`, or the default places when none are given.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UsageError } from '@quickloop/cli-kit';
 import { expandGlob, GLOB_CHARS } from './glob.js';
@@ -56,7 +56,13 @@ export function resolveInputs(args: readonly string[], cwd: string): Input[] {
   const out: Input[] = [];
   const seen = new Set<string>();
   const push = (path: string): void => {
-    const key = resolve(cwd, path);
+    // One file reached by two names (a link, a repeated argument) is one task, not two runs of it.
+    let key = resolve(cwd, path);
+    try {
+      key = realpathSync(key);
+    } catch {
+      // missing: reported when it is loaded
+    }
     if (seen.has(key)) return;
     seen.add(key);
     out.push({ kind: 'file', path });

@@ -1,5 +1,5 @@
 // qs-validate in-process: inputs, exit codes, the stream it writes, and what people read on stderr.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +75,17 @@ describe('qs-validate', () => {
       'INVALID  empty-dir-missing: no such file or directory',
       '',
     ]);
+  });
+
+  it('loads each file once: ** does not follow a linked folder (a loop would repeat every task), and a file named twice is one task', async () => {
+    mkdirSync(join(dir, 'x', 'y'), { recursive: true });
+    writeFileSync(join(dir, 'x', 'y', 'one.yaml'), TASK('one'));
+    symlinkSync('..', join(dir, 'x', 'y', 'loop'));
+    symlinkSync('one.yaml', join(dir, 'x', 'y', 'alias.yaml'));
+    const r = await validate(['x/**/*.yaml', 'x/y/one.yaml', 'x/y']);
+    expect(r.code).toBe(0);
+    expect(r.events.filter((e) => e.type === 'task.loaded')).toHaveLength(1);
+    expect(r.err).toBe('ok  x/y/alias.yaml (one, replay+agent)\n');
   });
 
   it("reads a task from stdin only when given '-'", async () => {

@@ -91,6 +91,16 @@ describe('qs-sandbox', () => {
     expect(events.at(-1)).toMatchObject({ type: 'setup.failed', detail: 'setup step 2 timed out: sleep 30' });
   });
 
+  it('says on stderr what setup left running, killed with the stage', async () => {
+    const m = `qs-setup-left-${process.pid}`;
+    const input = editedTask((e) => {
+      e.task.setup = [`bash -c 'exec -a ${m} sleep 300' >/dev/null 2>&1 & for i in $(seq 200); do ps -eo args | grep -q '^${m}' && break; sleep 0.02; done`];
+    });
+    const { code, io } = await stage(input, { level: 'normal' });
+    expect(code).toBe(0);
+    expect(io.err()).toContain(`setup left 1 process running, killed with this stage (nothing outlives its stage): ${m} 300`);
+  });
+
   it('records egress decisions of setup commands under the run, before the command completes', async () => {
     const input = editedTask((e) => {
       e.task.setup = ['curl -sS http://docs.greeter.test/quickstart.html; curl -sS https://elsewhere.example.com/ || true'];

@@ -77,8 +77,12 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
     }
     // Closing kills whatever setup left running and waits for the proxy's last egress events, so
     // they are all in the stream before the next stage sees anything after them.
-    await provisioned.sandbox.close();
+    const { leftRunning } = await provisioned.sandbox.close();
     const { ready } = provisioned;
+    if (leftRunning.length > 0) {
+      // A service started in setup does not live on into the agent's stage: say so where people look.
+      log.warn(`${STAGE}: ${name}: setup left ${leftRunning.length} process${leftRunning.length === 1 ? '' : 'es'} running, killed with this stage (nothing outlives its stage): ${leftRunning.join(' · ')}`);
+    }
     if (provisioned.setupFailure !== undefined) {
       inconclusive += 1;
       log.warn(`${STAGE}: ${name}: ${provisioned.setupFailure}`);

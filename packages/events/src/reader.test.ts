@@ -92,6 +92,14 @@ describe('readEvents', () => {
     expect(await failure(`${JSON.stringify(ev())}\n${long}\n`, { maxLineBytes: 200 })).toBe('stdin:2: line longer than 200 bytes');
   });
 
+  it('counts the limit in bytes, not characters', async () => {
+    const line = JSON.stringify(ev({ pad: 'é'.repeat(60) }));
+    expect(line.length).toBeLessThan(200);
+    expect(Buffer.byteLength(line)).toBeGreaterThan(200);
+    expect(await failure(`${line}\n`, { maxLineBytes: 200 })).toBe('stdin:1: line longer than 200 bytes');
+    expect(await readAll(`${line}\n`, { maxLineBytes: 300 })).toHaveLength(1);
+  });
+
   it('rejects a malformed timestamp', async () => {
     expect(await failure(`${JSON.stringify(ev({ ts: 'yesterday' }))}\n`)).toMatch(/^stdin:1: not a quickloop event: ts: must match pattern /);
   });

@@ -48,8 +48,9 @@ export async function* readEvents(input: Readable, options: ReadOptions = {}): A
   try {
     for await (const raw of lines as AsyncIterable<string>) {
       n += 1;
-      // split2's own limit only bounds an unfinished line; a complete long line is caught here.
-      if (raw.length > max) throw new InputError(`${source}:${n}: line longer than ${max} bytes`);
+      // split2's own limit only bounds an unfinished line; a complete long line is caught here. A
+      // UTF-8 character is at most 4 bytes, so only a line past a quarter of the limit is measured.
+      if (raw.length > max || (raw.length * 4 > max && Buffer.byteLength(raw) > max)) throw new InputError(`${source}:${n}: line longer than ${max} bytes`);
       if (raw.trim() === '') continue;
       yield parseLine(raw, n, source, version, validateKnown);
     }

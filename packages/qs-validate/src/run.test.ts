@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InterruptedError, UsageError, memoryIo } from '@quickloop/cli-kit';
 import { parseLine } from '@quickloop/events';
+import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cli, parseOptions } from './cli.js';
 import { run } from './run.js';
@@ -155,6 +156,16 @@ describe('qs-validate', () => {
     const io = memoryIo({ env: env(), cwd: dir });
     io.abort();
     await expect(run({ ...parseOptions(['a.yaml'], io), registryPaths: machine() }, io)).rejects.toThrow(InterruptedError);
+  });
+
+  it('an interrupt ends a wait on stdin that never ends (qs-validate - on a terminal)', async () => {
+    const stdin = new PassThrough();
+    const io = memoryIo({ env: env(), cwd: dir, stdin });
+    stdin.write('name: half');
+    const pending = run({ ...parseOptions(['-'], io), registryPaths: machine() }, io);
+    setImmediate(() => io.abort(new InterruptedError('interrupted by SIGINT')));
+    await expect(pending).rejects.toThrow(InterruptedError);
+    expect(stdin.destroyed).toBe(true);
   });
 
   it('cli() refuses an unknown flag as a usage error', async () => {

@@ -23,17 +23,36 @@ export interface ValidateOptions {
 
 export const STAGE = 'qs-validate';
 
-async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+async function readAll(stream: NodeJS.ReadableStream, signal: AbortSignal): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of stream) {
-    const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-    size += b.length;
-    chunks.push(b);
-    // One byte past the limit is enough to refuse it; the rest is not worth holding.
-    if (size > MAX_TASK_BYTES) break;
+  const collect = async (): Promise<Buffer> => {
+    for await (const chunk of stream) {
+      const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+      size += b.length;
+      chunks.push(b);
+      // One byte past the limit is enough to refuse it; the rest is not worth holding.
+      if (size > MAX_TASK_BYTES) break;
+    }
+    return Buffer.concat(chunks);
+  };
+  // `qs-validate -` on a terminal waits for input that may never come: Ctrl-C ends the wait, and
+  // stdin is let go so that nothing keeps the process alive.
+  let onAbort: () => void = () => undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => {
+      (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+      reject(new InterruptedError('interrupted'));
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  aborted.catch(() => undefined);
+  try {
+    return await Promise.race([collect(), aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
   }
-  return Buffer.concat(chunks);
 }
 
 export async function run(opts: ValidateOptions, io: Io): Promise<number> {
@@ -118,7 +137,7 @@ export async function run(opts: ValidateOptions, io: Io): Promise<number> {
     }
     const result =
       input.kind === 'stdin'
-        ? await loadTaskStdin(await readAll(io.stdin), io.cwd, { registries: registries.hosts })
+        ? await loadTaskStdin(await readAll(io.stdin, io.signal), io.cwd, { registries: registries.hosts })
         : await loadTaskFile(input.path, io.cwd, { registries: registries.hosts });
     await report(result);
   }

@@ -1,5 +1,5 @@
 // Finds the processes a stage's commands left running, so that killing them at close is also on the record.
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 export interface ProcInfo {
   pid: number;
@@ -37,40 +37,43 @@ export function processes(): ProcInfo[] {
   return found;
 }
 
-/** The pid namespace of a process (`pid:[4026532181]`), or undefined when it cannot be read. */
-export function pidNamespace(pid: number): string | undefined {
+/** The children of a process, over all its threads (a node server forks from any of them). */
+export function childrenOf(pid: number): number[] {
+  const found: number[] = [];
   try {
-    return readlinkSync(`/proc/${pid}/ns/pid`);
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ')) if (c.trim() !== '') found.push(Number(c));
+      } catch {
+        // The thread ended while we looked.
+      }
+    }
   } catch {
-    return undefined;
+    // The process is gone.
   }
+  return found;
 }
 
 /**
- * In a bwrap namespace: processes that outlived the command that started them. An orphan is
- * re-parented to the namespace's init, so a leftover is a process whose ancestry reaches `init`
- * without passing through the init's own helpers (`baseline`: the forwarders and their forks), and
- * not through a process outside (a command still running, entered with nsenter).
+ * In a bwrap namespace: the processes that outlived the command that started them. An orphan is
+ * re-parented to the namespace's init, so they are the init's children other than its own helpers
+ * (`baseline`: the forwarders, whose forks stay under them), and their descendants. A command still
+ * running was entered with nsenter from outside, so it is not under the init at all. Only the
+ * namespace's own tree is read, never the whole host's process table.
  */
 export function namespaceLeftovers(init: number, baseline: ReadonlySet<number>): ProcInfo[] {
-  const ns = pidNamespace(init);
-  if (ns === undefined) return [];
-  const all = processes();
-  const byPid = new Map(all.map((p) => [p.pid, p]));
-  const inside = (pid: number): boolean => pidNamespace(pid) === ns;
   const left: ProcInfo[] = [];
-  for (const p of all) {
-    if (p.pid === init || baseline.has(p.pid) || !inside(p.pid)) continue;
-    let up = byPid.get(p.ppid);
-    let reachesInit = p.ppid === init;
-    for (let hops = 0; !reachesInit && up && hops < 64; hops++) {
-      if (up.pid === init) reachesInit = true;
-      else if (baseline.has(up.pid) || !inside(up.pid)) break;
-      else up = byPid.get(up.ppid);
-    }
-    if (reachesInit) left.push(p);
+  const stack = childrenOf(init).filter((c) => !baseline.has(c));
+  const seen = new Set<number>();
+  while (stack.length > 0 && left.length < 4096) {
+    const pid = stack.pop() as number;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    const p = info(pid);
+    if (p) left.push(p);
+    stack.push(...childrenOf(pid));
   }
-  return left;
+  return left.sort((a, b) => a.pid - b.pid);
 }
 
 /** Under `local`: members of the commands' groups whose leader (the command's bash) has exited. */

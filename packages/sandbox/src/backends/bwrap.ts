@@ -3,7 +3,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { namespaceLeftovers, pidNamespace, processes } from '../leftovers.js';
+import { childrenOf, namespaceLeftovers } from '../leftovers.js';
 import { killGroup, killGroupsAndWait } from '../process.js';
 import type { WorkspaceLayout } from '../types.js';
 import type { BackendSession } from './backend.js';
@@ -160,8 +160,7 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string): Pr
   }
   const groups = new Set<number>();
   // The init's own helpers (the forwarders and recorders), so that only what commands left is named at close.
-  const ns = pidNamespace(pid);
-  const baseline = new Set(ns === undefined ? [] : processes().filter((p) => p.pid !== pid && pidNamespace(p.pid) === ns).map((p) => p.pid));
+  const baseline = new Set(childrenOf(pid));
   return {
     name: 'bwrap',
     enforced: true,

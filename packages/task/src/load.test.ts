@@ -119,6 +119,12 @@ describe('loadTaskFile', () => {
     expect((await loadTaskStdin(Buffer.alloc(0), dir, opts)).errors[0]!.code).toBe('QS002');
   });
 
+  it('says a field has the wrong type once, not again for what its members would need', async () => {
+    write('t.yaml', 'name: t\ngoal: g\ndocs:\nsuccess: {script: "test -f x || qs_fail x"}\n');
+    const r = await loadTaskFile('t.yaml', dir, opts);
+    expect(r.errors.map((e) => `${e.code} ${e.message}`)).toEqual(['QS011 docs must be a mapping, got an empty value']);
+  });
+
   it('never lets a wrong type crash the loader, wherever it is', async () => {
     const cases = ['name: [a]', 'goal: 3', 'docs: [x]', 'docs: {path: https://x.test/}', 'success: "true"', 'success: {wait_http: {path: /, json: 3}}', 'budgets: {max_turns: 1.5}', 'network: {allow: example.org}', 'replay: [1, 2]', 'image: {}'];
     for (const c of cases) {

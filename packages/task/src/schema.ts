@@ -72,9 +72,14 @@ export async function schemaFindings(task: unknown, locate: Locate, prefix: read
     seen.add(key);
     out.push(f);
   }
+  // A field of the wrong type says all there is to say about it: what its branches or members
+  // would need (`docs: ~` is not a mapping, so it has no 'path') only repeats it.
+  const wrongType = out.filter((f) => f.code === 'QS011' && f.field).map((f) => f.field!);
+  const within = (f: Finding, t: string): boolean => f.field === t || (f.field ?? '').startsWith(`${t}.`) || (f.field ?? '').startsWith(`${t}[`);
+  const kept = out.filter((f) => f.code === 'QS011' || !wrongType.some((t) => within(f, t)));
   // Earliest in the file first; at one spot, the most basic complaint (wrong type) first.
   const rank = (f: Finding): number => ['QS011', 'QS012', 'QS010'].indexOf(f.code) >>> 0;
-  return out.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0) || rank(a) - rank(b));
+  return kept.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0) || rank(a) - rank(b));
 }
 
 function segmentsOf(instancePath: string): Segment[] {

@@ -181,7 +181,7 @@ describe('qs-check', () => {
     const { code, events, err } = await check(ndjson([diagnostic]));
     expect(code).toBe(3);
     expect(events.map((e) => e.type)).toEqual(['diagnostic', 'run.failed']);
-    expect(err).toContain("the task did not validate, so nothing ran (t.yaml:14: success.wait_http.url must be an http(s) URL, got '/')");
+    expect(err).toContain("qs-validate refused it, so nothing ran (t.yaml:14: success.wait_http.url must be an http(s) URL, got '/')");
   });
 
   it('re-runs the check on a kept workspace from the saved stream, replacing its own earlier events', async () => {

@@ -94,7 +94,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       cleanup(f);
       return;
     }
-    if (!f.loaded && f.invalid !== undefined) return fail(f, `the task did not validate, so nothing ran (${f.invalid})`);
+    if (!f.loaded && f.invalid !== undefined) return fail(f, `qs-validate refused it, so nothing ran (${f.invalid})`);
     if (!f.loaded) return fail(f, `incomplete stream: events for run ${f.runId} but no task.loaded`);
     if (!f.ready) return fail(f, `incomplete stream: no sandbox.ready for ${f.loaded.task.name} (is an agent stage missing from the pipeline?)`);
     const checkError = checkErrors.get(f.runId);

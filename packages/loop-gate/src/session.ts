@@ -219,7 +219,10 @@ export class Session {
       usd: r.costUsd ?? null,
       attempts: r.attempts,
     };
-    const detail = [r.message, r.stderrTail.trim()].filter(Boolean).join('\n');
+    // A CLI's error text (or an argv) can carry a key or a flagged file's content; it goes into state, the run log
+    // and events, so it is masked like a prompt.
+    const mask = (text: string): string => this.scrubber.scrub(text, this.hostGlobs()).text;
+    const detail = mask([r.message, r.stderrTail.trim()].filter(Boolean).join('\n'));
     if (failed) result.error = detail.slice(-2000);
     this.hooks.emit('model.result', result, { parent_id: callId });
     this.hooks.log('model_call', {
@@ -234,7 +237,7 @@ export class Session {
     this.hooks.onUsage(id, usage, r.costUsd ?? null);
     if (r.attempts > 1) this.hooks.warn(`warning: ${id} needed ${r.attempts} attempts (transient CLI failures were retried)`);
     if (!failed) return r.text.trim();
-    throw new ModelCallFailed(`Model invocation failed (${argv.join(' ')}): exit ${exitCode}${r.timedOut ? ' (timed out)' : ''}\n${detail}`.trimEnd());
+    throw new ModelCallFailed(mask(`Model invocation failed (${argv.join(' ')}): exit ${exitCode}${r.timedOut ? ' (timed out)' : ''}\n${detail}`.trimEnd()));
   }
 
   async send(id: string, role: Role, inv: ModelInvocation, prompt: string, purpose: string): Promise<string> {

@@ -150,6 +150,19 @@ describe('loop-run past Looper', () => {
     expect(loop.state().warnings.join('\n')).toContain('env:DEMO_SERVICE_API_KEY appeared in context command output');
   });
 
+  it('keeps a key that a failing CLI prints on stderr out of state.json, the run log and the events', async () => {
+    const key = 'sk-env-9999888877776666';
+    const loop = track(makeLoop({ judge: ['--verdicts', 'pass', '--fail-first', '9', '--stderr', `error: invalid x-api-key ${key}`] }));
+    const { code, events } = await runLoopIn(loop, { env: { DEMO_SERVICE_API_KEY: key } });
+    expect(code).toBe(2);
+    const state = loop.state();
+    expect(state.status).toBe('failed');
+    expect(state.failure).toContain('invalid x-api-key [redacted:env:DEMO_SERVICE_API_KEY]');
+    expect(JSON.stringify(state)).not.toContain(key);
+    expect(loop.log()).not.toContain(key);
+    expect(JSON.stringify(events)).not.toContain(key);
+  });
+
   it('kills a model call at its timeout_sec and fails the run (exit 2, one terminal state)', async () => {
     const loop = track(makeLoop({ judge: ['--verdicts', 'hang'], tweak: (s) => (s.council[0].timeout_sec = 1) }));
     const { code, events } = await runLoopIn(loop);

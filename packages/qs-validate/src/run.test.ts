@@ -41,7 +41,7 @@ describe('qs-validate', () => {
     expect(new Set(loaded.map((e) => e.run_id)).size).toBe(11);
     expect(r.events.every((e) => e.stage === 'qs-validate')).toBe(true);
     expect(r.err.split('\n').filter((l) => l.startsWith('ok  '))).toHaveLength(11);
-    expect(r.err).toContain('ok  fixtures/tasks/valid/two-tasks.yaml (duckdb-python-agent, agent-only)');
+    expect(r.err).toContain('ok  fixtures/tasks/valid/duckdb-python-agent.yaml (duckdb-python-agent, agent-only)');
   });
 
   it('with no argument takes tasks/, then ./ (only files that look like tasks), and says when there are none', async () => {

@@ -14,7 +14,7 @@ export const CODES = {
   QS003: { severity: 'error', summary: 'The file is binary (NUL bytes or invalid UTF-8).' },
   QS004: { severity: 'error', summary: 'The file is larger than 10 MB.' },
   QS005: { severity: 'error', summary: 'Malformed YAML or JSON: `file:line:col` and the parser\'s message.' },
-  QS006: { severity: 'error', summary: 'The top level is not a task mapping or a list of task mappings.' },
+  QS006: { severity: 'error', summary: 'The top level is not a task mapping (a list, a scalar).' },
   QS007: { severity: 'error', summary: 'No task files were found in a directory, a glob, or the default places.' },
   QS010: { severity: 'error', summary: 'An unknown field (with the nearest known name when one is close).' },
   QS011: { severity: 'error', summary: 'A field has the wrong type: its path and the expected type.' },

@@ -88,17 +88,16 @@ describe('loadTaskFile', () => {
     expect((await loadTaskFile('adir.yaml', dir, opts)).errors[0]!.message).toBe('is a directory, not a task file');
   });
 
-  it('loads every task of a list, and refuses the whole file when one task is invalid', async () => {
+  it('refuses a top-level list of tasks: one task per file, so a path names one task', async () => {
     const one = 'name: NAME\ngoal: g\ndocs: {path: [https://docs.example.com/]}\nsuccess: {script: "test -f x || qs_fail no"}';
     const item = (name: string) => one.replace('NAME', name).split('\n').map((l, i) => (i === 0 ? `- ${l}` : `  ${l}`)).join('\n');
     write('list.yaml', `${item('a')}\n${item('b')}\n`);
-    const ok = await loadTaskFile('list.yaml', dir, opts);
-    expect(ok.tasks.map((t) => t.payload.task.name)).toEqual(['a', 'b']);
-    write('bad.yaml', `${item('a')}\n${item('b')}\n  budgets: {max_turns: -1}\n`);
-    const bad = await loadTaskFile('bad.yaml', dir, opts);
-    expect(bad.ok).toBe(false);
-    expect(bad.tasks).toEqual([]);
-    expect(bad.errors[0]).toMatchObject({ code: 'QS036', field: '[1].budgets.max_turns', line: 9 });
+    const r = await loadTaskFile('list.yaml', dir, opts);
+    expect(r.ok).toBe(false);
+    expect(r.tasks).toEqual([]);
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0]).toMatchObject({ code: 'QS006', line: 1, column: 1 });
+    expect(r.errors[0]!.message).toBe('the top level is a list (2 items); a task file holds one task mapping; put each task in its own file');
   });
 
   it('reads a task from stdin: JSON sniffed by its first character, success.file relative to cwd', async () => {

@@ -56,14 +56,11 @@ export async function loadSource(read: SourceResult, opts: LoadOptions): Promise
   if (value === null || value === undefined) return failed([finding('QS002', 'has no content (only comments); a task needs at least name, goal, docs and success')]);
   if (isMapping(value)) entries = [{ raw: value, prefix: [] }];
   else if (Array.isArray(value)) {
-    if (value.length === 0) return failed([finding('QS006', 'holds an empty list; write a task mapping (or a list of them)', { at: locate([]) })]);
-    const bad = value.findIndex((v) => !isMapping(v));
-    if (bad >= 0) {
-      return failed([finding('QS006', `[${bad}] must be a task mapping, got ${describeValue(value[bad])}`, { field: `[${bad}]`, at: locate([bad]) })]);
-    }
-    entries = value.map((raw, i) => ({ raw, prefix: [i] }));
+    // One task per file: a file's path is the task's identity in reports, and a list would make one
+    // bad entry sink its siblings.
+    return failed([finding('QS006', `the top level is a list (${value.length} item${value.length === 1 ? '' : 's'}); a task file holds one task mapping; put each task in its own file`, { at: locate([]) })]);
   } else {
-    return failed([finding('QS006', `the top level must be a task mapping (or a list of them), got ${describeValue(value)}`, { at: locate([]) })]);
+    return failed([finding('QS006', `the top level must be a task mapping, got ${describeValue(value)}`, { at: locate([]) })]);
   }
 
   const errors: Finding[] = [];

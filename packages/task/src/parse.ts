@@ -35,7 +35,7 @@ export function parseSource(source: Source): ParseResult {
     // The parser's own advice here names one of its functions; a task author needs the YAML fix.
     const message =
       first.code === 'MULTIPLE_DOCS'
-        ? "holds more than one YAML document (a second '---'); write one task per file, or a list of tasks"
+        ? "holds more than one YAML document (a second '---'); write one task per file"
         : /Maximum call stack/.test(first.message)
           ? 'nested too deeply to read (hundreds of levels); a task is a few levels deep'
           : first.code === 'TAG_RESOLVE_FAILED'

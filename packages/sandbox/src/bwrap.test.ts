@@ -60,7 +60,7 @@ describe('bwrap backend', () => {
     expect(readFileSync(join(d.tmp, 't.txt'), 'utf8')).toBe('t\n');
   });
 
-  it('blocks a write outside the workspace, and the failure is in the result', async () => {
+  it('blocks a write outside the workspace, and records it with the path', async () => {
     const sb = await enforced();
     const name = marker('write');
     // The checkout itself is a host folder too, unless it lives under /tmp, which the sandbox replaces
@@ -71,8 +71,41 @@ describe('bwrap backend', () => {
       const r = await sb.exec(`echo x > '${target}'`);
       expect(r.exitCode).toBe(1);
       expect(r.output).toMatch(/Read-only file system/);
+      expect(r.denials).toEqual([{ path: target, operation: 'write', reason: 'read_only', detected_from: 'stderr', line: `bash: line 1: ${target}: Read-only file system` }]);
       expect(existsSync(target)).toBe(false);
     }
+  });
+
+  it('records a write outside the workspace by touch, mkdir and node, each once with its path', async () => {
+    const sb = await enforced();
+    const t = join('/etc', marker('touch'));
+    const d = join('/usr/local', marker('mkdir'));
+    const n = join('/usr', marker('node'));
+    const r = await sb.exec(`touch '${t}'; mkdir -p '${d}'; mkdir '${d}'; node -e "require('fs').writeFileSync('${n}', 'x')"`);
+    expect(r.exitCode).not.toBe(0);
+    expect(r.denials.map(({ path, operation, reason }) => ({ path, operation, reason }))).toEqual([
+      { path: t, operation: 'write', reason: 'read_only' },
+      { path: d, operation: 'write', reason: 'read_only' },
+      { path: n, operation: 'write', reason: 'read_only' },
+    ]);
+    expect(r.denials[2]?.line).toBe(`Error: EROFS: read-only file system, open '${n}'`);
+    for (const p of [t, d, n]) expect(existsSync(p)).toBe(false);
+  });
+
+  it('records no denial for a missing file in the workspace, nor for writes where writing is allowed', async () => {
+    const sb = await enforced();
+    const r = await sb.exec('cat missing.txt; cat "$PWD/missing.txt"; ls "$HOME/nothing"; echo x > "$TMPDIR/ok"; touch /tmp/ok');
+    expect(r.output).toMatch(/No such file or directory/);
+    expect(r.denials).toEqual([]);
+  });
+
+  it('records no denial for an error-shaped line about a writable folder, but does for one about a read-only path', async () => {
+    const sb = await enforced();
+    // The kernel says nothing of a refused open, so a printed line is all there is: a line naming a
+    // writable folder cannot be true and is dropped; one naming a read-only path is taken at its word
+    // (a documented limit), and says it came on stdout.
+    const r = await sb.exec('echo "$PWD/x: Read-only file system"; echo "/etc/qs-mention: Read-only file system"');
+    expect(r.denials).toEqual([{ path: '/etc/qs-mention', operation: 'write', reason: 'read_only', detected_from: 'stdout', line: '/etc/qs-mention: Read-only file system' }]);
   });
 
   it('gives /tmp as a private scratch that never reaches the host', async () => {
@@ -94,6 +127,7 @@ describe('bwrap backend', () => {
       const r = await sb.exec(`cat '${secret}'; ls -A '${homedir()}' | wc -l`);
       expect(r.output).not.toContain('TOPSECRET');
       expect(r.output).toMatch(/No such file or directory\n0\n$/);
+      expect(r.denials).toEqual([{ path: secret, operation: 'read', reason: 'hidden', detected_from: 'stderr', line: `cat: ${secret}: No such file or directory` }]);
     } finally {
       rmSync(secret, { force: true });
     }
@@ -103,6 +137,11 @@ describe('bwrap backend', () => {
     const sb = await enforced();
     const r = await sb.exec('cat /etc/shadow /etc/gshadow 2>/dev/null | wc -c; cat /etc/passwd | wc -l');
     expect(r.output).toMatch(/^0\n[1-9]\d*\n$/);
+    // Silenced with 2>/dev/null: a swallowed error is not seen (a documented limit)…
+    expect(r.denials).toEqual([]);
+    // …a printed one is.
+    const shown = await sb.exec('cat /etc/shadow');
+    expect(shown.denials).toEqual([expect.objectContaining({ path: '/etc/shadow', operation: 'read', reason: 'hidden' })]);
   });
 
   it('passes no key into the sandbox and drops every capability', async () => {

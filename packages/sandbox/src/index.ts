@@ -9,6 +9,7 @@ export { hostMatches, normalizeHost, isIpLiteral } from './hosts.js';
 export { startEgressProxy, type EgressProxy, type ProxyOptions } from './proxy.js';
 export { sandboxEnv, COPIED_VARS, NO_PROXY } from './env.js';
 export { MAX_NAMED } from './leftovers.js';
+export { DenialScanner, parseDenialLine, classify, MAX_DENIALS, type DenialRules } from './denials.js';
 export { OutputCap, omissionMarker, DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
 export { INSTALL_HOSTS, effectivePolicy, type PolicyExtras } from './install-hosts.js';
 export { provisionSandbox, egressEmitter, setupFailureDetail, type ProvisionOptions, type Provisioned, type TaskLoadedPayload, type SandboxReadyPayload } from './provision.js';

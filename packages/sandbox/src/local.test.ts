@@ -52,6 +52,12 @@ describe('local backend', () => {
     expect(r.output).toBe(`${sb.describe().workspace}\nout\nerr\n`);
   });
 
+  it('records no filesystem denial: local refuses nothing', async () => {
+    const sb = await local();
+    const r = await sb.exec("cat /root/qs-none; echo 'bash: line 1: /etc/x: Read-only file system' >&2");
+    expect(r.denials).toEqual([]);
+  });
+
   it('gives a scrubbed environment: sibling HOME and TMPDIR, no keys', async () => {
     const sb = await local({ ...process.env, ANTHROPIC_API_KEY: 'sk-ant-test-secret', GITHUB_TOKEN: 'ghp-test-secret' });
     const r = await sb.exec('env');

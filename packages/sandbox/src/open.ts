@@ -9,6 +9,7 @@ import { selectBackend } from './backends/select.js';
 import { sandboxEnv } from './env.js';
 import { effectivePolicy } from './install-hosts.js';
 import { checkLayout, createLayout, removeLayout } from './layout.js';
+import { DenialScanner } from './denials.js';
 import { DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
 import { runProcess } from './process.js';
 import { startEgressProxy, type EgressProxy } from './proxy.js';
@@ -61,6 +62,7 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
         ...(exec.timeoutMs !== undefined ? { timeoutMs: exec.timeoutMs } : {}),
         ...(exec.signal ? { signal: exec.signal } : {}),
         onGroup: (pgid) => session.adopt(pgid),
+        ...(session.denialRules ? { scanner: new DenialScanner(session.denialRules) } : {}),
       });
       running.add(run);
       void run.finally(() => running.delete(run));

@@ -1,5 +1,6 @@
 // Runs one process in its own group with a timeout, merged capped output, and a kill that reaches its children.
 import { spawn } from 'node:child_process';
+import type { DenialScanner } from './denials.js';
 import { OutputCap } from './output.js';
 import type { ExecResult } from './types.js';
 
@@ -13,6 +14,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Told the process group id as soon as it exists (a backend keeps it to kill at close). */
   onGroup?: (pgid: number) => void;
+  /** Reads each stream for refused filesystem accesses as it arrives (the enforced backend's). */
+  scanner?: DenialScanner;
 }
 
 /**
@@ -67,8 +70,15 @@ export function runProcess(options: RunOptions): Promise<ExecResult> {
     });
     const pgid = child.pid;
     if (pgid !== undefined) options.onGroup?.(pgid);
-    child.stdout.on('data', (c: Buffer) => cap.push(c));
-    child.stderr.on('data', (c: Buffer) => cap.push(c));
+    const scanner = options.scanner;
+    child.stdout.on('data', (c: Buffer) => {
+      cap.push(c);
+      scanner?.push('stdout', c);
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      cap.push(c);
+      scanner?.push('stderr', c);
+    });
     const stop = (): void => {
       if (pgid !== undefined) killGroup(pgid);
     };
@@ -93,6 +103,7 @@ export function runProcess(options: RunOptions): Promise<ExecResult> {
         truncated,
         timedOut,
         durationMs: Math.max(0, Math.round(performance.now() - started)),
+        denials: scanner?.end() ?? [],
       });
     };
     child.once('error', (error) => {

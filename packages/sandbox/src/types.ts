@@ -1,5 +1,8 @@
 // The public shape of the sandbox library: options, the Sandbox handle, command results and descriptions.
 import type { Payload } from '@quickloop/events';
+import type { Denial } from './denials.js';
+
+export type { Denial } from './denials.js';
 
 /** What the shell may reach (the `policy` of task.loaded and sandbox.ready). */
 export type EgressPolicy = Payload<'task.loaded'>['policy'];
@@ -71,6 +74,12 @@ export interface ExecResult {
   truncated: boolean;
   timedOut: boolean;
   durationMs: number;
+  /**
+   * Filesystem accesses the enforced backend refused, read from the command's error lines before any
+   * truncation (sandbox.denied payloads): distinct by path and operation, at most 20. Always empty
+   * under `local`, which refuses nothing.
+   */
+  denials: Denial[];
 }
 
 /** What goes into sandbox.ready (besides `keep`, which is the stage's business). */

@@ -72,8 +72,10 @@ describe('bwrap backend, unprivileged harness', () => {
     const [write, outside, home, blocked, docs, daemonised, caps] = r.results;
     expect(write).toMatchObject({ exitCode: 0, output: 'hi\nhome-writable\n' });
     expect(outside?.output).toMatch(/Read-only file system/);
+    expect(outside?.denials).toEqual([expect.objectContaining({ path: '/usr/qs-escape', operation: 'write', reason: 'read_only' })]);
     expect(home?.exitCode).not.toBe(0);
     expect(home?.output).not.toContain('TOPSECRET');
+    expect(home?.denials).toEqual([expect.objectContaining({ path: secret, operation: 'read', reason: 'hidden' })]);
     expect(blocked?.output).toMatch(/403/);
     expect(docs?.output).toMatch(/use read_docs/);
     expect(daemonised?.output).toBe('started\n');

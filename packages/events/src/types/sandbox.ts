@@ -113,12 +113,12 @@ export const EgressError = defineEvent({
 export const SandboxDenied = defineEvent({
   type: 'sandbox.denied',
   emittedBy: ['qs-sandbox', 'qs-agent', 'qs-check'],
-  doc: 'The enforced backend refused a command a filesystem access: a write outside the writable folders, or a read of a place it hides (the host home, /root, /home, /run). The kernel tells only the command, so this is read from the error line the command printed (coreutils, bash, node, python shapes); an error the tool swallowed is not seen. parent_id is the command: its tool.call, setup.started or check.started. One event per distinct path and operation per command, at most 20.',
+  doc: 'The enforced backend refused a command a filesystem access: a write outside the writable folders, or a read of a place it hides (the host home, /root, /home, /run, masked secret files). The kernel tells only the command, so this is read from the error line the command printed (coreutils, bash, node, python shapes); an error the tool swallowed is not seen. parent_id is the command: its tool.call, setup.started or check.started. One event per distinct path and operation per command, at most 20.',
   payload: Type.Object({
     path: Type.String({ minLength: 1, description: 'The path as the tool printed it (relative paths are relative to where the command was).' }),
     operation: Type.Union([Type.Literal('write'), Type.Literal('read')], { description: 'write: create, change or remove · read: open, list or stat.' }),
     reason: Type.Union([Type.Literal('read_only'), Type.Literal('hidden')], {
-      description: 'read_only: outside the workspace, home and tmp everything is mounted read-only (EROFS) · hidden: the path is under a host folder the sandbox replaces with an empty one (ENOENT).',
+      description: 'read_only: outside the workspace, home and tmp everything is mounted read-only (EROFS) · hidden: the path is under a host folder the sandbox replaces with an empty one (ENOENT), or is a secret host file it masks (EACCES).',
     }),
     detected_from: Type.Union([Type.Literal('stderr'), Type.Literal('stdout')], { description: 'The stream the error line came on; an error line on stdout is usually a tool run with 2>&1.' }),
     line: Type.String({ description: 'The error line, trimmed, at most 300 characters.' }),

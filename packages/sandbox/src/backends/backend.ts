@@ -1,4 +1,5 @@
 // What every backend provides: a way to run `bash -c` inside, the proxy URL commands see, and a close that kills all.
+import type { DenialRules } from '../denials.js';
 import type { ProcInfo } from '../leftovers.js';
 import type { BackendName } from '../types.js';
 
@@ -7,6 +8,8 @@ export interface BackendSession {
   readonly enforced: boolean;
   /** The HTTP proxy URL as seen from inside the sandbox. */
   readonly proxyUrl: string;
+  /** Where a refused filesystem access can come from; only a backend that enforces the filesystem has them. */
+  readonly denialRules?: DenialRules;
   /** The argv that runs `bash -c command` in the workspace inside the sandbox. */
   argv(command: string): { file: string; args: string[] };
   /** Remembers a command's process group so close() can kill what it left behind. */

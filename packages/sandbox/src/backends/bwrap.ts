@@ -3,6 +3,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DenialRules } from '../denials.js';
 import { childrenOf, namespaceLeftovers } from '../leftovers.js';
 import { killGroup, killGroupsAndWait } from '../process.js';
 import type { WorkspaceLayout } from '../types.js';
@@ -19,6 +20,22 @@ export function hiddenPaths(): string[] {
   const paths = [homedir(), '/root', '/home', '/run', '/var/run', '/tmp', '/var/tmp', '/dev/shm'];
   // Symlinks (/var/run → /run) are skipped: their target is hidden already, and bwrap cannot mount over a link.
   return [...new Set(paths)].filter((p) => p !== '/' && existsSync(p) && lstatSync(p).isDirectory());
+}
+
+/** Private scratch folders: replaced like the hidden ones, but a missing file there is ordinary, not a host file hidden. */
+const SCRATCH = ['/tmp', '/var/tmp', '/dev/shm'];
+
+/**
+ * What a refused access can be in this sandbox: an EROFS is real only outside the writable folders
+ * (the layout's and every tmpfs), a missing file is the sandbox's doing only under a hidden host folder.
+ */
+export function denialRules(layout: WorkspaceLayout): DenialRules {
+  const tmpfs = hiddenPaths();
+  const hidden = tmpfs.filter((p) => !SCRATCH.includes(p));
+  // /var/run is a link to /run on most systems: a path printed through the link is hidden as well.
+  if (hidden.includes('/run') && !hidden.includes('/var/run')) hidden.push('/var/run');
+  const own = [layout.workspace, layout.home, layout.tmp];
+  return { writable: [...own, ...tmpfs, '/dev'], hidden, masked: secretFiles(), own };
 }
 
 /** Host files outside the homes that hold secrets: password hashes and SSH host keys. */
@@ -165,6 +182,7 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string): Pr
     name: 'bwrap',
     enforced: true,
     proxyUrl: `http://127.0.0.1:${INSIDE_PROXY_PORT}`,
+    denialRules: denialRules(layout),
     argv: (command) => ({
       file: 'nsenter',
       args: [

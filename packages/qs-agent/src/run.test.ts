@@ -122,6 +122,24 @@ describe('qs-agent --agent replay', () => {
     expect(out).toContain(`HOME=${String(ready?.home)}`);
   });
 
+  it('records what the enforced sandbox refused, each sandbox.denied a child of its command, before its result', async () => {
+    const m = `qs-denied-${process.pid}`;
+    const { code, events } = await one({ setup: [`mkdir /usr/local/${m} || true`], replay: [`cat /root/.${m}; echo x > /etc/${m}; true`] });
+    expect(code).toBe(0);
+    const setup = events.find((e) => e.type === 'setup.started');
+    const call = events.find((e) => e.type === 'tool.call' && e.tool === 'bash');
+    const denied = events.filter((e) => e.type === 'sandbox.denied');
+    expect(denied).toEqual([
+      expect.objectContaining({ run_id: 'r1', stage: 'qs-agent', parent_id: setup?.id, path: `/usr/local/${m}`, operation: 'write', reason: 'read_only', detected_from: 'stderr' }),
+      expect.objectContaining({ run_id: 'r1', stage: 'qs-agent', parent_id: call?.id, path: `/root/.${m}`, operation: 'read', reason: 'hidden' }),
+      expect.objectContaining({ run_id: 'r1', stage: 'qs-agent', parent_id: call?.id, path: `/etc/${m}`, operation: 'write', reason: 'read_only' }),
+    ]);
+    const types = events.map((e) => e.type);
+    expect(types.slice(types.indexOf('setup.started'), types.indexOf('setup.completed') + 1)).toEqual(['setup.started', 'sandbox.denied', 'setup.completed']);
+    const at = events.indexOf(call as (typeof events)[number]);
+    expect(types.slice(at, at + 4)).toEqual(['tool.call', 'sandbox.denied', 'sandbox.denied', 'tool.result']);
+  });
+
   it('runs setup in a sandbox it provisions, and does not start the agent when setup fails', async () => {
     const { events } = await one({ setup: ['echo prepared > ready.txt', 'exit 4'], replay: ['cat ready.txt'] });
     expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed', 'setup.started', 'setup.completed', 'setup.failed']);

@@ -1,5 +1,6 @@
 // The agent's two tools, bash and read_docs, each call recorded as events in the order it happened.
 import type { Emitter } from '@quickloop/events';
+import type { Denial } from '@quickloop/sandbox';
 import { readDocsPage, type DocsResult } from './docs/client.js';
 import type { DocsMapping } from './docs/docs-map.js';
 
@@ -10,6 +11,8 @@ export interface BashResult {
   durationMs: number;
   originalChars: number;
   truncated: boolean;
+  /** Filesystem accesses the enforced sandbox refused (absent or empty for an executor that refuses nothing). */
+  denials?: readonly Denial[];
 }
 
 /** What runs a command in the sandbox: a fresh `bash -c` in the workspace (the sandbox library's Sandbox). */
@@ -47,6 +50,8 @@ export function createToolbelt(o: ToolbeltOptions): Toolbelt {
       const id = o.newId();
       await o.emitter.emit('tool.call', { run_id: o.runId, id }, { tool: 'bash', command });
       const result = await o.executor.exec(command, { timeoutMs: o.maxCommandSeconds * 1000, maxOutputChars: o.maxOutputChars, signal: o.signal });
+      // Before tool.result, like the egress events of the same command: the result closes the command.
+      for (const denial of result.denials ?? []) await o.emitter.emit('sandbox.denied', { run_id: o.runId, parent_id: id }, denial);
       await o.emitter.emit(
         'tool.result',
         { run_id: o.runId, id: o.newId(), parent_id: id },

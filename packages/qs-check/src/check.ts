@@ -50,6 +50,7 @@ export async function runCheck(
       signal: ctx.signal,
       env: { QS_PORT: String(port), QS_SESSION_LOG: session },
     });
+    for (const denial of result.denials) await ctx.emitter.emit('sandbox.denied', { run_id: f.runId, parent_id: id }, denial);
   } finally {
     // close() kills whatever the check served, process group and all, and flushes its egress events.
     await sandbox.close();

@@ -129,6 +129,19 @@ describe('qs-check', () => {
     expect(verdict(events)).toMatchObject({ classification: 'harness_error', stop_reason: 'completed', check_exit_code: 1 });
   });
 
+  it('records a write the enforced sandbox refused the check, as a child of check.started before check.completed', async () => {
+    const target = `/etc/qs-check-denied-${process.pid}`;
+    const { code, events } = await through({ replay: ['echo hi'], script: `touch '${target}' || echo "could not write, carrying on"` });
+    expect(code).toBe(0);
+    const started = events.find((e) => e.type === 'check.started');
+    const types = events.map((e) => e.type);
+    const at = types.indexOf('sandbox.denied');
+    expect(events[at]).toMatchObject({ run_id: 'r1', stage: 'qs-check', parent_id: started?.id, path: target, operation: 'write', reason: 'read_only', detected_from: 'stderr' });
+    expect(at).toBeGreaterThan(types.indexOf('check.started'));
+    expect(at).toBeLessThan(types.indexOf('check.completed'));
+    expect(verdict(events)).toMatchObject({ classification: 'passed' });
+  });
+
   it('is an infra error when an allowed host cannot be reached', async () => {
     const { code, events } = await through({ explicit: ['nowhere.invalid'], replay: ['curl -sS --max-time 10 https://nowhere.invalid/'], script: 'exit 1' });
     expect(code).toBe(2);

@@ -113,6 +113,16 @@ describe('qs-sandbox', () => {
     expect(String(events[5]?.output)).toContain('use read_docs');
   });
 
+  it('records a filesystem access the sandbox refused a setup command, as a child of its setup.started', async () => {
+    const target = `/usr/local/qs-sandbox-denied-${process.pid}`;
+    const input = editedTask((e) => {
+      e.task.setup = [`mkdir '${target}' || true`];
+    });
+    const { events } = await stage(input);
+    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'sandbox.denied', 'setup.completed']);
+    expect(events[3]).toMatchObject({ run_id: 'run-setup', stage: 'qs-sandbox', parent_id: events[2]?.id, path: target, operation: 'write', reason: 'read_only', detected_from: 'stderr' });
+  });
+
   it('never passes the host\'s keys or home into setup', async () => {
     const input = editedTask((e) => {
       e.task.setup = ['env; echo "home=$HOME"'];

@@ -12,4 +12,4 @@ export { MAX_NAMED } from './leftovers.js';
 export { DenialScanner, parseDenialLine, classify, MAX_DENIALS, type DenialRules } from './denials.js';
 export { OutputCap, omissionMarker, DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
 export { INSTALL_HOSTS, effectivePolicy, type PolicyExtras } from './install-hosts.js';
-export { provisionSandbox, egressEmitter, setupFailureDetail, type ProvisionOptions, type Provisioned, type TaskLoadedPayload, type SandboxReadyPayload } from './provision.js';
+export { provisionSandbox, egressEmitter, emitDenials, setupFailureDetail, type ProvisionOptions, type Provisioned, type TaskLoadedPayload, type SandboxReadyPayload } from './provision.js';

@@ -2,7 +2,7 @@
 import type { Emitter, Payload } from '@quickloop/events';
 import { effectivePolicy } from './install-hosts.js';
 import { openSandbox } from './open.js';
-import type { BackendChoice, EgressEvent, Sandbox } from './types.js';
+import type { BackendChoice, Denial, EgressEvent, Sandbox } from './types.js';
 
 export type TaskLoadedPayload = Payload<'task.loaded'>;
 export type SandboxReadyPayload = Payload<'sandbox.ready'>;
@@ -41,6 +41,11 @@ export function egressEmitter(emitter: Emitter, runId: string): (event: EgressEv
       // The writer is closed; the stage ends quietly at its next await.
     }
   };
+}
+
+/** Emits a command's refused filesystem accesses (sandbox.denied), each a child of the event that started the command. */
+export async function emitDenials(emitter: Emitter, runId: string, parentId: string, denials: readonly Denial[]): Promise<void> {
+  for (const denial of denials) await emitter.emit('sandbox.denied', { run_id: runId, parent_id: parentId }, denial);
 }
 
 /** One line: `setup step 2 exited 1: make deps`. */
@@ -87,6 +92,7 @@ export async function provisionSandbox(
       const id = newId();
       await emitter.emit('setup.started', { run_id: runId, id }, { index, command });
       const r = await sandbox.exec(command, { timeoutMs: budgets.max_command_seconds * 1000, maxOutputChars: budgets.max_output_chars, signal });
+      await emitDenials(emitter, runId, id, r.denials);
       await emitter.emit(
         'setup.completed',
         { run_id: runId, parent_id: id },

@@ -21,6 +21,8 @@ describe('the stream renderer', () => {
     ev('tool.result', 5, { tool: 'bash', exit_code: 2, output: `${'x'.repeat(500)}\nmake: *** no rule\n`, duration_ms: 1500 }),
     ev('egress.blocked', 5, { host: 'docs.greeter.test', port: 443, reason: 'docs_host' }),
     ev('egress.allowed', 5, { host: 'registry.test', port: 443, reason: 'registry' }),
+    ev('sandbox.denied', 5, { path: '/etc/x', operation: 'write', reason: 'read_only', detected_from: 'stderr', line: 'bash: /etc/x: Read-only file system' }),
+    ev('sandbox.denied', 5, { path: '/root/.npmrc', operation: 'read', reason: 'hidden', detected_from: 'stderr', line: 'cat: /root/.npmrc: No such file or directory' }),
     ev('setup.failed', 6, { detail: 'setup step 1 exited 2: make deps' }),
     ev('agent.completed', 6, { stop_reason: 'command_failed', detail: 'replay step 2 exited 2: make', left_running: ['node server.js'] }),
     ev('custom.unknown', 6),
@@ -38,6 +40,8 @@ describe('the stream renderer', () => {
     expect(text).toContain('    | make: *** no rule');
     expect(text).toContain('    | …xxx');
     expect(text).toContain('shell blocked from docs host docs.greeter.test:443 (use read_docs)');
+    expect(text).toContain('DENIED write /etc/x (read-only outside the workspace)');
+    expect(text).toContain('DENIED read /root/.npmrc (hidden by the sandbox)');
     expect(text).not.toContain('registry.test');
     expect(text).not.toContain('custom.unknown');
     expect(text).toContain('[    6.0s] setup failed: setup step 1 exited 2: make deps');

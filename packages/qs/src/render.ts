@@ -106,6 +106,9 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
         else line(`${style('warn', 'BLOCKED')} ${target} (${str(e.reason)})`);
         break;
       }
+      case 'sandbox.denied':
+        line(`${style('warn', 'DENIED')} ${str(e.operation)} ${str(e.path)} (${e.reason === 'hidden' ? 'hidden by the sandbox' : 'read-only outside the workspace'})`);
+        break;
       case 'egress.error':
         line(`${style('warn', 'egress error')} ${str(e.host)}: ${str(e.error ?? e.reason)}`);
         break;

@@ -1,9 +1,56 @@
 #!/usr/bin/env node
-// Bundles a binary's built cli.js into one file (dist/bundle.js). Node spends most of a short run
-// resolving and loading hundreds of small modules; one file cuts a cold start by about half.
-// Usage (from a package folder, after tsc): node ../../scripts/bundle.mjs
+// Builds a binary's start-up: its dist/cli.js as one file, and the V8 code cache its bin starts from.
+// Node spends most of a short run resolving and loading hundreds of small modules (one file cuts a cold
+// start by about half), then compiling them (the cache skips most of what is left).
+//
+// Usage, from a package folder after tsc:  node ../../scripts/bundle.mjs [--stdin <file>] -- [<warm-up args>]
+// Writes dist/bundle.cjs (CommonJS: only a vm.Script takes a code cache on Node 20), then runs the package's
+// bin once with <warm-up args> (stdin from <file>, or empty); that run writes dist/bundle.cjs.cache, so the
+// cache holds what a real run compiles. The bin is startBundle() from @quickloop/cli-kit/code-cache.
+// A warm-up must be harmless and offline. One that fails leaves no cache (the bin is only slower) and a
+// one-line note; it never fails the build.
+import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
 import { rolldown } from 'rolldown';
 
-const bundle = await rolldown({ input: 'dist/cli.js', platform: 'node', logLevel: 'warn' });
-await bundle.write({ dir: 'dist', entryFileNames: 'bundle.js', format: 'esm', codeSplitting: false, sourcemap: true });
+const USAGE = 'usage: node ../../scripts/bundle.mjs [--stdin <file>] -- [<warm-up args>]';
+const argv = process.argv.slice(2);
+const dash = argv.indexOf('--');
+const own = dash === -1 ? argv : argv.slice(0, dash);
+let stdinFile;
+for (let i = 0; i < own.length; i++) {
+  if (own[i] === '--stdin' && own[i + 1] !== undefined) stdinFile = own[++i];
+  else fail(`unknown argument ${own[i]}`);
+}
+if (dash === -1) fail('the warm-up args (after --) are missing');
+const warmUpArgs = argv.slice(dash + 1);
+
+function fail(message) {
+  console.error(`bundle: ${message}; ${USAGE}`);
+  process.exit(3);
+}
+
+const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+const bins = Object.entries(typeof pkg.bin === 'string' ? { [pkg.name]: pkg.bin } : (pkg.bin ?? {}));
+if (bins.length !== 1) fail(`${pkg.name} has ${bins.length} bins; the warm-up needs exactly one`);
+const [name, bin] = bins[0];
+
+const out = 'dist/bundle.cjs';
+const cache = `${out}.cache`;
+rmSync(cache, { force: true });
+// import.meta.url becomes the bundle's own file URL (rolldown on platform node); nothing else of import.meta is used
+const bundle = await rolldown({ input: 'dist/cli.js', platform: 'node', logLevel: 'warn', checks: { emptyImportMeta: false } });
+await bundle.write({ file: out, format: 'cjs', codeSplitting: false, sourcemap: true });
 await bundle.close();
+
+const run = spawnSync(process.execPath, [bin, ...warmUpArgs], {
+  input: stdinFile === undefined ? '' : readFileSync(stdinFile),
+  env: { ...process.env, QUICKLOOP_WRITE_CODE_CACHE: '1', NO_COLOR: '1' },
+  stdio: ['pipe', 'ignore', 'pipe'],
+  timeout: 60_000,
+});
+if (run.status !== 0) {
+  rmSync(cache, { force: true });
+  const why = String(run.stderr ?? '').trim().split('\n').pop() || run.error?.message || '';
+  console.error(`bundle: the warm-up \`${name} ${warmUpArgs.join(' ')}\` ended with ${run.status ?? run.signal}${why ? ` (${why})` : ''}; ${name} works, without a code cache`);
+}

@@ -2,13 +2,9 @@
 //
 // The `yaml` package parses; scalars are resolved here with PyYAML's own implicit rules, because the
 // resolved JSON must match Looper's: `1e5` is a string there, `yes` is true, `5.0` stays a float.
-import { createRequire } from 'node:module';
-import type * as YamlModule from 'yaml';
+import { LineCounter, parseDocument, isAlias, isMap, isPair, isScalar, isSeq } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
 import { PyDate, PyFloat, newDict, pyStr, type PyDict, type PyValue } from './py.js';
-
-// `yaml` is CommonJS: require() skips the ESM wrapper's export scan, a measurable part of start-up.
-const { LineCounter, parseDocument, isAlias, isMap, isPair, isScalar, isSeq } = createRequire(import.meta.url)('yaml') as typeof YamlModule;
 
 /** Where each key of each parsed mapping (and each item of each sequence) sits in the file. */
 export type LineIndex = WeakMap<object, Map<string | number, number>>;

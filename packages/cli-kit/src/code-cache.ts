@@ -1,0 +1,53 @@
+// A bin's entry: runs its one-file CommonJS bundle through the V8 code cache made at build time (Node 20 has no compile cache).
+// Node builtins only: this module is loaded before anything else, on every start of every binary.
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import Module, { createRequire } from 'node:module';
+import { basename, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
+
+/** Set by `scripts/bundle.mjs --code-cache` on its warm-up run, so the cache holds what a real run compiles. */
+export const WRITE_CODE_CACHE_ENV = 'QUICKLOOP_WRITE_CODE_CACHE';
+
+/** What happened to `<bundle>.cache` on this start; `QUICKLOOP_DEBUG` prints it on stderr. */
+export type CodeCacheState = 'used' | 'rejected' | 'stale' | 'absent';
+
+/** The cache file is this many bytes of the bundle's SHA-256, then V8's data. */
+const KEY_BYTES = 32;
+
+/**
+ * Loads `bundle` (a CommonJS file exporting `main()`) and awaits its `main()`. Compiling the bundle is
+ * most of a cold start. V8 checks a cache only against the source's length (a cache made for another
+ * bundle of the same length is accepted, and runs that bundle's functions), so the file is keyed by
+ * the bundle's hash: a missing, foreign or stale cache is only slower, never wrong.
+ */
+export async function startBundle(bundle: URL): Promise<void> {
+  const file = fileURLToPath(bundle);
+  const cacheFile = `${file}.cache`;
+  const bytes = readFileSync(file);
+  const key = createHash('sha256').update(bytes).digest();
+  let state: CodeCacheState = 'absent';
+  let cachedData: Buffer | undefined;
+  try {
+    const cache = readFileSync(cacheFile);
+    if (cache.length > KEY_BYTES && key.equals(cache.subarray(0, KEY_BYTES))) cachedData = cache.subarray(KEY_BYTES);
+    else state = 'stale';
+  } catch {
+    // no cache (a build whose warm-up failed, or a copy without it): compile as usual
+  }
+  const script = new Script(Module.wrap(bytes.toString('utf8')), { filename: file, ...(cachedData ? { cachedData } : {}) });
+  if (cachedData) state = script.cachedDataRejected ? 'rejected' : 'used';
+  if (process.env[WRITE_CODE_CACHE_ENV] === '1') {
+    // on exit, not after main(): a run may end through process.exit (yargs' --help does)
+    process.once('exit', () => writeFileSync(cacheFile, Buffer.concat([key, script.createCachedData()])));
+  }
+  if (process.env.QUICKLOOP_DEBUG) process.stderr.write(`${binName()}: code cache ${state}\n`);
+  const mod = { exports: {} as { main(): Promise<void> } };
+  (script.runInThisContext() as (...args: unknown[]) => void)(mod.exports, createRequire(file), mod, file, dirname(file));
+  await mod.exports.main();
+}
+
+function binName(): string {
+  return basename(process.argv[1] ?? 'node').replace(/\.[cm]?js$/, '');
+}

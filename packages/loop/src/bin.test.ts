@@ -36,6 +36,14 @@ describe('the loop binary', () => {
     expect(r.err).toMatch(/^loop: error: host\.invoke must not be empty \(fixtures\/loops\/invalid\/empty-invoke\.yaml:\d+\)\n$/);
   });
 
+  it('starts from the code cache its build made; --version reads the package.json beside the bundle', () => {
+    const r = sh('QUICKLOOP_DEBUG=1 loop compile fixtures/loops/valid/typical/loop.yaml --print --quiet && QUICKLOOP_DEBUG= loop --version');
+    expect(r.code).toBe(0);
+    expect(r.err).toBe('loop: code cache used\n');
+    expect(JSON.parse(r.out.slice(0, r.out.lastIndexOf('}') + 1))).toHaveProperty('$schema');
+    expect(r.out.slice(r.out.lastIndexOf('}') + 1).trim()).toBe(JSON.parse(readFileSync(join(PKG, 'package.json'), 'utf8')).version);
+  });
+
   it('exits 2 on YAML that does not parse, naming the line', () => {
     const r = sh('loop lint fixtures/loops/invalid/bad-yaml.yaml');
     expect(r.code).toBe(2);

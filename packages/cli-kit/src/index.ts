@@ -11,5 +11,6 @@ export {
 export { createLogger, wantsColour, type Logger, type LogLevel, type LoggerOptions } from './logger.js';
 export { defaultNewId, sequentialIds, steppingClock, type Io } from './io.js';
 export { parseArgs, logLevel, type ArgsMeta, type CommonOptions } from './args.js';
+export { parseFast, type FastFlag, type FastResult } from './fast-args.js';
 export { runBin, reportError, type Main, type RunBinOptions } from './run-bin.js';
 export { memoryIo, type MemoryIo } from './memory-io.js';

@@ -7,6 +7,7 @@ import * as io from '@quickloop/cli-kit/io';
 import * as logger from '@quickloop/cli-kit/logger';
 import * as memoryIo from '@quickloop/cli-kit/memory-io';
 import * as runBin from '@quickloop/cli-kit/run-bin';
+import * as fastArgs from '@quickloop/cli-kit/fast-args';
 
 describe('subpath exports', () => {
   it('resolve to the same classes and functions as the package index', () => {
@@ -17,5 +18,6 @@ describe('subpath exports', () => {
     expect(logger.createLogger).toBe(index.createLogger);
     expect(memoryIo.memoryIo).toBe(index.memoryIo);
     expect(runBin.runBin).toBe(index.runBin);
+    expect(fastArgs.parseFast).toBe(index.parseFast);
   });
 });

@@ -55,7 +55,7 @@ function task(paths: string[]): string {
 
 async function validate(args: string[]) {
   const io = memoryIo({ env: { NO_COLOR: '1', HOME: dir, npm_config_registry: 'https://npm.run.test/' }, cwd: dir });
-  const code = await run({ ...parseOptions(args, io), registryPaths: { root: dir, execPath: join(dir, 'no-node') } }, io);
+  const code = await run({ ...(await parseOptions(args, io)), registryPaths: { root: dir, execPath: join(dir, 'no-node') } }, io);
   const events = io.out().split('\n').filter(Boolean).map((l, i) => parseLine(l, i + 1, 'stdout').event);
   return { code, err: io.err(), diagnostics: events.filter((e) => e.type === 'diagnostic') as unknown as { code: string; field?: string; message: string }[] };
 }

@@ -1,13 +1,25 @@
 // qs-validate's command line: flags to ValidateOptions, then run() under runBin.
-import { UsageError, logLevel, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
+// Subpath imports only: yargs (in the package index) is loaded just for --help, --version or an error.
+import { UsageError } from '@quickloop/cli-kit/errors';
+import { parseFast, type FastFlag } from '@quickloop/cli-kit/fast-args';
+import type { Io } from '@quickloop/cli-kit/io';
+import { runBin } from '@quickloop/cli-kit/run-bin';
 import { normaliseHost } from '@quickloop/registries';
 import { run, type ValidateOptions } from './run.js';
 
 export const VERSION = '0.1.0';
 
-/** argv → ValidateOptions; throws UsageError on a bad flag (and ExitError(0) after --help). */
-export function parseOptions(argv: string[], io: Pick<Io, 'stderr'>): ValidateOptions {
-  const args = parseArgs(
+/** The flags of an ordinary run, decided without yargs (see parseFast). */
+const FLAGS: Record<string, FastFlag> = {
+  strict: { type: 'boolean' },
+  'check-urls': { type: 'boolean' },
+  'allow-registry': { type: 'string', multiple: true },
+};
+
+/** The same flags through yargs: help text, version, and the wording of every usage error. */
+async function parseWithYargs(argv: string[], io: Pick<Io, 'stderr'>): Promise<Record<string, unknown> & { _: (string | number)[]; quiet: boolean; verbose: boolean }> {
+  const { parseArgs } = await import('@quickloop/cli-kit');
+  return parseArgs(
     argv,
     { name: 'qs-validate', version: VERSION, usage: '$0 [FILE|DIR|GLOB|-]...', out: io.stderr, positionals: Number.POSITIVE_INFINITY },
     (y) =>
@@ -17,22 +29,27 @@ export function parseOptions(argv: string[], io: Pick<Io, 'stderr'>): ValidateOp
         .option('strict', { type: 'boolean', default: false, describe: 'Warnings fail the run (exit 3)' })
         .option('check-urls', { type: 'boolean', default: false, describe: 'Also read every docs.path page over the network and warn about what would spoil a run' })
         .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Another registry host the shell may reach (repeatable)' }),
-  );
+  ) as unknown as Record<string, unknown> & { _: (string | number)[]; quiet: boolean; verbose: boolean };
+}
+
+/** argv → ValidateOptions; throws UsageError on a bad flag (and ExitError(0) after --help). */
+export async function parseOptions(argv: string[], io: Pick<Io, 'stderr'>): Promise<ValidateOptions> {
+  const args = parseFast(argv, FLAGS) ?? (await parseWithYargs(argv, io));
   return {
     inputs: args._.map(String),
-    strict: args.strict,
-    checkUrls: args['check-urls'] as boolean,
+    strict: args.strict === true,
+    checkUrls: args['check-urls'] === true,
     allowRegistry: (args['allow-registry'] as string[]).map((value) => {
       const host = normaliseHost(String(value));
       if (host === undefined) throw new UsageError(`--allow-registry '${String(value)}' is not a host name or a registry URL (see qs-validate --help)`);
       return host;
     }),
-    level: logLevel(args),
+    level: args.verbose ? 'verbose' : args.quiet ? 'quiet' : 'normal',
   };
 }
 
 export async function cli(argv: string[], io: Io): Promise<number> {
-  return run(parseOptions(argv, io), io);
+  return run(await parseOptions(argv, io), io);
 }
 
 export async function main(): Promise<void> {

@@ -21,7 +21,7 @@ const env = { NO_COLOR: '1', HOME: machine, npm_config_registry: 'https://npm.go
 /** Runs one case in-process with the pinned clock and sequential ids. */
 export async function runCase(args: string[]): Promise<{ out: string; err: string; exit: number }> {
   const io = memoryIo({ env, cwd: ROOT });
-  const exit = await run({ ...parseOptions(args, io), registryPaths: { root: machine, execPath: join(machine, 'bin', 'node') } }, io);
+  const exit = await run({ ...(await parseOptions(args, io)), registryPaths: { root: machine, execPath: join(machine, 'bin', 'node') } }, io);
   return { out: io.out(), err: io.err(), exit };
 }
 

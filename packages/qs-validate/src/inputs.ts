@@ -1,7 +1,7 @@
 // Turns the arguments into task sources: files, directories, globs, `-`, or the default places when none are given.
 import { readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { UsageError } from '@quickloop/cli-kit';
+import { UsageError } from '@quickloop/cli-kit/errors';
 import { expandGlob, GLOB_CHARS } from './glob.js';
 
 export const TASK_EXTENSIONS = /\.(ya?ml|json)$/i;

@@ -23,7 +23,7 @@ const TASK = (name: string) => `name: ${name}\ngoal: Make out.txt.\ndocs: {path:
 
 async function validate(args: string[], opts: { cwd?: string; stdin?: string } = {}) {
   const io = memoryIo({ env: env(), cwd: opts.cwd ?? dir, ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}) });
-  const code = await run({ ...parseOptions(args, io), registryPaths: machine() }, io);
+  const code = await run({ ...(await parseOptions(args, io)), registryPaths: machine() }, io);
   const events = io
     .out()
     .split('\n')
@@ -97,7 +97,7 @@ describe('qs-validate', () => {
     const bad = await validate(['-'], { stdin: 'name: [unclosed\n' });
     expect(bad.code).toBe(3);
     expect(bad.err).toMatch(/^INVALID {2}stdin:2:1: invalid YAML: /);
-    expect(() => parseOptions(['-', '-'], memoryIo())).not.toThrow();
+    await expect(parseOptions(['-', '-'], memoryIo())).resolves.toMatchObject({ inputs: ['-', '-'] });
     await expect(validate(['-', '-'], { stdin: '' })).rejects.toThrow(UsageError);
   });
 
@@ -155,14 +155,14 @@ describe('qs-validate', () => {
     writeFileSync(join(dir, 'a.yaml'), TASK('a'));
     const io = memoryIo({ env: env(), cwd: dir });
     io.abort();
-    await expect(run({ ...parseOptions(['a.yaml'], io), registryPaths: machine() }, io)).rejects.toThrow(InterruptedError);
+    await expect(run({ ...(await parseOptions(['a.yaml'], io)), registryPaths: machine() }, io)).rejects.toThrow(InterruptedError);
   });
 
   it('an interrupt ends a wait on stdin that never ends (qs-validate - on a terminal)', async () => {
     const stdin = new PassThrough();
     const io = memoryIo({ env: env(), cwd: dir, stdin });
     stdin.write('name: half');
-    const pending = run({ ...parseOptions(['-'], io), registryPaths: machine() }, io);
+    const pending = run({ ...(await parseOptions(['-'], io)), registryPaths: machine() }, io);
     setImmediate(() => io.abort(new InterruptedError('interrupted by SIGINT')));
     await expect(pending).rejects.toThrow(InterruptedError);
     expect(stdin.destroyed).toBe(true);

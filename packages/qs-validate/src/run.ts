@@ -1,6 +1,9 @@
 // qs-validate: each task file → task.loaded per task and a diagnostic per finding on stdout; ok/INVALID lines for people on stderr.
 import { homedir } from 'node:os';
-import { InterruptedError, QsExit, createLogger, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { InterruptedError } from '@quickloop/cli-kit/errors';
+import { QsExit } from '@quickloop/cli-kit/exit-codes';
+import { createLogger, type LogLevel } from '@quickloop/cli-kit/logger';
+import type { Io } from '@quickloop/cli-kit/io';
 import { EventWriter, createEmitter } from '@quickloop/events';
 import { discoverRegistries, type SystemPaths } from '@quickloop/registries';
 import { MAX_TASK_BYTES, duplicateName, finding, loadTaskFile, loadTaskStdin, located, type FileResult, type Finding } from '@quickloop/task';

@@ -1,7 +1,7 @@
 // argv -> a subcommand and its typed options (yargs, strict), then run(); runBin owns the exit code.
 import { readFileSync } from 'node:fs';
-import { parseArgs as parseFast } from 'node:util';
 import { ExitError, UsageError } from '@quickloop/cli-kit/errors';
+import { parseFast } from '@quickloop/cli-kit/fast-args';
 import type { Io } from '@quickloop/cli-kit/io';
 import { runBin } from '@quickloop/cli-kit/run-bin';
 import type { LoopCommand } from './command.js';
@@ -20,23 +20,10 @@ type Parsed = Record<string, unknown> & { _: (string | number)[] };
 
 /**
  * The zero-cost parse of an ordinary command line (yargs alone costs more start-up than the whole
- * compile). Anything it does not accept — help, version, an unknown or malformed flag, --quiet with
- * --verbose — returns undefined and goes to yargs, whose messages are the ones users see.
+ * compile); anything it does not decide goes to yargs, whose messages are the ones users see.
  */
 function parsePlain(command: LoopCommand, argv: string[]): Parsed | undefined {
-  if (!command.fastFlags) return undefined;
-  try {
-    const { values, positionals } = parseFast({
-      args: argv,
-      options: { ...command.fastFlags, quiet: { type: 'boolean', short: 'q' }, verbose: { type: 'boolean', short: 'v' } },
-      allowPositionals: true,
-      strict: true,
-    });
-    if (values.quiet === true && values.verbose === true) return undefined;
-    return { ...values, quiet: values.quiet === true, verbose: values.verbose === true, _: positionals };
-  } catch {
-    return undefined;
-  }
+  return command.fastFlags ? parseFast(argv, command.fastFlags) : undefined;
 }
 
 /** Parses argv and runs the subcommand; returns the exit code (tests call this in-process too). */

@@ -1,4 +1,5 @@
 // The shape of a `loop` subcommand: adding one is a file in commands/ and a line in commands/index.ts.
+import type { FastFlag } from '@quickloop/cli-kit/fast-args';
 import type { Io } from '@quickloop/cli-kit';
 import type { Argv } from 'yargs';
 
@@ -18,7 +19,7 @@ export interface LoopCommand {
    * command line is parsed with it and yargs is loaded only for --help, --version or a mistake,
    * which keeps `loop compile` inside its start-up budget. Must declare exactly what configure does.
    */
-  fastFlags?: Record<string, { type: 'boolean' | 'string'; short?: string }>;
+  fastFlags?: Record<string, FastFlag>;
   /** Does the work. `args` are the parsed flags plus `positionals`. Returns the exit code. */
   run(args: Record<string, unknown> & { positionals: string[] }, io: Io): Promise<number>;
 }

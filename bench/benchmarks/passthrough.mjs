@@ -24,9 +24,9 @@ export default {
   },
   baseline: { name: 'cat', run: ({ file }) => runShell(`cat ${file} | cat > /dev/null`) },
   candidate: {
-    name: 'passthrough stage',
+    name: 'pass-through stage (packages/events/test-fixtures/forward.mjs)',
     run: async ({ file }) => {
-      await runShell(`node ${ROOT}bench/passthrough-stage.mjs < ${file} > /dev/null`);
+      await runShell(`node ${ROOT}packages/events/test-fixtures/forward.mjs < ${file} > /dev/null`);
       return { units: LINES };
     },
   },

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { steppingClock } from '@quickloop/cli-kit';
-import { createEmitter } from './emitter.js';
+import { createEmitter, detachableEvents } from './emitter.js';
 import { EventWriter } from './writer.js';
 import { parseLine } from './reader.js';
 
@@ -22,5 +22,29 @@ describe('createEmitter', () => {
     expect(JSON.parse(lines[1]!).ts).toBe('2026-05-01T10:00:01.000Z');
     // what we write, we can read back
     expect(lines.every((l, i) => parseLine(l, i + 1, 'out').known)).toBe(true);
+  });
+});
+
+describe('detachableEvents', () => {
+  it('stops writing quietly once the reader has gone, and keeps working', async () => {
+    const { Writable } = await import('node:stream');
+    let writes = 0;
+    const sink = new Writable({
+      write(_c, _e, cb) {
+        writes += 1;
+        cb(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+      },
+    });
+    const writer = new EventWriter(sink);
+    const emitter = createEmitter({ stage: 'loop-run', writer, now: steppingClock() });
+    const events = detachableEvents({ emitter, writer, runId: () => 'r1' });
+    events.emit('diagnostic', { severity: 'note', code: 'QS200', message: 'm', path: 'p' });
+    await events.flush();
+    await new Promise((r) => setImmediate(r));
+    expect(writer.closed).toBe(true);
+    expect(() => events.emit('diagnostic', { severity: 'note', code: 'QS200', message: 'n', path: 'p' })).not.toThrow();
+    await expect(events.forward('{"v":1}')).resolves.toBeUndefined();
+    await expect(events.flush()).resolves.toBeUndefined();
+    expect(writes).toBe(1);
   });
 });

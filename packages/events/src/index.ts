@@ -7,7 +7,7 @@ export { validatorFor, describeErrors, isKnownType, isTerminal, type Validator }
 export { readEvents, parseLine, DEFAULT_MAX_LINE_BYTES, type ReadOptions, type StreamLine } from './reader.js';
 export { EventWriter } from './writer.js';
 export { untilAborted, signalName } from './abortable.js';
-export { createEmitter, type Emitter, type EmitMeta } from './emitter.js';
+export { createEmitter, detachableEvents, type Emitter, type EmitMeta, type DetachableEvents } from './emitter.js';
 export type * from './types/task.js';
 export type * from './types/sandbox.js';
 export type * from './types/agent.js';

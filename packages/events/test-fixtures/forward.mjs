@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// A minimal stage for the real-process tests: forwards every event and, with --emit N, adds N of its own.
+// A minimal stage (runBin + the shared reader and writer) for the real-process tests and the pass-through
+// benchmark: forwards every event and, with --emit N, adds N of its own.
 import { QsExit, runBin } from '@quickloop/cli-kit';
 import { EventWriter, createEmitter, readEvents } from '../dist/index.js';
 

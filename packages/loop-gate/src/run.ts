@@ -1,8 +1,8 @@
 // run(opts, io): loop-gate as tests call it — one gate round on an artifact named in args or in the event stream.
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { InputError, LoopExit, UsageError, createLogger, isPipeClosed, type Io, type LogLevel } from '@quickloop/cli-kit';
-import { EventWriter, createEmitter, readEvents, type EventType, type Payload } from '@quickloop/events';
+import { InputError, LoopExit, UsageError, createLogger, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { EventWriter, createEmitter, detachableEvents, readEvents } from '@quickloop/events';
 import type { GateName } from '@quickloop/loop-spec';
 import { LoopStop } from './errors.js';
 import { runGateRound } from './gate.js';
@@ -49,26 +49,12 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
   const warnings: string[] = [];
   let runId = io.newId();
   // A reader that went away stops the events, not the verdict: exit 0 must keep meaning "pass".
-  let readerGone = false;
-  const flush = async (): Promise<void> => {
-    try {
-      await writer.flush();
-    } catch (error) {
-      if (!isPipeClosed(error)) throw error;
-    }
-  };
+  const events = detachableEvents({ emitter, writer, runId: () => runId });
+  const flush = events.flush;
   const session = new Session(
     loaded,
     {
-      emit: <T extends EventType>(type: T, payload: Payload<T>, meta?: { id?: string; parent_id?: string }) => {
-        if (readerGone) return;
-        try {
-          emitter.emit(type, { run_id: runId, ...(meta ?? {}) }, payload)?.catch(() => undefined);
-        } catch (error) {
-          if (!isPipeClosed(error)) throw error;
-          readerGone = true;
-        }
-      },
+      emit: events.emit,
       log: () => undefined,
       addWarning: (w) => {
         if (!warnings.includes(w)) warnings.push(w);
@@ -113,14 +99,7 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
     } else {
       let last: number | undefined;
       for await (const line of readEvents(io.stdin)) {
-        if (!readerGone) {
-          try {
-            await writer.forward(line.raw);
-          } catch (error) {
-            if (!isPipeClosed(error)) throw error;
-            readerGone = true;
-          }
-        }
+        await events.forward(line.raw);
         const e = line.event;
         if (e.type !== 'artifact.written') continue;
         const path = String(e.path);

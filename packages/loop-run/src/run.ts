@@ -1,6 +1,6 @@
 // run(opts, io): loop-run as tests call it — events on stdout, people on stderr, answers from stdin.
-import { InterruptedError, LoopExit, createLogger, isPipeClosed, type Io, type LogLevel } from '@quickloop/cli-kit';
-import { EventWriter, createEmitter } from '@quickloop/events';
+import { InterruptedError, LoopExit, createLogger, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { EventWriter, createEmitter, detachableEvents } from '@quickloop/events';
 import { LineReader, checkConsentIds, loadSpec } from '@quickloop/loop-gate';
 import { runLoop } from './runner.js';
 
@@ -30,23 +30,7 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
   interrupted.catch(() => undefined);
   // A reader that went away (`| head`) stops the events, not the loop: exit 0 must keep meaning
   // "passed", so the run goes on and its state and exit code stay the record.
-  let readerGone = false;
-  const emit: Parameters<typeof runLoop>[1]['emit'] = (type, payload, meta) => {
-    if (readerGone) return;
-    try {
-      emitter.emit(type, { run_id: runId, ...(meta ?? {}) }, payload)?.catch(() => undefined);
-    } catch (error) {
-      if (!isPipeClosed(error)) throw error;
-      readerGone = true;
-    }
-  };
-  const flush = async (): Promise<void> => {
-    try {
-      await writer.flush();
-    } catch (error) {
-      if (!isPipeClosed(error)) throw error;
-    }
-  };
+  const { emit, flush } = detachableEvents({ emitter, writer, runId: () => runId });
   try {
     let code: number;
     try {

@@ -5,6 +5,7 @@ import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { rolldown } from 'rolldown';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { marker, pidsWith } from './test-helpers.js';
 
@@ -13,7 +14,7 @@ const NOBODY = 65534;
 
 /** Runs in the unprivileged process: opens the sandbox, runs each command, prints one JSON object. */
 const PROBE = `
-import { openSandbox } from ${JSON.stringify(DIST)};
+import { openSandbox } from './sandbox.mjs';
 const [base, commands] = [process.argv[2], JSON.parse(process.argv[3])];
 const events = [];
 const policy = { explicit: [], docs_hosts: ['docs.example.com'], registries: [], registries_source: 'default' };
@@ -26,8 +27,13 @@ console.log(JSON.stringify({ described: sb.describe(), results, events, closed }
 
 let dir: string;
 let secret: string;
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'qs-unpriv-'));
+  // The unprivileged user may not be able to read the checkout (a clone under a 0700 folder), so the
+  // library goes with the probe as one file it owns.
+  const bundle = await rolldown({ input: DIST, platform: 'node', logLevel: 'silent' });
+  await bundle.write({ dir, entryFileNames: 'sandbox.mjs', format: 'esm', codeSplitting: false });
+  await bundle.close();
   const home = join(dir, 'home');
   mkdirSync(home);
   secret = join(home, 'secret.txt');

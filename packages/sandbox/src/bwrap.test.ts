@@ -63,16 +63,21 @@ describe('bwrap backend', () => {
   it('blocks a write outside the workspace, and records it with the path', async () => {
     const sb = await enforced();
     const name = marker('write');
-    // The checkout itself is a host folder too, unless it lives under /tmp, which the sandbox replaces
-    // with a private scratch (tested below): there the path does not exist inside at all.
-    const cwdIsHostVisible = !process.cwd().startsWith('/tmp/') && !process.cwd().startsWith(`${tmpdir()}/`);
-    const targets = [join('/etc', name), join('/usr/local', name), ...(cwdIsHostVisible ? [join(process.cwd(), name)] : [])];
-    for (const target of targets) {
+    // System folders are there, read-only: the write fails with EROFS.
+    for (const target of [join('/usr/local', name), join('/usr/bin', name)]) {
       const r = await sb.exec(`echo x > '${target}'`);
       expect(r.exitCode).toBe(1);
       expect(r.output).toMatch(/Read-only file system/);
       expect(r.denials).toEqual([{ path: target, operation: 'write', reason: 'read_only', detected_from: 'stderr', line: `bash: line 1: ${target}: Read-only file system` }]);
       expect(existsSync(target)).toBe(false);
+    }
+    // Every other host folder (the checkout, /srv, /etc's own files) is absent: nothing to write into.
+    for (const target of [join(process.cwd(), name), join('/srv', name), join('/etc', name)]) {
+      const r = await sb.exec(`echo x > '${target}'`);
+      expect(r.exitCode).toBe(1);
+      expect(existsSync(target)).toBe(false);
+      if (target.startsWith('/etc/')) expect(r.denials).toEqual([expect.objectContaining({ path: target, operation: 'write', reason: 'read_only' })]);
+      else expect(r.denials).toEqual([expect.objectContaining({ path: target, reason: 'hidden' })]);
     }
   });
 
@@ -124,7 +129,7 @@ describe('bwrap backend', () => {
     writeFileSync(secret, 'TOPSECRET\n', { mode: 0o644 });
     try {
       const sb = await enforced();
-      const r = await sb.exec(`cat '${secret}'; ls -A '${homedir()}' | wc -l`);
+      const r = await sb.exec(`cat '${secret}'; ls -A '${homedir()}' 2>/dev/null | wc -l`);
       expect(r.output).not.toContain('TOPSECRET');
       expect(r.output).toMatch(/No such file or directory\n0\n$/);
       expect(r.denials).toEqual([{ path: secret, operation: 'read', reason: 'hidden', detected_from: 'stderr', line: `cat: ${secret}: No such file or directory` }]);

@@ -2,11 +2,13 @@
 import { describe, expect, it } from 'vitest';
 import { classify, DenialScanner, MAX_DENIALS, parseDenialLine, type DenialRules } from './denials.js';
 
+/** The host these lines are read against: what it has, whatever machine the test runs on. */
+const HOST = new Set(['/root', '/root/.bashrc', '/home', '/run', '/var/run', '/etc', '/etc/shadow', '/usr', '/srv', '/srv/qs']);
 const rules: DenialRules = {
-  writable: ['/srv/qs/workspace', '/srv/qs/home', '/srv/qs/tmp', '/tmp', '/var/tmp', '/dev/shm', '/root', '/home', '/run', '/dev'],
-  hidden: ['/root', '/home', '/run', '/var/run'],
-  masked: ['/etc/shadow'],
-  own: ['/srv/qs/workspace', '/srv/qs/home', '/srv/qs/tmp'],
+  writable: ['/srv/qs/workspace', '/srv/qs/home', '/srv/qs/tmp', '/tmp', '/var/tmp', '/dev/shm'],
+  visible: ['/usr', '/etc/ssl'],
+  own: ['/srv/qs/workspace', '/srv/qs/home', '/srv/qs/tmp', '/srv/qs'],
+  exists: (p) => HOST.has(p),
 };
 
 const denial = (line: string): ReturnType<typeof classify> => {
@@ -42,7 +44,9 @@ const REAL: Array<[string, string, 'write' | 'read', 'read_only' | 'hidden']> = 
   ["Error: ENOENT: no such file or directory, open '/root/.npmrc'", '/root/.npmrc', 'read', 'hidden'],
   ["Error: ENOENT: no such file or directory, mkdir '/run/user/0/x'", '/run/user/0/x', 'write', 'hidden'],
   ['cat: /var/run/docker.sock: No such file or directory', '/var/run/docker.sock', 'read', 'hidden'],
-  ['cat: /etc/shadow: Permission denied', '/etc/shadow', 'read', 'hidden'],
+  ['cat: /etc/shadow: No such file or directory', '/etc/shadow', 'read', 'hidden'],
+  ["cat: '/srv/other/x': No such file or directory", '/srv/other/x', 'read', 'hidden'],
+  ['cat: ../../../root/.npmrc: No such file or directory', '/root/.npmrc', 'read', 'hidden'],
 ];
 
 describe('parseDenialLine and classify', () => {
@@ -57,12 +61,16 @@ describe('parseDenialLine and classify', () => {
   const NOT: Array<[string, string]> = [
     ['a missing file in the workspace', 'cat: missing.txt: No such file or directory'],
     ['a missing absolute file in the workspace', "ls: cannot access '/srv/qs/workspace/dist': No such file or directory"],
-    ['a missing file outside every hidden folder', 'cat: /etc/nothing-here: No such file or directory'],
+    ['a missing file the host does not have either, in a folder the sandbox shows', 'cat: /etc/nothing-here: No such file or directory'],
+    ['a missing file under a system folder', 'cat: /usr/lib/nothing: No such file or directory'],
+    ['a missing top-level folder the host does not have', 'cat: /nothing/x: No such file or directory'],
+    ['a relative missing file that resolves into the workspace', 'cat: src/x.ts: No such file or directory'],
     ['a missing file in the private /tmp', "Error: ENOENT: no such file or directory, open '/tmp/lock'"],
     ['a read-only claim about a writable folder (it can only be a mention)', '/srv/qs/workspace/x: Read-only file system'],
     ['a read-only claim about the private /tmp', "touch: cannot touch '/tmp/x': Read-only file system"],
     ['a permission error from a file mode', 'bash: line 1: ./run.sh: Permission denied'],
     ['a permission error on an ordinary host file', 'cat: /var/log/btmp: Permission denied'],
+    ['a permission error on a secret file (it is absent inside, not masked)', 'cat: /etc/shadow: Permission denied'],
     ['a line that only contains the words', 'hint: mount it writable if you see "Read-only file system" errors'],
     ['an ordinary line', 'added 1 package in 2s'],
   ];

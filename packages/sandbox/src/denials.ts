@@ -1,7 +1,8 @@
 // Filesystem denials of the enforced backend, read from the error lines a command printed: the kernel tells only the caller.
-import { isAbsolute, normalize } from 'node:path';
+import { isAbsolute, normalize, resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { Payload } from '@quickloop/events';
+import { hiddenFromSandbox } from './rootfs.js';
 
 /** One refused filesystem access, shaped as the payload of the sandbox.denied event it becomes. */
 export type Denial = Payload<'sandbox.denied'>;
@@ -10,12 +11,12 @@ export type Denial = Payload<'sandbox.denied'>;
 export interface DenialRules {
   /** Writable inside (the layout's folders and the private tmpfs): an EROFS claimed there is not real. */
   writable: readonly string[];
-  /** Host folders replaced with an empty tmpfs: a missing file there is one the sandbox hid. */
-  hidden: readonly string[];
-  /** Secret host files bound over with a device the mount cannot open: reading one fails with EACCES. */
-  masked: readonly string[];
-  /** Never hidden even under a hidden folder: the layout's own folders (a workspace may live in a home). */
+  /** Host paths the sandbox shows (read-only): a missing file under one is an ordinary missing file. */
+  visible: readonly string[];
+  /** The layout's own folders, the workspace first: a missing file there is the command's business. */
   own: readonly string[];
+  /** Whether the host has a path (default: lstat); tests give a fixed host. */
+  exists?: (path: string) => boolean;
 }
 
 /** At most this many denials per command: a recursive copy into /usr must not flood the stream. */
@@ -86,8 +87,8 @@ const under = (path: string, dir: string): boolean => path === dir || path.start
 /**
  * Decides whether a claimed error is the sandbox's doing. EROFS anywhere the sandbox keeps read-only
  * (an absolute path inside a writable folder cannot have failed so: the line only mentions it); a
- * missing file only under a hidden host folder, and never in the layout's own folders; EACCES only
- * on a masked secret file (elsewhere it is the file's own mode, which the sandbox does not change).
+ * missing absolute path only when the host has it and the sandbox does not show it. EACCES is the
+ * file's own mode, which the sandbox does not change.
  */
 export function classify(claim: Claim, rules: DenialRules): Pick<Denial, 'path' | 'operation' | 'reason'> | undefined {
   const absolute = isAbsolute(claim.path);
@@ -96,9 +97,12 @@ export function classify(claim: Claim, rules: DenialRules): Pick<Denial, 'path' 
     if (absolute && rules.writable.some((d) => under(path, d))) return undefined;
     return { path, operation: 'write', reason: 'read_only' };
   }
-  if (claim.errno === 'EACCES') return absolute && rules.masked.includes(path) ? { path, operation: claim.write ? 'write' : 'read', reason: 'hidden' } : undefined;
-  if (!absolute || rules.own.some((d) => under(path, d)) || !rules.hidden.some((d) => under(path, d))) return undefined;
-  return { path, operation: claim.write ? 'write' : 'read', reason: 'hidden' };
+  if (claim.errno !== 'ENOENT') return undefined;
+  // `../../root/.npmrc`: resolved from the workspace, where the command started (a command that
+  // changed folder names a path that is then rarely a host path the sandbox hides).
+  const resolved = absolute ? path : rules.own[0] !== undefined ? resolve(rules.own[0], path) : undefined;
+  if (resolved === undefined || !hiddenFromSandbox(resolved, rules.visible, rules.own, rules.exists)) return undefined;
+  return { path: resolved, operation: claim.write ? 'write' : 'read', reason: 'hidden' };
 }
 
 /** Reads stdout and stderr line by line as they arrive (before any truncation) and keeps the distinct denials. */

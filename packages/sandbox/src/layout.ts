@@ -1,8 +1,9 @@
 // The folders of a sandbox: root/{workspace,home,tmp}, a marker proving we made them, and their removal.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InputError } from '@quickloop/cli-kit';
+import { outerIds } from './rootfs.js';
 import type { WorkspaceLayout } from './types.js';
 
 /**
@@ -18,6 +19,13 @@ export function createLayout(baseDir: string = tmpdir()): WorkspaceLayout {
   const layout = { root, workspace: join(root, 'workspace'), home: join(root, 'home'), tmp: join(root, 'tmp') };
   for (const dir of [layout.workspace, layout.home, layout.tmp]) mkdirSync(dir, { mode: 0o755 });
   writeFileSync(join(root, MARKER), 'made by quickloop; removing this folder removes the sandbox\n');
+  // A root harness runs the sandbox as an unprivileged host uid: the three folders are that user's.
+  if (process.getuid?.() === 0) {
+    const { uid, gid } = outerIds();
+    // It may pass through the root to its folders (bwrap binds them as that user), not list or change it.
+    chmodSync(root, 0o711);
+    for (const dir of [layout.workspace, layout.home, layout.tmp]) chownSync(dir, uid, gid);
+  }
   return layout;
 }
 

@@ -1,7 +1,7 @@
 // openSandbox: the workspace, the egress proxy and a backend session, tied into one handle closed as one.
-import { rmSync } from 'node:fs';
+import { chownSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { proxySocketDir, SOCKETS, startBwrap } from './backends/bwrap.js';
+import { INSIDE_USER, proxySocketDir, SOCKETS, startBwrap, SUPPORT_INSIDE, type BwrapSession } from './backends/bwrap.js';
 import { startDirectCatcher } from './direct.js';
 import type { BackendSession } from './backends/backend.js';
 import { startLocal } from './backends/local.js';
@@ -14,6 +14,8 @@ import { DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
 import { runProcess } from './process.js';
 import { startEgressProxy, type EgressProxy } from './proxy.js';
 import { MAX_NAMED } from './leftovers.js';
+import { resolveLimits } from './limits.js';
+import { outerIds } from './rootfs.js';
 import type { CloseReport, ExecOptions, ExecResult, OpenOptions, Sandbox, SandboxDescription } from './types.js';
 
 export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
@@ -23,15 +25,17 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
   const policy = options.workspace ? options.policy : effectivePolicy(options.policy, { installHosts: options.installHosts !== false });
   const onEgress = options.onEgress;
   let proxy: EgressProxy | undefined;
-  let session: BackendSession;
+  let session: BackendSession | BwrapSession;
   let catcher: { close(): Promise<void> } | undefined;
   if (selection.backend === 'bwrap') {
     const socketDir = proxySocketDir();
     const at = (name: keyof typeof SOCKETS): string => join(socketDir, SOCKETS[name]);
     proxy = await startEgressProxy({ policy, socketPath: at('proxy'), ...(onEgress ? { onEgress } : {}) });
     catcher = await startDirectCatcher({ policy, tcpSocketPath: at('direct'), dnsSocketPath: at('dns'), report: (e) => onEgress?.(e) });
+    // The network layer runs as the sandbox's host uid; a root harness gives it the sockets.
+    if (process.getuid?.() === 0) for (const name of ['proxy', 'direct', 'dns'] as const) chownSync(at(name), outerIds().uid, outerIds().gid);
     try {
-      session = await startBwrap(layout, socketDir);
+      session = await startBwrap(layout, socketDir, resolveLimits(options.limits));
     } catch (error) {
       await proxy.close();
       await catcher.close();
@@ -44,20 +48,24 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
     proxy = await startEgressProxy({ policy, ...(onEgress ? { onEgress } : {}) });
     session = startLocal(proxy.port ?? 0);
   }
-  const description: SandboxDescription = { ...layout, backend: session.name, enforced: session.enforced, reason: selection.reason, policy };
+  const limits = 'limits' in session ? session.limits : [];
+  const description: SandboxDescription = { ...layout, backend: session.name, enforced: session.enforced, reason: selection.reason, policy, limits };
   const running = new Set<Promise<ExecResult>>();
   let closed: Promise<CloseReport> | undefined;
 
   return {
-    describe: () => ({ ...description }),
+    describe: () => ({ ...description, limits: description.limits.map((l) => ({ ...l })) }),
     exec: (command: string, exec: ExecOptions = {}) => {
       if (closed) return Promise.reject(new Error('the sandbox is closed'));
+      const unfit = unrunnable(command);
+      if (unfit) return Promise.resolve(refused(unfit));
       const { file, args } = session.argv(command);
       const run = runProcess({
         file,
         args,
-        cwd: layout.workspace,
-        env: sandboxEnv(layout, hostEnv, session.proxyUrl, exec.env),
+        // Under bwrap the command's folder is chosen inside the namespace: the host's never leaks in.
+        cwd: session.enforced ? '/' : layout.workspace,
+        env: session.enforced ? insideEnv(sandboxEnv(layout, hostEnv, session.proxyUrl, exec.env)) : sandboxEnv(layout, hostEnv, session.proxyUrl, exec.env),
         maxOutputChars: exec.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
         ...(exec.timeoutMs !== undefined ? { timeoutMs: exec.timeoutMs } : {}),
         ...(exec.signal ? { signal: exec.signal } : {}),
@@ -79,4 +87,27 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
       return closed;
     },
   };
+}
+
+/**
+ * The kernel takes a command as one C string of at most 128 KiB: a NUL byte ends it early (Node
+ * refuses to spawn it at all) and a longer one fails exec with E2BIG. Said before anything starts.
+ */
+export function unrunnable(command: string): string | undefined {
+  if (command.includes('\0')) return 'the command contains a NUL byte, which bash cannot take';
+  if (Buffer.byteLength(command) >= MAX_COMMAND_BYTES) return `the command is ${Buffer.byteLength(command)} bytes; the kernel takes at most ${MAX_COMMAND_BYTES - 1} in one argument`;
+  return undefined;
+}
+
+/** Linux's MAX_ARG_STRLEN: 32 pages. */
+const MAX_COMMAND_BYTES = 131072;
+
+function refused(why: string): ExecResult {
+  const output = `quickloop: not run: ${why}\n`;
+  return { exitCode: 126, output, originalChars: output.length, truncated: false, timedOut: false, durationMs: 0, denials: [] };
+}
+
+/** Inside the enforced sandbox: the sandbox user's name, and its support folder (sudo) first on PATH. */
+function insideEnv(env: Record<string, string>): Record<string, string> {
+  return { ...env, PATH: `${SUPPORT_INSIDE}/bin:${env.PATH ?? ''}`, USER: INSIDE_USER, LOGNAME: INSIDE_USER };
 }

@@ -1,5 +1,6 @@
 // Runs one process in its own group with a timeout, merged capped output, and a kill that reaches its children.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import type { DenialScanner } from './denials.js';
 import { OutputCap } from './output.js';
 import type { ExecResult } from './types.js';
@@ -62,12 +63,20 @@ export function runProcess(options: RunOptions): Promise<ExecResult> {
     let timedOut = false;
     let settled = false;
     // detached: a new process group (and session), so a timeout kills the command's children too.
-    const child = spawn(options.file, options.args, {
-      cwd: options.cwd,
-      env: options.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    let child: ChildProcessByStdio<null, Readable, Readable>;
+    try {
+      child = spawn(options.file, options.args, {
+        cwd: options.cwd,
+        env: options.env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (error) {
+      // Node refuses some arguments before any process exists (a NUL byte): a result, never a throw.
+      const output = `${options.file}: ${(error as Error).message}\n`;
+      resolve({ exitCode: 127, output, originalChars: output.length, truncated: false, timedOut: false, durationMs: 0, denials: [] });
+      return;
+    }
     const pgid = child.pid;
     if (pgid !== undefined) options.onGroup?.(pgid);
     const scanner = options.scanner;

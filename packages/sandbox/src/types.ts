@@ -1,6 +1,9 @@
 // The public shape of the sandbox library: options, the Sandbox handle, command results and descriptions.
 import type { Payload } from '@quickloop/events';
 import type { Denial } from './denials.js';
+import type { LimitInForce, SandboxLimits } from './limits.js';
+
+export type { LimitInForce, SandboxLimits } from './limits.js';
 
 export type { Denial } from './denials.js';
 
@@ -51,6 +54,8 @@ export interface OpenOptions {
   env?: Record<string, string | undefined>;
   /** Called for every egress decision, synchronously, in the order decisions are made. */
   onEgress?: (event: EgressEvent) => void;
+  /** Resource limits of the enforced backend (DEFAULT_LIMITS for what is not given); a re-opened sandbox passes the ones its sandbox.ready listed. */
+  limits?: Partial<SandboxLimits>;
 }
 
 export interface ExecOptions {
@@ -89,6 +94,8 @@ export interface SandboxDescription extends WorkspaceLayout {
   /** Why this backend: asked for, or what `auto` found. */
   reason: string;
   policy: EgressPolicy;
+  /** The limits in force and what enforces each; empty under `local`. */
+  limits: LimitInForce[];
 }
 
 export interface Sandbox {

@@ -8,6 +8,18 @@ export const BackendName = Type.Union([Type.Literal('bwrap'), Type.Literal('loca
   description: 'bwrap: bubblewrap namespaces (enforced) · local: plain bash, nothing enforced · docker: containers.',
 });
 
+export const SandboxLimit = Type.Object({
+  name: Type.String({ description: '`processes`, `memory`, or the folder a size-limited tmpfs is mounted on (`/tmp`, `/var/tmp`, `/dev/shm`).' }),
+  value: Type.Integer({ minimum: 0, description: 'The limit, in `unit`.' }),
+  unit: Type.Union([Type.Literal('count'), Type.Literal('bytes')]),
+  enforced_by: Type.Union([Type.Literal('cgroup_v2'), Type.Literal('cgroup_v1'), Type.Literal('rlimit'), Type.Literal('tmpfs'), Type.Literal('none')], {
+    description: 'cgroup_v2 / cgroup_v1: a cgroup made for this sandbox holds it · rlimit: set on every process the sandbox starts (the harness may not make cgroups) · tmpfs: the mount\'s own size · none: nothing on this machine can enforce it.',
+  }),
+  scope: Type.Union([Type.Literal('sandbox'), Type.Literal('process'), Type.Literal('user')], {
+    description: 'What the limit counts: the whole sandbox, each process alone (an rlimit on memory), or every process of the sandbox\'s user (an rlimit on processes).',
+  }),
+});
+
 export const SandboxReady = defineEvent({
   type: 'sandbox.ready',
   emittedBy: ['qs-sandbox', 'qs-agent'],
@@ -22,6 +34,24 @@ export const SandboxReady = defineEvent({
     reason: Type.String({ description: 'Why this backend: asked for, or what `auto` found.' }),
     policy: EgressPolicy,
     keep: Type.Boolean({ description: 'True when the workspace must outlive the pipeline (--keep).' }),
+    limits: Type.Optional(
+      Type.Array(SandboxLimit, {
+        description: 'The resource limits in force and what enforces each (absent in streams of older versions, and empty for `local`, which enforces none).',
+      }),
+    ),
+  }),
+});
+
+export const SandboxUsage = defineEvent({
+  type: 'sandbox.usage',
+  emittedBy: ['qs-sandbox', 'qs-agent', 'qs-check'],
+  doc: 'What the sandbox\'s folders hold on disk when a stage is done with it (the workspace is on the host\'s disk, so it is measured, not capped). One per stage that opened the sandbox.',
+  payload: Type.Object({
+    workspace_bytes: Type.Integer({ minimum: 0, description: 'Bytes of the files under the workspace (apparent sizes, links not followed).' }),
+    home_bytes: Type.Integer({ minimum: 0 }),
+    tmp_bytes: Type.Integer({ minimum: 0, description: 'Bytes under TMPDIR (the layout\'s tmp folder; the private /tmp tmpfs dies with the stage).' }),
+    files: Type.Integer({ minimum: 0, description: 'Files and folders counted in the three.' }),
+    complete: Type.Boolean({ description: 'False when the walk stopped at its limit (1,000,000 entries) or hit unreadable folders; the numbers are then lower bounds.' }),
   }),
 });
 
@@ -113,12 +143,12 @@ export const EgressError = defineEvent({
 export const SandboxDenied = defineEvent({
   type: 'sandbox.denied',
   emittedBy: ['qs-sandbox', 'qs-agent', 'qs-check'],
-  doc: 'The enforced backend refused a command a filesystem access: a write outside the writable folders, or a read of a place it hides (the host home, /root, /home, /run, masked secret files). The kernel tells only the command, so this is read from the error line the command printed (coreutils, bash, node, python shapes); an error the tool swallowed is not seen. parent_id is the command: its tool.call, setup.started or check.started. One event per distinct path and operation per command, at most 20.',
+  doc: 'The enforced backend refused a command a filesystem access: a write outside the writable folders, or an access to a host path the sandbox does not show (its root is assembled from an allow-list: the host homes, /root, /srv, /run, most of /etc and every other folder are absent). The kernel tells only the command, so this is read from the error line the command printed (coreutils, bash, node, python shapes); an error the tool swallowed is not seen. parent_id is the command: its tool.call, setup.started or check.started. One event per distinct path and operation per command, at most 20.',
   payload: Type.Object({
     path: Type.String({ minLength: 1, description: 'The path as the tool printed it (relative paths are relative to where the command was).' }),
     operation: Type.Union([Type.Literal('write'), Type.Literal('read')], { description: 'write: create, change or remove · read: open, list or stat.' }),
     reason: Type.Union([Type.Literal('read_only'), Type.Literal('hidden')], {
-      description: 'read_only: outside the workspace, home and tmp everything is mounted read-only (EROFS) · hidden: the path is under a host folder the sandbox replaces with an empty one (ENOENT), or is a secret host file it masks (EACCES).',
+      description: 'read_only: outside the workspace, home and tmp everything is mounted read-only (EROFS) · hidden: the host has this path, the sandbox does not show it (ENOENT).',
     }),
     detected_from: Type.Union([Type.Literal('stderr'), Type.Literal('stdout')], { description: 'The stream the error line came on; an error line on stdout is usually a tool run with 2>&1.' }),
     line: Type.String({ description: 'The error line, trimmed, at most 300 characters.' }),

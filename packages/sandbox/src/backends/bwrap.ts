@@ -1,11 +1,13 @@
-// The enforced Linux backend: one bubblewrap namespace set per stage, commands entered into it with nsenter.
+// The enforced Linux backend: a network layer and a bubblewrap namespace set per stage, commands entered into them with nsenter.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DenialRules } from '../denials.js';
 import { childrenOf, namespaceLeftovers } from '../leftovers.js';
+import { confine, makeLimits, type LimitInForce, type SandboxLimits } from '../limits.js';
 import { killGroup, killGroupsAndWait } from '../process.js';
+import { outerIds, rootPlan } from '../rootfs.js';
 import type { WorkspaceLayout } from '../types.js';
 import type { BackendSession } from './backend.js';
 
@@ -15,46 +17,29 @@ import type { BackendSession } from './backend.js';
  */
 export const INSIDE_PROXY_PORT = 3128;
 
-/** Host paths hidden behind an empty tmpfs: people's homes (keys, tokens, configs) and runtime sockets. */
-export function hiddenPaths(): string[] {
-  const paths = [homedir(), '/root', '/home', '/run', '/var/run', '/tmp', '/var/tmp', '/dev/shm'];
-  // Symlinks (/var/run → /run) are skipped: their target is hidden already, and bwrap cannot mount over a link.
-  return [...new Set(paths)].filter((p) => p !== '/' && existsSync(p) && lstatSync(p).isDirectory());
-}
+/** The sandbox user, inside: never root, and the same uid whoever runs the harness. */
+export const INSIDE_UID = 1000;
+export const INSIDE_USER = 'quickloop';
 
-/** Private scratch folders: replaced like the hidden ones, but a missing file there is ordinary, not a host file hidden. */
-const SCRATCH = ['/tmp', '/var/tmp', '/dev/shm'];
+/** Where the sandbox's own read-only support files (the sudo note, passwd) appear inside. */
+export const SUPPORT_INSIDE = '/opt/quickloop';
 
 /**
- * What a refused access can be in this sandbox: an EROFS is real only outside the writable folders
- * (the layout's and every tmpfs), a missing file is the sandbox's doing only under a hidden host folder.
+ * Tools the backend needs besides bwrap: unshare makes the network layer, socat forwards the inside
+ * proxy port to the harness's Unix socket, nsenter runs a command in the running namespaces, setpriv
+ * drops privileges, ip routes every address to loopback so dials around the proxy reach a recorder.
  */
-export function denialRules(layout: WorkspaceLayout): DenialRules {
-  const tmpfs = hiddenPaths();
-  const hidden = tmpfs.filter((p) => !SCRATCH.includes(p));
-  // /var/run is a link to /run on most systems: a path printed through the link is hidden as well.
-  if (hidden.includes('/run') && !hidden.includes('/var/run')) hidden.push('/var/run');
-  const own = [layout.workspace, layout.home, layout.tmp];
-  return { writable: [...own, ...tmpfs, '/dev'], hidden, masked: secretFiles(), own };
-}
+const TOOLS = ['bwrap', 'socat', 'nsenter', 'setpriv', 'unshare', 'ip'] as const;
 
-/** Host files outside the homes that hold secrets: password hashes and SSH host keys. */
-export function secretFiles(): string[] {
-  const files = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-'];
-  try {
-    for (const name of readdirSync('/etc/ssh')) if (/^ssh_host_.*_key$/.test(name)) files.push(`/etc/ssh/${name}`);
-  } catch {
-    // No /etc/ssh: nothing to hide there.
-  }
-  return files.filter((f) => existsSync(f) && lstatSync(f).isFile());
-}
+/** The harness runs as root: the sandbox then runs as an unprivileged host uid (outerIds), never as root. */
+const asRoot = (): boolean => process.getuid?.() === 0;
 
-/**
- * Tools the backend needs besides bwrap: socat forwards the inside proxy port to the harness's Unix
- * socket, nsenter runs a command in the running namespaces, setpriv drops every capability first,
- * ip routes every address to loopback inside so that dials around the proxy reach a recorder.
- */
-const TOOLS = ['bwrap', 'socat', 'nsenter', 'setpriv', 'ip'] as const;
+/** Drops a root harness to the sandbox's host uid before anything of the sandbox runs. */
+function dropRoot(): string[] {
+  if (!asRoot()) return [];
+  const { uid, gid } = outerIds();
+  return ['setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--'];
+}
 
 /** Why bwrap cannot run here, or undefined when it can (a real sandbox is made and torn down). */
 export function bwrapUnavailable(): string | undefined {
@@ -63,11 +48,9 @@ export function bwrapUnavailable(): string | undefined {
     const found = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' });
     if (found.status !== 0) return `${tool} is not installed (apt-get install bubblewrap socat util-linux iproute2)`;
   }
-  // The probe asks for what the real init needs: its user mapping and the two capabilities it keeps.
-  const probe = spawnSync('bwrap', ['--unshare-all', ...userArgs(), '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--cap-drop', 'ALL', ...INIT_CAPS, '--', 'true'], {
-    encoding: 'utf8',
-    timeout: 10_000,
-  });
+  // The probe takes the real path: the network layer's user namespace, then bwrap's own inside it.
+  const argv = [...dropRoot(), 'unshare', '--user', '--map-root-user', '--net', '--', 'unshare', '--user', `--map-user=${INSIDE_UID}`, `--map-group=${INSIDE_UID}`, '--', 'bwrap', '--unshare-user', '--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--', 'true'];
+  const probe = spawnSync(argv[0] as string, argv.slice(1), { encoding: 'utf8', timeout: 10_000, cwd: '/' });
   if (probe.status !== 0) return `bwrap cannot make namespaces here: ${(probe.stderr || probe.error?.message || `exit ${probe.status}`).trim().split('\n')[0]}`;
   return undefined;
 }
@@ -77,83 +60,149 @@ export function bwrapVersion(): string {
   return (out.stdout || '').trim() || 'bubblewrap';
 }
 
-/** The harness runs unprivileged: the namespaces then belong to a user namespace of its own. */
-const unprivileged = (): boolean => process.getuid?.() !== 0;
-
-/**
- * Unprivileged, bwrap makes a user namespace; the harness's uid is mapped to 0 inside so that the
- * init keeps its two capabilities there (a non-zero uid loses them on exec) and commands entering
- * later are root of the namespace only, capabilities dropped — as when the harness is real root.
- */
-function userArgs(): string[] {
-  return unprivileged() ? ['--unshare-user', '--uid', '0', '--gid', '0'] : [];
-}
-
-const INIT_CAPS = ['--cap-add', 'CAP_NET_ADMIN', '--cap-add', 'CAP_NET_BIND_SERVICE'];
+/** bwrap reports its child's pid on this fd. */
+const INFO_FD = 3;
 
 /** bwrap arguments for the stage's namespaces; exported for tests and the README. */
-export function bwrapArgs(layout: WorkspaceLayout, socketDir: string, infoFd: number): string[] {
-  const args = ['--unshare-all', ...userArgs(), '--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
-  for (const p of hiddenPaths()) args.push('--tmpfs', p);
-  // Commands run as uid 0 without capabilities, which still reads root-owned 0600/0640 files.
-  for (const file of secretFiles()) args.push('--ro-bind', '/dev/null', file);
-  // After the tmpfs layers, so a workspace under /tmp or a home shows through again.
+export function bwrapArgs(layout: WorkspaceLayout, supportDir: string, limits: SandboxLimits): string[] {
+  const args = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent', '--new-session', '--hostname', 'sandbox'];
+  args.push(...rootPlan().args);
+  // Generated, never the host's: who the sandbox user is, localhost, and a resolver that only the
+  // recorder answers (every address is routed to loopback inside).
+  for (const name of ['passwd', 'group', 'hosts', 'resolv.conf', 'hostname']) args.push('--ro-bind', join(supportDir, 'etc', name), `/etc/${name}`);
+  args.push('--ro-bind', join(supportDir, 'bin'), `${SUPPORT_INSIDE}/bin`);
+  // No --dev: bwrap would then need uid 0 in a first user namespace and put the sandbox user in a
+  // nested one, which nsenter cannot join with the others. The devices a toolchain opens are bound;
+  // there is no devpts, so a pseudo-terminal cannot be allocated.
+  args.push('--tmpfs', '/dev');
+  for (const dev of ['null', 'zero', 'full', 'random', 'urandom', 'tty']) args.push('--dev-bind', `/dev/${dev}`, `/dev/${dev}`);
+  args.push('--symlink', '/proc/self/fd', '/dev/fd', '--symlink', '/proc/self/fd/0', '/dev/stdin', '--symlink', '/proc/self/fd/1', '/dev/stdout', '--symlink', '/proc/self/fd/2', '/dev/stderr');
+  args.push('--perms', '1777', '--size', String(limits.shmBytes), '--tmpfs', '/dev/shm');
+  args.push('--proc', '/proc');
+  // What in /proc changes the host (or the namespace) is read-only; /sys is read-only whole.
+  for (const p of ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs']) args.push('--ro-bind-try', p, p);
+  args.push('--ro-bind', '/sys', '/sys');
+  args.push('--perms', '1777', '--size', String(limits.tmpBytes), '--tmpfs', '/tmp');
+  args.push('--dir', '/var', '--perms', '1777', '--size', String(limits.tmpBytes), '--tmpfs', '/var/tmp');
+  // The layout: its root read-only (so the marker and the folders' parent cannot be changed), the
+  // three folders writable over it, all at the same paths as outside.
+  args.push('--ro-bind', layout.root, layout.root);
   for (const dir of [layout.workspace, layout.home, layout.tmp]) args.push('--bind', dir, dir);
-  // The init keeps two capabilities, inside its own namespaces only: to route every address to
-  // loopback and to listen on 53, 80 and 443. Commands never descend from it: they enter with
-  // nsenter from outside and setpriv drops everything.
-  args.push('--ro-bind', socketDir, socketDir, '--cap-drop', 'ALL', ...INIT_CAPS);
-  args.push('--info-fd', String(infoFd), '--chdir', layout.workspace, '--', 'bash', '-c', initScript(socketDir));
+  args.push('--remount-ro', '/dev', '--remount-ro', '/');
+  args.push('--chdir', layout.workspace, '--info-fd', String(INFO_FD));
   return args;
 }
+
+/**
+ * The command's shell first closes every fd but stdio (the harness's own inherited ones, a parent
+ * pipeline's pipe), then runs the command exactly as `bash -c` would.
+ */
+const CLOSE_AND_RUN = 'for f in /proc/$$/fd/*; do f=${f##*/}; case $f in 0|1|2) ;; *) eval "exec $f>&-" 2>/dev/null ;; esac; done; exec bash -c "$1"';
 
 const hex = (port: number): string => port.toString(16).toUpperCase().padStart(4, '0');
 
 /**
- * pid 1's script: the proxy forwarder, then the recorders of what bypasses it (every IPv4/IPv6
- * address routed to loopback, so a DNS query to any resolver and a dial to any address on 80/443
- * lands on a listener that tells the harness), then `ready` once all listen (read from /proc, so
- * no probe connection is ever recorded). When it dies, the namespace and everything in it die.
+ * The network layer's script: it owns the sandbox's network namespace and runs, as root of its own
+ * user namespace, outside bwrap's mount and pid namespaces: the proxy forwarder and the recorders of
+ * what bypasses the proxy (every address routed to loopback) live here, where no command can see,
+ * signal or replace them. It caps user namespaces at the two the sandbox needs, then starts bwrap
+ * as the unprivileged sandbox user; bwrap's holder prints `ready` once every mount is in place.
  */
-function initScript(socketDir: string): string {
+function layerScript(socketDir: string, bwrap: string[]): string {
   const sock = (name: keyof typeof SOCKETS): string => join(socketDir, SOCKETS[name]);
   const catcher = `EXEC:'sh ${sock('catcher')}'`;
+  // Only bwrap gets the info fd: a forwarder holding it would keep the harness waiting for its end.
+  const bg = `${INFO_FD}>&- &`;
+  const q = (a: string): string => `'${a.replace(/'/g, `'\\''`)}'`;
   return [
-    `socat TCP-LISTEN:${INSIDE_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${sock('proxy')} &`,
+    // Nothing the harness inherited (a parent's pipe, a terminal) may reach the holder, whose fds a
+    // command could open through /proc: every fd but stdio and the info fd is closed first.
+    `for f in /proc/$$/fd/*; do f=\${f##*/}; case $f in 0|1|2|${INFO_FD}) ;; *) eval "exec $f>&-" 2>/dev/null ;; esac; done`,
+    'set -e',
+    // The inner user namespace and bwrap's: a command cannot make another (unshare fails).
+    'echo 2 > /proc/sys/user/max_user_namespaces',
+    'ip link set lo up',
     'ip route add local 0.0.0.0/0 dev lo',
-    `for p in 80 443; do socat TCP4-LISTEN:$p,fork,reuseaddr ${catcher} & done`,
-    `if ip -6 route add local ::/0 dev lo 2>/dev/null; then for p in 80 443; do socat TCP6-LISTEN:$p,ipv6only=1,fork,reuseaddr ${catcher} & done; socat -T2 UDP6-RECVFROM:53,ipv6only=1,fork UNIX-CONNECT:${sock('dns')} & fi`,
-    `socat -T2 UDP4-RECVFROM:53,fork UNIX-CONNECT:${sock('dns')} &`,
+    // The sandbox user may serve on any port, as a user on their own machine may.
+    'echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start',
+    'set +e',
+    `socat TCP-LISTEN:${INSIDE_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${sock('proxy')} ${bg}`,
+    `for p in 80 443; do socat TCP4-LISTEN:$p,fork,reuseaddr ${catcher} ${bg} done`,
+    `if ip -6 route add local ::/0 dev lo 2>/dev/null; then for p in 80 443; do socat TCP6-LISTEN:$p,ipv6only=1,fork,reuseaddr ${catcher} ${bg} done; socat -T2 UDP6-RECVFROM:53,ipv6only=1,fork UNIX-CONNECT:${sock('dns')} ${bg} fi`,
+    `socat -T2 UDP4-RECVFROM:53,fork UNIX-CONNECT:${sock('dns')} ${bg}`,
     `want="0100007F:${hex(INSIDE_PROXY_PORT)} 00000000:${hex(80)} 00000000:${hex(443)}"`,
     // Builtins only: forking a probe per turn would slow down the very listeners it waits for.
     'up() { local n=0 a st; while read -r _ a _ st _; do [ "$st" = 0A ] && case " $want " in *" $a "*) n=$((n+1));; esac; done < /proc/net/tcp; while read -r _ a _; do [ "$a" = 00000000:0035 ] && n=$((n+1)); done < /proc/net/udp; [ $n -ge 4 ]; }',
-    'exec 9<> <(:)',
-    'until up; do read -r -t 0.002 -u 9; done',
-    'echo ready',
-    // Not `wait`: a command that kills a forwarder must not end the namespace for the commands after it.
-    'exec sleep infinity',
+    'exec 8<> <(:)',
+    'until up; do read -r -t 0.002 -u 8; done',
+    `unshare --user --map-user=${INSIDE_UID} --map-group=${INSIDE_UID} -- bwrap ${bwrap.map(q).join(' ')} -- sh -c 'echo ready; exec sleep infinity' 8>&- &`,
+    `exec ${INFO_FD}>&- 8>&-`,
+    // Not `wait` for all: a forwarder that dies must not end the layer while bwrap runs.
+    'wait $!',
   ].join('\n');
 }
 
-/** The files of the socket folder, bound read-only inside. */
+/** The files of the socket folder: on the host only, never inside the sandbox. */
 export const SOCKETS = { proxy: 'proxy.sock', direct: 'direct.sock', dns: 'dns.sock', catcher: 'catch-direct.sh' } as const;
 
-/** A fresh folder for the proxy socket, outside the sandbox's writable folders (bound read-only inside). */
+/** A fresh folder for the proxy sockets and support files, outside every folder the sandbox shows. */
 export function proxySocketDir(): string {
-  return mkdtempSync(join(tmpdir(), 'quickloop-proxy-'));
+  const dir = mkdtempSync(join(tmpdir(), 'quickloop-proxy-'));
+  // The network layer connects to the sockets, and bwrap binds the support files, as the sandbox's
+  // host uid: it may pass through, and only root may list or change the folder.
+  if (asRoot()) chmodSync(dir, 0o711);
+  return dir;
 }
 
-export async function startBwrap(layout: WorkspaceLayout, socketDir: string): Promise<BackendSession> {
-  const infoFd = 3;
+/** sudo inside: there is no privilege to give, so it says so and runs the command as the sandbox user. */
+const SUDO = `#!/bin/sh
+# The sandbox has no root: sudo runs its command unprivileged, as the sandbox user.
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -u|-g|-p|-C|-h|-r|-t|-U|-D) shift 2 ;;
+    --) shift; break ;;
+    -*) shift ;;
+    *) break ;;
+  esac
+done
+echo "sudo: no privilege in the quickloop sandbox; running as $(id -un 2>/dev/null || echo the sandbox user): $*" >&2
+[ $# -eq 0 ] && exit 0
+exec "$@"
+`;
+
+function writeSupport(supportDir: string, layout: WorkspaceLayout): void {
+  mkdirSync(join(supportDir, 'etc'), { mode: 0o755 });
+  mkdirSync(join(supportDir, 'bin'), { mode: 0o755 });
+  const etc = (name: string, text: string): void => writeFileSync(join(supportDir, 'etc', name), text, { mode: 0o644 });
+  etc('passwd', `root:x:0:0:root:/root:/usr/sbin/nologin\n${INSIDE_USER}:x:${INSIDE_UID}:${INSIDE_UID}:quickloop sandbox:${layout.home}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`);
+  etc('group', `root:x:0:\n${INSIDE_USER}:x:${INSIDE_UID}:\nnogroup:x:65534:\n`);
+  etc('hosts', '127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n');
+  etc('resolv.conf', 'nameserver 127.0.0.1\n');
+  etc('hostname', 'sandbox\n');
+  writeFileSync(join(supportDir, 'bin', 'sudo'), SUDO, { mode: 0o755 });
+}
+
+export interface BwrapSession extends BackendSession {
+  readonly limits: LimitInForce[];
+}
+
+export async function startBwrap(layout: WorkspaceLayout, socketDir: string, limits: SandboxLimits): Promise<BwrapSession> {
   // socat EXECs this for each dial it catches: SOCAT_SOCKADDR is the address the tool dialled.
   writeFileSync(join(socketDir, SOCKETS.catcher), `echo "$SOCAT_SOCKADDR $SOCAT_SOCKPORT" | socat -t1 - UNIX-CONNECT:${join(socketDir, SOCKETS.direct)}\n`, { mode: 0o644 });
-  const child: ChildProcess = spawn('bwrap', bwrapArgs(layout, socketDir, infoFd), {
+  writeSupport(socketDir, layout);
+  const { cgroups, rlimits } = makeLimits(limits);
+  const prefix = confine(cgroups, rlimits);
+  const argv = [...prefix, ...dropRoot(), 'unshare', '--user', '--map-root-user', '--net', '--', 'bash', '-c', layerScript(socketDir, bwrapArgs(layout, socketDir, limits))];
+  const child: ChildProcess = spawn(argv[0] as string, argv.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     detached: true,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    cwd: '/',
+    env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
   });
   const info = childPid(child.stdio[3] as NodeJS.ReadableStream);
   const stderr = collect(child.stderr as NodeJS.ReadableStream);
+  // QUICKLOOP_DEBUG=1 shows what the network layer and bwrap say while they come up.
+  if (process.env.QUICKLOOP_DEBUG === '1') child.stderr?.on('data', (c: Buffer) => process.stderr.write(`quickloop-debug: bwrap: ${c.toString()}`));
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     else child.once('exit', () => resolve());
@@ -172,44 +221,62 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string): Pr
     [pid] = await Promise.all([info, ready]);
   } catch (error) {
     if (child.pid !== undefined) killGroup(child.pid);
+    await exited;
+    await cgroups.remove();
     rmSync(socketDir, { recursive: true, force: true });
     throw error;
   }
+  // The network layer's process: commands join its user and network namespaces first.
+  const layer = child.pid as number;
   const groups = new Set<number>();
-  // The init's own helpers (the forwarders and recorders), so that only what commands left is named at close.
   const baseline = new Set(childrenOf(pid));
+  const plan = rootPlan();
   return {
     name: 'bwrap',
     enforced: true,
     proxyUrl: `http://127.0.0.1:${INSIDE_PROXY_PORT}`,
-    denialRules: denialRules(layout),
-    argv: (command) => ({
-      file: 'nsenter',
-      args: [
-        // Unprivileged, joining the user namespace first is what gives nsenter the right to join the
-        // others; the harness's own uid is kept (it is 0 in there).
-        `--target=${pid}`, ...(unprivileged() ? ['--user', '--preserve-credentials'] : []),
-        '--mount', '--net', '--pid', '--uts', '--ipc', '--cgroup', '--root', `--wd=${layout.workspace}`,
-        '--', 'setpriv', '--bounding-set=-all', '--inh-caps=-all', '--no-new-privs', '--', 'bash', '-c', command,
-      ],
-    }),
+    limits: cgroups.inForce,
+    denialRules: denialRules(layout, plan.visible),
+    argv: (command) => {
+      const args = [
+        ...prefix,
+        ...dropRoot(),
+        // As root of the network layer's user namespace, which owns the network namespace…
+        'nsenter', `--target=${layer}`, '--user', '--net', '--preserve-credentials', '--',
+        // …then bwrap's namespaces, as the sandbox user; the working directory is the holder's,
+        // a path of the sandbox's own mount tree, so `..` from it never reaches a host folder.
+        'nsenter', `--target=${pid}`, '--user', '--preserve-credentials', '--mount', '--pid', '--uts', '--ipc', '--cgroup', '--root', '--wd',
+        '--', 'setpriv', '--inh-caps=-all', '--no-new-privs', '--', 'bash', '-c', CLOSE_AND_RUN, 'bash', command,
+      ];
+      return { file: args[0] as string, args: args.slice(1) };
+    },
     adopt: (pgid) => {
       groups.add(pgid);
     },
     close: async () => {
-      // The init is pid 1 of the namespace: when it dies the kernel kills every process in it,
-      // daemonised or not. The command groups are killed too, for the nsenter processes outside.
+      // The holder's init is pid 1 of the namespace: when it dies the kernel kills every process in
+      // it, daemonised or not. The command groups are killed too, for the nsenter processes outside,
+      // and the network layer's group ends its forwarders.
       const left = namespaceLeftovers(pid, baseline);
-      if (child.pid !== undefined) killGroup(child.pid);
+      killGroup(layer);
       await killGroupsAndWait(groups);
       await exited;
-      // SIGKILL is asynchronous: wait (bounded) until pid 1 is gone or a zombie, so no command of
-      // this stage can still be running when close() resolves.
       for (let i = 0; i < 400 && alive(pid); i++) await new Promise((r) => setTimeout(r, 5));
+      await cgroups.remove();
       rmSync(socketDir, { recursive: true, force: true });
       return left;
     },
   };
+}
+
+/**
+ * What a refused access can be in this sandbox: an EROFS is real only outside the writable folders
+ * (the layout's and every tmpfs); a missing absolute path is the sandbox's doing when the host has
+ * it but the sandbox does not show it.
+ */
+export function denialRules(layout: WorkspaceLayout, visible: readonly string[]): DenialRules {
+  const own = [layout.workspace, layout.home, layout.tmp, layout.root];
+  return { writable: [layout.workspace, layout.home, layout.tmp, '/tmp', '/var/tmp', '/dev/shm', '/dev/null', '/dev/zero', '/dev/full'], visible, own };
 }
 
 /** bwrap writes `{"child-pid": N, …}` to --info-fd and closes it: N is the namespace's pid 1, seen from outside. */

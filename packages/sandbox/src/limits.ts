@@ -1,0 +1,201 @@
+// What a run may use under the enforced backend: processes and memory (cgroups, else rlimits) and the size of its private tmpfs.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Payload } from '@quickloop/events';
+import { hasCommand } from './rootfs.js';
+
+export interface SandboxLimits {
+  /** Processes (and threads) alive at once in the whole sandbox. */
+  processes: number;
+  /** Memory of the whole sandbox (its tmpfs pages included) in bytes. */
+  memoryBytes: number;
+  /** Size of the private /tmp and of /var/tmp, each, in bytes. */
+  tmpBytes: number;
+  /** Size of /dev/shm in bytes. */
+  shmBytes: number;
+}
+
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+
+/**
+ * Enough for a real framework install (npm spawns a few dozen processes and peaks under 2 GiB for a
+ * large tree), small enough that a fork bomb or a runaway build stops long before the host suffers.
+ */
+export const DEFAULT_LIMITS: SandboxLimits = { processes: 1024, memoryBytes: 4 * GiB, tmpBytes: 1 * GiB, shmBytes: 256 * MiB };
+
+/** One limit as sandbox.ready lists it. */
+export type LimitInForce = Payload<'sandbox.ready'>['limits'] extends Array<infer L> | undefined ? L : never;
+
+/** The limits asked for, each checked: a positive integer, or the default. */
+export function resolveLimits(asked: Partial<SandboxLimits> = {}): SandboxLimits {
+  const out = { ...DEFAULT_LIMITS };
+  for (const key of Object.keys(DEFAULT_LIMITS) as Array<keyof SandboxLimits>) {
+    const v = asked[key];
+    if (v !== undefined && Number.isSafeInteger(v) && v > 0) out[key] = v;
+  }
+  return out;
+}
+
+/** Reads the limits a sandbox.ready listed, so a later stage re-opens the sandbox under the same ones. */
+export function limitsFrom(listed: readonly LimitInForce[] | undefined): Partial<SandboxLimits> {
+  const out: Partial<SandboxLimits> = {};
+  for (const l of listed ?? []) {
+    if (l.name === 'processes') out.processes = l.value;
+    else if (l.name === 'memory') out.memoryBytes = l.value;
+    else if (l.name === '/tmp') out.tmpBytes = l.value;
+    else if (l.name === '/dev/shm') out.shmBytes = l.value;
+  }
+  return out;
+}
+
+interface Hierarchy {
+  version: 'v1' | 'v2';
+  /** The folder of this process's own cgroup in the hierarchy. */
+  dir: string;
+}
+
+function mounts(): Array<{ point: string; fstype: string; options: string }> {
+  try {
+    return readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter(Boolean).map((line) => {
+      const [pre = '', post = ''] = line.split(' - ');
+      const f = pre.split(' ');
+      const g = post.split(' ');
+      return { point: (f[4] ?? '').replace(/\\040/g, ' '), fstype: g[0] ?? '', options: g[2] ?? '' };
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** Where this process's cgroup is for a controller: the v2 unified hierarchy when it has the controller, else v1's. */
+function hierarchyFor(controller: 'pids' | 'memory'): Hierarchy | undefined {
+  let own: string[] = [];
+  try {
+    own = readFileSync('/proc/self/cgroup', 'utf8').split('\n').filter(Boolean);
+  } catch {
+    return undefined;
+  }
+  const all = mounts();
+  const v2 = all.find((m) => m.fstype === 'cgroup2');
+  const v2Path = own.find((l) => l.startsWith('0::'))?.slice(3);
+  if (v2 && v2Path !== undefined) {
+    const dir = join(v2.point, v2Path);
+    try {
+      if (readFileSync(join(dir, 'cgroup.controllers'), 'utf8').split(/\s+/).includes(controller)) return { version: 'v2', dir };
+    } catch {
+      // not readable: try v1
+    }
+  }
+  const v1 = all.find((m) => m.fstype === 'cgroup' && m.options.split(',').includes(controller));
+  const line = own.find((l) => l.split(':')[1]?.split(',').includes(controller));
+  if (v1 && line) return { version: 'v1', dir: join(v1.point, line.split(':').slice(2).join(':')) };
+  return undefined;
+}
+
+/** The cgroups of one sandbox, made for it and removed at close. */
+export interface Cgroups {
+  /** `cgroup.procs` files a process writes its pid into to join (one per hierarchy). */
+  procs: string[];
+  inForce: LimitInForce[];
+  /** Removes the folders once their processes are gone (bounded wait). */
+  remove(): Promise<void>;
+}
+
+function tryMake(controller: 'pids' | 'memory', name: string, value: number): { h: Hierarchy; dir: string } | undefined {
+  const h = hierarchyFor(controller);
+  if (!h) return undefined;
+  const dir = join(h.dir, name);
+  try {
+    if (!existsSync(dir)) mkdirSync(dir);
+    if (h.version === 'v2') {
+      const file = controller === 'pids' ? 'pids.max' : 'memory.max';
+      if (!existsSync(join(dir, file))) {
+        rmdirSync(dir);
+        return undefined;
+      }
+      writeFileSync(join(dir, file), String(value));
+      if (controller === 'memory' && existsSync(join(dir, 'memory.swap.max'))) writeFileSync(join(dir, 'memory.swap.max'), '0');
+    } else {
+      writeFileSync(join(dir, controller === 'pids' ? 'pids.max' : 'memory.limit_in_bytes'), String(value));
+    }
+    return { h, dir };
+  } catch {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // never made, or not ours to remove
+    }
+    return undefined;
+  }
+}
+
+/**
+ * Makes the sandbox's cgroups where the harness may (root, or a delegated v2 subtree); a limit no
+ * cgroup can hold falls back to an rlimit set on every process the sandbox starts (the rlimit is per
+ * process for memory and per user for processes, and says so).
+ */
+export function makeLimits(limits: SandboxLimits): { cgroups: Cgroups; rlimits: string[] } {
+  const name = `quickloop-${randomBytes(6).toString('hex')}`;
+  const made: Array<{ h: Hierarchy; dir: string }> = [];
+  const inForce: LimitInForce[] = [];
+  const rlimits: string[] = [];
+  const prlimit = hasCommand('prlimit');
+  const pids = tryMake('pids', name, limits.processes);
+  if (pids) {
+    made.push(pids);
+    inForce.push({ name: 'processes', value: limits.processes, unit: 'count', enforced_by: pids.h.version === 'v2' ? 'cgroup_v2' : 'cgroup_v1', scope: 'sandbox' });
+  } else if (prlimit) {
+    rlimits.push(`--nproc=${limits.processes}:${limits.processes}`);
+    inForce.push({ name: 'processes', value: limits.processes, unit: 'count', enforced_by: 'rlimit', scope: 'user' });
+  } else inForce.push({ name: 'processes', value: limits.processes, unit: 'count', enforced_by: 'none', scope: 'sandbox' });
+  const mem = tryMake('memory', name, limits.memoryBytes);
+  if (mem) {
+    // One hierarchy may carry both controllers (v2, or v1 with them co-mounted): join it once.
+    if (!made.some((m) => m.dir === mem.dir)) made.push(mem);
+    inForce.push({ name: 'memory', value: limits.memoryBytes, unit: 'bytes', enforced_by: mem.h.version === 'v2' ? 'cgroup_v2' : 'cgroup_v1', scope: 'sandbox' });
+  } else if (prlimit) {
+    // RLIMIT_DATA, not RLIMIT_AS: V8 and WebAssembly reserve far more address space than they use.
+    rlimits.push(`--data=${limits.memoryBytes}:${limits.memoryBytes}`);
+    inForce.push({ name: 'memory', value: limits.memoryBytes, unit: 'bytes', enforced_by: 'rlimit', scope: 'process' });
+  } else inForce.push({ name: 'memory', value: limits.memoryBytes, unit: 'bytes', enforced_by: 'none', scope: 'sandbox' });
+  inForce.push({ name: '/tmp', value: limits.tmpBytes, unit: 'bytes', enforced_by: 'tmpfs', scope: 'sandbox' });
+  inForce.push({ name: '/var/tmp', value: limits.tmpBytes, unit: 'bytes', enforced_by: 'tmpfs', scope: 'sandbox' });
+  inForce.push({ name: '/dev/shm', value: limits.shmBytes, unit: 'bytes', enforced_by: 'tmpfs', scope: 'sandbox' });
+  const dirs = [...new Set([pids?.dir, mem?.dir].filter((d): d is string => d !== undefined))];
+  return {
+    rlimits,
+    cgroups: {
+      procs: made.map((m) => join(m.dir, 'cgroup.procs')),
+      inForce,
+      remove: async () => {
+        for (const dir of dirs) {
+          // A killed process leaves its cgroup only once reaped; rmdir says EBUSY until then.
+          for (let i = 0; i < 200; i++) {
+            try {
+              rmdirSync(dir);
+              break;
+            } catch (error) {
+              if ((error as NodeJS.ErrnoException).code === 'ENOENT') break;
+              await new Promise((r) => setTimeout(r, 10));
+            }
+          }
+        }
+      },
+    },
+  };
+}
+
+/**
+ * The argv prefix that puts a process into the sandbox's cgroups and under its rlimits before it runs
+ * anything: it joins while it is still this tiny shell, so nothing it starts is ever outside.
+ */
+export function confine(cgroups: Cgroups, rlimits: readonly string[]): string[] {
+  const out: string[] = [];
+  if (cgroups.procs.length > 0) {
+    out.push('sh', '-c', 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"', 'quickloop-confine', String(cgroups.procs.length), ...cgroups.procs);
+  }
+  if (rlimits.length > 0) out.push('prlimit', ...rlimits, '--');
+  return out;
+}

@@ -1,6 +1,7 @@
 // stderr logging for people: colour only on a TTY, never with NO_COLOR, levels from --quiet/--verbose.
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Writable } from 'node:stream';
+import { terminalSafe, terminalSafeStyled } from './safe-text.js';
 
 export type LogLevel = 'quiet' | 'normal' | 'verbose';
 
@@ -38,10 +39,14 @@ export function createLogger(options: LoggerOptions): Logger {
   const level = options.level ?? 'normal';
   const colour = options.colour ?? wantsColour(options.stream, env);
   const color = new Chalk({ level: colour ? 1 : 0 });
+  // Every line passes a last check, for sandbox text a caller forgot to make safe: without colour
+  // no escape is legitimate at all, with it only chalk's SGR is.
+  const safe = (text: string): string => (colour ? terminalSafeStyled(text) : terminalSafe(text, 'block'));
   const write = (line: string): void => {
     // stderr is for people; a closed stderr must never crash the stage.
     try {
-      options.stream.write(line.endsWith('\n') ? line : `${line}\n`);
+      const text = safe(line);
+      options.stream.write(text.endsWith('\n') ? text : `${text}\n`);
     } catch {
       /* ignore */
     }

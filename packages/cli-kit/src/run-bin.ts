@@ -2,6 +2,7 @@
 import { CliError, InterruptedError, isPipeClosed } from './errors.js';
 import { exitCodeFor, type Family } from './exit-codes.js';
 import { defaultNewId, type Io } from './io.js';
+import { terminalSafe } from './safe-text.js';
 
 export type Main = (argv: string[], io: Io) => Promise<number>;
 
@@ -57,11 +58,12 @@ export async function runBin(main: Main, options: RunBinOptions): Promise<void> 
 export function reportError(error: unknown, options: RunBinOptions, io: Pick<Io, 'stderr' | 'env'>, stdoutClosed = false): number {
   if (stdoutClosed || isPipeClosed(error)) return 0;
   if (error instanceof CliError) {
-    if (error.message) io.stderr.write(`${options.name}: ${error.message}\n`);
+    // A message may quote input (a bad line, a path): shown with its controls made visible.
+    if (error.message) io.stderr.write(`${options.name}: ${terminalSafe(error.message, 'block')}\n`);
     return error.exitCode ?? exitCodeFor(options.family, error.kind);
   }
   const message = error instanceof Error ? error.message : String(error);
-  io.stderr.write(`${options.name}: internal error: ${message}\n`);
+  io.stderr.write(`${options.name}: internal error: ${terminalSafe(message, 'block')}\n`);
   if (io.env.QUICKLOOP_DEBUG && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
   return exitCodeFor(options.family, 'internal');
 }

@@ -8,6 +8,7 @@ import * as logger from '@quickloop/cli-kit/logger';
 import * as memoryIo from '@quickloop/cli-kit/memory-io';
 import * as runBin from '@quickloop/cli-kit/run-bin';
 import * as fastArgs from '@quickloop/cli-kit/fast-args';
+import * as safeText from '@quickloop/cli-kit/safe-text';
 
 describe('subpath exports', () => {
   it('resolve to the same classes and functions as the package index', () => {
@@ -19,5 +20,6 @@ describe('subpath exports', () => {
     expect(memoryIo.memoryIo).toBe(index.memoryIo);
     expect(runBin.runBin).toBe(index.runBin);
     expect(fastArgs.parseFast).toBe(index.parseFast);
+    expect(safeText.terminalSafe).toBe(index.terminalSafe);
   });
 });

@@ -1,7 +1,7 @@
 // run(opts, io): loop-gate as tests call it — one gate round on an artifact named in args or in the event stream.
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { InputError, LoopExit, UsageError, createLogger, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { InputError, LoopExit, UsageError, createLogger, type Io, type LogLevel, terminalSafe } from '@quickloop/cli-kit';
 import { EventWriter, createEmitter, detachableEvents, readEvents } from '@quickloop/events';
 import type { GateName } from '@quickloop/loop-spec';
 import { LoopStop } from './errors.js';
@@ -65,7 +65,8 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
       // With events on stdin there is nobody to ask: consent must come from --consent or the spec.
       ask: async (question) => {
         if (!opts.artifact) return null;
-        io.stderr.write(question.endsWith(' ') ? question : `${question}\n`);
+        // A prompt quotes the spec (commands, file names): shown with its controls made visible.
+            io.stderr.write(terminalSafe(question.endsWith(' ') ? question : `${question}\n`, 'block'));
         return answers.next();
       },
       onUsage: () => undefined,

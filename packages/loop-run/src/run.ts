@@ -1,5 +1,5 @@
 // run(opts, io): loop-run as tests call it — events on stdout, people on stderr, answers from stdin.
-import { InterruptedError, LoopExit, createLogger, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { InterruptedError, LoopExit, createLogger, type Io, type LogLevel, terminalSafe } from '@quickloop/cli-kit';
 import { EventWriter, createEmitter, detachableEvents } from '@quickloop/events';
 import { LineReader, checkConsentIds, loadSpec } from '@quickloop/loop-gate';
 import { runLoop } from './runner.js';
@@ -41,7 +41,8 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
         {
           emit,
           ask: async (question) => {
-            io.stderr.write(question.endsWith(' ') ? question : `${question}\n`);
+            // A prompt quotes the spec (commands, file names): shown with its controls made visible.
+            io.stderr.write(terminalSafe(question.endsWith(' ') ? question : `${question}\n`, 'block'));
             // A signal must not wait for an answer that may never come (a TTY left open).
             return Promise.race([answers.next(), interrupted]);
           },

@@ -1,6 +1,6 @@
 // qs-agent: for each run in the stream, open (or provision) its sandbox and let the agent work; forward the rest.
 import { performance } from 'node:perf_hooks';
-import { CliError, createLogger, isPipeClosed, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { CliError, createLogger, terminalSafe, isPipeClosed, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, untilAborted, type Emitter, type Payload, type WireEvent } from '@quickloop/events';
 import { egressEmitter, provisionSandbox, removeLayout, type BackendChoice, type Sandbox } from '@quickloop/sandbox';
 import type { Agent } from './agents/agent.js';
@@ -61,7 +61,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
     s.handled = true;
     if (input) badInput += 1;
     else stageFailures += 1;
-    log.error(`${STAGE}: ${s.loaded.task.name}: ${error}`);
+    log.error(`${STAGE}: ${terminalSafe(s.loaded.task.name)}: ${terminalSafe(error)}`);
     await emitter.emit('run.failed', { run_id: s.runId }, { failed_stage: STAGE, error });
   };
 
@@ -93,8 +93,8 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       ({ leftRunning } = await sandbox.close());
     }
     if (io.signal.aborted) outcome = { stopReason: 'interrupted', detail: outcome.stopReason === 'interrupted' ? outcome.detail : `interrupted (${outcome.detail})` };
-    log.info(`${STAGE}: ${s.loaded.task.name}: ${outcome.stopReason} — ${outcome.detail}`);
-    if (leftRunning.length > 0) log.info(`${STAGE}: ${s.loaded.task.name}: killed ${leftRunning.length} process${leftRunning.length === 1 ? '' : 'es'} left running: ${leftRunning.join(' · ')}`);
+    log.info(`${STAGE}: ${terminalSafe(s.loaded.task.name)}: ${outcome.stopReason} — ${terminalSafe(outcome.detail)}`);
+    if (leftRunning.length > 0) log.info(`${STAGE}: ${terminalSafe(s.loaded.task.name)}: killed ${leftRunning.length} process${leftRunning.length === 1 ? '' : 'es'} left running: ${leftRunning.map((p) => terminalSafe(p)).join(' · ')}`);
     await emitter.emit(
       'agent.completed',
       { run_id: s.runId },

@@ -1,5 +1,5 @@
 // qs-check: after each run's agent, run its check in the same sandbox, classify with every event in, end the run.
-import { CliError, createLogger, QsExit, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { CliError, createLogger, terminalSafe, QsExit, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, signalName, untilAborted, type Emitter } from '@quickloop/events';
 import { removeLayout, type EgressEvent } from '@quickloop/sandbox';
 import type { ClassificationName } from '@quickloop/events';
@@ -52,7 +52,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     try {
       removeLayout(f.ready);
     } catch (error) {
-      log.warn(`${STAGE}: could not remove ${f.ready.root}: ${(error as Error).message}`);
+      log.warn(`${STAGE}: could not remove ${terminalSafe(f.ready.root)}: ${terminalSafe((error as Error).message)}`);
     }
     return null;
   };
@@ -61,7 +61,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
   const fail = async (f: RunFacts, error: string, badInput = true): Promise<void> => {
     if (badInput) tally.incomplete += 1;
     else tally.other += 1;
-    log.error(`${STAGE}: ${f.loaded?.task.name ?? f.runId}: ${error}`);
+    log.error(`${STAGE}: ${terminalSafe(f.loaded?.task.name ?? f.runId)}: ${terminalSafe(error)}`);
     await emitter.emit('run.failed', { run_id: f.runId }, { failed_stage: STAGE, error });
   };
 
@@ -134,7 +134,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     const kept = cleanup(f);
     // The summary people read must not let an unenforced pass look like an enforced one.
     const unenforced = f.ready.enforced ? '' : ` (UNENFORCED: ${f.ready.backend} backend)`;
-    log.info(`${label(classification)}  ${f.loaded.task.name}: ${classification}${unenforced}${classification === 'passed' ? '' : ` — ${detail}`}`);
+    log.info(`${label(classification)}  ${terminalSafe(f.loaded.task.name)}: ${classification}${unenforced}${classification === 'passed' ? '' : ` — ${terminalSafe(detail)}`}`);
     await emitter.emit(
       'run.completed',
       { run_id: f.runId },

@@ -1,5 +1,5 @@
 // qs-sandbox: for each task.loaded, make its sandbox and run its setup; forward every line, unchanged and in order.
-import { createLogger, CliError, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { createLogger, CliError, terminalSafe, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, untilAborted, type Payload } from '@quickloop/events';
 import { normalizeHost, provisionSandbox, selectBackend, type BackendChoice } from '@quickloop/sandbox';
 
@@ -71,7 +71,7 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
       if (error instanceof CliError) throw error;
       inconclusive += 1;
       const message = `cannot make a sandbox: ${(error as Error).message.split('\n')[0]}`;
-      log.error(`${STAGE}: ${name}: ${message}`);
+      log.error(`${STAGE}: ${terminalSafe(name)}: ${terminalSafe(message)}`);
       await emitter.emit('run.failed', { run_id: event.run_id }, { failed_stage: STAGE, error: message });
       continue;
     }
@@ -81,13 +81,13 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
     const { ready } = provisioned;
     if (leftRunning.length > 0) {
       // A service started in setup does not live on into the agent's stage: say so where people look.
-      log.warn(`${STAGE}: ${name}: setup left ${leftRunning.length} process${leftRunning.length === 1 ? '' : 'es'} running, killed with this stage (nothing outlives its stage): ${leftRunning.join(' · ')}`);
+      log.warn(`${STAGE}: ${terminalSafe(name)}: setup left ${leftRunning.length} process${leftRunning.length === 1 ? '' : 'es'} running, killed with this stage (nothing outlives its stage): ${leftRunning.map((p) => terminalSafe(p)).join(' · ')}`);
     }
     if (provisioned.setupFailure !== undefined) {
       inconclusive += 1;
-      log.warn(`${STAGE}: ${name}: ${provisioned.setupFailure}`);
+      log.warn(`${STAGE}: ${terminalSafe(name)}: ${terminalSafe(provisioned.setupFailure)}`);
     } else if (!provisioned.interrupted) {
-      log.info(`${STAGE}: ${name}: ready (${ready.backend}${ready.enforced ? '' : ', NOT enforced'}) ${ready.workspace}`);
+      log.info(`${STAGE}: ${terminalSafe(name)}: ready (${ready.backend}${ready.enforced ? '' : ', NOT enforced'}) ${terminalSafe(ready.workspace)}`);
     }
     if (io.signal.aborted) break;
   }

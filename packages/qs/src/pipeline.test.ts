@@ -215,3 +215,50 @@ describe('the replay pipeline, end to end', () => {
     expect(existsSync(root)).toBe(false);
   });
 });
+
+describe('text from inside the sandbox on a terminal', () => {
+  // Anything a terminal acts on (NO_COLOR is set, so not even SGR is legitimate).
+  const RAW = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+  // What printf in the sandbox writes: a title, a screen clear, a CR overwrite, a bidi override, a C1 CSI.
+  const EVIL = String.raw`\033]0;owned\007\033[2J\rok\342\200\256x\302\2331A`;
+
+  it('reaches every stage\'s stderr and qs show made visible, and stays raw in the events', async () => {
+    const task = join(work, 'hostile.yaml');
+    const q = (s: string): string => JSON.stringify(s);
+    writeFileSync(
+      task,
+      [
+        'name: hostile',
+        'goal: Print what the docs say.',
+        'docs:\n  path:\n    - https://docs.greeter.test/install.html',
+        // A process left running by setup is named on qs-sandbox's stderr (once it has exec'd under its name).
+        `setup:\n  - ${q(`printf '${EVIL}\\n'; (exec -a "$(printf '${EVIL}')" sleep 300) >/dev/null 2>&1 & until IFS= read -r -d '' a0 </proc/$!/cmdline; [ -n "$a0" ] && [ "$a0" != bash ]; do kill -0 $! || exit 9; done`)}`,
+        `replay:\n  - ${q(`printf '${EVIL}\\n'; exit 1`)}`,
+        `success:\n  script: ${q(`printf 'check failed: ${EVIL}\\n'; exit 1`)}`,
+        '',
+      ].join('\n'),
+    );
+    const saved = join(work, 'hostile.ndjson');
+    const shown = join(work, 'hostile.txt');
+    const r = await sh(`qs-validate ${task} | qs-sandbox | qs-agent ${MAP} | qs-check | tee ${saved}`);
+    expect(r.codes.slice(0, 4)).toEqual([0, 0, 0, 1]);
+    const show = await sh(`qs show --verbose ${saved} > ${shown}`);
+    expect(show.codes).toEqual([0]);
+    expect(show.stderr).not.toMatch(RAW);
+    const raw = '\x1b]0;owned\x07\x1b[2J\rok\u202ex\u009b1A';
+    // The events keep the raw bytes: the stream is evidence, not display.
+    const result = r.events.find((e) => e.type === 'tool.result');
+    expect(result?.output).toBe(`${raw}\n`);
+    expect(r.events.find((e) => e.type === 'setup.completed')?.output).toBe(`${raw}\n`);
+    expect(verdict(r)?.classification).not.toBe('passed');
+    // Every stage's stderr and qs show: none of it acts on the terminal, all of it is visible.
+    const visible = '\\x1b]0;owned\\x07\\x1b[2J\\rok\\u202ex\\x9b1A';
+    expect(r.stderr).not.toMatch(RAW);
+    expect(r.stderr).toContain(`${visible} 300`);
+    expect(r.stderr).toContain('qs-sandbox: hostile: setup left 1 process running');
+    const text = readFileSync(shown, 'utf8');
+    expect(text).not.toMatch(RAW);
+    expect(text).toContain(`    | ${visible}`);
+    expect(text).toContain(`reason: check failed: ${visible}`);
+  });
+});

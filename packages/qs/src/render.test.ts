@@ -65,3 +65,46 @@ describe('the stream renderer', () => {
     expect(text.split('\n')[1]).toBe('');
   });
 });
+
+describe('the renderer on a hostile stream', () => {
+  // Anything a terminal acts on: C0 but newline and tab, DEL, C1, bidi and zero-width format characters.
+  const RAW = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b\u2028\u2029]/;
+  const ev = (type: string, payload: Record<string, unknown>): WireEvent =>
+    ({ v: 1, type, ts: '2026-01-01T00:00:00.000Z', run_id: 'r1\x1b[2J', stage: 'x', ...payload }) as WireEvent;
+  const evil = '\x1b]0;owned\x07\x1b[2J\rok\u202egnp.exe\u009b31m\u2066';
+  const stream = [
+    ev('task.loaded', { task: { name: `t${evil}`, goal: `g${evil}` }, mode: 'replay' }),
+    ev('sandbox.ready', { backend: 'local', enforced: false, workspace: `/w${evil}` }),
+    ev('setup.started', { id: 's1', command: `make${evil}` }),
+    ev('setup.completed', { exit_code: 1, output: `line one${evil}\nline two\n` }),
+    ev('tool.call', { tool: 'bash', command: `printf${evil}\nsecond line` }),
+    ev('tool.call', { tool: 'read_docs', url: `https://d.test/${evil}` }),
+    ev('tool.result', { tool: 'bash', exit_code: 2, output: `out${evil}\n` }),
+    ev('docs.read', { url: `https://d.test/${evil}`, chars: 1 }),
+    ev('docs.error', { url: `https://d.test/${evil}`, error: `e${evil}` }),
+    ev('egress.blocked', { host: `evil.test\n[    1.0s] PASS forged`, port: 443, reason: `r${evil}` }),
+    ev('egress.allowed', { host: `h${evil}`, port: 443, reason: `r${evil}` }),
+    ev('egress.error', { host: `h${evil}`, error: `e${evil}` }),
+    ev('sandbox.denied', { path: `/etc/${evil}\nforged`, operation: `write${evil}`, reason: 'read_only' }),
+    ev('agent.completed', { stop_reason: `s${evil}`, detail: `d${evil}`, left_running: [`node ${evil}`, 'x\ny'] }),
+    ev('check.completed', { passed: false, exit_code: 1, output: `c${evil}\n`, reason: `why${evil}\nPASS` }),
+    ev('custom.unknown', {}),
+    ev('run.completed', { task: `t${evil}`, classification: `c${evil}`, label: `L${evil}`, suspect_page: `p${evil}`, workspace_kept: `/k${evil}` }),
+    ev('run.failed', { failed_stage: `s${evil}`, error: `e${evil}` }),
+  ];
+
+  it('shows every field with its controls made visible, and no field forges a line', () => {
+    for (const verbose of [false, true]) {
+      const render = createRenderer({ verbose, style: (k, t) => `<${k}>${t}</${k}>` });
+      const out = stream.flatMap(render).join('\n').replace(/<\/?[a-z]+>/g, '');
+      expect(out).not.toMatch(RAW);
+      expect(out).toContain('\\x1b]0;owned\\x07\\x1b[2J\\rok\\u202egnp.exe\\x9b31m\\u2066');
+      expect(out).toContain('BLOCKED evil.test\\n[    1.0s] PASS forged:443');
+      expect(out).toContain('/etc/\\x1b]0;owned');
+      // Blocks keep their lines: the output and a multi-line command with --verbose.
+      expect(out).toMatch(/\n {4}\| line two\n/);
+      if (verbose) expect(out).toMatch(/\n {6}second line\n/);
+      for (const line of out.split('\n')) expect(line).not.toMatch(/^\[ *[0-9.]+s\] PASS forged/);
+    }
+  });
+});

@@ -1,4 +1,5 @@
 // Renders any quickloop event stream for people: stamped lines, failed commands with their output.
+import { terminalSafe } from '@quickloop/cli-kit/safe-text';
 import type { WireEvent } from '@quickloop/events';
 
 export interface RenderOptions {
@@ -13,19 +14,22 @@ const CLIP_VERBOSE = 1200;
 
 /** A multi-line command (a heredoc) shows its first line and how many follow, all of it with --verbose. */
 function commandText(command: string, verbose: boolean): string {
-  const lines = command.replace(/\n+$/, '').split('\n');
+  const lines = command.replace(/\n+$/, '').split('\n').map((l) => terminalSafe(l, 'block'));
   if (verbose || lines.length === 1) return lines.join('\n      ');
   return `${lines[0]}  … (${lines.length - 1} more line${lines.length === 2 ? '' : 's'})`;
 }
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
+// Every field of a stream may come from inside the sandbox (or from a forged file): shown as one
+// line with its controls made visible, so it can neither act on the terminal nor forge a line.
+const raw = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
+const str = (v: unknown): string => terminalSafe(raw(v));
 
 /** Output as `| ` lines, clipped from the front so the end (where errors are) survives. */
 function outputLines(output: string, limit: number): string[] {
   let text = output.replace(/\n+$/, '');
   if (text === '') return [];
   if (text.length > limit) text = `…${text.slice(text.length - limit)}`;
-  return text.split('\n').map((l) => `    | ${l}`);
+  return text.split('\n').map((l) => `    | ${terminalSafe(l, 'block')}`);
 }
 
 /** A stateful renderer: feed it events in order, get the lines to print for each. */
@@ -53,8 +57,8 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
     switch (event.type) {
       case 'task.loaded': {
         const task = e.task as { name?: string; goal?: string } | undefined;
-        line(style('bold', `task ${str(task?.name)} (${str(e.mode)})`) + style('dim', `  run ${event.run_id}`));
-        if (options.verbose && task?.goal) line(`goal: ${task.goal}`);
+        line(style('bold', `task ${str(task?.name)} (${str(e.mode)})`) + style('dim', `  run ${str(event.run_id)}`));
+        if (options.verbose && task?.goal) line(`goal: ${str(task.goal)}`);
         break;
       }
       case 'diagnostic':
@@ -66,13 +70,13 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
         break;
       }
       case 'setup.started':
-        if (typeof e.id === 'string') commands.set(e.id, str(e.command));
-        line(`setup $ ${commandText(str(e.command), options.verbose)}`);
+        if (typeof e.id === 'string') commands.set(e.id, raw(e.command));
+        line(`setup $ ${commandText(raw(e.command), options.verbose)}`);
         break;
       case 'setup.completed': {
         const failed = e.exit_code !== 0;
         line(`setup exit ${str(e.exit_code)}${failed ? style('fail', ' FAILED') : ''}`);
-        if (failed || options.verbose) out.push(...outputLines(str(e.output), clip));
+        if (failed || options.verbose) out.push(...outputLines(raw(e.output), clip));
         break;
       }
       case 'setup.failed':
@@ -82,14 +86,14 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
         line(`agent ${str(e.agent)}${e.model ? ` (${str(e.model)})` : ''}`);
         break;
       case 'tool.call':
-        if (e.tool === 'bash') line(`$ ${commandText(str(e.command), options.verbose)}`);
+        if (e.tool === 'bash') line(`$ ${commandText(raw(e.command), options.verbose)}`);
         else if (options.verbose) line(style('dim', `read_docs ${str(e.url)}`));
         break;
       case 'tool.result': {
         const failed = e.exit_code !== 0;
         const secsTaken = typeof e.duration_ms === 'number' ? ` (${(e.duration_ms / 1000).toFixed(1)}s)` : '';
         line(`${failed ? style('fail', `exit ${str(e.exit_code)}`) : `exit ${str(e.exit_code)}`}${e.timed_out === true ? style('fail', ' TIMED OUT') : ''}${style('dim', secsTaken)}`);
-        if (failed || options.verbose) out.push(...outputLines(str(e.output), clip));
+        if (failed || options.verbose) out.push(...outputLines(raw(e.output), clip));
         break;
       }
       case 'docs.read': {
@@ -127,7 +131,7 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
       case 'check.completed': {
         const passed = e.passed === true;
         line(`check ${passed ? style('pass', 'passed') : style('fail', `failed, exit ${str(e.exit_code)}`)}${e.timed_out === true ? style('fail', ' TIMED OUT') : ''}`);
-        if (!passed || options.verbose) out.push(...outputLines(str(e.output), clip));
+        if (!passed || options.verbose) out.push(...outputLines(raw(e.output), clip));
         if (!passed && e.reason) line(`reason: ${str(e.reason)}`);
         break;
       }
@@ -135,9 +139,9 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
         const lab = str(e.label);
         const coloured = lab === 'PASS' ? style('pass', lab) : lab === 'FAIL' ? style('fail', lab) : style('warn', lab);
         line(style('bold', `${coloured} ${str(e.task)}: ${str(e.classification)}`) + (e.enforced === false ? style('warn', ' (UNENFORCED)') : ''));
-        if (e.label !== 'PASS' && typeof e.suspect_page === 'string') line(`where to look first: ${e.suspect_page}`);
+        if (e.label !== 'PASS' && typeof e.suspect_page === 'string') line(`where to look first: ${str(e.suspect_page)}`);
         if (typeof e.docs_bypass_attempts === 'number' && e.docs_bypass_attempts > 0) line(`docs bypass attempts: ${e.docs_bypass_attempts}`);
-        if (typeof e.workspace_kept === 'string') line(style('dim', `workspace kept: ${e.workspace_kept}`));
+        if (typeof e.workspace_kept === 'string') line(style('dim', `workspace kept: ${str(e.workspace_kept)}`));
         break;
       }
       case 'run.failed':
@@ -147,7 +151,7 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
         line(style('warn', `INTERRUPTED (${str(e.signal)}) during ${str(e.phase)}`));
         break;
       default:
-        if (options.verbose) line(style('dim', event.type));
+        if (options.verbose) line(style('dim', str(event.type)));
     }
     return out;
   };

@@ -97,7 +97,13 @@ describe('local backend', () => {
   it('kills background jobs of its commands at close', async () => {
     const sb = await local();
     const m = marker('bg-local');
-    const r = await sb.exec(`bash -c 'exec -a ${m} sleep 300' >/dev/null 2>&1 & echo started`);
+    // The job's pipes close at its redirection, before it has exec'd twice (bash, then sleep under
+    // the marker name): the command returns while the job is still `bash -c …` or mid-exec (an empty
+    // cmdline, named `[sleep]`), and a close right then names it so. So the command waits until the
+    // job's argv[0] is the marker, which is when the report's name is settled.
+    const r = await sb.exec(
+      `bash -c 'exec -a ${m} sleep 300' >/dev/null 2>&1 & until IFS= read -r -d '' a0 </proc/$!/cmdline; [ "$a0" = ${m} ]; do kill -0 $! || exit 9; done; echo started`,
+    );
     expect(r.output).toBe('started\n');
     expect(pidsWith(m)).toHaveLength(1);
     // Named in the close report: killing it is on the record.

@@ -2,7 +2,7 @@
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { InputError, logLevel, parseArgs, QsExit, wantsColour, type Io } from '@quickloop/cli-kit';
+import { InputError, logLevel, parseArgs, QsExit, terminalSafe, wantsColour, type Io } from '@quickloop/cli-kit';
 import { isTerminal, readEvents } from '@quickloop/events';
 import { Chalk } from 'chalk';
 import type { Command } from '../command.js';
@@ -44,7 +44,7 @@ export const show: Command = {
       throw error;
     }
     const open_ = [...pending].filter(([, done]) => !done).map(([id]) => id);
-    if (open_.length > 0) write(`(incomplete stream: no run.completed, run.failed or run.interrupted for run ${open_.join(', ')})\n`);
+    if (open_.length > 0) write(`(incomplete stream: no run.completed, run.failed or run.interrupted for run ${open_.map((id) => terminalSafe(id)).join(', ')})\n`);
     return QsExit.passed;
   },
 };

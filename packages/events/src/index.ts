@@ -7,6 +7,7 @@ export { validatorFor, describeErrors, isKnownType, isTerminal, type Validator }
 export { readEvents, parseLine, DEFAULT_MAX_LINE_BYTES, type ReadOptions, type StreamLine } from './reader.js';
 export { EventWriter } from './writer.js';
 export { untilAborted, signalName } from './abortable.js';
+export { unrunnable, MAX_COMMAND_BYTES } from './command-text.js';
 export { createEmitter, detachableEvents, type Emitter, type EmitMeta, type DetachableEvents } from './emitter.js';
 export type * from './types/task.js';
 export type * from './types/sandbox.js';

@@ -80,7 +80,24 @@ describe('qs-agent --agent replay', () => {
     expect(String(long?.output)).toMatch(/4999\n5000\n$/);
     expect(long?.original_chars).toBeGreaterThan(20000);
     expect(slow).toMatchObject({ exit_code: 124, timed_out: true });
-    expect(events.at(-1)).toMatchObject({ stop_reason: 'command_failed', detail: 'replay step 2 timed out after 1s: sleep 30' });
+    // Killed at max_command_seconds: out of budget (budget_exhausted downstream), not a failed command.
+    expect(events.at(-1)).toMatchObject({ stop_reason: 'timeout', detail: 'replay step 2 timed out after 1s (max_command_seconds): sleep 30' });
+  });
+
+  it('does not run a command bash cannot be given: a tool error for the agent, agent.completed all the same', async () => {
+    const { code, events } = await one({ replay: ['echo one', 'echo a\0b', 'echo three'] });
+    expect(code).toBe(0);
+    const results = events.filter((e) => e.type === 'tool.result');
+    expect(results.map((r) => r.exit_code)).toEqual([0, 126]);
+    expect(String(results[1]?.output)).toContain('this command was not run: it contains a NUL byte');
+    expect(events.at(-1)).toMatchObject({ type: 'agent.completed', stop_reason: 'error', detail: expect.stringMatching(/^replay step 2 \(replay\[1\]\) was not run: it contains a NUL byte/) });
+  });
+
+  it('refuses a setup command bash cannot be given before making any sandbox: run.failed, exit 3', async () => {
+    const { code, events, err } = await one({ setup: ['echo a\ud800'], replay: ['true'] });
+    expect(code).toBe(3);
+    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'run.failed']);
+    expect(err).toContain('task.loaded setup[0] cannot be run by bash: it contains a lone UTF-16 surrogate');
   });
 
   it('kills what the replay left running when it ends, and names it in agent.completed', async () => {

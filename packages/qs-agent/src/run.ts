@@ -1,7 +1,7 @@
 // qs-agent: for each run in the stream, open (or provision) its sandbox and let the agent work; forward the rest.
 import { performance } from 'node:perf_hooks';
 import { CliError, createLogger, terminalSafe, isPipeClosed, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
-import { createEmitter, EventWriter, readEvents, untilAborted, type Emitter, type Payload, type WireEvent } from '@quickloop/events';
+import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Emitter, type Payload, type WireEvent } from '@quickloop/events';
 import { egressEmitter, provisionSandbox, removeLayout, type BackendChoice, type Sandbox } from '@quickloop/sandbox';
 import type { Agent } from './agents/agent.js';
 import { replayAgent } from './agents/replay.js';
@@ -128,6 +128,12 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       await failRun(s, `incomplete stream: sandbox.ready came but only ${s.setupDone} of ${s.loaded.task.setup.length} setup commands completed`);
       return;
     }
+    // qs-validate refuses these (QS037); a hand-edited stream can still carry one, and no sandbox is made for it.
+    const bad = unrunnableSetup(s.loaded);
+    if (bad !== undefined) {
+      await failRun(s, bad, true);
+      return;
+    }
     let provisioned: Awaited<ReturnType<typeof provisionSandbox>>;
     try {
       provisioned = await provisionSandbox(s.loaded, s.runId, { ...choice, keep: opts.keep, allowRegistries: opts.allowRegistries }, emitter, io.newId, io.signal);
@@ -201,6 +207,15 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
   if (io.signal.aborted) return QsExit.interrupted;
   if (badInput > 0) return QsExit.usage;
   return stageFailures > 0 ? QsExit.noEvidence : QsExit.passed;
+}
+
+/** `task.loaded setup[1] cannot be run by bash: …` for the first setup command bash cannot be given. */
+export function unrunnableSetup(loaded: TaskLoaded): string | undefined {
+  for (const [i, command] of loaded.task.setup.entries()) {
+    const why = unrunnable(command);
+    if (why !== undefined) return `task.loaded setup[${i}] cannot be run by bash: ${why}`;
+  }
+  return undefined;
 }
 
 export type { Emitter };

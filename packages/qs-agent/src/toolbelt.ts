@@ -1,5 +1,5 @@
 // The agent's two tools, bash and read_docs, each call recorded as events in the order it happened.
-import type { Emitter } from '@quickloop/events';
+import { unrunnable, type Emitter } from '@quickloop/events';
 import type { Denial } from '@quickloop/sandbox';
 import { readDocsPage, type DocsResult } from './docs/client.js';
 import type { DocsMapping } from './docs/docs-map.js';
@@ -13,7 +13,12 @@ export interface BashResult {
   truncated: boolean;
   /** Filesystem accesses the enforced sandbox refused (absent or empty for an executor that refuses nothing). */
   denials?: readonly Denial[];
+  /** Set when the command was never run because bash cannot be given it (a NUL byte…): why, in one clause. */
+  refused?: string;
 }
+
+/** What a refused command reports: 126, the shell's "found but cannot be executed". */
+export const REFUSED_EXIT = 126;
 
 /** What runs a command in the sandbox: a fresh `bash -c` in the workspace (the sandbox library's Sandbox). */
 export interface Executor {
@@ -49,7 +54,13 @@ export function createToolbelt(o: ToolbeltOptions): Toolbelt {
       commands += 1;
       const id = o.newId();
       await o.emitter.emit('tool.call', { run_id: o.runId, id }, { tool: 'bash', command });
-      const result = await o.executor.exec(command, { timeoutMs: o.maxCommandSeconds * 1000, maxOutputChars: o.maxOutputChars, signal: o.signal });
+      const why = unrunnable(command);
+      const refusal = `qs-agent: this command was not run: ${why ?? ''}\n`;
+      // Returned to the agent as the tool's answer (a model reads it and can retry), never thrown.
+      const result: BashResult =
+        why !== undefined
+          ? { exitCode: REFUSED_EXIT, output: refusal, timedOut: false, durationMs: 0, originalChars: refusal.length, truncated: false, refused: why }
+          : await o.executor.exec(command, { timeoutMs: o.maxCommandSeconds * 1000, maxOutputChars: o.maxOutputChars, signal: o.signal });
       // Before tool.result, like the egress events of the same command: the result closes the command.
       for (const denial of result.denials ?? []) await o.emitter.emit('sandbox.denied', { run_id: o.runId, parent_id: id }, denial);
       await o.emitter.emit(

@@ -1,7 +1,9 @@
 // Runs a task's compiled check in the run's re-opened sandbox, after the agent, and reports it as events.
+import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import type { Emitter } from '@quickloop/events';
+import { InputError } from '@quickloop/cli-kit';
+import { unrunnable, type Emitter } from '@quickloop/events';
 import { checkLayout, openSandbox, type EgressEvent } from '@quickloop/sandbox';
 import type { RunFacts, SandboxReady } from './facts.js';
 import { pickPort } from './port.js';
@@ -12,6 +14,26 @@ export interface CheckResult {
   passed: boolean;
   reason: string;
   interrupted: boolean;
+  /** Filesystem accesses the sandbox refused the check (its sandbox.denied events). */
+  denied: number;
+  /** The check exited 2 because bash could not parse it: where and why, in one line. */
+  syntaxError?: string;
+}
+
+/**
+ * Exit 2 is also what grep or test give for their own errors, so it is a syntax error only when bash
+ * itself, asked to parse the same script without running it, says so. The line is the one of the
+ * compiled success block (task.loaded check.body), not of the helpers before it.
+ */
+export function checkSyntaxError(script: string, body: string): string | undefined {
+  const r = spawnSync('bash', ['-c', 'script=$(cat); bash -n -c "$script" 2>&1 >/dev/null | head -n 1'], { input: script, encoding: 'utf8', timeout: 10_000 });
+  const text = (r.stdout ?? '').trim();
+  if (r.error || text === '') return undefined;
+  const m = /^bash: -c: line (\d+): (.*)$/.exec(text);
+  if (!m) return text.replace(/^bash: (-c: )?/, '');
+  const before = script.endsWith(body) ? (script.slice(0, script.length - body.length).match(/\n/g) ?? []).length : 0;
+  const line = Number(m[1]) - before;
+  return line >= 1 ? `line ${line} of the success block: ${m[2]}` : (m[2] as string);
 }
 
 /** The last non-empty line: a failing check's one-line reason (the helpers print it last). */
@@ -27,6 +49,9 @@ export async function runCheck(
   const ready = f.ready as SandboxReady;
   const loaded = f.loaded as NonNullable<RunFacts['loaded']>;
   const { budgets } = loaded.task;
+  // qs-validate refuses such a check (QS037); a hand-edited stream can still carry one.
+  const why = unrunnable(loaded.check.script);
+  if (why !== undefined) throw new InputError(`task.loaded check.script cannot be run by bash: ${why}`);
   // A kept workspace may be gone by the time a saved stream is re-checked: say so before writing into it.
   checkLayout({ root: ready.root, workspace: ready.workspace, home: ready.home, tmp: ready.tmp });
   const port = await pickPort(loaded.check.port_base);
@@ -63,5 +88,6 @@ export async function runCheck(
     { run_id: f.runId, id: ctx.newId(), parent_id: id },
     { exit_code: result.exitCode, passed, timed_out: result.timedOut, duration_ms: Math.round(performance.now() - started), output: result.output, reason },
   );
-  return { exitCode: result.exitCode, passed, reason, interrupted: ctx.signal.aborted };
+  const syntaxError = !passed && !result.timedOut && result.exitCode === 2 ? checkSyntaxError(loaded.check.script, loaded.check.body) : undefined;
+  return { exitCode: result.exitCode, passed, reason, interrupted: ctx.signal.aborted, denied: result.denials.length, ...(syntaxError !== undefined ? { syntaxError } : {}) };
 }

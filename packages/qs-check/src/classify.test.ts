@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { classify, isEvidential, label, type RunEvidence } from './classify.js';
 
-const base: RunEvidence = { stopReason: 'completed', detail: '', checkPassed: false, egressErrors: 0, egressBlocked: 0, egressNotAllowlisted: 0 };
+// Egress and denials here are the attributed ones: of a failed command or of the check (facts.test.ts).
+const base: RunEvidence = { stopReason: 'completed', detail: '', checkPassed: false, egressErrors: 0, egressBlocked: 0, denied: 0 };
 
-describe('classify (research §4.3, in order)', () => {
+describe('classify (in order)', () => {
   it.each<[string, Partial<RunEvidence>, string]>([
     ['skipped wins over everything', { stopReason: 'skipped', checkPassed: true, egressErrors: 3 }, 'skipped'],
     ['a passing check wins over a timeout', { stopReason: 'timeout', checkPassed: true }, 'passed'],
-    ['a passing check wins over egress trouble', { checkPassed: true, egressErrors: 1, egressBlocked: 2, egressNotAllowlisted: 2 }, 'passed'],
+    ['a passing check wins over egress trouble', { checkPassed: true, egressErrors: 1, egressBlocked: 2, denied: 1 }, 'passed'],
+    ['a check that does not parse', { checkSyntaxError: 'line 3 of the success block: syntax error', stopReason: 'command_failed' }, 'harness_error'],
+    ['a check that does not parse but passed anyway is still passed', { checkSyntaxError: 'x', checkPassed: true }, 'passed'],
     ['refusal', { stopReason: 'refusal' }, 'agent_refusal'],
     ['error with an API 529', { stopReason: 'error', detail: 'API error 529: overloaded_error' }, 'infra_error'],
     ['error with a colon-style API 503 (other vendors)', { stopReason: 'error', detail: 'API error: 503 Service Unavailable' }, 'infra_error'],
@@ -16,12 +19,12 @@ describe('classify (research §4.3, in order)', () => {
     ['error with anything else', { stopReason: 'error', detail: 'no API key for anthropic' }, 'harness_error'],
     ['an API 400 is not infrastructure', { stopReason: 'error', detail: 'API error 400: bad request' }, 'harness_error'],
     ['max_turns', { stopReason: 'max_turns' }, 'budget_exhausted'],
-    ['timeout', { stopReason: 'timeout' }, 'budget_exhausted'],
+    ['timeout (max_seconds, or a replay step killed at max_command_seconds)', { stopReason: 'timeout', egressBlocked: 1 }, 'budget_exhausted'],
     ['token_budget', { stopReason: 'token_budget' }, 'budget_exhausted'],
-    ['an egress error', { stopReason: 'command_failed', egressErrors: 1, egressBlocked: 1 }, 'infra_error'],
-    ['a block and a failed replay command', { stopReason: 'command_failed', egressBlocked: 1 }, 'harness_error'],
-    ['a block of an unlisted host', { stopReason: 'completed', egressBlocked: 1, egressNotAllowlisted: 1 }, 'harness_error'],
-    ['a docs-host block alone after a completed run', { stopReason: 'completed', egressBlocked: 1 }, 'docs_gap'],
+    ['an egress error of a failed command', { stopReason: 'command_failed', egressErrors: 1, egressBlocked: 1 }, 'infra_error'],
+    ['a block of a failed command', { stopReason: 'command_failed', egressBlocked: 1 }, 'harness_error'],
+    ['a block in the check of a completed run', { stopReason: 'completed', egressBlocked: 1 }, 'harness_error'],
+    ['a refused filesystem access of a failed command', { stopReason: 'command_failed', denied: 1 }, 'harness_error'],
     ['a failed replay command with no egress at all', { stopReason: 'command_failed' }, 'docs_gap'],
     ['a failing check', {}, 'docs_gap'],
   ])('%s', (_name, over, expected) => {

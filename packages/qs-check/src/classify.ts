@@ -1,4 +1,4 @@
-// The classification of a finished run (research §4.3, in its order), decided from every event of the run.
+// The classification of a finished run, decided from every event of the run: the prior art's order, blaming the docs only for what they caused.
 import type { ClassificationName, StopReasonName } from '@quickloop/events';
 
 export interface RunEvidence {
@@ -6,11 +6,16 @@ export interface RunEvidence {
   detail: string;
   /** null when the check did not run. */
   checkPassed: boolean | null;
-  /** Every egress decision of the run: setup, agent and check, all merged before this is called. */
+  /** The check did not parse (bash's message): it could not have said anything about the docs. */
+  checkSyntaxError?: string;
+  /**
+   * Egress errors and blocks of a command that failed (setup, a bash call) or of the check;
+   * those of a command that succeeded, or of no command at all, are not here (facts.ts).
+   */
   egressErrors: number;
   egressBlocked: number;
-  /** Blocks of hosts on no list at all (not docs hosts). */
-  egressNotAllowlisted: number;
+  /** Filesystem accesses the sandbox refused (sandbox.denied) a command that failed, or the check. */
+  denied: number;
 }
 
 /**
@@ -23,6 +28,7 @@ const INFRA_MARKERS = [/connection error/, /api error\W{0,3}(429|500|502|503|529
 export function classify(run: RunEvidence): ClassificationName {
   if (run.stopReason === 'skipped') return 'skipped';
   if (run.checkPassed === true) return 'passed';
+  if (run.checkSyntaxError !== undefined) return 'harness_error';
   if (run.stopReason === 'refusal') return 'agent_refusal';
   if (run.stopReason === 'error') {
     const detail = run.detail.toLowerCase();
@@ -30,8 +36,7 @@ export function classify(run: RunEvidence): ClassificationName {
   }
   if (run.stopReason === 'max_turns' || run.stopReason === 'timeout' || run.stopReason === 'token_budget') return 'budget_exhausted';
   if (run.egressErrors > 0) return 'infra_error';
-  if (run.egressBlocked > 0 && run.stopReason === 'command_failed') return 'harness_error';
-  if (run.egressNotAllowlisted > 0) return 'harness_error';
+  if (run.egressBlocked > 0 || run.denied > 0) return 'harness_error';
   return 'docs_gap';
 }
 

@@ -13,20 +13,29 @@ export interface RunFacts {
   /** Output of successful bash calls, in order: the session output for expect_output. */
   okOutputs: string[];
   pagesRead: string[];
+  /**
+   * Egress errors and blocks the harness answers for: those of a command that failed (a setup
+   * command, a bash tool call) and those of the check. See `attribute` for how each is tied to its command.
+   */
   egressErrors: number;
   egressBlocked: number;
-  egressNotAllowlisted: number;
+  /** sandbox.denied of a command that failed, or of the check. */
+  denied: number;
   docsBypass: number;
+  /** The command running now (its tool.call or setup.started id) and what it met so far. */
+  open?: { id: string; egressErrors: number; egressBlocked: number };
+  /** sandbox.denied counts by the id of the command they name (parent_id). */
+  deniedBy: Map<string, number>;
   /** An upstream stage already ended this run (run.failed / run.interrupted / run.completed). */
   upstreamTerminal?: string;
-  check?: { exitCode: number; passed: boolean; reason: string };
+  check?: { exitCode: number; passed: boolean; reason: string; syntaxError?: string };
   /** The first error diagnostic of the run: its task did not validate, so nothing was meant to run. */
   invalid?: string;
   finished: boolean;
 }
 
 export function newFacts(runId: string): RunFacts {
-  return { runId, okOutputs: [], pagesRead: [], egressErrors: 0, egressBlocked: 0, egressNotAllowlisted: 0, docsBypass: 0, finished: false };
+  return { runId, okOutputs: [], pagesRead: [], egressErrors: 0, egressBlocked: 0, denied: 0, docsBypass: 0, deniedBy: new Map(), finished: false };
 }
 
 /** Adds one event to its run's facts; events of types it does not know are ignored. */
@@ -45,9 +54,24 @@ export function observe(f: RunFacts, event: WireEvent): void {
     case 'agent.completed':
       f.agent = { stopReason: e.stop_reason as StopReasonName, detail: String(e.detail) };
       break;
+    case 'tool.call':
+      if (e.tool === 'bash' && typeof e.id === 'string') begin(f, e.id);
+      break;
+    case 'setup.started':
+      if (typeof e.id === 'string') begin(f, e.id);
+      break;
     case 'tool.result':
       if (e.tool === 'bash' && e.exit_code === 0) f.okOutputs.push(String(e.output));
+      end(f, e.parent_id, e.exit_code !== 0 || e.timed_out === true);
       break;
+    case 'setup.completed':
+      end(f, e.parent_id, e.exit_code !== 0 || e.timed_out === true);
+      break;
+    case 'sandbox.denied': {
+      const by = typeof e.parent_id === 'string' ? e.parent_id : f.open?.id;
+      if (by !== undefined) f.deniedBy.set(by, (f.deniedBy.get(by) ?? 0) + 1);
+      break;
+    }
     case 'diagnostic':
       if (e.severity === 'error' && f.invalid === undefined) f.invalid = `${String(e.path ?? '')}${e.line !== undefined ? `:${String(e.line)}` : ''}: ${String(e.message)}`;
       break;
@@ -55,14 +79,11 @@ export function observe(f: RunFacts, event: WireEvent): void {
       f.pagesRead.push(String(e.url));
       break;
     case 'egress.error':
-      f.egressErrors += 1;
+      if (f.open) f.open.egressErrors += 1;
       break;
     case 'egress.blocked':
-      f.egressBlocked += 1;
       if (e.reason === 'docs_host') f.docsBypass += 1;
-      // A raw IP is a host on no list too, and a tool that went around the proxy (bypassed_proxy)
-      // was stopped by the policy, not by the docs: for rule 8 each is a policy block.
-      if (e.reason === 'not_allowlisted' || e.reason === 'ip_literal' || e.reason === 'bypassed_proxy') f.egressNotAllowlisted += 1;
+      if (f.open) f.open.egressBlocked += 1;
       break;
     case 'run.completed':
     case 'run.failed':
@@ -70,4 +91,42 @@ export function observe(f: RunFacts, event: WireEvent): void {
       f.upstreamTerminal = event.type;
       break;
   }
+}
+
+/**
+ * Attribution. A stage runs its commands one after another and the proxy reports each decision
+ * before it answers the connection, so an egress event that sits between a command's start
+ * (tool.call, setup.started) and its end (tool.result, setup.completed) in the stream is that
+ * command's. It counts against the harness only when that command failed: a telemetry call that
+ * failed quietly inside a step that succeeded changes nothing. Egress outside every command
+ * (a server a finished step left running in the background, between steps) is nobody's and
+ * counts for nothing; when such a server is asked by a later command, its egress falls inside
+ * that command and counts with it. sandbox.denied names its command by parent_id.
+ */
+function begin(f: RunFacts, id: string): void {
+  f.open = { id, egressErrors: 0, egressBlocked: 0 };
+}
+
+function end(f: RunFacts, parentId: unknown, failed: boolean): void {
+  const open = f.open;
+  const id = typeof parentId === 'string' ? parentId : open?.id;
+  if (open && open.id === id) {
+    f.open = undefined;
+    if (failed) {
+      f.egressErrors += open.egressErrors;
+      f.egressBlocked += open.egressBlocked;
+    }
+  }
+  if (failed && id !== undefined) f.denied += f.deniedBy.get(id) ?? 0;
+}
+
+/** A command that never reported its end did not succeed: what it met counts (called before classifying). */
+export function closeOpen(f: RunFacts): void {
+  if (f.open) end(f, f.open.id, true);
+}
+
+/** The check's own egress and denials: the harness answers for all of them (qs-check's proxy, during the check). */
+export function observeCheckEgress(f: RunFacts, type: string): void {
+  if (type === 'egress.error') f.egressErrors += 1;
+  else if (type === 'egress.blocked') f.egressBlocked += 1;
 }

@@ -5,7 +5,7 @@ import { removeLayout, type EgressEvent } from '@quickloop/sandbox';
 import type { ClassificationName } from '@quickloop/events';
 import { classify, isEvidential, label } from './classify.js';
 import { runCheck } from './check.js';
-import { newFacts, observe, type RunFacts } from './facts.js';
+import { closeOpen, newFacts, observe, observeCheckEgress, type RunFacts } from './facts.js';
 
 
 export const STAGE = 'qs-check';
@@ -39,6 +39,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     const { type, ...payload } = event;
     const made = emitter.make(type, { run_id: f.runId }, payload as never);
     observe(f, made as never);
+    observeCheckEgress(f, type);
     try {
       void writer.write(made);
     } catch {
@@ -66,10 +67,15 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
   };
 
   const check = async (f: RunFacts): Promise<void> => {
+    // The agent's last command never said how it ended; what it met is its own, not the check's.
+    closeOpen(f);
     try {
       const r = await runCheck(f, { emitter, newId: io.newId, signal: io.signal, env: io.env, onEgress: egressTo(f) });
       if (r.interrupted) interruptedIn = 'check';
-      else f.check = r;
+      else {
+        f.check = r;
+        if (!r.passed) f.denied += r.denied;
+      }
     } catch (error) {
       if (error instanceof CliError && error.kind === 'usage') throw error;
       if (io.signal.aborted) interruptedIn = 'check';
@@ -117,16 +123,20 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       stopReason = 'error';
       detail = f.setupFailure;
     } else {
+      closeOpen(f);
+      const syntaxError = f.check?.syntaxError;
       classification = classify({
         stopReason,
         detail,
         checkPassed: f.check ? f.check.passed : null,
+        ...(syntaxError !== undefined ? { checkSyntaxError: syntaxError } : {}),
         egressErrors: f.egressErrors,
         egressBlocked: f.egressBlocked,
-        egressNotAllowlisted: f.egressNotAllowlisted,
+        denied: f.denied,
       });
       // A failed replay step names where the docs broke; otherwise the check's reason says what is missing.
-      if (classification === 'docs_gap' && stopReason !== 'command_failed' && f.check?.reason) detail = f.check.reason;
+      if (syntaxError !== undefined && classification === 'harness_error') detail = `the success check is not valid bash (${syntaxError})`;
+      else if ((classification === 'docs_gap' || stopReason === 'completed') && classification !== 'passed' && stopReason !== 'command_failed' && f.check?.reason) detail = f.check.reason;
     }
     if (classification === 'passed') tally.passed += 1;
     else if (classification === 'docs_gap') tally.docsGap += 1;

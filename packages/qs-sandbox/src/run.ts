@@ -1,6 +1,6 @@
 // qs-sandbox: for each task.loaded, make its sandbox and run its setup; forward every line, unchanged and in order.
 import { createLogger, CliError, terminalSafe, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
-import { createEmitter, EventWriter, readEvents, untilAborted, type Payload } from '@quickloop/events';
+import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Payload } from '@quickloop/events';
 import { normalizeHost, provisionSandbox, selectBackend, type BackendChoice } from '@quickloop/sandbox';
 
 export const STAGE = 'qs-sandbox';
@@ -44,12 +44,23 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
   const writer = new EventWriter(io.stdout);
   const emitter = createEmitter({ stage: STAGE, writer, now: io.now });
   let inconclusive = 0;
+  /** Runs whose task.loaded carried a command bash cannot be given (exit 3, like any bad input line). */
+  let badInput = 0;
 
   for await (const { raw, event } of untilAborted(readEvents(io.stdin), io.signal)) {
     await writer.forward(raw);
     if (event.type !== 'task.loaded') continue;
     const loaded = event as unknown as Payload<'task.loaded'>;
     const name = loaded.task.name;
+    // qs-validate refuses these (QS037); a hand-edited stream can still carry one: no sandbox is made for it.
+    const bad = loaded.task.setup.map((c, i) => [i, unrunnable(c)] as const).find(([, why]) => why !== undefined);
+    if (bad !== undefined) {
+      badInput += 1;
+      const message = `task.loaded setup[${bad[0]}] cannot be run by bash: ${String(bad[1])}`;
+      log.error(`${STAGE}: ${name}: ${message}`);
+      await emitter.emit('run.failed', { run_id: event.run_id }, { failed_stage: STAGE, error: message });
+      continue;
+    }
     let provisioned: Awaited<ReturnType<typeof provisionSandbox>>;
     try {
       provisioned = await provisionSandbox(
@@ -93,6 +104,7 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
   }
   await writer.flush();
   if (io.signal.aborted) return QsExit.interrupted;
+  if (badInput > 0) return QsExit.usage;
   // A run whose setup failed has no evidence; saying so here matters under `set -o pipefail`.
   return inconclusive > 0 ? QsExit.noEvidence : QsExit.passed;
 }

@@ -98,9 +98,49 @@ describe('the replay pipeline, end to end', () => {
   const fixtures = readdirSync(PIPELINE).filter((f) => f.endsWith('.yaml'));
   it.each(fixtures)('classifies fixtures/pipeline/%s as its first line says', async (file) => {
     const [, classification, code] = /^# expect: (\w+) (\d+)/.exec(readFileSync(join(PIPELINE, file), 'utf8')) ?? [];
-    const r = await sh(`qs-validate ${join(PIPELINE, file)} | qs-agent ${MAP} | qs-check`);
-    expect(verdict(r)).toMatchObject({ classification });
+    const r = await sh(`qs-validate ${join(PIPELINE, file)} | qs-sandbox | qs-agent --agent replay ${MAP} | qs-check`);
+    expect(verdict(r), r.stderr).toMatchObject({ classification });
     expect(r.codes.at(-1)).toBe(Number(code));
+    expect(existsSync(String(r.events.find((e) => e.type === 'sandbox.ready')?.root))).toBe(false);
+  });
+
+  it.each(['check-syntax.yaml', 'grep-bad-class.yaml', 'wait-no-serve.yaml', 'replay-nul.json', 'setup-nul.yaml'])(
+    'refuses fixtures/tasks/invalid/%s in qs-validate (exit 3): nothing runs, qs-check says why',
+    async (file) => {
+      const r = await sh(`qs-validate ${join(ROOT, 'fixtures', 'tasks', 'invalid', file)} | qs-sandbox | qs-agent --agent replay ${MAP} | qs-check`);
+      expect(r.codes).toEqual([3, 0, 0, 3]);
+      expect(r.events.map((e) => e.type)).toEqual(['diagnostic', 'run.failed']);
+      expect(r.stderr.split('\n').filter((l) => l.startsWith('INVALID'))).toHaveLength(1);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    },
+  );
+
+  it('classifies a check that does not parse (a hand-edited task.loaded) as harness_error, at the line of the success block', async () => {
+    writeFileSync(join(work, 'syntax.yaml'), 'name: syntax-at-run-time\ngoal: Build it.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - mkdir -p greeter\nsuccess:\n  script: test -d greeter\n');
+    const edit = `node -e 'let s="";process.stdin.on("data",(c)=>(s+=c)).on("end",()=>{const e=JSON.parse(s);e.check.script+="if true; then\\n";e.check.body+="if true; then\\n";process.stdout.write(JSON.stringify(e)+"\\n")})'`;
+    const r = await sh(`qs-validate syntax.yaml | ${edit} | qs-sandbox | qs-agent --agent replay ${MAP} | qs-check`);
+    expect(r.codes).toEqual([0, 0, 0, 0, 2]);
+    expect(verdict(r)).toMatchObject({ classification: 'harness_error', check_exit_code: 2, detail: 'the success check is not valid bash (line 3 of the success block: syntax error: unexpected end of file)' });
+  });
+
+  it.each([
+    ['a setup command', 'e.task.setup=["echo a\\u0000b"]', ['run.failed']],
+    ['a replay command', 'e.task.replay.push("echo a\\u0000b")', ['agent.completed', 'check.started', 'check.completed', 'run.completed']],
+    ['the check', 'e.check.script+="echo \\u0000\\n"', ['agent.completed', 'run.failed']],
+  ])('a NUL byte in %s of a hand-edited task.loaded is a recorded failure, never a crash, and leaves no sandbox behind', async (_what, change, tail) => {
+    writeFileSync(join(work, 'nul.yaml'), 'name: nul-downstream\ngoal: Build it.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - mkdir -p greeter\nsuccess:\n  script: test -d greeter\n');
+    const edit = `node -e 'let s="";process.stdin.on("data",(c)=>(s+=c)).on("end",()=>{const e=JSON.parse(s);${change};process.stdout.write(JSON.stringify(e)+"\\n")})'`;
+    for (const stages of [`qs-sandbox | qs-agent --agent replay ${MAP}`, `qs-agent --agent replay ${MAP}`]) {
+      const r = await sh(`qs-validate nul.yaml | ${edit} | ${stages} | qs-check`);
+      expect(r.stderr).not.toMatch(/\n\s+at |TypeError/);
+      expect(r.stderr).toContain('NUL byte');
+      const types = r.events.map((e) => e.type);
+      expect(types.slice(-tail.length)).toEqual(tail);
+      if (types.includes('agent.started')) expect(types).toContain('agent.completed');
+      const ready = r.events.find((e) => e.type === 'sandbox.ready');
+      if (ready) expect(existsSync(String(ready.root))).toBe(false);
+      expect([0, 2, 3]).toContain(r.codes.at(-1));
+    }
   });
 
   it('runs setup in qs-sandbox and the agent after it, in the same workspace', async () => {

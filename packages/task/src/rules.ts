@@ -1,11 +1,14 @@
 // The semantic rules the schema cannot say: safe names, hosts, duplicate pages, success.file, pattern sanity, ranges.
 import { createHash } from 'node:crypto';
+import { unrunnable } from '@quickloop/events';
 import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, normalize, resolve } from 'node:path';
 import type { Code } from './codes.js';
 import { fieldPath, finding, quote, type Finding, type Position } from './finding.js';
 import type { Segment } from './parse.js';
+import { checkScript, compileSuccess } from './check.js';
 import { list, type RawTask } from './raw.js';
+import { probeShell } from './shell-probe.js';
 import { MAX_TASK_BYTES, describeFsError, type Source } from './source.js';
 
 export interface SuccessFile {
@@ -103,6 +106,37 @@ export function semanticFindings(task: RawTask, source: Source, locate: Locate, 
   if (s.script !== undefined && s.script.trim() === '') err('QS030', 'success.script is empty, so the check would pass on anything', ['success', 'script']);
   if (s.serve !== undefined && s.serve.trim() === '') err('QS032', 'success.serve is empty; give it the command that starts the server', ['success', 'serve']);
 
+  // Every string bash will be handed: a setup or replay command, or any part of the check.
+  const commandLists: [string, string[] | undefined][] = [
+    ['setup', task.setup],
+    ['replay', task.replay],
+  ];
+  for (const [key, items] of commandLists) {
+    (items ?? []).forEach((c, i) => {
+      const why = unrunnable(c);
+      if (why !== undefined) err('QS037', `${key}[${i}] cannot be run by bash: ${why}`, [key, i]);
+    });
+  }
+  const walk = (value: unknown, path: Segment[]): void => {
+    if (typeof value === 'string') {
+      // A path is read here, not given to bash; the file's own text is checked once it is read.
+      if (path.length === 2 && path[1] === 'file') return;
+      const why = unrunnable(value, Number.MAX_SAFE_INTEGER);
+      if (why !== undefined) err('QS037', `${fieldPath(path)} cannot be part of the bash check: ${why}`, path);
+    } else if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...path, i]));
+    else if (value !== null && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) {
+        const why = unrunnable(k, Number.MAX_SAFE_INTEGER);
+        if (why !== undefined) err('QS037', `a key of ${fieldPath(path)} cannot be part of the bash check: ${why}`, path);
+        else walk(v, [...path, k]);
+      }
+    }
+  };
+  walk(task.success, ['success']);
+  const unrunnableFound = errors.some((e) => e.code === 'QS037');
+
+  /** `matches` patterns, asked of grep -E itself once every other rule has run. */
+  const greps: { label: string; where: Segment[]; pattern: string }[] = [];
   const patterns = (base: Segment[], block: { contains?: string | string[]; matches?: string | string[] }): void => {
     for (const kind of ['contains', 'matches'] as const) {
       const value = block[kind];
@@ -112,13 +146,7 @@ export function semanticFindings(task: RawTask, source: Source, locate: Locate, 
         const label = fieldPath(where);
         if (p === '') err('QS034', `${label} has an empty string, which matches anything`, where);
         else if (/[\r\n]/.test(p)) err('QS034', `${label} spans multiple lines, which grep would treat as alternatives; list the lines separately`, where);
-        else if (kind === 'matches') {
-          try {
-            new RegExp(p);
-          } catch (e) {
-            err('QS034', `${label} is not a valid regular expression: ${(e as Error).message.replace(/^Invalid regular expression: /, '')}`, where);
-          }
-        }
+        else if (kind === 'matches') greps.push({ label, where, pattern: p });
       });
     }
   };
@@ -140,6 +168,9 @@ export function semanticFindings(task: RawTask, source: Source, locate: Locate, 
     if (w.status !== undefined && (w.status < 100 || w.status > 599)) err('QS033', `success.wait_http.status must be an HTTP status (100–599), got ${w.status}`, [...base, 'status']);
     if (w.timeout !== undefined && w.timeout < 1) err('QS033', `success.wait_http.timeout must be at least 1 second, got ${w.timeout}`, [...base, 'timeout']);
     patterns(base, w);
+    if (s.serve === undefined && pollsHere(w)) {
+      err('QS039', `success.wait_http polls ${w.path !== undefined ? 'the served $QS_PORT' : quote(w.url)} but success.serve starts nothing: a server from setup or replay ends with its stage, so this check can never pass; add success.serve with the command that starts the server`, base);
+    }
     for (const [k, v] of Object.entries(w.json ?? {})) {
       if (k === '') err('QS035', 'success.wait_http.json has an empty key', [...base, 'json']);
       else if (v !== null && typeof v === 'object') err('QS035', `success.wait_http.json.${k} must be a string, number, true/false or null (it is matched as text, not parsed), got a ${Array.isArray(v) ? 'list' : 'mapping'}`, [...base, 'json', k]);
@@ -153,7 +184,64 @@ export function semanticFindings(task: RawTask, source: Source, locate: Locate, 
     if (typeof result === 'string') err('QS031', result, ['success', 'file']);
     else successFile = result;
   }
+  if (!unrunnableFound && !errors.some((e) => e.code === 'QS031')) {
+    const script = s.script ?? successFile?.text;
+    const body = compileSuccess(s, successFile?.text);
+    const check = checkScript(name || 'task', body);
+    const scriptField: Segment[] = s.script !== undefined ? ['success', 'script'] : s.file !== undefined ? ['success', 'file'] : ['success'];
+    const why = unrunnable(check);
+    if (why !== undefined) err('QS037', `the compiled check (the helpers and ${fieldPath(scriptField)}) cannot be run by bash: ${why}`, scriptField);
+    const probe = probeShell(check, greps.map((g) => g.pattern));
+    greps.forEach((g, i) => {
+      const complaint = probe?.patterns[i];
+      if (complaint !== undefined) err('QS034', `${g.label} is not a pattern grep -E accepts: /${g.pattern}/: ${complaint}`, g.where);
+    });
+    if (probe?.syntax && why === undefined) {
+      const { line, message } = probe.syntax;
+      // bash counts lines of the whole check; the author wrote only the block after the helpers.
+      const preludeLines = lineCount(check.slice(0, check.length - body.length));
+      const bodyLine = line === undefined ? undefined : line - preludeLines;
+      const before = script === undefined ? lineCount(body) : lineCount(body.slice(0, body.length - `${script.replace(/\n+$/, '')}\n`.length));
+      const scriptLine = bodyLine === undefined || script === undefined ? undefined : Math.min(Math.max(1, bodyLine - before), lineCount(`${script.replace(/\n+$/, '')}\n`));
+      const what = s.script !== undefined ? 'success.script' : `success.file ${quote(successFile?.path ?? s.file)}`;
+      const full = [...prefix, ...scriptField];
+      const at = scriptLine === undefined ? locate(full) : scriptPosition(source, locate(full), s.script !== undefined, scriptLine);
+      errors.push(
+        finding('QS038', `${what}${scriptLine !== undefined ? ` line ${scriptLine}` : ''} is not valid bash: ${message}`, {
+          field: fieldPath(full),
+          at,
+          ...(name ? { task: name } : {}),
+        }),
+      );
+    }
+  }
   return successFile ? { errors, successFile } : { errors };
+}
+
+const lineCount = (text: string): number => (text.match(/\n/g) ?? []).length;
+
+/** A local address: only a server the check itself starts could answer there. */
+function pollsHere(w: { path?: string; url?: string }): boolean {
+  if (w.path !== undefined) return true;
+  try {
+    const host = new URL((w.url ?? '').trim()).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || host === '0.0.0.0' || /^127\./.test(host);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where line `n` of the check's script is in the task file: a YAML block scalar (`script: |`) starts
+ * on the line after its indicator; anything else (a JSON string, a one-line value) is pointed at as a
+ * whole. success.file lines are the file's own, already in the message.
+ */
+function scriptPosition(source: Source, at: Position | undefined, inline: boolean, n: number): Position | undefined {
+  if (!inline || at === undefined || source.format !== 'yaml') return at;
+  const header = source.text.split('\n')[at.line - 1]?.slice(at.column - 1) ?? '';
+  if (!/^[|>][-+0-9]*\s*(#.*)?$/.test(header.trimEnd())) return at;
+  const text = source.text.split('\n')[at.line - 1 + n] ?? '';
+  return { line: at.line + n, column: Math.max(0, text.search(/\S/)) + 1 };
 }
 
 /** success.file is read now and carried in the event, so it is never written where the agent could read it. */

@@ -28,10 +28,11 @@ export const replayAgent: Agent = {
       }
       const result = await tools.bash(command);
       if (signal.aborted) return { stopReason: 'interrupted', detail: `interrupted during replay step ${i + 1}: ${oneLine(command)}` };
-      if (result.exitCode !== 0) {
-        const why = result.timedOut ? `timed out after ${task.budgets.max_command_seconds}s` : `exited ${result.exitCode}`;
-        return { stopReason: 'command_failed', detail: `replay step ${i + 1} ${why}: ${oneLine(command)}` };
-      }
+      // A command bash could not be given says nothing about the docs: the task file is at fault.
+      if (result.refused !== undefined) return { stopReason: 'error', detail: `replay step ${i + 1} (replay[${i}]) was not run: ${result.refused}` };
+      // Killed at max_command_seconds: the run ran out of its budget, which is not a verdict on the docs.
+      if (result.timedOut) return { stopReason: 'timeout', detail: `replay step ${i + 1} timed out after ${task.budgets.max_command_seconds}s (max_command_seconds): ${oneLine(command)}` };
+      if (result.exitCode !== 0) return { stopReason: 'command_failed', detail: `replay step ${i + 1} exited ${result.exitCode}: ${oneLine(command)}` };
     }
     return { stopReason: 'completed', detail: `replayed ${commands.length} command${commands.length === 1 ? '' : 's'}` };
   },

@@ -22,6 +22,17 @@ export const INSTALL_HOSTS: readonly { host: string; why: string }[] = [
   { host: 'astral.sh', why: 'the uv and ruff install scripts many Python quickstarts start with' },
 ];
 
+/**
+ * One `--allow-registry` value as every stage reads it: a registry URL (its host and port),
+ * `host:port`, or a bare host meaning 443; the endpoint `host:port`. Anything else is a UsageError,
+ * because a flag that silently did nothing is worse than one that stops the run.
+ */
+export function allowRegistry(value: string): string {
+  const e = registryEndpoint(value);
+  if (!e) throw new UsageError(`--allow-registry: '${value}' is not a registry URL, host:port or host name (e.g. https://mirror.example.com or localhost:4873)`);
+  return formatEndpoint(e.host, e.port);
+}
+
 export interface PolicyExtras {
   /** `--allow-registry` values (a registry URL, `host:port`, or a host meaning 443): added to the registries whatever the source. */
   allowRegistries?: readonly string[];
@@ -33,15 +44,9 @@ export interface PolicyExtras {
  * The policy a sandbox enforces: the task's, plus the --allow-registry endpoints, plus the install
  * hosts unless the author replaced the defaults with network.only (their list is then the whole
  * list). The order of decisions is unchanged, so a docs host still loses to nothing but `explicit`.
- * A value that names no registry is a UsageError: a flag that silently did nothing is worse.
  */
 export function effectivePolicy(policy: EgressPolicy, extras: PolicyExtras = {}): EgressPolicy {
-  const registries = [...policy.registries];
-  for (const value of extras.allowRegistries ?? []) {
-    const e = registryEndpoint(value);
-    if (!e) throw new UsageError(`--allow-registry: '${value}' is not a registry URL, host:port or host name (e.g. https://mirror.example.com or localhost:4873)`);
-    registries.push(formatEndpoint(e.host, e.port));
-  }
+  const registries = [...policy.registries, ...(extras.allowRegistries ?? []).map(allowRegistry)];
   const install = [...(policy.install_hosts ?? [])];
   if (extras.installHosts !== false && policy.registries_source !== 'only') install.push(...INSTALL_HOSTS.map((h) => h.host));
   const clean = (list: readonly string[]): string[] => [...new Set(list.filter((h) => h !== ''))];

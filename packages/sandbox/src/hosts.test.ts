@@ -78,6 +78,7 @@ describe('endpoints', () => {
     expect(registryEndpoint('127.0.0.1:4873')).toEqual({ host: '127.0.0.1', port: 4873 });
     expect(registryEndpoint('under_score.test')).toBeUndefined();
     expect(registryEndpoint('x.test/path')).toBeUndefined();
+    expect(registryEndpoint('https://a..b/')).toBeUndefined();
   });
 });
 

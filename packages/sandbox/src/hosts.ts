@@ -106,8 +106,7 @@ export function endpointOfUrl(url: string): Endpoint | undefined {
  */
 export function registryEndpoint(value: string): Endpoint | undefined {
   const text = value.trim();
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return endpointOfUrl(text);
-  const e = parseEndpoint(text);
+  const e = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? endpointOfUrl(text) : parseEndpoint(text);
   if (!e || !/^[a-z0-9.-]+$|^[0-9a-f:.]+$/.test(e.host) || e.host.startsWith('.') || e.host.includes('..')) return undefined;
   return { host: e.host, port: e.port ?? 443 };
 }

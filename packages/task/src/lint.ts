@@ -1,5 +1,5 @@
 // Lint: warnings where a valid task would yield a wrong or wasted number, and notes worth knowing. Never errors.
-import { hostMatches, parseEndpoint } from '@quickloop/sandbox/hosts';
+import { hostMatches, normalizeHost, parseEndpoint } from '@quickloop/sandbox/hosts';
 import type { Code } from './codes.js';
 import { fieldPath, finding, quote, type Finding, type Position } from './finding.js';
 import type { TaskLoadedPayload } from './normalise.js';
@@ -70,7 +70,7 @@ export function lintTask(raw: RawTask, payload: TaskLoadedPayload, fileText: str
   t.docs.allow.forEach((host) => {
     const explicit = payload.policy.explicit.find((e) => hostMatches(host, e) || hostMatches(e, host));
     const registry = payload.policy.registries.find((r) => hostMatches(parseEndpoint(r)?.host ?? '', host));
-    const onRoute = t.docs.path.some((p) => new URL(p).hostname.toLowerCase() === host);
+    const onRoute = t.docs.path.some((p) => normalizeHost(new URL(p).hostname) === host);
     const field: Segment[] = onRoute ? ['docs', raw.docs.path ? 'path' : 'entrypoint'] : ['docs', 'allow'];
     if (explicit && onRoute) {
       add('QS109', `${host} serves docs.path pages and is network-allowed (${explicit}), so the shell can read the route without read_docs and those reads go unrecorded`, field);

@@ -73,6 +73,10 @@ for (const file of files) {
       verdict = `${Math.round(rate).toLocaleString('en')} ${bench.target.unit}/s (target ≥ ${bench.target.min_rate.toLocaleString('en')}) ${rate >= bench.target.min_rate ? 'OK' : 'MISSED'}`;
       row.ok = rate >= bench.target.min_rate;
     }
+    if (bench.target?.max_ratio !== undefined) {
+      row.ok = mc / mb <= bench.target.max_ratio;
+      verdict = `ratio ${(mc / mb).toFixed(2)}× (target ≤ ${bench.target.max_ratio}×) ${row.ok ? 'OK' : 'MISSED'}`;
+    }
     rows.push(row);
     process.stderr.write(
       `${bench.name}\n  candidate ${fmt(mc)} ms · baseline (${bench.baseline.name}) ${fmt(mb)} ms · ratio ${(mc / mb).toFixed(2)}× · n=${n}\n  ${verdict}\n`,

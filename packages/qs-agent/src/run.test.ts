@@ -219,3 +219,39 @@ describe('qs-agent --agent replay', () => {
     expect(events.find((e) => e.type === 'sandbox.ready')).toMatchObject({ backend: 'local', enforced: false });
   });
 });
+
+describe('--allow-registry', () => {
+  it('reaches the policy of a sandbox qs-agent makes itself: that endpoint is reachable through the proxy, its other ports are not', async () => {
+    const { cli } = await import('./cli.js');
+    const http = await import('node:http');
+    const { once } = await import('node:events');
+    const server = http.createServer((req, res) => res.end(`mirror saw ${req.url} host=${req.headers.host}`));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as { port: number }).port;
+    try {
+      // --noproxy '' sends even a loopback URL through HTTP_PROXY: the proxy, outside, decides it.
+      const curl = (p: number): string => `curl -sS --noproxy '' -w ' %{http_code}\\n' http://127.0.0.1:${p}/pkg`;
+      const input = ndjson([taskLoaded('r1', { replay: [curl(port), `${curl(port + 1)} || true`] })]);
+      const io = memoryIo({ stdin: input, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1' } });
+      const argv = ['--backend', 'bwrap', '--docs-map', `https://docs.greeter.test/=${SITE}`, '--allow-registry', `http://127.0.0.1:${port}/`, '-q'];
+      expect(await cli(argv, io)).toBe(0);
+      const events = parseOut(io.out());
+      for (const e of events) if (e.type === 'sandbox.ready' && e.stage === 'qs-agent') made.push(String(e.root));
+      const ready = events.find((e) => e.type === 'sandbox.ready') as { policy: { registries: string[] } };
+      expect(ready.policy.registries).toContain(`127.0.0.1:${port}`);
+      const results = events.filter((e) => e.type === 'tool.result').map((e) => String(e.output));
+      expect(results[0]).toContain(`mirror saw /pkg host=127.0.0.1:${port} 200`);
+      expect(results[1]).toMatch(/ 403/);
+      expect(events).toContainEqual(expect.objectContaining({ type: 'egress.allowed', host: '127.0.0.1', port, reason: 'registry', rule: `127.0.0.1:${port}` }));
+      expect(events).toContainEqual(expect.objectContaining({ type: 'egress.blocked', host: '127.0.0.1', port: port + 1, reason: 'not_allowlisted' }));
+    } finally {
+      server.close();
+    }
+  });
+
+  it('refuses a value that names no registry, as qs-sandbox does', async () => {
+    const { cli } = await import('./cli.js');
+    await expect(cli(['--allow-registry', 'not a host'], memoryIo())).rejects.toThrow(/--allow-registry: 'not a host' is not a registry URL/);
+  });
+});

@@ -2,8 +2,8 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { logLevel, parseArgs, runBin, UsageError, type Io } from '@quickloop/cli-kit';
-import type { BackendChoice } from '@quickloop/sandbox';
-import { registryHost, run } from './run.js';
+import { allowRegistry, type BackendChoice } from '@quickloop/sandbox';
+import { run } from './run.js';
 
 export const VERSION = '0.1.0';
 
@@ -12,7 +12,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
     y
       .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend; auto picks the best available and says why' })
       .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })
-      .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Also allow this registry host (repeatable)' })
+      .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Also allow this registry: a URL, HOST:PORT, or HOST (port 443) (repeatable)' })
       .option('keep', { type: 'boolean', default: false, describe: 'Keep the workspace after the last stage' })
       .option('base-dir', { type: 'string', describe: 'Make workspaces under this folder (default: the OS temp folder)' }),
   );
@@ -20,7 +20,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
     {
       backend: args.backend as BackendChoice,
       allowUnenforced: args['allow-unenforced'],
-      allowRegistries: args['allow-registry'].map((h) => registryHost(String(h))),
+      allowRegistries: args['allow-registry'].map((h) => allowRegistry(String(h))),
       keep: args.keep,
       ...(args['base-dir'] ? { baseDir: baseDir(String(args['base-dir']), io.cwd) } : {}),
       level: logLevel(args),

@@ -52,10 +52,10 @@ describe('qs-sandbox', () => {
     expect(String(ready.reason)).toMatch(/bwrap/);
     const root = String(ready.root);
     expect(ready).toMatchObject({ workspace: join(root, 'workspace'), home: join(root, 'home'), tmp: join(root, 'tmp') });
-    const policy = ready.policy as { docs_hosts: string[]; registries: string[] };
+    const policy = ready.policy as { docs_hosts: string[]; registries: string[]; install_hosts: string[] };
     expect(policy.docs_hosts).toEqual(['docs.greeter.test']);
-    expect(policy.registries).toContain('mirror.corp.test');
-    expect(policy.registries).toContain('nodejs.org');
+    expect(policy.registries).toContain('mirror.corp.test:443');
+    expect(policy.install_hosts).toContain('nodejs.org');
   });
 
   it('pairs setup.started and setup.completed by id, with exit code, output and duration', async () => {
@@ -154,7 +154,7 @@ describe('qs-sandbox', () => {
 
   it('rejects an --allow-registry that is not a host', async () => {
     await expect(cli(['--allow-registry', 'not a host'], memoryIo())).rejects.toThrow(UsageError);
-    await expect(cli(['--allow-registry', 'https://a..b/'], memoryIo())).rejects.toThrow(/not a host name/);
+    await expect(cli(['--allow-registry', 'https://a..b/'], memoryIo())).rejects.toThrow(/not a registry URL, host:port or host name/);
   });
 
   it('refuses a --base-dir that is not an existing folder, before reading any input', async () => {
@@ -162,12 +162,12 @@ describe('qs-sandbox', () => {
     await expect(cli(['--base-dir', '/etc/passwd'], memoryIo({ stdin: 'not json\n' }))).rejects.toThrow(new UsageError('--base-dir /etc/passwd: not a folder'));
   });
 
-  it('takes the host of a registry URL given to --allow-registry', async () => {
+  it('takes the host and port of a registry URL given to --allow-registry', async () => {
     const io = memoryIo({ stdin: stream('setup.ndjson'), env: { PATH: process.env.PATH } });
     expect(await cli(['--allow-registry', 'https://Mirror.Corp.Test:8443/npm/', '-q'], io)).toBe(0);
     const events = parseOut(io.out());
     made.push(events);
-    expect((events.find((e) => e.type === 'sandbox.ready')?.policy as { registries: string[] }).registries).toContain('mirror.corp.test');
+    expect((events.find((e) => e.type === 'sandbox.ready')?.policy as { registries: string[] }).registries).toContain('mirror.corp.test:8443');
   });
 
   it('stops on interrupt: kills the running setup command, emits no setup.failed, exits 130', async () => {

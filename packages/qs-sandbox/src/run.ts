@@ -1,38 +1,20 @@
 // qs-sandbox: for each task.loaded, make its sandbox and run its setup; forward every line, unchanged and in order.
 import { createLogger, CliError, terminalSafe, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Payload } from '@quickloop/events';
-import { normalizeHost, provisionSandbox, selectBackend, type BackendChoice } from '@quickloop/sandbox';
+import { provisionSandbox, selectBackend, type BackendChoice } from '@quickloop/sandbox';
 
 export const STAGE = 'qs-sandbox';
 
 export interface SandboxStageOptions {
   backend: BackendChoice;
   allowUnenforced: boolean;
-  /** Extra registry hosts (`--allow-registry`), added to every task's policy. */
+  /** Extra registry endpoints (`--allow-registry`, read by allowRegistry), added to every task's policy. */
   allowRegistries: string[];
   /** Mark the workspaces to be kept by the last stage. */
   keep: boolean;
   /** Where workspaces are made (default the OS temp folder). */
   baseDir?: string;
   level: LogLevel;
-}
-
-/** `--allow-registry` takes a host, or a registry URL whose host is used; anything else is a usage error. */
-export function registryHost(value: string): string {
-  const text = value.trim();
-  let host = text;
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
-    try {
-      host = new URL(text).hostname;
-    } catch {
-      host = '';
-    }
-  }
-  host = normalizeHost(host);
-  if (!/^[a-z0-9.-]+$|^[0-9a-f:]+$/.test(host) || host.startsWith('.') || host.includes('..')) {
-    throw new UsageError(`--allow-registry: '${value}' is not a host name (e.g. mirror.example.com)`);
-  }
-  return host;
 }
 
 export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {

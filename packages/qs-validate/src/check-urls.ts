@@ -1,5 +1,6 @@
 // --check-urls: reads each page of a task's docs route once, as a run would, and reports what would spoil it.
-import { finding, hostMatches, type Finding, type TaskLoadedPayload } from '@quickloop/task';
+import { hostMatches, normalizeHost } from '@quickloop/sandbox/hosts';
+import { finding, type Finding, type TaskLoadedPayload } from '@quickloop/task';
 
 export const USER_AGENT = 'quickloop (documentation agent-readiness testing; qs-validate --check-urls)';
 /** The product token robots.txt groups are matched against. */
@@ -76,7 +77,7 @@ export function createUrlChecker(signal: AbortSignal): UrlChecker {
           add('QS116', `could not be read: ${describeFetchError(error)}`);
           continue;
         }
-        const finalHost = new URL(result.final).hostname.toLowerCase();
+        const finalHost = normalizeHost(new URL(result.final).hostname);
         if (!docsHosts.some((h) => hostMatches(finalHost, h))) {
           add('QS117', `redirects to ${result.final}, which is not a docs host of the task (add ${finalHost} to docs.allow, or route to the final page)`);
           continue;

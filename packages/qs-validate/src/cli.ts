@@ -4,7 +4,7 @@ import { UsageError } from '@quickloop/cli-kit/errors';
 import { parseFast, type FastFlag } from '@quickloop/cli-kit/fast-args';
 import type { Io } from '@quickloop/cli-kit/io';
 import { runBin } from '@quickloop/cli-kit/run-bin';
-import { normaliseHost } from '@quickloop/registries';
+import { formatEndpoint, registryEndpoint } from '@quickloop/sandbox/hosts';
 import { run, type ValidateOptions } from './run.js';
 
 export const VERSION = '0.1.0';
@@ -28,7 +28,7 @@ async function parseWithYargs(argv: string[], io: Pick<Io, 'stderr'>): Promise<R
         .parserConfiguration({ 'parse-numbers': false, 'parse-positional-numbers': false, 'duplicate-arguments-array': true, 'greedy-arrays': false })
         .option('strict', { type: 'boolean', default: false, describe: 'Warnings fail the run (exit 3)' })
         .option('check-urls', { type: 'boolean', default: false, describe: 'Also read every docs.path page over the network and warn about what would spoil a run' })
-        .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Another registry host the shell may reach (repeatable)' }),
+        .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Another registry the shell may reach: a URL, HOST:PORT, or HOST (port 443) (repeatable)' }),
   ) as unknown as Record<string, unknown> & { _: (string | number)[]; quiet: boolean; verbose: boolean };
 }
 
@@ -40,9 +40,9 @@ export async function parseOptions(argv: string[], io: Pick<Io, 'stderr'>): Prom
     strict: args.strict === true,
     checkUrls: args['check-urls'] === true,
     allowRegistry: (args['allow-registry'] as string[]).map((value) => {
-      const host = normaliseHost(String(value));
-      if (host === undefined) throw new UsageError(`--allow-registry '${String(value)}' is not a host name or a registry URL (see qs-validate --help)`);
-      return host;
+      const e = registryEndpoint(String(value));
+      if (e === undefined) throw new UsageError(`--allow-registry '${String(value)}' is not a registry URL, host:port or host name (see qs-validate --help)`);
+      return formatEndpoint(e.host, e.port);
     }),
     level: args.verbose ? 'verbose' : args.quiet ? 'quiet' : 'normal',
   };

@@ -131,17 +131,17 @@ describe('qs-validate', () => {
   it('--verbose shows where each registry came from and the policy of each task', async () => {
     writeFileSync(join(dir, 'a.yaml'), TASK('a'));
     const r = await validate(['--verbose', '--allow-registry', 'extra.run.test', 'a.yaml']);
-    expect(r.err).toContain('registry  npm.run.test  (npm environment (registry))');
-    expect(r.err).toContain('registry  extra.run.test  (option --allow-registry)');
-    expect(r.err).toMatch(/docs hosts docs\.example\.com; registries \(default\) npm\.run\.test, extra\.run\.test; explicit none; QS_PORT from \d+/);
+    expect(r.err).toContain('registry  npm.run.test:443  (npm environment (registry))');
+    expect(r.err).toContain('registry  extra.run.test:443  (option --allow-registry)');
+    expect(r.err).toMatch(/docs hosts docs\.example\.com; registries \(default\) npm\.run\.test:443, extra\.run\.test:443; explicit none; QS_PORT from \d+/);
   });
 
   it('refuses an --allow-registry that is not a host (a forgotten value would swallow a file name)', async () => {
     writeFileSync(join(dir, 'a.yaml'), TASK('a'));
-    await expect(validate(['--allow-registry', './a.yaml'])).rejects.toThrow("--allow-registry './a.yaml' is not a host name or a registry URL");
+    await expect(validate(['--allow-registry', './a.yaml'])).rejects.toThrow("--allow-registry './a.yaml' is not a registry URL, host:port or host name");
     await expect(validate(['--allow-registry', 'https://bad host/', 'a.yaml'])).rejects.toThrow(UsageError);
     const r = await validate(['--verbose', '--allow-registry', 'https://Mirror.Run.Test:8443/npm/', 'a.yaml']);
-    expect(r.err).toContain('registry  mirror.run.test  (option --allow-registry)');
+    expect(r.err).toContain('registry  mirror.run.test:8443  (option --allow-registry)');
   });
 
   it('the fixtures/events examples of its two event types are its real output', async () => {

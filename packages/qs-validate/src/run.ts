@@ -70,8 +70,8 @@ export async function run(opts: ValidateOptions, io: Io): Promise<number> {
     extra: opts.allowRegistry,
     ...(opts.registryPaths ? { paths: opts.registryPaths } : {}),
   });
-  for (const s of registries.sources) log.verbose(`registry  ${s.host}  (${s.from})`);
-  if (registries.hosts.length === 0) log.warn(c.yellow('warning  no package registries found in npm, pip or apt config; the shell may reach only network.allow hosts (see --allow-registry)'));
+  for (const s of registries.sources) log.verbose(`registry  ${s.endpoint}  (${s.from})`);
+  if (registries.endpoints.length === 0) log.warn(c.yellow('warning  no package registries found in npm, pip or apt config; the shell may reach only network.allow hosts (see --allow-registry)'));
 
   const inputs = resolveInputs(opts.inputs, io.cwd);
   const urls = opts.checkUrls ? createUrlChecker(io.signal) : undefined;
@@ -140,8 +140,8 @@ export async function run(opts: ValidateOptions, io: Io): Promise<number> {
     }
     const result =
       input.kind === 'stdin'
-        ? await loadTaskStdin(await readAll(io.stdin, io.signal), io.cwd, { registries: registries.hosts })
-        : await loadTaskFile(input.path, io.cwd, { registries: registries.hosts });
+        ? await loadTaskStdin(await readAll(io.stdin, io.signal), io.cwd, { registries: registries.endpoints })
+        : await loadTaskFile(input.path, io.cwd, { registries: registries.endpoints });
     await report(result);
   }
   await writer.flush();

@@ -1,6 +1,6 @@
 // apt's mirrors from its sources: one-line sources.list entries and deb822 .sources files.
 import { join } from 'node:path';
-import { hostOf, listDir, readText } from './files.js';
+import { endpointOf, listDir, readText } from './files.js';
 import type { Found } from './types.js';
 
 /** `deb [opts] URI suite comps` → URI; `[opts]` may contain spaces inside the brackets. */
@@ -42,8 +42,8 @@ export function aptRegistries(root: string): Found[] {
   const found: Found[] = [];
   const take = (file: string, uris: string[]): void => {
     for (const uri of uris) {
-      const host = hostOf(uri);
-      if (host) found.push({ host, from: `apt ${file}` });
+      const host = endpointOf(uri);
+      if (host) found.push({ endpoint: host, from: `apt ${file}` });
     }
   };
   const main = join(root, 'etc', 'apt', 'sources.list');

@@ -1,5 +1,6 @@
 // Small synchronous file helpers: discovery reads a handful of tiny files, and must never throw on a missing one.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { endpointOfUrl, formatEndpoint } from '@quickloop/sandbox/hosts';
 
 /** The file's text, or undefined when it is absent or unreadable (config files are optional by nature). */
 export function readText(path: string): string | undefined {
@@ -27,25 +28,10 @@ export function exists(path: string): boolean {
   }
 }
 
-/** The host of an http(s) URL (lowercased, without port or trailing dot), or undefined. */
-export function hostOf(url: string): string | undefined {
-  // apt's mirror+http:// and mirror+https:// name the host that serves the mirror list.
-  const plain = url.trim().replace(/^mirror\+/, '');
-  if (!/^https?:\/\//i.test(plain)) return undefined;
-  try {
-    const host = new URL(plain).hostname.toLowerCase().replace(/\.$/, '');
-    return host === '' ? undefined : host.replace(/^\[(.*)\]$/, '$1');
-  } catch {
-    return undefined;
-  }
-}
-
-/** A bare host name as given on a command line or in a config: lowercased, trailing dot dropped. */
-export function normaliseHost(value: string): string | undefined {
-  const fromUrl = hostOf(value);
-  if (fromUrl) return fromUrl;
-  const host = value.trim().toLowerCase().replace(/\.$/, '');
-  return /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(host) ? host : undefined;
+/** The endpoint (`host:port`) an http(s) URL names: its explicit port, else 443 for https and 80 for http. */
+export function endpointOf(url: string): string | undefined {
+  const e = endpointOfUrl(url);
+  return e ? formatEndpoint(e.host, e.port) : undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 // discoverRegistries: the hosts the host's package managers are configured to install from, read from their own config.
 import { aptRegistries } from './apt.js';
-import { normaliseHost } from './files.js';
+import { formatEndpoint, registryEndpoint } from '@quickloop/sandbox/hosts';
 import { npmRegistries } from './npm.js';
 import { pipRegistries } from './pip.js';
 import type { Found, SystemPaths } from './types.js';
@@ -8,13 +8,13 @@ import type { Found, SystemPaths } from './types.js';
 export type { Found, SystemPaths } from './types.js';
 export { builtinNpmRegistry, findNpmRoot } from './npm.js';
 export { builtinPipIndex } from './pip.js';
-export { hostOf, normaliseHost } from './files.js';
+export { endpointOf } from './files.js';
 
 export interface DiscoverOptions {
   env: Record<string, string | undefined>;
   home: string;
   cwd: string;
-  /** More hosts to allow (`--allow-registry`), added after the discovered ones. */
+  /** More registries to allow (`--allow-registry`: a URL, host:port, or a host meaning 443), added after the discovered ones. */
   extra?: readonly string[];
   /** Moves the absolute system locations (tests); defaults to `/` and this node. */
   paths?: Partial<SystemPaths>;
@@ -23,8 +23,8 @@ export interface DiscoverOptions {
 }
 
 export interface Registries {
-  /** Unique hosts in discovery order: npm, pip, apt, then the extra ones. */
-  hosts: string[];
+  /** Unique endpoints (`host:port`) in discovery order: npm, pip, apt, then the extra ones. */
+  endpoints: string[];
   /** Every finding, duplicates included, so people can see why a host is there. */
   sources: Found[];
 }
@@ -46,8 +46,8 @@ export function discoverRegistriesSync(opts: DiscoverOptions): Registries {
     ...aptRegistries(paths.root),
   ];
   for (const value of opts.extra ?? []) {
-    const host = normaliseHost(value);
-    if (host) sources.push({ host, from: 'option --allow-registry' });
+    const e = registryEndpoint(value);
+    if (e) sources.push({ endpoint: formatEndpoint(e.host, e.port), from: 'option --allow-registry' });
   }
-  return { hosts: [...new Set(sources.map((s) => s.host))], sources };
+  return { endpoints: [...new Set(sources.map((s) => s.endpoint))], sources };
 }

@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
-import { exists, hostOf, parseIni, readText } from './files.js';
+import { exists, endpointOf, parseIni, readText } from './files.js';
 import type { Found, SystemPaths } from './types.js';
 
 /** Where npm keeps its config definitions, newest layout first. */
@@ -108,18 +108,18 @@ export function npmRegistries(opts: { env: Record<string, string | undefined>; h
     for (const [key, raw] of layer.values) {
       const value = expand(raw, env);
       if (key === 'registry') {
-        const host = hostOf(value);
-        if (host) registry = { host, from: `${layer.from} (registry)` };
+        const host = endpointOf(value);
+        if (host) registry = { endpoint: host, from: `${layer.from} (registry)` };
       } else if (/^@[^:]+:registry$/i.test(key)) {
-        const host = hostOf(value);
-        if (host) scoped.set(key.toLowerCase(), { host, from: `${layer.from} (${key})` });
+        const host = endpointOf(value);
+        if (host) scoped.set(key.toLowerCase(), { endpoint: host, from: `${layer.from} (${key})` });
       }
     }
   }
   if (!registry && root) {
     const builtin = builtinNpmRegistry(root);
-    const host = builtin ? hostOf(builtin) : undefined;
-    if (host) registry = { host, from: `npm default (${join(root, DEFINITION_FILES[0]!)})` };
+    const host = builtin ? endpointOf(builtin) : undefined;
+    if (host) registry = { endpoint: host, from: `npm default (${join(root, DEFINITION_FILES[0]!)})` };
   }
   if (!registry && opts.spawnFallback) registry = askNpm(env, cwd);
   return [...(registry ? [registry] : []), ...scoped.values()];
@@ -135,8 +135,8 @@ function askNpm(env: Record<string, string | undefined>, cwd: string): Found | u
       timeout: 10_000,
       stdio: ['ignore', 'pipe', 'ignore'],
     });
-    const host = hostOf(out.trim());
-    return host ? { host, from: 'npm config get registry' } : undefined;
+    const host = endpointOf(out.trim());
+    return host ? { endpoint: host, from: 'npm config get registry' } : undefined;
   } catch {
     return undefined;
   }

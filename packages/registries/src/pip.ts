@@ -1,6 +1,6 @@
 // pip's indexes as pip would resolve them: PIP_* env, the pip.conf files it reads, then the default compiled into the installed pip.
 import { delimiter, dirname, join } from 'node:path';
-import { hostOf, listDir, parseIni, readText } from './files.js';
+import { endpointOf, listDir, parseIni, readText } from './files.js';
 import type { Found, SystemPaths } from './types.js';
 
 const INDEX_PY = join('pip', '_internal', 'models', 'index.py');
@@ -57,8 +57,8 @@ export function pipRegistries(opts: { env: Record<string, string | undefined>; h
   const extra: Found[] = [];
   const add = (list: Found[], value: string, from: string): void => {
     for (const url of urls(value)) {
-      const host = hostOf(url);
-      if (host) list.push({ host, from });
+      const host = endpointOf(url);
+      if (host) list.push({ endpoint: host, from });
     }
   };
   for (const file of configFiles(env, home, root)) {
@@ -70,27 +70,27 @@ export function pipRegistries(opts: { env: Record<string, string | undefined>; h
       const values = ini.get(section);
       if (!values) continue;
       const indexUrl = values.get('index-url') ?? values.get('index_url');
-      const indexHost = indexUrl ? hostOf(indexUrl) : undefined;
-      if (indexHost) index = { host: indexHost, from: `pip config ${file} (${section}.index-url)` };
+      const indexHost = indexUrl ? endpointOf(indexUrl) : undefined;
+      if (indexHost) index = { endpoint: indexHost, from: `pip config ${file} (${section}.index-url)` };
       for (const key of ['extra-index-url', 'find-links']) {
         const v = values.get(key) ?? values.get(key.replace(/-/g, '_'));
         if (v) add(extra, v, `pip config ${file} (${section}.${key})`);
       }
     }
   }
-  const envIndex = env.PIP_INDEX_URL ? hostOf(env.PIP_INDEX_URL) : undefined;
-  if (envIndex) index = { host: envIndex, from: 'PIP_INDEX_URL' };
+  const envIndex = env.PIP_INDEX_URL ? endpointOf(env.PIP_INDEX_URL) : undefined;
+  if (envIndex) index = { endpoint: envIndex, from: 'PIP_INDEX_URL' };
   if (env.PIP_EXTRA_INDEX_URL) add(extra, env.PIP_EXTRA_INDEX_URL, 'PIP_EXTRA_INDEX_URL');
   if (env.PIP_FIND_LINKS) add(extra, env.PIP_FIND_LINKS, 'PIP_FIND_LINKS');
   const found: Found[] = [];
   if (index) found.push(index);
   else {
     const builtin = builtinPipIndex(env, home, root);
-    const host = builtin ? hostOf(builtin.index) : undefined;
+    const host = builtin ? endpointOf(builtin.index) : undefined;
     if (builtin && host) {
-      found.push({ host, from: `pip default (${builtin.file})` });
+      found.push({ endpoint: host, from: `pip default (${builtin.file})` });
       // The default index serves its files from a second host; pip installs fail without it.
-      if (builtin.files) found.push({ host: builtin.files.toLowerCase(), from: `pip default file host (${builtin.file})` });
+      if (builtin.files) found.push({ endpoint: `${builtin.files.toLowerCase()}:443`, from: `pip default file host (${builtin.file})` });
     }
   }
   return [...found, ...extra];

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { discoverRegistries, hostOf } from './index.js';
+import { discoverRegistries, endpointOf } from './index.js';
 
 let base: string;
 const write = (rel: string, text: string): string => {
@@ -49,23 +49,23 @@ describe('discoverRegistries', () => {
   it('reads the defaults from the installed npm and pip, and every enabled apt source', async () => {
     const m = fakeMachine();
     const r = await discoverRegistries({ ...m, spawnFallback: false });
-    expect(r.hosts).toEqual(['npm-default.test', 'py-default.test', 'py-files.test', 'apt-one.test', 'apt-src.test', 'apt-822.test', 'apt-822b.test', 'apt-mirrors.test']);
+    expect(r.endpoints).toEqual(['npm-default.test:443', 'py-default.test:443', 'py-files.test:443', 'apt-one.test:80', 'apt-src.test:443', 'apt-822.test:80', 'apt-822b.test:80', 'apt-mirrors.test:443']);
     expect(r.sources[0]!.from).toContain('definitions.js');
-    expect(r.sources.find((s) => s.host === 'apt-822.test')!.from).toContain('deb822.sources');
+    expect(r.sources.find((s) => s.endpoint === 'apt-822.test:80')!.from).toContain('deb822.sources');
   });
 
   it('lets npmrc files override in npm order (global < user < project < env) and keeps scoped registries', async () => {
     const m = fakeMachine();
     write('usr/etc/npmrc', 'registry=https://npm-global.test/\n');
-    write('home/.npmrc', '; user\nregistry = "https://npm-user.test/"\n@corp:registry=https://npm-corp.test/\n');
+    write('home/.npmrc', '; user\nregistry = "https://npm-user.test/"\n@corp:registry=http://npm-corp.test:4873/\n');
     let r = await discoverRegistries({ ...m, spawnFallback: false });
-    expect(r.hosts.slice(0, 2)).toEqual(['npm-user.test', 'npm-corp.test']);
+    expect(r.endpoints.slice(0, 2)).toEqual(['npm-user.test:443', 'npm-corp.test:4873']);
     write('project/.npmrc', 'registry=https://${REG_HOST}/npm/\n');
     r = await discoverRegistries({ ...m, env: { ...m.env, REG_HOST: 'npm-project.test' }, spawnFallback: false });
-    expect(r.hosts[0]).toBe('npm-project.test');
+    expect(r.endpoints[0]).toBe('npm-project.test:443');
     expect(r.sources[0]!.from).toContain(join('project', '.npmrc'));
     r = await discoverRegistries({ ...m, env: { ...m.env, NPM_CONFIG_REGISTRY: 'https://npm-env.test' }, spawnFallback: false });
-    expect(r.sources[0]).toEqual({ host: 'npm-env.test', from: 'npm environment (registry)' });
+    expect(r.sources[0]).toEqual({ endpoint: 'npm-env.test:443', from: 'npm environment (registry)' });
   });
 
   it('follows pip.conf files and PIP_* variables, and drops the default file host when the index is replaced', async () => {
@@ -73,26 +73,26 @@ describe('discoverRegistries', () => {
     write('etc/pip.conf', '[global]\nextra-index-url =\n    https://pip-extra1.test/simple\n    https://pip-extra2.test/simple\n');
     write('home/.config/pip/pip.conf', '[install]\nindex-url = https://pip-user.test/simple\nfind-links = /local/wheels\n');
     let r = await discoverRegistries({ ...m, spawnFallback: false });
-    expect(r.hosts).toContain('pip-user.test');
-    expect(r.hosts).toContain('pip-extra1.test');
-    expect(r.hosts).toContain('pip-extra2.test');
-    expect(r.hosts).not.toContain('py-default.test');
-    expect(r.hosts).not.toContain('py-files.test');
-    r = await discoverRegistries({ ...m, env: { ...m.env, PIP_INDEX_URL: 'https://pip-env.test/simple', PIP_EXTRA_INDEX_URL: 'https://a.test/ https://b.test/' }, spawnFallback: false });
-    expect(r.sources.filter((s) => s.from.startsWith('PIP_')).map((s) => s.host)).toEqual(['pip-env.test', 'a.test', 'b.test']);
+    expect(r.endpoints).toContain('pip-user.test:443');
+    expect(r.endpoints).toContain('pip-extra1.test:443');
+    expect(r.endpoints).toContain('pip-extra2.test:443');
+    expect(r.endpoints).not.toContain('py-default.test:443');
+    expect(r.endpoints).not.toContain('py-files.test:443');
+    r = await discoverRegistries({ ...m, env: { ...m.env, PIP_INDEX_URL: 'https://pip-env.test/simple', PIP_EXTRA_INDEX_URL: 'https://a.test/ http://b.test:8080/' }, spawnFallback: false });
+    expect(r.sources.filter((s) => s.from.startsWith('PIP_')).map((s) => s.endpoint)).toEqual(['pip-env.test:443', 'a.test:443', 'b.test:8080']);
   });
 
-  it('adds extra hosts from the option, normalised, without duplicates', async () => {
+  it('adds extra endpoints from the option, normalised, without duplicates', async () => {
     const m = fakeMachine();
-    const r = await discoverRegistries({ ...m, extra: ['Mirror.TEST.', 'https://apt-one.test/x', 'not a host'], spawnFallback: false });
-    expect(r.hosts.filter((h) => h === 'apt-one.test')).toHaveLength(1);
-    expect(r.hosts).toContain('mirror.test');
-    expect(r.sources.filter((s) => s.from === 'option --allow-registry').map((s) => s.host)).toEqual(['mirror.test', 'apt-one.test']);
+    const r = await discoverRegistries({ ...m, extra: ['Mirror.TEST.', 'http://apt-one.test/x', 'localhost:4873', 'not a host'], spawnFallback: false });
+    expect(r.endpoints.filter((h) => h === 'apt-one.test:80')).toHaveLength(1);
+    expect(r.endpoints).toContain('mirror.test:443');
+    expect(r.sources.filter((s) => s.from === 'option --allow-registry').map((s) => s.endpoint)).toEqual(['mirror.test:443', 'apt-one.test:80', 'localhost:4873']);
   });
 
   it('finds nothing (and does not throw) on an empty machine', async () => {
     const r = await discoverRegistries({ env: {}, home: join(base, 'nohome'), cwd: base, paths: { root: base, execPath: join(base, 'node') }, spawnFallback: false });
-    expect(r).toEqual({ hosts: [], sources: [] });
+    expect(r).toEqual({ endpoints: [], sources: [] });
   });
 
   it("asks `npm config get registry` only when npm's own files cannot be read", async () => {
@@ -100,15 +100,15 @@ describe('discoverRegistries', () => {
     write('fake-bin/npm', '#!/bin/sh\n[ "$1 $2 $3" = "config get registry" ] && echo https://npm-asked.test/\n');
     execFileSync('chmod', ['+x', join(bin, 'npm')]);
     const opts = { env: { PATH: bin }, home: join(base, 'home'), cwd: base, paths: { root: base, execPath: join(base, 'node') } };
-    expect((await discoverRegistries({ ...opts, spawnFallback: false })).hosts).toEqual([]);
-    expect((await discoverRegistries(opts)).sources).toEqual([{ host: 'npm-asked.test', from: 'npm config get registry' }]);
+    expect((await discoverRegistries({ ...opts, spawnFallback: false })).endpoints).toEqual([]);
+    expect((await discoverRegistries(opts)).sources).toEqual([{ endpoint: 'npm-asked.test:443', from: 'npm config get registry' }]);
   });
 
   it('finds the registry the real npm on this machine reports', async () => {
     const out = execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim();
-    const host = hostOf(out);
-    expect(host).toBeTruthy();
+    const endpoint = endpointOf(out);
+    expect(endpoint).toMatch(/:\d+$/);
     const r = await discoverRegistries({ env: process.env, home: homedir(), cwd: process.cwd(), spawnFallback: false });
-    expect(r.hosts).toContain(host);
+    expect(r.endpoints).toContain(endpoint);
   });
 });

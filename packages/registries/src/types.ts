@@ -1,7 +1,8 @@
 // The shapes discovery works with: a host and where it was found, and the system paths tests can move.
 
 export interface Found {
-  host: string;
+  /** `host:port` of the configured URL (https 443, http 80, or its explicit port). */
+  endpoint: string;
   /** Where the host came from, for people: `npm user config /home/me/.npmrc (registry)`. */
   from: string;
 }

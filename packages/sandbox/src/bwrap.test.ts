@@ -163,7 +163,7 @@ describe('bwrap backend', () => {
   });
 
   it('blocks and records a connection to a host that is not allowed', async () => {
-    const sb = await enforced(policy({ registries: [registryHost] }));
+    const sb = await enforced(policy({ registries: [`${registryHost}:443`] }));
     const r = await sb.exec('curl -sS --max-time 10 https://not-allowed.example.com/');
     expect(r.exitCode).not.toBe(0);
     expect(r.output).toMatch(/403/);
@@ -178,7 +178,7 @@ describe('bwrap backend', () => {
   });
 
   it('blocks and records a dial to a raw IP, through the proxy and around it', async () => {
-    const sb = await enforced(policy({ registries: [registryHost] }));
+    const sb = await enforced(policy({ registries: [`${registryHost}:443`] }));
     const viaProxy = await sb.exec('curl -sS --max-time 10 http://192.0.2.1/');
     expect(viaProxy.output).toMatch(/raw IP address/);
     expect(events).toEqual([expect.objectContaining({ type: 'egress.blocked', host: '192.0.2.1', port: 80, method: 'GET', reason: 'ip_literal' })]);
@@ -195,7 +195,7 @@ describe('bwrap backend', () => {
   });
 
   it('blocks and records a lookup by a tool that ignores the proxy, and answers it at once', async () => {
-    const sb = await enforced(policy({ registries: [registryHost], docs_hosts: ['docs.example.com'] }));
+    const sb = await enforced(policy({ registries: [`${registryHost}:443`], docs_hosts: ['docs.example.com'] }));
     const r = await sb.exec(`getent hosts ${registryHost}; echo "rc=$?"; node -e "fetch('https://docs.example.com/').catch((e) => console.log(e.cause.code))"`);
     expect(r.output).toBe('rc=2\nEAI_AGAIN\n');
     expect(events).toEqual([
@@ -271,7 +271,7 @@ describe('bwrap backend with the real registry', () => {
   });
 
   it('npm view succeeds with the registry allowed', async () => {
-    const s = await enforced(policy({ registries: [registryHost] }));
+    const s = await enforced(policy({ registries: [`${registryHost}:443`] }));
     const r = await s.exec('npm view is-number version', { timeoutMs: 60_000 });
     expect(r.output).toMatch(/^\d+\.\d+\.\d+$/m);
     expect(r.exitCode).toBe(0);
@@ -280,7 +280,7 @@ describe('bwrap backend with the real registry', () => {
   });
 
   it('npm install of a small package succeeds with the registry allowed', async () => {
-    const s = await enforced(policy({ registries: [registryHost] }));
+    const s = await enforced(policy({ registries: [`${registryHost}:443`] }));
     const r = await s.exec('npm install --no-audit --no-fund is-number && node -e "console.log(typeof require(\'is-number\'))"', { timeoutMs: 120_000 });
     expect(r.exitCode).toBe(0);
     expect(r.output).toMatch(/function\n$/);

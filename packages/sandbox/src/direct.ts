@@ -52,15 +52,7 @@ export function refusedAnswer(query: Buffer, questionEnd: number): Buffer {
 
 /** `[2001:0db8:0000:…:0001]` (socat's spelling) → `2001:db8::1`; IPv4 as is. */
 function canonicalAddress(text: string): string {
-  const bare = text.replace(/^\[|\]$/g, '');
-  if (net.isIPv6(bare)) {
-    try {
-      return normalizeHost(new URL(`http://[${bare}]/`).hostname);
-    } catch {
-      return normalizeHost(bare);
-    }
-  }
-  return normalizeHost(bare);
+  return normalizeHost(text.trim()) || text.trim().toLowerCase();
 }
 
 const BYPASS = 'only the egress proxy reaches the network: this tool ignored HTTP(S)_PROXY';
@@ -97,8 +89,9 @@ export async function startDirectCatcher(options: DirectCatcherOptions): Promise
         socket.destroy();
         return;
       }
-      const host = normalizeHost(q.name);
-      const decision = decide(options.policy, host);
+      const host = normalizeHost(q.name) || q.name.toLowerCase();
+      // A name is looked up to be dialled, almost always on 443: decide it as that connection.
+      const decision = decide(options.policy, host, 443);
       // A docs host looked up around the proxy is still a docs bypass attempt, and says so.
       const docs = !decision.allow && decision.reason === 'docs_host';
       report({

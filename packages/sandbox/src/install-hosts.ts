@@ -1,5 +1,6 @@
 // Hosts that ordinary installs reach besides the registries themselves, each with the reason it is here.
-import { normalizeHost } from './hosts.js';
+import { UsageError } from '@quickloop/cli-kit';
+import { formatEndpoint, normalizeHost, registryEndpoint } from './hosts.js';
 import type { EgressPolicy } from './types.js';
 
 /**
@@ -21,21 +22,33 @@ export const INSTALL_HOSTS: readonly { host: string; why: string }[] = [
   { host: 'astral.sh', why: 'the uv and ruff install scripts many Python quickstarts start with' },
 ];
 
+/**
+ * One `--allow-registry` value as every stage reads it: a registry URL (its host and port),
+ * `host:port`, or a bare host meaning 443; the endpoint `host:port`. Anything else is a UsageError,
+ * because a flag that silently did nothing is worse than one that stops the run.
+ */
+export function allowRegistry(value: string): string {
+  const e = registryEndpoint(value);
+  if (!e) throw new UsageError(`--allow-registry: '${value}' is not a registry URL, host:port or host name (e.g. https://mirror.example.com or localhost:4873)`);
+  return formatEndpoint(e.host, e.port);
+}
+
 export interface PolicyExtras {
-  /** `--allow-registry HOST`: added to the registries whatever the source. */
+  /** `--allow-registry` values (a registry URL, `host:port`, or a host meaning 443): added to the registries whatever the source. */
   allowRegistries?: readonly string[];
   /** Add INSTALL_HOSTS (default true). Never added when the task said network.only. */
   installHosts?: boolean;
 }
 
 /**
- * The policy a sandbox enforces: the task's, plus the --allow-registry hosts, plus the install
+ * The policy a sandbox enforces: the task's, plus the --allow-registry endpoints, plus the install
  * hosts unless the author replaced the defaults with network.only (their list is then the whole
  * list). The order of decisions is unchanged, so a docs host still loses to nothing but `explicit`.
  */
 export function effectivePolicy(policy: EgressPolicy, extras: PolicyExtras = {}): EgressPolicy {
-  const registries = [...policy.registries];
-  if (extras.installHosts !== false && policy.registries_source !== 'only') registries.push(...INSTALL_HOSTS.map((h) => h.host));
-  for (const host of extras.allowRegistries ?? []) registries.push(normalizeHost(host));
-  return { ...policy, registries: [...new Set(registries.map(normalizeHost).filter((h) => h !== ''))] };
+  const registries = [...policy.registries, ...(extras.allowRegistries ?? []).map(allowRegistry)];
+  const install = [...(policy.install_hosts ?? [])];
+  if (extras.installHosts !== false && policy.registries_source !== 'only') install.push(...INSTALL_HOSTS.map((h) => h.host));
+  const clean = (list: readonly string[]): string[] => [...new Set(list.filter((h) => h !== ''))];
+  return { ...policy, registries: clean(registries), install_hosts: clean(install.map(normalizeHost)) };
 }

@@ -32,16 +32,17 @@ describe('local backend', () => {
     expect(d.reason).toMatch(/nothing is enforced/);
   });
 
-  it('adds the install hosts to a fresh sandbox\'s registries, and re-opens with the policy it is given', async () => {
-    const first = await openSandbox({ policy: policy({ registries: ['registry.example.org'] }), backend: 'local', allowUnenforced: true });
+  it('adds the install hosts to a fresh sandbox\'s policy, and re-opens with the policy it is given', async () => {
+    const first = await openSandbox({ policy: policy({ registries: ['registry.example.org:443'] }), backend: 'local', allowUnenforced: true });
     open.push(first);
     const d = first.describe();
-    expect(d.policy.registries).toEqual(['registry.example.org', ...INSTALL_HOSTS.map((h) => h.host)]);
+    expect(d.policy.registries).toEqual(['registry.example.org:443']);
+    expect(d.policy.install_hosts).toEqual(INSTALL_HOSTS.map((h) => h.host));
     const bare = await openSandbox({ policy: policy(), backend: 'local', allowUnenforced: true, installHosts: false });
     open.push(bare);
-    expect(bare.describe().policy.registries).toEqual([]);
+    expect(bare.describe().policy.install_hosts).toEqual([]);
     const again = await openSandbox({ policy: policy(), backend: 'local', allowUnenforced: true, workspace: d });
-    expect(again.describe().policy.registries).toEqual([]);
+    expect(again.describe().policy.install_hosts).toBeUndefined();
     await again.close();
   });
 

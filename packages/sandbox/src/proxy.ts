@@ -1,19 +1,28 @@
-// The egress proxy: the shell's only way out. CONNECT tunnels and absolute-URI requests, each decided and recorded.
+// The egress proxy: the shell's only way out. CONNECT tunnels and absolute-URI requests, each decided by host and port, resolved once, checked and recorded.
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { normalizeHost } from './hosts.js';
-import { decide } from './policy.js';
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { addressClass, formatEndpoint, normalizeHost } from './hosts.js';
+import { decide, isConfiguredRegistry } from './policy.js';
 import type { EgressEvent, EgressPolicy } from './types.js';
+
+/** Every address of a name, as `dns.lookup(host, { all: true })` gives them. */
+export type LookupAll = (host: string) => Promise<readonly { address: string; family: number }[]>;
+
+const systemLookup: LookupAll = (host) => dnsLookup(host, { all: true, verbatim: true });
 
 export interface ProxyOptions {
   policy: EgressPolicy;
   /** A Unix socket path (bind-mounted into a sandbox), or a loopback TCP port when absent. */
   socketPath?: string;
   onEgress?: (event: EgressEvent) => void;
+  /** How names are resolved (default node's dns.lookup); tests give a local table instead of real DNS. */
+  lookup?: LookupAll;
 }
 
 export interface EgressProxy {
@@ -25,8 +34,9 @@ export interface EgressProxy {
   close(): Promise<void>;
 }
 
-// Hop-by-hop headers and the proxy's own must not be forwarded upstream (RFC 9110 §7.6.1).
-const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+// Hop-by-hop headers and the proxy's own must not be forwarded upstream (RFC 9110 §7.6.1); `host`
+// is replaced by the host the proxy decided on, so a client cannot name a different one.
+const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
 
 /** Tunnels idle this long are cut, as the prior art did, so a forgotten connection cannot pin a stage. */
 const IDLE_MS = 120_000;
@@ -51,7 +61,64 @@ function refuse(socket: Duplex, status: number, text: string): void {
   );
 }
 
+type Target =
+  | { ok: true; addresses: string[] }
+  | { ok: false; blocked: true; message: string }
+  | { ok: false; blocked: false; error: string };
+
+/**
+ * The addresses an allowed host:port is reached at. The name is resolved once, here, and the
+ * connection goes to an address this checked, so a second lookup can never answer differently
+ * (DNS rebinding). Any non-public address refuses the whole name unless host:port is exactly a
+ * configured registry endpoint: one bad answer among good ones is still a way in.
+ */
+async function resolveTarget(policy: EgressPolicy, lookup: LookupAll, host: string, port: number): Promise<Target> {
+  let addresses: string[];
+  if (isIP(host) !== 0) addresses = [host];
+  else {
+    try {
+      addresses = (await lookup(host)).map((a) => a.address);
+    } catch (error) {
+      return { ok: false, blocked: false, error: oneLine(error) };
+    }
+    if (addresses.length === 0) return { ok: false, blocked: false, error: `no address for ${host}` };
+  }
+  if (isConfiguredRegistry(policy, host, port)) return { ok: true, addresses };
+  for (const address of addresses) {
+    const why = addressClass(address);
+    if (why !== undefined) {
+      const what = address === host ? host : `${host} resolves to ${address}`;
+      return { ok: false, blocked: true, message: `${what}, a ${why} address: only a registry configured at exactly ${formatEndpoint(host, port)} may be reached there` };
+    }
+  }
+  return { ok: true, addresses };
+}
+
+/** Connects to the first address that answers, in the resolver's order. */
+function dial(addresses: readonly string[], port: number, done: (error: Error | undefined, socket?: net.Socket) => void): void {
+  const attempt = (i: number, lastError?: Error): void => {
+    const address = addresses[i];
+    if (address === undefined) {
+      done(lastError ?? new Error('no address to connect to'));
+      return;
+    }
+    const socket = net.connect({ host: address, port, noDelay: true });
+    const onError = (error: Error): void => {
+      socket.destroy();
+      attempt(i + 1, error);
+    };
+    socket.once('error', onError);
+    socket.once('connect', () => {
+      socket.off('error', onError);
+      done(undefined, socket);
+    });
+  };
+  attempt(0);
+}
+
 export async function startEgressProxy(options: ProxyOptions): Promise<EgressProxy> {
+  const lookup = options.lookup ?? systemLookup;
+  const policy = options.policy;
   const report = (event: EgressEvent): void => {
     try {
       options.onEgress?.(event);
@@ -65,8 +132,17 @@ export async function startEgressProxy(options: ProxyOptions): Promise<EgressPro
     s.on('close', () => sockets.delete(s));
     s.on('error', () => undefined);
   };
+  // Lookups in flight: close() waits for them, so every decision is reported before it resolves.
+  const pending = new Set<Promise<unknown>>();
+  let closed = false;
+  const resolving = (host: string, port: number): Promise<Target> => {
+    const p = resolveTarget(policy, lookup, host, port);
+    pending.add(p);
+    void p.finally(() => pending.delete(p));
+    return p;
+  };
 
-  const server = http.createServer({ requestTimeout: 0 });
+  const server = http.createServer({ requestTimeout: 0, noDelay: true });
   server.on('connection', track);
   server.on('clientError', (_err, socket) => refuse(socket, 400, 'bad request'));
 
@@ -79,33 +155,49 @@ export async function startEgressProxy(options: ProxyOptions): Promise<EgressPro
       return;
     }
     const base = { host: host || '(none)', port, method: 'CONNECT' };
-    const decision = decide(options.policy, host);
+    const decision = decide(policy, host, port);
     if (!decision.allow) {
       report({ type: 'egress.blocked', ...base, reason: decision.reason, message: decision.message });
       refuse(client, 403, decision.message);
       return;
     }
-    report({ type: 'egress.allowed', ...base, reason: decision.reason, rule: decision.rule });
-    const upstream = net.connect({ host, port });
-    track(upstream);
-    let connected = false;
-    upstream.setTimeout(IDLE_MS, () => upstream.destroy());
-    upstream.once('connect', () => {
-      connected = true;
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length > 0) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    upstream.once('error', (error) => {
-      if (connected) {
+    void resolving(host, port).then((target) => {
+      if (!target.ok && target.blocked) {
+        report({ type: 'egress.blocked', ...base, reason: 'private_address', message: target.message });
+        refuse(client, 403, target.message);
+        return;
+      }
+      report({ type: 'egress.allowed', ...base, reason: decision.reason, rule: decision.rule });
+      if (!target.ok) {
+        report({ type: 'egress.error', ...base, error: target.error });
+        refuse(client, 502, `could not reach ${host}:${port}: ${target.error}`);
+        return;
+      }
+      if (client.destroyed || closed) {
         client.destroy();
         return;
       }
-      report({ type: 'egress.error', ...base, error: oneLine(error) });
-      refuse(client, 502, `could not reach ${host}:${port}: ${oneLine(error)}`);
+      dial(target.addresses, port, (error, upstream) => {
+        if (error || !upstream) {
+          report({ type: 'egress.error', ...base, error: oneLine(error) });
+          refuse(client, 502, `could not reach ${host}:${port}: ${oneLine(error)}`);
+          return;
+        }
+        track(upstream);
+        if (client.destroyed || closed) {
+          client.destroy();
+          upstream.destroy();
+          return;
+        }
+        upstream.setTimeout(IDLE_MS, () => upstream.destroy());
+        client.once('close', () => upstream.destroy());
+        upstream.once('close', () => client.destroy());
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        if (head.length > 0) upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
     });
-    client.once('close', () => upstream.destroy());
   });
 
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -121,7 +213,6 @@ export async function startEgressProxy(options: ProxyOptions): Promise<EgressPro
     const port = url?.port ? Number(url.port) : secure ? 443 : 80;
     const path = url ? `${url.pathname}${url.search}` : (req.url ?? '');
     const base = { host, port, method, path };
-    const decision = decide(options.policy, host);
     const deny = (status: number, text: string): void => {
       req.resume();
       if (res.headersSent) {
@@ -131,28 +222,51 @@ export async function startEgressProxy(options: ProxyOptions): Promise<EgressPro
       res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
       res.end(`${text}\n`);
     };
+    const decision = decide(policy, host, port);
     if (!decision.allow) {
       report({ type: 'egress.blocked', ...base, reason: decision.reason, message: decision.message });
       deny(403, decision.message);
       return;
     }
-    report({ type: 'egress.allowed', ...base, reason: decision.reason, rule: decision.rule });
-    const headers: http.OutgoingHttpHeaders = {};
-    for (const [name, value] of Object.entries(req.headers)) if (!HOP_HEADERS.has(name) && value !== undefined) headers[name] = value;
-    headers.connection = 'close';
-    const upstream = (secure ? https : http).request({ host, port, method, path, headers }, (up) => {
-      const out: http.OutgoingHttpHeaders = {};
-      for (const [name, value] of Object.entries(up.headers)) if (!HOP_HEADERS.has(name) && value !== undefined) out[name] = value;
-      res.writeHead(up.statusCode ?? 502, up.statusMessage, out);
-      up.pipe(res);
+    req.pause();
+    void resolving(host, port).then((target) => {
+      if (!target.ok && target.blocked) {
+        report({ type: 'egress.blocked', ...base, reason: 'private_address', message: target.message });
+        deny(403, target.message);
+        return;
+      }
+      report({ type: 'egress.allowed', ...base, reason: decision.reason, rule: decision.rule });
+      if (!target.ok) {
+        report({ type: 'egress.error', ...base, error: target.error });
+        deny(502, `could not reach ${host}:${port}: ${target.error}`);
+        return;
+      }
+      if (closed) {
+        res.destroy();
+        return;
+      }
+      const headers: http.OutgoingHttpHeaders = {};
+      for (const [name, value] of Object.entries(req.headers)) if (!HOP_HEADERS.has(name) && value !== undefined) headers[name] = value;
+      headers.host = port === (secure ? 443 : 80) ? formatEndpoint(host, port).replace(/:\d+$/, '') : formatEndpoint(host, port);
+      headers.connection = 'close';
+      const address = target.addresses[0]!;
+      const upstream = (secure ? https : http).request(
+        { host: address, port, method, path, headers, agent: false, setHost: false, ...(secure && isIP(host) === 0 ? { servername: host } : {}) },
+        (up) => {
+          const out: http.OutgoingHttpHeaders = {};
+          for (const [name, value] of Object.entries(up.headers)) if (!HOP_HEADERS.has(name) && value !== undefined) out[name] = value;
+          res.writeHead(up.statusCode ?? 502, up.statusMessage, out);
+          up.pipe(res);
+        },
+      );
+      upstream.setTimeout(IDLE_MS, () => upstream.destroy(new Error('upstream idle timeout')));
+      upstream.on('socket', track);
+      upstream.on('error', (error) => {
+        report({ type: 'egress.error', ...base, error: oneLine(error) });
+        deny(502, `could not reach ${host}:${port}: ${oneLine(error)}`);
+      });
+      req.pipe(upstream);
     });
-    upstream.setTimeout(IDLE_MS, () => upstream.destroy(new Error('upstream idle timeout')));
-    upstream.on('socket', track);
-    upstream.on('error', (error) => {
-      report({ type: 'egress.error', ...base, error: oneLine(error) });
-      deny(502, `could not reach ${host}:${port}: ${oneLine(error)}`);
-    });
-    req.pipe(upstream);
   });
 
   if (options.socketPath) {
@@ -169,10 +283,13 @@ export async function startEgressProxy(options: ProxyOptions): Promise<EgressPro
     address: options.socketPath ?? `127.0.0.1:${port}`,
     port,
     close: () => {
+      closed = true;
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
-        for (const s of sockets) s.destroy();
-        server.closeAllConnections();
+        void Promise.allSettled([...pending]).then(() => {
+          for (const s of sockets) s.destroy();
+          server.closeAllConnections();
+        });
       }).then(() => {
         if (options.socketPath) rmSync(options.socketPath, { force: true });
       });

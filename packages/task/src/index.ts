@@ -7,6 +7,6 @@ export { seedSchema, enforcedSchema, renderEnforcedSchema, schemaFindings, SEED_
 export { semanticFindings, type SuccessFile } from './rules.js';
 export { checkPrelude, compileSuccess, checkScript, portBase, shellQuote, crc32, PRELUDE_PATH } from './check.js';
 export { normalise, BUDGET_DEFAULTS, type TaskLoadedPayload } from './normalise.js';
-export { lintTask, hostMatches, duplicateName } from './lint.js';
+export { lintTask, duplicateName } from './lint.js';
 export { loadTaskFile, loadTaskStdin, loadSource, type LoadOptions, type LoadedTask, type FileResult } from './load.js';
 export type { RawTask, RawSuccess } from './raw.js';

@@ -1,4 +1,5 @@
 // Lint: warnings where a valid task would yield a wrong or wasted number, and notes worth knowing. Never errors.
+import { hostMatches, normalizeHost, parseEndpoint } from '@quickloop/sandbox/hosts';
 import type { Code } from './codes.js';
 import { fieldPath, finding, quote, type Finding, type Position } from './finding.js';
 import type { TaskLoadedPayload } from './normalise.js';
@@ -7,10 +8,6 @@ import { list, type RawTask } from './raw.js';
 
 type Locate = (path: readonly Segment[], key?: boolean) => Position | undefined;
 
-/** The proxy's rule: a host matches an entry when it is the entry or one of its subdomains. */
-export function hostMatches(host: string, entry: string): boolean {
-  return host === entry || host.endsWith(`.${entry}`);
-}
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '::1', '[::1]', '0.0.0.0']);
 
@@ -72,8 +69,8 @@ export function lintTask(raw: RawTask, payload: TaskLoadedPayload, fileText: str
   // QS103 / QS109 / QS202: docs hosts against the shell's reach.
   t.docs.allow.forEach((host) => {
     const explicit = payload.policy.explicit.find((e) => hostMatches(host, e) || hostMatches(e, host));
-    const registry = payload.policy.registries.find((r) => hostMatches(r, host));
-    const onRoute = t.docs.path.some((p) => new URL(p).hostname.toLowerCase() === host);
+    const registry = payload.policy.registries.find((r) => hostMatches(parseEndpoint(r)?.host ?? '', host));
+    const onRoute = t.docs.path.some((p) => normalizeHost(new URL(p).hostname) === host);
     const field: Segment[] = onRoute ? ['docs', raw.docs.path ? 'path' : 'entrypoint'] : ['docs', 'allow'];
     if (explicit && onRoute) {
       add('QS109', `${host} serves docs.path pages and is network-allowed (${explicit}), so the shell can read the route without read_docs and those reads go unrecorded`, field);

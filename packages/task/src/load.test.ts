@@ -17,7 +17,7 @@ const write = (name: string, text: string | Buffer): string => {
   writeFileSync(join(dir, name), text);
   return name;
 };
-const opts = { registries: ['npm.reg.test', 'pip.reg.test'] };
+const opts = { registries: ['npm.reg.test:443', 'localhost:4873'] };
 
 const TASK = `name: demo
 goal: "  Build it.  "
@@ -35,7 +35,7 @@ budgets:
 `;
 
 describe('loadTaskFile', () => {
-  it('normalises: trimmed text, default budgets, route hosts first, registries plus network.allow, source sha256', async () => {
+  it('normalises: trimmed text, default budgets, route hosts first, registry endpoints, network.allow as explicit, source sha256', async () => {
     write('t.yaml', TASK);
     const r = await loadTaskFile('t.yaml', dir, opts);
     expect(r.errors).toEqual([]);
@@ -47,7 +47,7 @@ describe('loadTaskFile', () => {
     expect(p.policy).toEqual({
       explicit: ['files.example.org'],
       docs_hosts: ['docs.example.com', 'guide.example.net', 'example.com'],
-      registries: ['npm.reg.test', 'pip.reg.test', 'files.example.org'],
+      registries: ['npm.reg.test:443', 'localhost:4873'],
       registries_source: 'default',
     });
     expect(p.mode).toBe('replay+agent');
@@ -56,11 +56,11 @@ describe('loadTaskFile', () => {
     expect(p.check.script.endsWith(p.check.body)).toBe(true);
   });
 
-  it('network.only replaces the registries; entrypoint becomes a one-page path; no replay is agent-only', async () => {
+  it('network.only replaces the registries (its hosts are explicit, no registry endpoint is left); entrypoint becomes a one-page path; no replay is agent-only', async () => {
     write('t.yaml', 'name: o\ngoal: g\ndocs: {entrypoint: https://docs.example.com/}\nnetwork: {only: [Mirror.example.net]}\nsuccess: {script: "test -f x || qs_fail no"}\n');
     const p = (await loadTaskFile('t.yaml', dir, opts)).tasks[0]!.payload;
     expect(p.task.docs.path).toEqual(['https://docs.example.com/']);
-    expect(p.policy.registries).toEqual(['mirror.example.net']);
+    expect(p.policy.registries).toEqual([]);
     expect(p.policy.registries_source).toBe('only');
     expect(p.policy.explicit).toEqual(['mirror.example.net']);
     expect(p.task.replay).toBeNull();

@@ -9,7 +9,7 @@ import { semanticFindings } from './rules.js';
 import { readSource, stdinSource, type SourceResult } from './source.js';
 
 export interface LoadOptions {
-  /** Registry hosts the shell may reach by default (discoverRegistries().hosts). */
+  /** Registry endpoints (`host:port`) the shell may reach by default (discoverRegistries().endpoints). */
   registries: readonly string[];
 }
 

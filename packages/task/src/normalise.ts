@@ -14,11 +14,12 @@ const unique = (items: Iterable<string>): string[] => [...new Set(items)];
 
 const commands = (items: string[] | undefined): string[] => (items ?? []).map((c) => c.trim()).filter((c) => c !== '');
 
+/** `registries`: the discovered registry endpoints, `host:port` (discoverRegistries().endpoints). */
 export function normalise(task: RawTask, source: Source, registries: readonly string[], successFile?: SuccessFile): TaskLoadedPayload {
   const name = task.name.trim();
   const path = task.docs.path ? task.docs.path.map((p) => p.trim()) : [task.docs.entrypoint!.trim()];
   // The route's hosts come first, in route order, then the extra docs hosts.
-  const docsHosts = unique([...path.map((p) => new URL(p).hostname.toLowerCase().replace(/\.$/, '')), ...(task.docs.allow ?? []).map(normaliseHost)]);
+  const docsHosts = unique([...path.map((p) => normaliseHost(new URL(p).hostname)), ...(task.docs.allow ?? []).map(normaliseHost)]);
   const allow = unique((task.network?.allow ?? []).map(normaliseHost));
   const only = task.network?.only ? unique(task.network.only.map(normaliseHost)) : undefined;
   const replay = commands(task.replay);
@@ -42,7 +43,8 @@ export function normalise(task: RawTask, source: Source, registries: readonly st
     policy: {
       explicit: unique([...(only ?? []), ...allow]),
       docs_hosts: docsHosts,
-      registries: only ? unique([...only, ...allow]) : unique([...registries, ...allow]),
+      // Endpoints (host:port) of the configured registries; network.allow/only hosts are `explicit`.
+      registries: only ? [] : unique(registries),
       registries_source: only ? 'only' : 'default',
     },
     check: {

@@ -1,4 +1,5 @@
 // The semantic rules the schema cannot say: safe names, hosts, duplicate pages, success.file, pattern sanity, ranges.
+import { normalizeHost } from '@quickloop/sandbox/hosts';
 import { createHash } from 'node:crypto';
 import { unrunnable } from '@quickloop/events';
 import { readFileSync, statSync } from 'node:fs';
@@ -31,9 +32,8 @@ const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** A DNS name: dot-separated labels of letters, digits and inner hyphens. */
 export const HOST = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
-export function normaliseHost(value: string): string {
-  return value.trim().toLowerCase().replace(/\.$/, '');
-}
+/** The one normalisation every package uses (@quickloop/sandbox/hosts); '' when it is no host at all. */
+export const normaliseHost: (value: string) => string = normalizeHost;
 
 const BUDGET_MIN: Record<string, number> = { max_turns: 1, max_seconds: 1, max_command_seconds: 1, max_output_chars: 1, max_tokens: 0 };
 

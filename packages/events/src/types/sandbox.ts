@@ -106,10 +106,10 @@ export const EgressAllowed = defineEvent({
   doc: 'The egress proxy let a connection from the shell through.',
   payload: Type.Object({
     ...EgressFields,
-    reason: Type.Union([Type.Literal('explicit'), Type.Literal('registry')], {
-      description: 'explicit: named in network.allow/only · registry: on the registry allowlist.',
+    reason: Type.Union([Type.Literal('explicit'), Type.Literal('registry'), Type.Literal('install_host')], {
+      description: 'explicit: named in network.allow/only (ports 443 and 80) · registry: a configured registry endpoint, host and port exactly · install_host: one of the install hosts (ports 443 and 80).',
     }),
-    rule: Type.String({ description: 'The allowlist entry that matched.' }),
+    rule: Type.String({ description: 'The allowlist entry that matched (`host:port` for a registry).' }),
   }),
 });
 
@@ -120,10 +120,10 @@ export const EgressBlocked = defineEvent({
   payload: Type.Object({
     ...EgressFields,
     reason: Type.Union(
-      [Type.Literal('docs_host'), Type.Literal('not_allowlisted'), Type.Literal('ip_literal'), Type.Literal('bad_request'), Type.Literal('bypassed_proxy')],
+      [Type.Literal('docs_host'), Type.Literal('not_allowlisted'), Type.Literal('ip_literal'), Type.Literal('private_address'), Type.Literal('bad_request'), Type.Literal('bypassed_proxy')],
       {
         description:
-          'docs_host: use read_docs (a bypass attempt) · not_allowlisted · ip_literal: a raw IP not explicitly listed · bad_request: no usable host · bypassed_proxy: a DNS lookup (method DNS) or a dial to port 80/443 (method TCP) by a tool that ignored the proxy; the enforced backend refuses and records it.',
+          'docs_host: use read_docs (a bypass attempt) · not_allowlisted: the host, or the port (the message names it), is on no list · ip_literal: a raw IP not explicitly listed · private_address: the name resolved to a loopback, private, link-local or other non-public address and is not a configured registry endpoint · bad_request: no usable host · bypassed_proxy: a DNS lookup (method DNS) or a dial to port 80/443 (method TCP) by a tool that ignored the proxy; the enforced backend refuses and records it.',
       },
     ),
     message: Type.String({ description: 'The one line the 403 told the command.' }),

@@ -56,11 +56,17 @@ export const NormalizedTask = Type.Object({
   budgets: Budgets,
 });
 
-/** What the shell may reach: decided in this order, explicit → docs (deny) → registries → deny. */
+/** What the shell may reach, by host and port: explicit → docs (deny) → registries → install hosts → deny. */
 export const EgressPolicy = Type.Object({
-  explicit: Type.Array(Type.String(), { description: 'Hosts named in network.allow or network.only: always allowed.' }),
-  docs_hosts: Type.Array(Type.String(), { description: 'Docs hosts: denied to the shell, readable only through read_docs.' }),
-  registries: Type.Array(Type.String(), { description: 'Package registry hosts allowed to the shell.' }),
+  explicit: Type.Array(Type.String(), { description: 'Hosts named in network.allow or network.only: allowed on ports 443 and 80, subdomains included.' }),
+  docs_hosts: Type.Array(Type.String(), { description: 'Docs hosts (and their subdomains): denied to the shell, readable only through read_docs.' }),
+  registries: Type.Array(Type.String(), {
+    description:
+      'Package registry endpoints `host:port` (`[v6]:port`), each from a configured registry URL (https 443, http 80, or its explicit port) or --allow-registry; matched exactly, and the only destinations that may resolve to a loopback or private address. A bare host (streams written before ports were carried) means 443 and 80.',
+  }),
+  install_hosts: Type.Optional(
+    Type.Array(Type.String(), { description: 'Hosts ordinary installs reach besides the registries (added by the sandbox): exact host, ports 443 and 80.' }),
+  ),
   registries_source: Type.Union([Type.Literal('default'), Type.Literal('only')], {
     description: '`default`: the package managers\' configured registries plus network.allow; `only`: network.only.',
   }),

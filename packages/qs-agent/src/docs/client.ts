@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hostMatches } from './hosts.js';
+import { hostMatches } from '@quickloop/sandbox/hosts';
 import { htmlToText } from './html-text.js';
 import { mappedFile, type DocsMapping } from './docs-map.js';
 

@@ -60,6 +60,21 @@ export function bwrapVersion(): string {
   return (out.stdout || '').trim() || 'bubblewrap';
 }
 
+/** Where a root harness shows the layout to the sandbox's host uid, inside the support folder. */
+const VIEW = 'layout';
+
+/**
+ * The layout may sit under folders the sandbox's host uid cannot pass through (a 0700 TMPDIR, a
+ * checkout in root's home). A root harness therefore binds it into the support folder in a mount
+ * namespace of the sandbox's own, before dropping to that uid: bwrap then reaches it there.
+ */
+function layoutView(layout: WorkspaceLayout, supportDir: string): string[] {
+  if (!asRoot()) return [];
+  const view = join(supportDir, VIEW);
+  mkdirSync(view, { mode: 0o711 });
+  return ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', 'mount --bind "$1" "$2" && shift 2 && exec "$@"', 'quickloop-view', layout.root, view];
+}
+
 /** bwrap reports its child's pid on this fd. */
 const INFO_FD = 3;
 
@@ -86,8 +101,10 @@ export function bwrapArgs(layout: WorkspaceLayout, supportDir: string, limits: S
   args.push('--dir', '/var', '--perms', '1777', '--size', String(limits.tmpBytes), '--tmpfs', '/var/tmp');
   // The layout: its root read-only (so the marker and the folders' parent cannot be changed), the
   // three folders writable over it, all at the same paths as outside.
-  args.push('--ro-bind', layout.root, layout.root);
-  for (const dir of [layout.workspace, layout.home, layout.tmp]) args.push('--bind', dir, dir);
+  // A root harness hands them over through a view (layoutView) the sandbox's host uid can reach.
+  const from = asRoot() ? join(supportDir, VIEW) : layout.root;
+  args.push('--ro-bind', from, layout.root);
+  for (const name of ['workspace', 'home', 'tmp'] as const) args.push('--bind', join(from, name), layout[name]);
   args.push('--remount-ro', '/dev', '--remount-ro', '/');
   args.push('--chdir', layout.workspace, '--info-fd', String(INFO_FD));
   return args;
@@ -147,7 +164,8 @@ export const SOCKETS = { proxy: 'proxy.sock', direct: 'direct.sock', dns: 'dns.s
 
 /** A fresh folder for the proxy sockets and support files, outside every folder the sandbox shows. */
 export function proxySocketDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'quickloop-proxy-'));
+  // Under /tmp for a root harness: the sandbox's host uid must pass through its parents (TMPDIR may be 0700).
+  const dir = mkdtempSync(join(asRoot() ? '/tmp' : tmpdir(), 'quickloop-proxy-'));
   // The network layer connects to the sockets, and bwrap binds the support files, as the sandbox's
   // host uid: it may pass through, and only root may list or change the folder.
   if (asRoot()) chmodSync(dir, 0o711);
@@ -192,7 +210,7 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
   writeSupport(socketDir, layout);
   const { cgroups, rlimits } = makeLimits(limits);
   const prefix = confine(cgroups, rlimits);
-  const argv = [...prefix, ...dropRoot(), 'unshare', '--user', '--map-root-user', '--net', '--', 'bash', '-c', layerScript(socketDir, bwrapArgs(layout, socketDir, limits))];
+  const argv = [...prefix, ...layoutView(layout, socketDir), ...dropRoot(), 'unshare', '--user', '--map-root-user', '--net', '--', 'bash', '-c', layerScript(socketDir, bwrapArgs(layout, socketDir, limits))];
   const child: ChildProcess = spawn(argv[0] as string, argv.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     detached: true,

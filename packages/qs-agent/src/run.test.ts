@@ -51,6 +51,7 @@ describe('qs-agent --agent replay', () => {
       'tool.result',
       'tool.call',
       'tool.result',
+      'sandbox.usage',
       'agent.completed',
     ]);
     expect(events[1]).toMatchObject({ stage: 'qs-agent', backend: 'bwrap', enforced: true, keep: false });
@@ -159,8 +160,8 @@ describe('qs-agent --agent replay', () => {
 
   it('runs setup in a sandbox it provisions, and does not start the agent when setup fails', async () => {
     const { events } = await one({ setup: ['echo prepared > ready.txt', 'exit 4'], replay: ['cat ready.txt'] });
-    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed', 'setup.started', 'setup.completed', 'setup.failed']);
-    expect(events.at(-1)).toMatchObject({ index: 1, exit_code: 4 });
+    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed', 'setup.started', 'setup.completed', 'setup.failed', 'sandbox.usage']);
+    expect(events.at(-2)).toMatchObject({ index: 1, exit_code: 4 });
   });
 
   it('forwards what it does not own unchanged and in order, and works in a sandbox from the stream', async () => {

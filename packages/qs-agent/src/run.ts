@@ -2,7 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import { CliError, createLogger, terminalSafe, isPipeClosed, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Emitter, type Payload, type WireEvent } from '@quickloop/events';
-import { egressEmitter, provisionSandbox, removeLayout, type BackendChoice, type Sandbox } from '@quickloop/sandbox';
+import { egressEmitter, emitUsage, provisionSandbox, removeLayout, type BackendChoice, type Sandbox } from '@quickloop/sandbox';
 import type { Agent } from './agents/agent.js';
 import { replayAgent } from './agents/replay.js';
 import type { DocsMapping } from './docs/docs-map.js';
@@ -94,6 +94,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
     }
     if (io.signal.aborted) outcome = { stopReason: 'interrupted', detail: outcome.stopReason === 'interrupted' ? outcome.detail : `interrupted (${outcome.detail})` };
     log.info(`${STAGE}: ${terminalSafe(s.loaded.task.name)}: ${outcome.stopReason} — ${terminalSafe(outcome.detail)}`);
+    await emitUsage(emitter, s.runId, sandbox.describe());
     if (leftRunning.length > 0) log.info(`${STAGE}: ${terminalSafe(s.loaded.task.name)}: killed ${leftRunning.length} process${leftRunning.length === 1 ? '' : 'es'} left running: ${leftRunning.map((p) => terminalSafe(p)).join(' · ')}`);
     await emitter.emit(
       'agent.completed',
@@ -147,6 +148,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
     if (provisioned.setupFailure !== undefined || provisioned.interrupted || io.signal.aborted) {
       s.handled = true;
       await provisioned.sandbox.close();
+      await emitUsage(emitter, s.runId, provisioned.ready);
       if (io.signal.aborted) await emitter.emit('agent.completed', { run_id: s.runId }, { agent: agent.name, stop_reason: 'interrupted', detail: 'interrupted during setup', commands: 0, duration_ms: 0 });
       return;
     }

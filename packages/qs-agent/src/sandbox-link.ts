@@ -1,6 +1,6 @@
 // Opens the run's sandbox again from the stream's sandbox.ready, under the same backend and policy.
 import type { Payload } from '@quickloop/events';
-import { openSandbox, type BackendChoice, type EgressEvent, type Sandbox } from '@quickloop/sandbox';
+import { limitsFrom, openSandbox, type BackendChoice, type EgressEvent, type Sandbox } from '@quickloop/sandbox';
 
 export type SandboxReady = Payload<'sandbox.ready'>;
 export type TaskLoaded = Payload<'task.loaded'>;
@@ -22,5 +22,6 @@ export async function reopen(ready: SandboxReady, choice: SandboxChoice, onEgres
     allowUnenforced: choice.allowUnenforced || !ready.enforced,
     env: choice.env,
     onEgress,
+    limits: limitsFrom(ready.limits),
   });
 }

@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { InputError } from '@quickloop/cli-kit';
 import { unrunnable, type Emitter } from '@quickloop/events';
-import { checkLayout, openSandbox, type EgressEvent } from '@quickloop/sandbox';
+import { checkLayout, emitUsage, limitsFrom, openSandbox, type EgressEvent } from '@quickloop/sandbox';
 import type { RunFacts, SandboxReady } from './facts.js';
 import { pickPort } from './port.js';
 import { sessionOutput, writeSessionLog } from './session.js';
@@ -65,6 +65,7 @@ export async function runCheck(
     allowUnenforced: !ready.enforced,
     env: ctx.env,
     onEgress: ctx.onEgress,
+    limits: limitsFrom(ready.limits),
   });
   const started = performance.now();
   let result;
@@ -88,6 +89,7 @@ export async function runCheck(
     { run_id: f.runId, id: ctx.newId(), parent_id: id },
     { exit_code: result.exitCode, passed, timed_out: result.timedOut, duration_ms: Math.round(performance.now() - started), output: result.output, reason },
   );
+  await emitUsage(ctx.emitter, f.runId, ready);
   const syntaxError = !passed && !result.timedOut && result.exitCode === 2 ? checkSyntaxError(loaded.check.script, loaded.check.body) : undefined;
   return { exitCode: result.exitCode, passed, reason, interrupted: ctx.signal.aborted, denied: result.denials.length, ...(syntaxError !== undefined ? { syntaxError } : {}) };
 }

@@ -41,7 +41,7 @@ describe('qs-check', () => {
     const { code, events } = await through({ replay: ['echo Hello, Ada!'], script: SESSION_HAS('Hello, Ada!') });
     expect(code).toBe(0);
     const types = events.map((e) => e.type);
-    expect(types.slice(-3)).toEqual(['check.started', 'check.completed', 'run.completed']);
+    expect(types.slice(-4)).toEqual(['check.started', 'check.completed', 'sandbox.usage', 'run.completed']);
     expect(verdict(events)).toMatchObject({
       classification: 'passed',
       label: 'PASS',
@@ -206,7 +206,7 @@ describe('qs-check', () => {
     const again = await check(first.events.map((e) => JSON.stringify(e)).join('\n'), { keep: true });
     expect(again.code).toBe(0);
     expect(again.events.filter((e) => e.type === 'run.completed')).toHaveLength(1);
-    expect(again.events.filter((e) => e.stage === 'qs-check').map((e) => e.type)).toEqual(['check.started', 'check.completed', 'run.completed']);
+    expect(again.events.filter((e) => e.stage === 'qs-check').map((e) => e.type)).toEqual(['check.started', 'check.completed', 'sandbox.usage', 'run.completed']);
     const last = await check(saved);
     expect(verdict(last.events)).toMatchObject({ classification: 'passed', workspace_kept: null });
     expect(existsSync(root)).toBe(false);

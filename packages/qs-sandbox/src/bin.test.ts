@@ -42,7 +42,7 @@ describe('qs-sandbox binary', () => {
     const events = parseOut(r.out);
     made.push(events);
     expect(r.code).toBe(0);
-    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed', 'setup.started', 'setup.completed']);
+    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed', 'setup.started', 'setup.completed', 'sandbox.usage']);
     expect(r.err).toMatch(/^qs-sandbox: greeter-setup: ready \(bwrap\) \/.+\/workspace\n$/);
   });
 
@@ -87,7 +87,7 @@ describe('qs-sandbox binary', () => {
     child.kill('SIGINT');
     expect(await closed).toBe(130);
     expect(pidsWith(tag)).toEqual([]);
-    expect(parseOut(out).map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed']);
+    expect(parseOut(out).map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed', 'sandbox.usage']);
   });
 });
 

@@ -35,10 +35,12 @@ describe('qs-sandbox', () => {
       'run-a sandbox.ready',
       'run-a setup.started',
       'run-a setup.completed',
+      'run-a sandbox.usage',
       'run-a diagnostic',
       'run-a x.custom_event',
       'run-b task.loaded',
       'run-b sandbox.ready',
+      'run-b sandbox.usage',
     ]);
     const [a, b] = events.filter((e) => e.type === 'sandbox.ready');
     expect(a?.workspace).not.toBe(b?.workspace);
@@ -71,8 +73,8 @@ describe('qs-sandbox', () => {
   it('stops at the first failing setup command and says so with setup.failed (exit 2: no evidence)', async () => {
     const { code, events } = await stage(stream('setup-fails.ndjson'));
     expect(code).toBe(QsExit.noEvidence);
-    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed', 'setup.started', 'setup.completed', 'setup.failed']);
-    expect(events.at(-1)).toMatchObject({ index: 1, command: 'exit 7', exit_code: 7, detail: 'setup step 2 exited 7: exit 7' });
+    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed', 'setup.started', 'setup.completed', 'setup.failed', 'sandbox.usage']);
+    expect(events.at(-2)).toMatchObject({ index: 1, command: 'exit 7', exit_code: 7, detail: 'setup step 2 exited 7: exit 7' });
     expect(events.filter((e) => e.type === 'setup.started').map((e) => e.command)).toEqual(['echo first', 'exit 7']);
   });
 
@@ -88,7 +90,7 @@ describe('qs-sandbox', () => {
     expect(String(completed[0]?.output).startsWith('1\n2\n3\n')).toBe(true);
     expect(String(completed[0]?.output).endsWith('99999\n100000\n')).toBe(true);
     expect(completed[1]).toMatchObject({ exit_code: 124, timed_out: true });
-    expect(events.at(-1)).toMatchObject({ type: 'setup.failed', detail: 'setup step 2 timed out: sleep 30' });
+    expect(events.at(-2)).toMatchObject({ type: 'setup.failed', detail: 'setup step 2 timed out: sleep 30' });
   });
 
   it('says on stderr what setup left running, killed with the stage', async () => {
@@ -107,7 +109,7 @@ describe('qs-sandbox', () => {
     });
     const { events } = await stage(input);
     const types = events.map((e) => e.type);
-    expect(types).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'egress.blocked', 'egress.blocked', 'setup.completed']);
+    expect(types).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'egress.blocked', 'egress.blocked', 'setup.completed', 'sandbox.usage']);
     expect(events[3]).toMatchObject({ run_id: 'run-setup', stage: 'qs-sandbox', host: 'docs.greeter.test', reason: 'docs_host' });
     expect(events[4]).toMatchObject({ host: 'elsewhere.example.com', port: 443, method: 'CONNECT', reason: 'not_allowlisted' });
     expect(String(events[5]?.output)).toContain('use read_docs');
@@ -119,7 +121,7 @@ describe('qs-sandbox', () => {
       e.task.setup = [`mkdir '${target}' || true`];
     });
     const { events } = await stage(input);
-    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'sandbox.denied', 'setup.completed']);
+    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'sandbox.denied', 'setup.completed', 'sandbox.usage']);
     expect(events[3]).toMatchObject({ run_id: 'run-setup', stage: 'qs-sandbox', parent_id: events[2]?.id, path: target, operation: 'write', reason: 'read_only', detected_from: 'stderr' });
   });
 
@@ -186,8 +188,8 @@ describe('qs-sandbox', () => {
     expect(await running).toBe(QsExit.interrupted);
     const events = parseOut(io.out());
     made.push(events);
-    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed']);
-    expect(events.at(-1)).toMatchObject({ exit_code: 137, timed_out: false });
+    expect(events.map((e) => e.type)).toEqual(['task.loaded', 'sandbox.ready', 'setup.started', 'setup.completed', 'sandbox.usage']);
+    expect(events.at(-2)).toMatchObject({ exit_code: 137, timed_out: false });
     expect(existsSync(String(events[1]?.workspace))).toBe(true);
   });
 });

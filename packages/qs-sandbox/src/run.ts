@@ -1,7 +1,7 @@
 // qs-sandbox: for each task.loaded, make its sandbox and run its setup; forward every line, unchanged and in order.
 import { createLogger, CliError, terminalSafe, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Payload } from '@quickloop/events';
-import { provisionSandbox, selectBackend, type BackendChoice } from '@quickloop/sandbox';
+import { emitUsage, provisionSandbox, selectBackend, type BackendChoice } from '@quickloop/sandbox';
 
 export const STAGE = 'qs-sandbox';
 
@@ -72,6 +72,7 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
     // they are all in the stream before the next stage sees anything after them.
     const { leftRunning } = await provisioned.sandbox.close();
     const { ready } = provisioned;
+    await emitUsage(emitter, event.run_id, ready);
     if (leftRunning.length > 0) {
       // A service started in setup does not live on into the agent's stage: say so where people look.
       log.warn(`${STAGE}: ${terminalSafe(name)}: setup left ${leftRunning.length} process${leftRunning.length === 1 ? '' : 'es'} running, killed with this stage (nothing outlives its stage): ${leftRunning.map((p) => terminalSafe(p)).join(' · ')}`);

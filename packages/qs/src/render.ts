@@ -32,6 +32,28 @@ function outputLines(output: string, limit: number): string[] {
   return text.split('\n').map((l) => `    | ${terminalSafe(l, 'block')}`);
 }
 
+/** `1.5 MiB`: sizes for people. */
+function bytes(v: unknown): string {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return str(v);
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let n = v;
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i += 1;
+  }
+  return `${i === 0 ? n : n.toFixed(n < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+/** `processes 1024 (cgroup v1)`, `memory 4 GiB (rlimit, per process)`, `/tmp 1 GiB (tmpfs)`. */
+function limitText(limit: unknown): string {
+  const l = (limit ?? {}) as Record<string, unknown>;
+  const value = l.unit === 'bytes' ? bytes(l.value) : str(l.value);
+  const by = raw(l.enforced_by).replace('_', ' ');
+  const scope = l.scope === 'process' ? ', per process' : l.scope === 'user' ? ', per user' : '';
+  return `${str(l.name)} ${value} (${by === 'none' ? 'NOT enforced' : terminalSafe(by)}${scope})`;
+}
+
 /** A stateful renderer: feed it events in order, get the lines to print for each. */
 export function createRenderer(options: RenderOptions): (event: WireEvent) => string[] {
   const style = options.style ?? ((_k, t) => t);
@@ -67,6 +89,13 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
       case 'sandbox.ready': {
         const enforced = e.enforced === true;
         line(`sandbox ${str(e.backend)}${enforced ? '' : style('warn', ' (UNENFORCED)')} ${style('dim', str(e.workspace))}`);
+        if (Array.isArray(e.limits) && e.limits.length > 0) line(`limits ${e.limits.map(limitText).join(' · ')}`);
+        break;
+      }
+      case 'sandbox.usage': {
+        if (!options.verbose) break;
+        const note = e.complete === false ? style('warn', ' (at least: the walk stopped early)') : '';
+        line(style('dim', `disk ${str(event.stage)}: workspace ${bytes(e.workspace_bytes)}, home ${bytes(e.home_bytes)}, tmp ${bytes(e.tmp_bytes)}, ${str(e.files)} entries`) + note);
         break;
       }
       case 'setup.started':

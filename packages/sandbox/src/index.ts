@@ -12,4 +12,6 @@ export { MAX_NAMED } from './leftovers.js';
 export { DenialScanner, parseDenialLine, classify, MAX_DENIALS, type DenialRules } from './denials.js';
 export { OutputCap, omissionMarker, DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
 export { INSTALL_HOSTS, effectivePolicy, allowRegistry, type PolicyExtras } from './install-hosts.js';
-export { provisionSandbox, egressEmitter, emitDenials, setupFailureDetail, type ProvisionOptions, type Provisioned, type TaskLoadedPayload, type SandboxReadyPayload } from './provision.js';
+export { provisionSandbox, egressEmitter, emitDenials, emitUsage, setupFailureDetail, type ProvisionOptions, type Provisioned, type TaskLoadedPayload, type SandboxReadyPayload } from './provision.js';
+export { diskUsage, type DiskUsage } from './usage.js';
+export { DEFAULT_LIMITS, limitsFrom, resolveLimits } from './limits.js';

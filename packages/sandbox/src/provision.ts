@@ -2,7 +2,8 @@
 import type { Emitter, Payload } from '@quickloop/events';
 import { effectivePolicy } from './install-hosts.js';
 import { openSandbox } from './open.js';
-import type { BackendChoice, Denial, EgressEvent, Sandbox } from './types.js';
+import { diskUsage } from './usage.js';
+import type { BackendChoice, Denial, EgressEvent, Sandbox, SandboxLimits } from './types.js';
 
 export type TaskLoadedPayload = Payload<'task.loaded'>;
 export type SandboxReadyPayload = Payload<'sandbox.ready'>;
@@ -20,6 +21,8 @@ export interface ProvisionOptions {
   installHosts?: boolean;
   /** Where the workspace root is made (default the OS temp folder). */
   baseDir?: string;
+  /** Resource limits of the enforced backend (DEFAULT_LIMITS for what is not given). */
+  limits?: Partial<SandboxLimits>;
 }
 
 export interface Provisioned {
@@ -79,12 +82,13 @@ export async function provisionSandbox(
     onEgress: egressEmitter(emitter, runId),
     ...(options.installHosts !== undefined ? { installHosts: options.installHosts } : {}),
     ...(options.baseDir ? { baseDir: options.baseDir } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
   });
   // Anything that goes wrong from here (most often a closed downstream pipe) must not leave the
   // namespace and the proxy alive: they would keep the stage from ever exiting.
   try {
     const d = sandbox.describe();
-    const ready: SandboxReadyPayload = { root: d.root, workspace: d.workspace, home: d.home, tmp: d.tmp, backend: d.backend, enforced: d.enforced, reason: d.reason, policy: d.policy, keep: options.keep };
+    const ready: SandboxReadyPayload = { root: d.root, workspace: d.workspace, home: d.home, tmp: d.tmp, backend: d.backend, enforced: d.enforced, reason: d.reason, policy: d.policy, keep: options.keep, limits: d.limits };
     await emitter.emit('sandbox.ready', { run_id: runId }, ready);
     const { budgets, setup } = loaded.task;
     for (const [index, command] of setup.entries()) {
@@ -110,4 +114,9 @@ export async function provisionSandbox(
     await sandbox.close();
     throw error;
   }
+}
+
+/** Emits what the sandbox's folders hold, once a stage is done with it (never fails the stage). */
+export async function emitUsage(emitter: Emitter, runId: string, layout: Pick<SandboxReadyPayload, 'workspace' | 'home' | 'tmp'>): Promise<void> {
+  await emitter.emit('sandbox.usage', { run_id: runId }, diskUsage(layout));
 }

@@ -1,7 +1,7 @@
 // The enforced backend for a harness that is not root: a real unprivileged process (uid 65534 when the
 // test runs as root, the test's own uid otherwise) opens a bwrap sandbox and tries to get out of it.
 import { execFileSync, spawn } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,9 +73,18 @@ describe('bwrap backend, unprivileged harness', () => {
       'curl -sS --max-time 10 http://docs.example.com/start',
       `setsid -f bash -c 'exec -a ${daemon} sleep 300' >/dev/null 2>&1; echo started`,
       'grep CapEff /proc/self/status',
+      `cat $(printf '../%.0s' $(seq 24))root/.npmrc; echo pwned > $(printf '../%.0s' $(seq 24))tmp/qs-unpriv-pwned; unshare -r true; echo unshare=$?`,
     ]);
     expect(r.described).toMatchObject({ backend: 'bwrap', enforced: true });
-    const [write, outside, home, blocked, docs, daemonised, caps] = r.results;
+    // No cgroup can be made by this user here: the limits fall back to rlimits, and say so.
+    const limits = r.described.limits as Array<{ name: string; enforced_by: string; scope: string }>;
+    expect(limits.find((l) => l.name === 'processes')).toMatchObject({ enforced_by: expect.stringMatching(/^(rlimit|cgroup_v2)$/) });
+    expect(limits.find((l) => l.name === 'memory')).toMatchObject({ enforced_by: expect.stringMatching(/^(rlimit|cgroup_v2)$/) });
+    expect(limits.every((l) => l.enforced_by !== 'none')).toBe(true);
+    const [write, outside, home, blocked, docs, daemonised, caps, climb] = r.results;
+    // `..` from the workspace climbs the sandbox's own tree: the host's /root and /tmp are not there.
+    expect(climb?.output).toMatch(/unshare=1\n$/);
+    expect(existsSync('/tmp/qs-unpriv-pwned')).toBe(false);
     expect(write).toMatchObject({ exitCode: 0, output: 'hi\nhome-writable\n' });
     expect(outside?.output).toMatch(/Read-only file system/);
     expect(outside?.denials).toEqual([expect.objectContaining({ path: '/usr/qs-escape', operation: 'write', reason: 'read_only' })]);

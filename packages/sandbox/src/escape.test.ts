@@ -24,6 +24,9 @@ const NOBODY = 65534;
 const UNPRIVILEGED = 65532;
 const LIMITS = { processes: 64, memoryBytes: 256 * 1024 * 1024, tmpBytes: 16 * 1024 * 1024, shmBytes: 16 * 1024 * 1024 };
 const KEY = 'sk-ant-escape-test-secret';
+/** Once enough to overflow rmSync's stack; and folders their owner cannot enter or change. */
+const DEEP = `python3 -c "import os\nfor i in range(3000): os.mkdir('d'); os.chdir('d')"`;
+const LOCKED = 'mkdir -p locked/in ro/in && touch locked/in/f ro/in/f && chmod 000 locked && chmod 500 ro ro/in; (cd "$HOME" && mkdir -p x/y && chmod 000 x)';
 /** `../` enough times to climb from any workspace to `/`, as the escape that once worked did. */
 const UP = '../'.repeat(24);
 
@@ -181,6 +184,21 @@ describe('escape probes, root or own-uid harness, one sandbox', () => {
     } finally {
       await planted.close();
       if (existsSync(layout.root)) removeLayout(layout);
+    }
+  });
+
+  it('what a command leaves in the workspace (a tree deeper than the stack, folders without permissions) never keeps it on the host', async () => {
+    const layout = createLayout();
+    const planted = await openSandbox({ policy: policy(), backend: 'bwrap', workspace: layout, limits: LIMITS });
+    try {
+      const r = await planted.exec(`${DEEP}; ${LOCKED}; echo planted`);
+      expect(r.output).toBe('planted\n');
+      await planted.close();
+      expect(removeLayout(layout)).toBe(true);
+      expect(existsSync(layout.root)).toBe(false);
+    } finally {
+      await planted.close();
+      if (existsSync(layout.root)) rmSync(layout.root, { recursive: true, force: true });
     }
   });
 
@@ -370,7 +388,7 @@ print('rcode', a[3] & 15, 'answers', int.from_bytes(a[6:8], 'big'))
     // REFUSED, no answer: nothing was resolved for it.
     expect(r.output).toMatch(/^rcode 5 answers 0$/m);
     expect(r.output).toMatch(/^getent=2$/m);
-    const seen = events.map((e) => [e.type, e.host, e.port, e.method, "reason" in e ? e.reason : undefined]);
+    const seen = events.map((e) => [e.type, e.host, e.port, e.method, 'reason' in e ? e.reason : undefined]);
     expect(seen).toEqual(expect.arrayContaining([
       ['egress.blocked', '192.0.2.10', 443, 'TCP', 'bypassed_proxy'],
       ['egress.blocked', '169.254.169.254', 80, 'TCP', 'bypassed_proxy'],
@@ -445,8 +463,10 @@ describe('escape probes that end their sandbox', () => {
 
 /** A harness of its own, in a child process: it may be killed, or run as nobody, without taking the test down. */
 const HARNESS = `
-import { openSandbox } from '__LIB__';
-const [base, commands, die] = [process.argv[2], JSON.parse(process.argv[3]), process.argv[4] === 'die'];
+import { existsSync } from 'node:fs';
+import { openSandbox, removeLayout } from '__LIB__';
+const [base, commands, mode] = [process.argv[2], JSON.parse(process.argv[3]), process.argv[4]];
+const die = mode === 'die';
 const events = [];
 const policy = { explicit: [], docs_hosts: [], registries: [], registries_source: 'default' };
 const sb = await openSandbox({ policy, backend: 'bwrap', baseDir: base, installHosts: false, limits: ${JSON.stringify(LIMITS)}, onEgress: (e) => events.push(e) });
@@ -457,17 +477,26 @@ if (die) {
   process.kill(process.pid, 'SIGKILL');
 }
 const closed = await sb.close();
-console.log(JSON.stringify({ described: sb.describe(), results, events, closed }));
+let removed;
+if (mode === 'remove') {
+  try {
+    removeLayout(sb.describe());
+    removed = !existsSync(sb.describe().root);
+  } catch (error) {
+    removed = error.message;
+  }
+}
+console.log(JSON.stringify({ described: sb.describe(), results, events, closed, removed }));
 `;
 
 interface HarnessRun {
   code: number | null;
   stderr: string;
-  out: { described: { root: string; workspace: string }; results: Array<{ exitCode: number; output: string; denials: Array<{ path: string; reason: string }> }>; events?: EgressEvent[] };
+  out: { described: { root: string; workspace: string }; results: Array<{ exitCode: number; output: string; denials: Array<{ path: string; reason: string }> }>; events?: EgressEvent[]; removed?: boolean | string };
 }
 
-function harness(dir: string, commands: string[], opts: { die?: boolean; nobody?: boolean; env?: Record<string, string> } = {}): Promise<HarnessRun> {
-  const node = ['node', join(dir, 'harness.mjs'), dir, JSON.stringify(commands), opts.die ? 'die' : ''];
+function harness(dir: string, commands: string[], opts: { die?: boolean; remove?: boolean; nobody?: boolean; env?: Record<string, string> } = {}): Promise<HarnessRun> {
+  const node = ['node', join(dir, 'harness.mjs'), dir, JSON.stringify(commands), opts.die ? 'die' : opts.remove ? 'remove' : ''];
   const argv = opts.nobody && asRoot ? ['setpriv', `--reuid=${UNPRIVILEGED}`, `--regid=${UNPRIVILEGED}`, '--clear-groups', '--', ...node] : node;
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0] as string, argv.slice(1), { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -522,6 +551,13 @@ print('wrote')
     expect(r.out.results[0]?.output).toBe('wrote\n');
     expect(r.stderr).not.toMatch(/\u001b/);
     rmSync(r.out.described.root, { recursive: true, force: true });
+  });
+
+  it.runIf(asRoot)('an unprivileged harness removes what a command left, however deep or locked', async () => {
+    const r = await harness(dir, [`${DEEP}; ${LOCKED}; echo planted`], { nobody: true, remove: true });
+    expect(r.out.results[0]?.output).toBe('planted\n');
+    expect(r.out.removed).toBe(true);
+    expect(existsSync(r.out.described.root)).toBe(false);
   });
 
   it.runIf(asRoot)('an unprivileged harness keeps the same walls: host files, the layout root, the holder, loopback', async () => {

@@ -56,7 +56,7 @@ export function removeLayout(layout: Pick<WorkspaceLayout, 'root'>): boolean {
     // which a harness of the same uid cannot enter) or a tree deeper than the stack. Their owner
     // may give the permissions back, and rm walks any depth; neither follows a link.
     if (process.getuid?.() !== 0) unlock(layout.root);
-    const rm = spawnSync('rm', ['-rf', '--', layout.root], { encoding: 'utf8' });
+    const rm = spawnSync('rm', ['-rf', '--one-file-system', '--', layout.root], { encoding: 'utf8' });
     if (existsSync(layout.root)) throw new InputError(`could not remove ${layout.root}: ${(rm.stderr || rm.error?.message || 'rm failed').trim().split('\n')[0]}`);
   }
   return true;

@@ -260,6 +260,11 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
   const groups = new Set<number>();
   const baseline = new Set(childrenOf(pid));
   const plan = rootPlan();
+  // nsenter names the namespaces by pid. Once the holder or the layer is gone (a command may kill
+  // its own holder) the pid may be another process's, another sandbox's even: the start times
+  // taken now tell them apart, and a command then runs nowhere.
+  const identity = [startTime(layer), startTime(pid)];
+  const gone = (): boolean => startTime(layer) !== identity[0] || startTime(pid) !== identity[1] || identity.includes(undefined);
   return {
     name: 'bwrap',
     enforced: true,
@@ -267,6 +272,7 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
     limits: cgroups.inForce,
     denialRules: denialRules(layout, plan.visible),
     argv: (command) => {
+      if (gone()) return { file: 'sh', args: ['-c', 'echo "quickloop: not run: this sandbox has ended (a command killed its holder)" >&2; exit 125'] };
       const args = [
         ...prefix,
         ...dropRoot(),
@@ -324,6 +330,17 @@ function childPid(stream: NodeJS.ReadableStream): Promise<number> {
       }
     });
   });
+}
+
+/** When a process started (clock ticks since boot), or undefined once it is gone or a zombie. */
+function startTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' || fields[0] === 'X' ? undefined : fields[19];
+  } catch {
+    return undefined;
+  }
 }
 
 function alive(pid: number): boolean {

@@ -1,4 +1,4 @@
-// The enforced backend for a harness that is not root: a real unprivileged process (uid 65534 when the
+// The enforced backend for a harness that is not root: a real unprivileged process (uid 65533 when the
 // test runs as root, the test's own uid otherwise) opens a bwrap sandbox and tries to get out of it.
 import { execFileSync, spawn } from 'node:child_process';
 import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,6 @@
 // The folders of a sandbox: root/{workspace,home,tmp}, a marker proving we made them, and their removal.
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InputError } from '@quickloop/cli-kit';
@@ -48,6 +49,31 @@ export function removeLayout(layout: Pick<WorkspaceLayout, 'root'>): boolean {
   if (!existsSync(join(layout.root, MARKER)) || readFileSync(join(layout.root, MARKER), 'utf8').indexOf('quickloop') < 0) {
     throw new InputError(`refusing to remove ${layout.root}: it is not a quickloop sandbox (no ${MARKER})`);
   }
-  rmSync(layout.root, { recursive: true, force: true, maxRetries: 3 });
+  try {
+    rmSync(layout.root, { recursive: true, force: true, maxRetries: 3 });
+  } catch {
+    // What a command left can defeat rmSync: folders it took its own permissions from (chmod 000,
+    // which a harness of the same uid cannot enter) or a tree deeper than the stack. Their owner
+    // may give the permissions back, and rm walks any depth; neither follows a link.
+    if (process.getuid?.() !== 0) unlock(layout.root);
+    const rm = spawnSync('rm', ['-rf', '--one-file-system', '--', layout.root], { encoding: 'utf8' });
+    if (existsSync(layout.root)) throw new InputError(`could not remove ${layout.root}: ${(rm.stderr || rm.error?.message || 'rm failed').trim().split('\n')[0]}`);
+  }
   return true;
+}
+
+function unlock(root: string): void {
+  const stack = [root];
+  while (stack.length > 0) {
+    const dir = stack.pop() as string;
+    try {
+      if (!lstatSync(dir).isDirectory()) continue;
+      // Only a harness of the sandbox's own uid gets here, once every process of it is gone: it
+      // changes nothing the sandbox could not have changed itself.
+      chmodSync(dir, 0o700);
+      for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) stack.push(join(dir, entry.name));
+    } catch {
+      // Not ours to change, or too deep to name: rm says what is left.
+    }
+  }
 }

@@ -1,4 +1,4 @@
-// The enforced backend for a harness that is not root: a real unprivileged process (uid 65534 when the
+// The enforced backend for a harness that is not root: a real unprivileged process (uid 65533 when the
 // test runs as root, the test's own uid otherwise) opens a bwrap sandbox and tries to get out of it.
 import { execFileSync, spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { marker, pidsWith } from './test-helpers.js';
 
 const DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url));
-const NOBODY = 65534;
+/**
+ * Not 65534: a root harness runs every sandbox as 65534, and the process rlimit an unprivileged
+ * harness falls back to counts every process of its uid on the host (a fork bomb in a parallel test
+ * file would starve it).
+ */
+const NOBODY = 65533;
 
 /** Runs in the unprivileged process: opens the sandbox, runs each command, prints one JSON object. */
 const PROBE = `

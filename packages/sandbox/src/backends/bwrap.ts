@@ -3,6 +3,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { terminalSafe } from '@quickloop/cli-kit';
 import type { DenialRules } from '../denials.js';
 import { childrenOf, namespaceLeftovers } from '../leftovers.js';
 import { confine, makeLimits, type LimitInForce, type SandboxLimits } from '../limits.js';
@@ -135,6 +136,10 @@ function layerScript(socketDir: string, bwrap: string[]): string {
     // Nothing the harness inherited (a parent's pipe, a terminal) may reach the holder, whose fds a
     // command could open through /proc: every fd but stdio and the info fd is closed first.
     `for f in /proc/$$/fd/*; do f=\${f##*/}; case $f in 0|1|2|${INFO_FD}) ;; *) eval "exec $f>&-" 2>/dev/null ;; esac; done`,
+    // The harness gone (killed, crashed), nothing of the sandbox may stay: the kernel sends TERM
+    // (setpriv --pdeathsig) and the layer kills its group, bwrap's init with it, so every process of
+    // the namespace ends too.
+    "trap 'kill -KILL 0' TERM",
     'set -e',
     // The inner user namespace and bwrap's: a command cannot make another (unshare fails).
     'echo 2 > /proc/sys/user/max_user_namespaces',
@@ -210,7 +215,7 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
   writeSupport(socketDir, layout);
   const { cgroups, rlimits } = makeLimits(limits);
   const prefix = confine(cgroups, rlimits);
-  const argv = [...prefix, ...layoutView(layout, socketDir), ...dropRoot(), 'unshare', '--user', '--map-root-user', '--net', '--', 'bash', '-c', layerScript(socketDir, bwrapArgs(layout, socketDir, limits))];
+  const argv = [...prefix, ...layoutView(layout, socketDir), ...dropRoot(), 'unshare', '--user', '--map-root-user', '--net', '--', 'setpriv', '--pdeathsig', 'TERM', '--', 'bash', '-c', layerScript(socketDir, bwrapArgs(layout, socketDir, limits))];
   const child: ChildProcess = spawn(argv[0] as string, argv.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     detached: true,
@@ -218,19 +223,25 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
     env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
   });
   const info = childPid(child.stdio[3] as NodeJS.ReadableStream);
-  const stderr = collect(child.stderr as NodeJS.ReadableStream);
+  // Any command can take the holder's stdout and stderr (pidfd_getfd: it is the same user), so what
+  // comes on them is the sandbox's, not bwrap's: only the first few KiB are kept, the rest drained.
   // QUICKLOOP_DEBUG=1 shows what the network layer and bwrap say while they come up.
-  if (process.env.QUICKLOOP_DEBUG === '1') child.stderr?.on('data', (c: Buffer) => process.stderr.write(`quickloop-debug: bwrap: ${c.toString()}`));
+  const debug = process.env.QUICKLOOP_DEBUG === '1' ? (text: string) => process.stderr.write(`quickloop-debug: bwrap: ${terminalSafe(text)}\n`) : undefined;
+  const stderr = collect(child.stderr as NodeJS.ReadableStream, debug);
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     else child.once('exit', () => resolve());
   });
   const ready = new Promise<void>((resolve, reject) => {
     let out = '';
-    child.stdout?.on('data', (c: Buffer) => {
-      out += c.toString();
-      if (out.includes('ready\n')) resolve();
-    });
+    const onData = (c: Buffer): void => {
+      out = (out + c.toString()).slice(-64);
+      if (!out.includes('ready\n')) return;
+      child.stdout?.off('data', onData);
+      child.stdout?.resume();
+      resolve();
+    };
+    child.stdout?.on('data', onData);
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`bwrap exited ${code ?? 'by signal'} before the sandbox was ready: ${stderr().trim().split('\n')[0] ?? ''}`)));
   });
@@ -249,6 +260,11 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
   const groups = new Set<number>();
   const baseline = new Set(childrenOf(pid));
   const plan = rootPlan();
+  // nsenter names the namespaces by pid. Once the holder or the layer is gone (a command may kill
+  // its own holder) the pid may be another process's, another sandbox's even: the start times
+  // taken now tell them apart, and a command then runs nowhere.
+  const identity = [startTime(layer), startTime(pid)];
+  const gone = (): boolean => startTime(layer) !== identity[0] || startTime(pid) !== identity[1] || identity.includes(undefined);
   return {
     name: 'bwrap',
     enforced: true,
@@ -256,6 +272,7 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
     limits: cgroups.inForce,
     denialRules: denialRules(layout, plan.visible),
     argv: (command) => {
+      if (gone()) return { file: 'sh', args: ['-c', 'echo "quickloop: not run: this sandbox has ended (a command killed its holder)" >&2; exit 125'] };
       const args = [
         ...prefix,
         ...dropRoot(),
@@ -315,6 +332,17 @@ function childPid(stream: NodeJS.ReadableStream): Promise<number> {
   });
 }
 
+/** When a process started (clock ticks since boot), or undefined once it is gone or a zombie. */
+function startTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' || fields[0] === 'X' ? undefined : fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     return !/^State:\s+[ZX]/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -323,8 +351,16 @@ function alive(pid: number): boolean {
   }
 }
 
-function collect(stream: NodeJS.ReadableStream | null | undefined): () => string {
+/** What bwrap says about a failed start fits in this; more is a command writing into the stream. */
+const MAX_LAYER_STDERR = 8192;
+
+function collect(stream: NodeJS.ReadableStream | null | undefined, show?: (text: string) => void): () => string {
   let text = '';
-  stream?.on('data', (c: Buffer) => (text += c.toString()));
+  stream?.on('data', (c: Buffer) => {
+    if (text.length >= MAX_LAYER_STDERR) return;
+    const kept = c.toString().slice(0, MAX_LAYER_STDERR - text.length);
+    text += kept;
+    show?.(kept);
+  });
   return () => text;
 }

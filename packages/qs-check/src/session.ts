@@ -12,13 +12,14 @@ export function sessionOutput(outputs: readonly string[]): string {
 }
 
 /**
- * Writes it into the sandbox's tmp folder (the one folder besides the workspace and home that the
- * check can see under every backend) under an unguessable name, exclusively, after every agent
- * process is gone: nothing the agent did can have written or planted it. The workspace, which
- * the prior art used, is exactly where an agent could leave a fake.
+ * Writes it into the sandbox's root folder, beside the marker, under an unguessable name,
+ * exclusively, after every agent process is gone. Under the enforced backend that folder is
+ * read-only inside, so nothing the check starts (a `serve` command is the agent's own program) can
+ * replace it; the workspace and tmp, which the sandbox user owns, are exactly where a fake could be
+ * left.
  */
-export function writeSessionLog(tmp: string, text: string): string {
-  const file = join(tmp, `.qs-session-${randomBytes(8).toString('hex')}.log`);
+export function writeSessionLog(root: string, text: string): string {
+  const file = join(root, `.qs-session-${randomBytes(8).toString('hex')}.log`);
   writeFileSync(file, text, { mode: 0o644, flag: 'wx' });
   return file;
 }

@@ -148,7 +148,7 @@ function layerScript(socketDir: string, bwrap: string[]): string {
     // The sandbox user may serve on any port, as a user on their own machine may.
     'echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start',
     'set +e',
-    `socat TCP-LISTEN:${INSIDE_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${sock('proxy')} ${bg}`,
+    `socat -b 65536 TCP-LISTEN:${INSIDE_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr,nodelay UNIX-CONNECT:${sock('proxy')} ${bg}`,
     `for p in 80 443; do socat TCP4-LISTEN:$p,fork,reuseaddr ${catcher} ${bg} done`,
     `if ip -6 route add local ::/0 dev lo 2>/dev/null; then for p in 80 443; do socat TCP6-LISTEN:$p,ipv6only=1,fork,reuseaddr ${catcher} ${bg} done; socat -T2 UDP6-RECVFROM:53,ipv6only=1,fork UNIX-CONNECT:${sock('dns')} ${bg} fi`,
     `socat -T2 UDP4-RECVFROM:53,fork UNIX-CONNECT:${sock('dns')} ${bg}`,

@@ -149,6 +149,21 @@ describe('bwrap backend', () => {
     expect(shown.denials).toEqual([expect.objectContaining({ path: '/etc/shadow', operation: 'read', reason: 'hidden' })]);
   });
 
+  it('runs a documented `sudo` as the sandbox user, saying so, and refuses a global install with a recorded denial', async () => {
+    const sb = await enforced();
+    const sudo = await sb.exec('sudo -E id -un; sudo tee ./note.txt <<< noted >/dev/null; cat note.txt');
+    expect(sudo.exitCode).toBe(0);
+    expect(sudo.output).toContain('sudo: no privilege in the quickloop sandbox; running as quickloop: id -un');
+    expect(sudo.output).toMatch(/^quickloop$/m);
+    expect(sudo.output).toMatch(/^noted$/m);
+    // A global install writes under /usr, which is read-only: the step fails and the denial is on record.
+    const global = await sb.exec('mkdir -p pkg && printf \'{"name":"qs-global-probe","version":"1.0.0"}\' > pkg/package.json && npm install -g ./pkg --no-audit --no-fund --offline');
+    expect(global.exitCode).not.toBe(0);
+    expect(global.denials).toEqual(expect.arrayContaining([expect.objectContaining({ operation: 'write', reason: 'read_only', path: expect.stringMatching(/^\/usr\//) })]));
+    expect(existsSync('/usr/lib/node_modules/qs-global-probe')).toBe(false);
+    expect(existsSync('/usr/local/lib/node_modules/qs-global-probe')).toBe(false);
+  });
+
   it('passes no key into the sandbox and drops every capability', async () => {
     const sb = await enforced(policy(), { env: { ...process.env, ANTHROPIC_API_KEY: 'sk-ant-test-secret', OPENAI_API_KEY: 'sk-test-secret' } });
     const r = await sb.exec('env; cat /proc/1/environ 2>/dev/null | tr "\\0" "\\n"; grep CapEff /proc/self/status');

@@ -34,6 +34,7 @@ const REAL: Array<[string, string, 'write' | 'read', 'read_only' | 'hidden']> = 
   ["Error: EROFS: read-only file system, open '/etc/qsn'", '/etc/qsn', 'write', 'read_only'],
   ["Error: EROFS: read-only file system, mkdir '/usr/qsn'", '/usr/qsn', 'write', 'read_only'],
   ["npm error rofs EROFS: read-only file system, mkdir '/usr/lib/node_modules/left-pad'", '/usr/lib/node_modules/left-pad', 'write', 'read_only'],
+  ["npm error rofs EROFS: read-only file system, symlink '../../../srv/qs/workspace/pkg' -> '/usr/lib/node_modules/pkg'", '/usr/lib/node_modules/pkg', 'write', 'read_only'],
   ["OSError: [Errno 30] Read-only file system: '/etc/qsp'", '/etc/qsp', 'write', 'read_only'],
   ["ERROR: Could not install packages due to an OSError: [Errno 30] Read-only file system: '/usr/lib/python3/dist-packages/six.py'", '/usr/lib/python3/dist-packages/six.py', 'write', 'read_only'],
   ['cat: /root/.bashrc: No such file or directory', '/root/.bashrc', 'read', 'hidden'],

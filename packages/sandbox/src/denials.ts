@@ -36,7 +36,8 @@ interface Claim {
 }
 
 // node: `EROFS: read-only file system, open '/etc/x'` (also inside npm's `npm error rofs …` line).
-const NODE = /\b(EROFS|ENOENT|EACCES): [a-z -]+, ([a-z_]+) '([^']+)'/;
+// Two-path calls (symlink, link, rename, copyfile) name the path they write last: `'src' -> 'dest'`.
+const NODE = /\b(EROFS|ENOENT|EACCES): [a-z -]+, ([a-z_]+) '([^']+)'(?: -> '([^']+)')?/;
 // python: `OSError: [Errno 30] Read-only file system: '/etc/x'`, also pip's `… due to an OSError: [Errno 30] …`.
 const PYTHON = /\[Errno (30|2|13)\] (?:Read-only file system|No such file or directory|Permission denied): (?:'([^']+)'|"([^"]+)")/;
 // coreutils, bash, git, tee…: `tool: [what ]PATH: Read-only file system`, the message closing the line.
@@ -53,7 +54,7 @@ export function parseDenialLine(line: string): Claim | undefined {
   const node = NODE.exec(line);
   if (node) {
     const errno = node[1] as Claim['errno'];
-    return { errno, path: node[3] as string, write: errno === 'EROFS' || NODE_WRITE_SYSCALLS.has(node[2] as string) };
+    return { errno, path: (node[4] ?? node[3]) as string, write: errno === 'EROFS' || NODE_WRITE_SYSCALLS.has(node[2] as string) };
   }
   const py = PYTHON.exec(line);
   if (py) {

@@ -1,6 +1,9 @@
 // Acceptance of the enforced backend: real bubblewrap, real processes, a real registry. Fails (never
 // skips) where bwrap is missing: CI installs it, and a silent skip would hide an unenforced sandbox.
 import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,6 +165,32 @@ describe('bwrap backend', () => {
     expect(global.denials).toEqual(expect.arrayContaining([expect.objectContaining({ operation: 'write', reason: 'read_only', path: expect.stringMatching(/^\/usr\//) })]));
     expect(existsSync('/usr/lib/node_modules/qs-global-probe')).toBe(false);
     expect(existsSync('/usr/local/lib/node_modules/qs-global-probe')).toBe(false);
+  });
+
+  it('reaches a registry on the host\'s loopback at its configured port only, recorded, while package managers dial it directly', async () => {
+    const hits: string[] = [];
+    const server = createServer((req, res) => {
+      hits.push(`${req.method} ${req.url}`);
+      res.end('mirror-ok\n');
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const sb = await enforced(policy({ registries: [`localhost:${port}`] }));
+      // NO_PROXY lists localhost: curl (like npm and pip) dials the sandbox's own loopback.
+      const r = await sb.exec(`curl -sS --max-time 5 http://localhost:${port}/pkg; curl -sS --max-time 5 http://127.0.0.1:${port}/pkg2; curl -sS --max-time 5 http://127.0.0.1:${port + 1}/other; echo other=$?`);
+      expect(r.output).toMatch(/^mirror-ok\nmirror-ok\n/);
+      expect(r.output).toMatch(/other=7\n$/);
+      expect(hits).toEqual(['GET /pkg', 'GET /pkg2']);
+      await sb.close();
+      expect(events.filter((e) => e.type === 'egress.allowed')).toEqual([
+        expect.objectContaining({ host: 'localhost', port, method: 'TCP', reason: 'registry' }),
+        expect.objectContaining({ host: 'localhost', port, method: 'TCP', reason: 'registry' }),
+      ]);
+    } finally {
+      server.close();
+    }
   });
 
   it('passes no key into the sandbox and drops every capability', async () => {

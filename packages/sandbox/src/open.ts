@@ -1,7 +1,7 @@
 // openSandbox: the workspace, the egress proxy and a backend session, tied into one handle closed as one.
 import { chownSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { INSIDE_USER, proxySocketDir, SOCKETS, startBwrap, SUPPORT_INSIDE, type BwrapSession } from './backends/bwrap.js';
+import { INSIDE_USER, mirrorSocket, proxySocketDir, SOCKETS, startBwrap, SUPPORT_INSIDE, type BwrapSession } from './backends/bwrap.js';
 import { startDirectCatcher } from './direct.js';
 import type { BackendSession } from './backends/backend.js';
 import { startLocal } from './backends/local.js';
@@ -15,6 +15,7 @@ import { runProcess } from './process.js';
 import { startEgressProxy, type EgressProxy } from './proxy.js';
 import { MAX_NAMED } from './leftovers.js';
 import { resolveLimits } from './limits.js';
+import { loopbackRegistries, startMirrors } from './mirrors.js';
 import { outerIds } from './rootfs.js';
 import type { CloseReport, ExecOptions, ExecResult, OpenOptions, Sandbox, SandboxDescription } from './types.js';
 
@@ -27,18 +28,24 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
   let proxy: EgressProxy | undefined;
   let session: BackendSession | BwrapSession;
   let catcher: { close(): Promise<void> } | undefined;
+  let mirrors: { close(): Promise<void> } | undefined;
   if (selection.backend === 'bwrap') {
     const socketDir = proxySocketDir();
     const at = (name: keyof typeof SOCKETS): string => join(socketDir, SOCKETS[name]);
     proxy = await startEgressProxy({ policy, socketPath: at('proxy'), ...(onEgress ? { onEgress } : {}) });
     catcher = await startDirectCatcher({ policy, tcpSocketPath: at('direct'), dnsSocketPath: at('dns'), report: (e) => onEgress?.(e) });
+    const loopback = loopbackRegistries(policy);
+    mirrors = await startMirrors(loopback, (m) => join(socketDir, mirrorSocket(m.port)), (e) => onEgress?.(e));
     // The network layer runs as the sandbox's host uid; a root harness gives it the sockets.
-    if (process.getuid?.() === 0) for (const name of ['proxy', 'direct', 'dns'] as const) chownSync(at(name), outerIds().uid, outerIds().gid);
+    if (process.getuid?.() === 0) {
+      for (const path of [...(['proxy', 'direct', 'dns'] as const).map(at), ...loopback.map((m) => join(socketDir, mirrorSocket(m.port)))]) chownSync(path, outerIds().uid, outerIds().gid);
+    }
     try {
-      session = await startBwrap(layout, socketDir, resolveLimits(options.limits));
+      session = await startBwrap(layout, socketDir, resolveLimits(options.limits), loopback.map((m) => m.port));
     } catch (error) {
       await proxy.close();
       await catcher.close();
+      await mirrors?.close();
       rmSync(socketDir, { recursive: true, force: true });
       // A workspace made just now for a sandbox that never came up is nobody's to remove later.
       if (!options.workspace) removeLayout(layout);
@@ -82,6 +89,7 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
         await Promise.allSettled([...running]);
         await proxy?.close();
         await catcher?.close();
+        await mirrors?.close();
         return { leftRunning: left.slice(0, MAX_NAMED).map((p) => p.command) };
       })();
       return closed;

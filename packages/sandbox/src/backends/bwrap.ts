@@ -126,7 +126,7 @@ const hex = (port: number): string => port.toString(16).toUpperCase().padStart(4
  * signal or replace them. It caps user namespaces at the two the sandbox needs, then starts bwrap
  * as the unprivileged sandbox user; bwrap's holder prints `ready` once every mount is in place.
  */
-function layerScript(socketDir: string, bwrap: string[]): string {
+function layerScript(socketDir: string, bwrap: string[], mirrorPorts: readonly number[]): string {
   const sock = (name: keyof typeof SOCKETS): string => join(socketDir, SOCKETS[name]);
   const catcher = `EXEC:'sh ${sock('catcher')}'`;
   // Only bwrap gets the info fd: a forwarder holding it would keep the harness waiting for its end.
@@ -152,9 +152,11 @@ function layerScript(socketDir: string, bwrap: string[]): string {
     `for p in 80 443; do socat TCP4-LISTEN:$p,fork,reuseaddr ${catcher} ${bg} done`,
     `if ip -6 route add local ::/0 dev lo 2>/dev/null; then for p in 80 443; do socat TCP6-LISTEN:$p,ipv6only=1,fork,reuseaddr ${catcher} ${bg} done; socat -T2 UDP6-RECVFROM:53,ipv6only=1,fork UNIX-CONNECT:${sock('dns')} ${bg} fi`,
     `socat -T2 UDP4-RECVFROM:53,fork UNIX-CONNECT:${sock('dns')} ${bg}`,
-    `want="0100007F:${hex(INSIDE_PROXY_PORT)} 00000000:${hex(80)} 00000000:${hex(443)}"`,
+    // A registry on the host's loopback answers at the same port on the sandbox's (see mirrors.ts).
+    ...mirrorPorts.map((p) => `socat -b 65536 TCP4-LISTEN:${p},bind=127.0.0.1,fork,reuseaddr,nodelay UNIX-CONNECT:${join(socketDir, mirrorSocket(p))} ${bg}`),
+    `want="0100007F:${hex(INSIDE_PROXY_PORT)} 00000000:${hex(80)} 00000000:${hex(443)}${mirrorPorts.map((p) => ` 0100007F:${hex(p)}`).join('')}"`,
     // Builtins only: forking a probe per turn would slow down the very listeners it waits for.
-    'up() { local n=0 a st; while read -r _ a _ st _; do [ "$st" = 0A ] && case " $want " in *" $a "*) n=$((n+1));; esac; done < /proc/net/tcp; while read -r _ a _; do [ "$a" = 00000000:0035 ] && n=$((n+1)); done < /proc/net/udp; [ $n -ge 4 ]; }',
+    `up() { local n=0 a st; while read -r _ a _ st _; do [ "$st" = 0A ] && case " $want " in *" $a "*) n=$((n+1));; esac; done < /proc/net/tcp; while read -r _ a _; do [ "$a" = 00000000:0035 ] && n=$((n+1)); done < /proc/net/udp; [ $n -ge ${4 + mirrorPorts.length} ]; }`,
     'exec 8<> <(:)',
     'until up; do read -r -t 0.002 -u 8; done',
     `unshare --user --map-user=${INSIDE_UID} --map-group=${INSIDE_UID} -- bwrap ${bwrap.map(q).join(' ')} -- sh -c 'echo ready; exec sleep infinity' 8>&- &`,
@@ -163,6 +165,9 @@ function layerScript(socketDir: string, bwrap: string[]): string {
     'wait $!',
   ].join('\n');
 }
+
+/** The socket a loopback registry port is forwarded to. */
+export const mirrorSocket = (port: number): string => `mirror-${port}.sock`;
 
 /** The files of the socket folder: on the host only, never inside the sandbox. */
 export const SOCKETS = { proxy: 'proxy.sock', direct: 'direct.sock', dns: 'dns.sock', catcher: 'catch-direct.sh' } as const;
@@ -209,13 +214,13 @@ export interface BwrapSession extends BackendSession {
   readonly limits: LimitInForce[];
 }
 
-export async function startBwrap(layout: WorkspaceLayout, socketDir: string, limits: SandboxLimits): Promise<BwrapSession> {
+export async function startBwrap(layout: WorkspaceLayout, socketDir: string, limits: SandboxLimits, mirrorPorts: readonly number[] = []): Promise<BwrapSession> {
   // socat EXECs this for each dial it catches: SOCAT_SOCKADDR is the address the tool dialled.
   writeFileSync(join(socketDir, SOCKETS.catcher), `echo "$SOCAT_SOCKADDR $SOCAT_SOCKPORT" | socat -t1 - UNIX-CONNECT:${join(socketDir, SOCKETS.direct)}\n`, { mode: 0o644 });
   writeSupport(socketDir, layout);
   const { cgroups, rlimits } = makeLimits(limits);
   const prefix = confine(cgroups, rlimits);
-  const argv = [...prefix, ...layoutView(layout, socketDir), ...dropRoot(), 'unshare', '--user', '--map-root-user', '--net', '--', 'setpriv', '--pdeathsig', 'TERM', '--', 'bash', '-c', layerScript(socketDir, bwrapArgs(layout, socketDir, limits))];
+  const argv = [...prefix, ...layoutView(layout, socketDir), ...dropRoot(), 'unshare', '--user', '--map-root-user', '--net', '--', 'setpriv', '--pdeathsig', 'TERM', '--', 'bash', '-c', layerScript(socketDir, bwrapArgs(layout, socketDir, limits), mirrorPorts)];
   const child: ChildProcess = spawn(argv[0] as string, argv.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     detached: true,

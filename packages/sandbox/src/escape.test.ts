@@ -6,13 +6,11 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync,
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { rolldown } from 'rolldown';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bwrapUnavailable } from './backends/bwrap.js';
 import { createLayout, MARKER, removeLayout } from './layout.js';
 import { openSandbox } from './open.js';
-import { marker, pidsWith, policy } from './test-helpers.js';
+import { bundleLibraryInto, marker, pidsWith, policy, runHarness } from './test-helpers.js';
 import type { EgressEvent, Sandbox } from './types.js';
 
 const asRoot = process.getuid?.() === 0;
@@ -501,24 +499,13 @@ interface HarnessRun {
   out: { described: { root: string; workspace: string }; results: Array<{ exitCode: number; output: string; denials: Array<{ path: string; reason: string }> }>; events?: EgressEvent[]; removed?: boolean | string };
 }
 
-function harness(dir: string, commands: string[], opts: { die?: boolean; remove?: boolean; nobody?: boolean; env?: Record<string, string> } = {}): Promise<HarnessRun> {
-  const node = ['node', join(dir, 'harness.mjs'), dir, JSON.stringify(commands), opts.die ? 'die' : opts.remove ? 'remove' : ''];
-  const argv = opts.nobody && asRoot ? ['setpriv', `--reuid=${UNPRIVILEGED}`, `--regid=${UNPRIVILEGED}`, '--clear-groups', '--', ...node] : node;
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0] as string, argv.slice(1), { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      try {
-        resolve({ code, stderr: err, out: JSON.parse(out.trim().split('\n').at(-1) ?? '') });
-      } catch {
-        reject(new Error(`the harness exited ${code} without a result: ${err.trim().slice(0, 500)}`));
-      }
-    });
-  });
+async function harness(dir: string, commands: string[], opts: { die?: boolean; remove?: boolean; nobody?: boolean; env?: Record<string, string> } = {}): Promise<HarnessRun> {
+  const r = await runHarness(join(dir, 'harness.mjs'), [dir, JSON.stringify(commands), opts.die ? 'die' : opts.remove ? 'remove' : ''], { cwd: dir, env: { HOME: dir, ...opts.env }, ...(opts.nobody ? { uid: UNPRIVILEGED } : {}) });
+  try {
+    return { code: r.code, stderr: r.err, out: JSON.parse(r.out.trim().split('\n').at(-1) ?? '') };
+  } catch {
+    throw new Error(`the harness exited ${r.code} without a result: ${r.err.trim().slice(0, 500)}`);
+  }
 }
 
 describe('escape probes against a harness of its own', () => {
@@ -526,9 +513,7 @@ describe('escape probes against a harness of its own', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'qs-escape-harness-'));
     // The library goes with the harness as one file, which an unprivileged user can read wherever the checkout is.
-    const bundle = await rolldown({ input: fileURLToPath(new URL('../dist/index.js', import.meta.url)), platform: 'node', logLevel: 'silent' });
-    await bundle.write({ dir, entryFileNames: 'sandbox.mjs', format: 'esm', codeSplitting: false });
-    await bundle.close();
+    await bundleLibraryInto(dir);
     writeFileSync(join(dir, 'harness.mjs'), HARNESS.replace('__LIB__', './sandbox.mjs'));
     if (asRoot) execFileSync('chown', ['-R', `${UNPRIVILEGED}:${UNPRIVILEGED}`, dir]);
     else chownSync(dir, process.getuid?.() ?? 0, process.getgid?.() ?? 0);

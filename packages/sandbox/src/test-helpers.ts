@@ -1,5 +1,8 @@
-// Test helpers: find host processes by a marker in their argv, and a policy builder. Not exported by the package.
+// Test helpers: find host processes by a marker in their argv, a policy builder, and a harness of its own for unprivileged runs. Not exported by the package.
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { rolldown } from 'rolldown';
 import type { EgressPolicy } from './types.js';
 
 /** Host pids whose command line contains `marker`: what survives is seen from outside every namespace. */
@@ -25,4 +28,29 @@ export function policy(p: Partial<EgressPolicy> = {}): EgressPolicy {
 /** A marker unique to one test run, so parallel test files never see each other's processes. */
 export function marker(label: string): string {
   return `qs-${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * Writes the built library into `dir` as one file (`sandbox.mjs`): an unprivileged user may not be
+ * able to read the checkout (a clone under a 0700 folder), but it can read what it is given.
+ */
+export async function bundleLibraryInto(dir: string): Promise<void> {
+  const bundle = await rolldown({ input: fileURLToPath(new URL('../dist/index.js', import.meta.url)), platform: 'node', logLevel: 'silent' });
+  await bundle.write({ dir, entryFileNames: 'sandbox.mjs', format: 'esm', codeSplitting: false });
+  await bundle.close();
+}
+
+/** Runs a harness script with node, as `uid` when the test runs as root; resolves with its exit code and output. */
+export function runHarness(script: string, args: string[], opts: { cwd: string; uid?: number; env?: Record<string, string> }): Promise<{ code: number | null; out: string; err: string }> {
+  const node = ['node', script, ...args];
+  const argv = opts.uid !== undefined && process.getuid?.() === 0 ? ['setpriv', `--reuid=${opts.uid}`, `--regid=${opts.uid}`, '--clear-groups', '--', ...node] : node;
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0] as string, argv.slice(1), { cwd: opts.cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, out, err }));
+  });
 }

@@ -1,15 +1,12 @@
 // The enforced backend for a harness that is not root: a real unprivileged process (uid 65533 when the
 // test runs as root, the test's own uid otherwise) opens a bwrap sandbox and tries to get out of it.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { rolldown } from 'rolldown';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { marker, pidsWith } from './test-helpers.js';
+import { bundleLibraryInto, marker, pidsWith, runHarness } from './test-helpers.js';
 
-const DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url));
 /**
  * Not 65534: a root harness runs every sandbox as 65534, and the process rlimit an unprivileged
  * harness falls back to counts every process of its uid on the host (a fork bomb in a parallel test
@@ -36,9 +33,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'qs-unpriv-'));
   // The unprivileged user may not be able to read the checkout (a clone under a 0700 folder), so the
   // library goes with the probe as one file it owns.
-  const bundle = await rolldown({ input: DIST, platform: 'node', logLevel: 'silent' });
-  await bundle.write({ dir, entryFileNames: 'sandbox.mjs', format: 'esm', codeSplitting: false });
-  await bundle.close();
+  await bundleLibraryInto(dir);
   const home = join(dir, 'home');
   mkdirSync(home);
   secret = join(home, 'secret.txt');
@@ -50,20 +45,9 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function probe(commands: string[]): Promise<{ described: Record<string, unknown>; results: Array<{ exitCode: number; output: string }>; events: Array<Record<string, unknown>>; closed: { leftRunning: string[] } }> {
-  const asRoot = process.getuid?.() === 0;
-  const node = ['node', join(dir, 'probe.mjs'), dir, JSON.stringify(commands)];
-  const [file, ...args] = asRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', ...node] : node;
-  return new Promise((resolve, reject) => {
-    const child = spawn(file as string, args, { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: join(dir, 'home') }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      if (code !== 0) reject(new Error(`the unprivileged harness exited ${code}: ${err.trim()}`));
-      else resolve(JSON.parse(out));
-    });
+  return runHarness(join(dir, 'probe.mjs'), [dir, JSON.stringify(commands)], { cwd: dir, uid: NOBODY, env: { HOME: join(dir, 'home') } }).then((r) => {
+    if (r.code !== 0) throw new Error(`the unprivileged harness exited ${r.code}: ${r.err.trim()}`);
+    return JSON.parse(r.out);
   });
 }
 

@@ -193,6 +193,23 @@ describe('bwrap backend', () => {
     }
   });
 
+  it('gives a result, never a throw, for what bash cannot be given, and carries on', async () => {
+    const sb = await enforced();
+    for (const [command, why] of [
+      ['echo a\0b', /NUL byte \(at character 7\)/],
+      ['echo \uD800', /lone UTF-16 surrogate/],
+      [`echo ${'x'.repeat(140_000)}`, /bytes long, over the \d+ bytes/],
+    ] as const) {
+      const r = await sb.exec(command);
+      expect(r.exitCode).toBe(126);
+      expect(r.output).toMatch(why);
+    }
+    // A value Node refuses to spawn at all (a NUL in the environment) is a result too.
+    const env = await sb.exec('true', { env: { QS_X: 'a\0b' } });
+    expect(env.exitCode).toBe(127);
+    expect((await sb.exec('echo still-here')).output).toBe('still-here\n');
+  });
+
   it('passes no key into the sandbox and drops every capability', async () => {
     const sb = await enforced(policy(), { env: { ...process.env, ANTHROPIC_API_KEY: 'sk-ant-test-secret', OPENAI_API_KEY: 'sk-test-secret' } });
     const r = await sb.exec('env; cat /proc/1/environ 2>/dev/null | tr "\\0" "\\n"; grep CapEff /proc/self/status');

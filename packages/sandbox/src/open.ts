@@ -1,5 +1,6 @@
 // openSandbox: the workspace, the egress proxy and a backend session, tied into one handle closed as one.
 import { chownSync, rmSync } from 'node:fs';
+import { unrunnable } from '@quickloop/events';
 import { join } from 'node:path';
 import { INSIDE_USER, mirrorSocket, proxySocketDir, SOCKETS, startBwrap, SUPPORT_INSIDE, type BwrapSession } from './backends/bwrap.js';
 import { startDirectCatcher } from './direct.js';
@@ -64,6 +65,7 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
     describe: () => ({ ...description, limits: description.limits.map((l) => ({ ...l })) }),
     exec: (command: string, exec: ExecOptions = {}) => {
       if (closed) return Promise.reject(new Error('the sandbox is closed'));
+      // The stages refuse these first; a caller of the library that did not gets a result, not a throw.
       const unfit = unrunnable(command);
       if (unfit) return Promise.resolve(refused(unfit));
       const { file, args } = session.argv(command);
@@ -96,19 +98,6 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
     },
   };
 }
-
-/**
- * The kernel takes a command as one C string of at most 128 KiB: a NUL byte ends it early (Node
- * refuses to spawn it at all) and a longer one fails exec with E2BIG. Said before anything starts.
- */
-export function unrunnable(command: string): string | undefined {
-  if (command.includes('\0')) return 'the command contains a NUL byte, which bash cannot take';
-  if (Buffer.byteLength(command) >= MAX_COMMAND_BYTES) return `the command is ${Buffer.byteLength(command)} bytes; the kernel takes at most ${MAX_COMMAND_BYTES - 1} in one argument`;
-  return undefined;
-}
-
-/** Linux's MAX_ARG_STRLEN: 32 pages. */
-const MAX_COMMAND_BYTES = 131072;
 
 function refused(why: string): ExecResult {
   const output = `quickloop: not run: ${why}\n`;

@@ -1,5 +1,4 @@
 // The enforced sandbox's root: assembled from an allow-list of what toolchains need, never the host's / minus a hide-list.
-import { spawnSync } from 'node:child_process';
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 
@@ -160,5 +159,5 @@ export function outerIds(): { uid: number; gid: number } {
 
 /** Whether a command is on this machine (without a shell per check). */
 export function hasCommand(tool: string): boolean {
-  return onPath(tool, process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin') !== undefined || spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
+  return onPath(tool, process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin') !== undefined;
 }

@@ -111,11 +111,16 @@ export function bwrapArgs(layout: WorkspaceLayout, supportDir: string, limits: S
   return args;
 }
 
+/** A bash loop (builtins only) that closes every open fd of the shell except `keep`. */
+function closeFdsBut(keep: readonly number[]): string {
+  return `for f in /proc/$$/fd/*; do f=\${f##*/}; case $f in ${keep.join('|')}) ;; *) eval "exec $f>&-" 2>/dev/null ;; esac; done`;
+}
+
 /**
  * The command's shell first closes every fd but stdio (the harness's own inherited ones, a parent
  * pipeline's pipe), then runs the command exactly as `bash -c` would.
  */
-const CLOSE_AND_RUN = 'for f in /proc/$$/fd/*; do f=${f##*/}; case $f in 0|1|2) ;; *) eval "exec $f>&-" 2>/dev/null ;; esac; done; exec bash -c "$1"';
+const CLOSE_AND_RUN = `${closeFdsBut([0, 1, 2])}; exec bash -c "$1"`;
 
 const hex = (port: number): string => port.toString(16).toUpperCase().padStart(4, '0');
 
@@ -135,7 +140,7 @@ function layerScript(socketDir: string, bwrap: string[], mirrorPorts: readonly n
   return [
     // Nothing the harness inherited (a parent's pipe, a terminal) may reach the holder, whose fds a
     // command could open through /proc: every fd but stdio and the info fd is closed first.
-    `for f in /proc/$$/fd/*; do f=\${f##*/}; case $f in 0|1|2|${INFO_FD}) ;; *) eval "exec $f>&-" 2>/dev/null ;; esac; done`,
+    closeFdsBut([0, 1, 2, INFO_FD]),
     // The harness gone (killed, crashed), nothing of the sandbox may stay: the kernel sends TERM
     // (setpriv --pdeathsig) and the layer kills its group, bwrap's init with it, so every process of
     // the namespace ends too.

@@ -16,6 +16,8 @@ export interface RunEvidence {
   egressBlocked: number;
   /** Filesystem accesses the sandbox refused (sandbox.denied) a command that failed, or the check. */
   denied: number;
+  /** A model agent's error kind (agent.completed error_kind): `infra` is the provider's failure, whatever the detail says. */
+  errorKind?: string;
 }
 
 /**
@@ -31,10 +33,12 @@ export function classify(run: RunEvidence): ClassificationName {
   if (run.checkSyntaxError !== undefined) return 'harness_error';
   if (run.stopReason === 'refusal') return 'agent_refusal';
   if (run.stopReason === 'error') {
+    if (run.errorKind === 'infra') return 'infra_error';
+    if (run.errorKind !== undefined) return 'harness_error';
     const detail = run.detail.toLowerCase();
     return INFRA_MARKERS.some((m) => m.test(detail)) ? 'infra_error' : 'harness_error';
   }
-  if (run.stopReason === 'max_turns' || run.stopReason === 'timeout' || run.stopReason === 'token_budget') return 'budget_exhausted';
+  if (run.stopReason === 'max_turns' || run.stopReason === 'timeout' || run.stopReason === 'token_budget' || run.stopReason === 'context_overflow') return 'budget_exhausted';
   if (run.egressErrors > 0) return 'infra_error';
   if (run.egressBlocked > 0 || run.denied > 0) return 'harness_error';
   return 'docs_gap';

@@ -9,7 +9,7 @@ export interface RunFacts {
   loaded?: TaskLoaded;
   ready?: SandboxReady;
   setupFailure?: string;
-  agent?: { stopReason: StopReasonName; detail: string };
+  agent?: { stopReason: StopReasonName; detail: string; errorKind?: string };
   /** Output of successful bash calls, in order: the session output for expect_output. */
   okOutputs: string[];
   pagesRead: string[];
@@ -52,7 +52,7 @@ export function observe(f: RunFacts, event: WireEvent): void {
       f.setupFailure = String(e.detail);
       break;
     case 'agent.completed':
-      f.agent = { stopReason: e.stop_reason as StopReasonName, detail: String(e.detail) };
+      f.agent = { stopReason: e.stop_reason as StopReasonName, detail: String(e.detail), ...(typeof e.error_kind === 'string' ? { errorKind: e.error_kind } : {}) };
       break;
     case 'tool.call':
       if (e.tool === 'bash' && typeof e.id === 'string') begin(f, e.id);

@@ -133,6 +133,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
         egressErrors: f.egressErrors,
         egressBlocked: f.egressBlocked,
         denied: f.denied,
+        ...(f.agent?.errorKind !== undefined ? { errorKind: f.agent.errorKind } : {}),
       });
       // A failed replay step names where the docs broke; otherwise the check's reason says what is missing.
       if (syntaxError !== undefined && classification === 'harness_error') detail = `the success check is not valid bash (${syntaxError})`;

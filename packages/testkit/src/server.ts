@@ -111,6 +111,9 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     const stream = Boolean(body?.stream) || url.includes(':streamGenerateContent');
     const record: RecordedRequest = { api, method, url, headers: req.headers, body, raw, stream, lastUserText: lastUserText(api, body) };
     requests.push(record);
+    res.once('close', () => {
+      if (!res.writableFinished) record.aborted = true;
+    });
     // claude -p probes HEAD / unless told not to; answer it rather than fail the CLI.
     if (method === 'HEAD') return void res.writeHead(200).end();
     if (method === 'GET' && path === '/v1/models') return sendJson(res, 200, { object: 'list', data: [] });

@@ -100,7 +100,7 @@ export class AnthropicAdapter implements ModelAdapter {
     const started = performance.now();
     const params = toParams(request);
     const opts = request.signal ? { signal: request.signal } : {};
-    const { value, attempts } = await retryingTurn(this.name, this.#retry, request.signal, (): Promise<Anthropic.Message> =>
+    const { value, attempts } = await retryingTurn(this.name, this.#retry, request, (): Promise<Anthropic.Message> =>
       request.stream ? this.#client.messages.stream(params, opts).finalMessage() : this.#client.messages.create(params, opts),
     );
     return toResult(value, attempts, Math.round(performance.now() - started));

@@ -58,6 +58,8 @@ export type Stop = 'end_turn' | 'tool_use' | 'max_tokens' | 'refusal' | 'context
 
 export interface TurnResult {
   blocks: Block[];
+  /** The model that served the turn, as the provider reported it. */
+  model?: string;
   stop: Stop;
   usage: Usage;
   /** Set when `stop` is `refusal`: the provider's category and explanation, when it gives them. */

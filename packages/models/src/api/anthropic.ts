@@ -82,6 +82,8 @@ function toResult(msg: Anthropic.Message, attempts: number, durationMs: number):
     if (details?.category) result.refusal.category = details.category;
     if (details?.explanation) result.refusal.explanation = details.explanation;
   }
+  const served = (msg as { model?: unknown }).model;
+  if (typeof served === 'string' && served !== '') result.model = served;
   return result;
 }
 

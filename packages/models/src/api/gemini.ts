@@ -80,6 +80,8 @@ function toResult(res: GenerateContentResponse, attempts: number, durationMs: nu
   };
   if (res.responseId) result.requestId = res.responseId;
   if (stop === 'refusal') result.refusal = { category: String(blockReason ?? reason) };
+  const served = (res as { modelVersion?: unknown }).modelVersion;
+  if (typeof served === 'string' && served !== '') result.model = served;
   return result;
 }
 

@@ -66,6 +66,8 @@ function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs:
   const requestId = (res as { _request_id?: string | null })._request_id;
   if (requestId) result.requestId = requestId;
   if (stop === 'refusal') result.refusal = message.refusal ? { explanation: message.refusal } : { category: 'content_filter' };
+  const served = (res as { model?: unknown }).model;
+  if (typeof served === 'string' && served !== '') result.model = served;
   return result;
 }
 

@@ -111,6 +111,7 @@ describe('the model agent loop', () => {
     ]);
     const turns = events.filter((e) => e.type === 'agent.turn');
     expect(turns.map((t) => t.turn)).toEqual([1, 2, 3, 4]);
+    expect(turns[0]?.request_id).toMatch(/^req_mock_/);
     // Every call hangs under its turn, every result or error under its call.
     for (const call of events.filter((e) => e.type === 'tool.call')) {
       const turn = events.filter((e) => e.type === 'agent.turn' && events.indexOf(e) < events.indexOf(call)).at(-1);

@@ -87,6 +87,13 @@ function toResult(msg: Anthropic.Message, attempts: number, durationMs: number):
   return result;
 }
 
+/** A streamed message with the stream's request id on it, where a non-streamed one carries it. */
+async function streamed(stream: ReturnType<Anthropic['messages']['stream']>): Promise<Anthropic.Message> {
+  const msg = await stream.finalMessage();
+  const id = stream.request_id;
+  return id ? Object.assign(msg, { _request_id: id }) : msg;
+}
+
 export class AnthropicAdapter implements ModelAdapter {
   readonly name = 'anthropic';
   readonly #client: Anthropic;
@@ -103,7 +110,7 @@ export class AnthropicAdapter implements ModelAdapter {
     const params = toParams(request);
     const opts = request.signal ? { signal: request.signal } : {};
     const { value, attempts } = await retryingTurn(this.name, this.#retry, request, (): Promise<Anthropic.Message> =>
-      request.stream ? this.#client.messages.stream(params, opts).finalMessage() : this.#client.messages.create(params, opts),
+      request.stream ? streamed(this.#client.messages.stream(params, opts)) : this.#client.messages.create(params, opts),
     );
     return toResult(value, attempts, Math.round(performance.now() - started));
   }

@@ -23,7 +23,8 @@ export function parsePriceBook(text: string, source: string): PriceBook {
   const d = doc as Record<string, unknown>;
   if (typeof d.as_of !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(d.as_of)) throw new UsageError(`${source}: as_of must be a date (YYYY-MM-DD)`);
   if (!d.models || typeof d.models !== 'object' || Array.isArray(d.models)) throw new UsageError(`${source}: models must be an object of model id → prices`);
-  const models: Record<string, Price> = {};
+  // No prototype: a model id such as `constructor` or `__proto__` is only ever a key.
+  const models: Record<string, Price> = Object.create(null) as Record<string, Price>;
   for (const [id, p] of Object.entries(d.models as Record<string, unknown>)) {
     if (!p || typeof p !== 'object' || Array.isArray(p)) throw new UsageError(`${source}: models.${id} must be an object with ${COUNTERS.join(', ')}`);
     const price = {} as Price;
@@ -46,8 +47,7 @@ export const DEFAULT_PRICE_BOOK: PriceBook = parsePriceBook(PRICE_BOOK_JSON, 'pr
  * a guess would be a wrong number, and no number is better (usd null).
  */
 export function priceFor(book: PriceBook, model: string): Price | undefined {
-  const exact = book.models[model];
-  if (exact) return exact;
+  if (Object.hasOwn(book.models, model)) return book.models[model];
   let best: string | undefined;
   for (const key of Object.keys(book.models)) if (model.startsWith(`${key}-`) && (best === undefined || key.length > best.length)) best = key;
   return best === undefined ? undefined : book.models[best];

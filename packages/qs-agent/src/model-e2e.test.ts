@@ -73,7 +73,11 @@ describe('qs-validate | qs-agent --agent MODEL | qs-check, in the enforced sandb
     it(`${vendor} (${stream ? 'streaming' : 'not streaming'}) reads the docs, runs the commands and passes the check`, async () => {
       const commands = await greeterCommands();
       // One vendor also tries the docs host from the shell: blocked, and counted as a bypass attempt.
-      const bypass: MockStep[] = vendor === 'anthropic' ? [{ toolCalls: [{ id: 'x1', name: 'bash', input: { command: 'curl -sS --max-time 10 https://docs.greeter.test/install.html; echo "curl exited $?"' } }] }] : [];
+      // It also prints its whole environment: the key given to qs-agent is not in it (checked on the whole stream below).
+      const bypass: MockStep[] =
+        vendor === 'anthropic'
+          ? [{ toolCalls: [{ id: 'x1', name: 'bash', input: { command: 'curl -sS --max-time 10 https://docs.greeter.test/install.html; echo "curl exited $?"' } }, { id: 'x2', name: 'bash', input: { command: 'env; cat /proc/1/environ 2>/dev/null | tr "\\0" "\\n"; true' } }] }]
+          : [];
       const mock = await startMockServer({ script: script(commands, bypass), whenEmpty: 'error' });
       mocks.push(mock);
       const args = ['--agent', vendor, '--model', vendor === 'gemini' ? 'gemini-2.5-flash' : 'mock-model', '--docs-map', `https://docs.greeter.test/=${SITE}`, ...(stream ? [] : ['--no-stream'])];
@@ -91,6 +95,7 @@ describe('qs-validate | qs-agent --agent MODEL | qs-check, in the enforced sandb
       if (vendor === 'anthropic') {
         expect(events.find((e) => e.type === 'egress.blocked')).toMatchObject({ host: 'docs.greeter.test', reason: 'docs_host' });
         expect(verdict).toMatchObject({ docs_bypass_attempts: 1 });
+        expect(events.filter((e) => e.type === 'tool.result').some((e) => /HOME=/.test(String(e.output)))).toBe(true);
       }
       expect(`${r.stdout}${r.stderr}`).not.toContain(KEY);
     });

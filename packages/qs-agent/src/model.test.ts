@@ -10,6 +10,7 @@ import { memoryIo } from '@quickloop/cli-kit';
 import { removeLayout } from '@quickloop/sandbox';
 import { startMockServer, type MockServer, type MockStep } from '@quickloop/testkit';
 import { parseDocsMap } from './docs/docs-map.js';
+import { resolveVendor } from './agents/vendors.js';
 import { run, type AgentOptions } from './run.js';
 import { ndjson, parseOut, taskLoaded, type TaskSpec } from './testing/task-event.js';
 
@@ -269,6 +270,23 @@ describe('the model agent loop', () => {
     expect(events.filter((e) => e.type === 'agent.retry').map((e) => e.error)).toEqual(expect.arrayContaining([expect.stringContaining('[redacted]')]));
     // The key did go where it belongs.
     expect(mock.receivedText()).toContain(KEY);
+  });
+});
+
+describe('keys and endpoints', () => {
+  it('takes quickloop\'s own key first, then the vendor\'s; a base URL from the flag, then the variable', () => {
+    expect(resolveVendor('anthropic', {}, { ANTHROPIC_API_KEY: 'vendor-key', QS_ANTHROPIC_API_KEY: 'qs-key' })).toMatchObject({ apiKey: 'qs-key', model: 'claude-sonnet-4-6', shownBaseUrl: 'https://api.anthropic.com' });
+    expect(resolveVendor('gemini', {}, { GOOGLE_API_KEY: 'g', GEMINI_API_KEY: '  ' })).toMatchObject({ apiKey: 'g' });
+    expect(resolveVendor('openai', { baseUrl: 'http://flag.test/v1/' }, { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'http://env.test/v1' })).toMatchObject({ baseURL: 'http://flag.test/v1', model: 'gpt-5' });
+    // A local OpenAI-compatible server needs no key; api.openai.com does.
+    expect(resolveVendor('openai-chat', { model: 'llama3' }, { OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' })).toMatchObject({ apiKey: 'no-key', secrets: [] });
+    expect(() => resolveVendor('openai-chat', { model: 'llama3' }, {})).toThrow('--agent openai-chat needs an API key: set QS_OPENAI_API_KEY or OPENAI_API_KEY (or give --base-url for a server that needs none)');
+  });
+
+  it('shows an endpoint without the credentials written into it, and treats them as secrets', () => {
+    const r = resolveVendor('openai', { baseUrl: 'https://bob:hunter2x@gw.test/v1?token=t0ken#f' }, { OPENAI_API_KEY: KEY });
+    expect(r.shownBaseUrl).toBe('https://gw.test/v1');
+    expect(r.secrets).toEqual(expect.arrayContaining(['bob', 'hunter2x', 'token=t0ken', KEY]));
   });
 });
 

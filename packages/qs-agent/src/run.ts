@@ -41,7 +41,7 @@ export function selectAgent(name: string, flags: ModelFlags, env: Record<string,
   if (!VENDORS[name]) throw new UsageError(`unknown agent '${name}' (known: ${AGENT_NAMES.join(', ')})`);
   const prices: PriceBook = flags.prices ? parsePriceBook(flags.prices.text, flags.prices.file) : DEFAULT_PRICE_BOOK;
   const r = resolveVendor(name, flags, env);
-  const redact = redactor([r.apiKey, encodeURIComponent(r.apiKey)]);
+  const redact = redactor(r.secrets);
   return createModelAgent(name, () => r.vendor.make({ apiKey: r.apiKey, ...(r.baseURL !== undefined ? { baseURL: r.baseURL } : {}) }), {
     model: r.model,
     baseUrl: r.shownBaseUrl,

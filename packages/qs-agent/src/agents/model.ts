@@ -185,7 +185,9 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
               if (error.errorKind === 'infra' && timeLeftMs() <= 0) return stop('timeout', `max_seconds (${b.max_seconds}) reached during turn ${turn}: ${oneLine(error.message)}`);
               return stop('error', why, { errorKind: error.errorKind });
             }
-            throw error;
+            if (error instanceof InterruptedError) return stop('interrupted', `turn ${turn}: ${oneLine(error.message)}`);
+            // Anything else (an SDK bug, an answer no adapter expected) is ours to look at; its words may quote a credential.
+            return stop('error', `turn ${turn}: ${oneLine(String((error as Error)?.message ?? error))}`, { errorKind: 'harness' });
           }
           turns = turn;
           total = addUsage(total, result.usage);
@@ -236,20 +238,27 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
             const parsed = parseCall(call);
             let outcome: ToolOutcome;
             let answer: string;
-            if ('error' in parsed) {
-              await emitter.emit('tool.call', { run_id: runId, id: eventId, parent_id: turnId }, { tool: call.name || '(none)', call_id: call.id, input: call.input });
-              await emitter.emit('tool.error', { run_id: runId, id: ctx.newId(), parent_id: eventId }, { tool: call.name || '(none)', error: parsed.error });
-              outcome = { kind: 'error', error: parsed.error };
-              answer = `error: ${parsed.error}`;
-            } else if (parsed.tool === 'bash') {
-              // The deadline is the command's timeout rather than an abort, so a command cut at it reads as timed out (124).
-              const r = await tools.bash(parsed.command, { id: eventId, parentId: turnId, callId: call.id, timeoutMs: Math.max(1, Math.floor(timeLeftMs())) });
-              outcome = { kind: 'bash', exitCode: r.exitCode, output: r.output, timedOut: r.timedOut };
-              answer = `exit code: ${r.exitCode}${r.timedOut ? ' (the command was killed: out of time)' : ''}\n${r.output}`;
-            } else {
-              const r = await tools.readDocs(parsed.url, parsed.page, { id: eventId, parentId: turnId, callId: call.id, signal });
-              outcome = r.ok ? { kind: 'read_docs', ok: true, status: r.status, sha256: r.sha256, text: r.text } : { kind: 'read_docs', ok: false, ...(r.status !== undefined ? { status: r.status } : {}), text: `error: ${r.error}` };
-              answer = outcome.text;
+            try {
+              if ('error' in parsed) {
+                await emitter.emit('tool.call', { run_id: runId, id: eventId, parent_id: turnId }, { tool: call.name || '(none)', call_id: call.id, input: call.input });
+                await emitter.emit('tool.error', { run_id: runId, id: ctx.newId(), parent_id: eventId }, { tool: call.name || '(none)', error: parsed.error });
+                outcome = { kind: 'error', error: parsed.error };
+                answer = `error: ${parsed.error}`;
+              } else if (parsed.tool === 'bash') {
+                // The deadline is the command's timeout rather than an abort, so a command cut at it reads as timed out (124).
+                const r = await tools.bash(parsed.command, { id: eventId, parentId: turnId, callId: call.id, timeoutMs: Math.max(1, Math.floor(timeLeftMs())) });
+                outcome = { kind: 'bash', exitCode: r.exitCode, output: r.output, timedOut: r.timedOut };
+                answer = `exit code: ${r.exitCode}${r.timedOut ? ' (the command was killed: out of time)' : ''}\n${r.output}`;
+              } else {
+                const r = await tools.readDocs(parsed.url, parsed.page, { id: eventId, parentId: turnId, callId: call.id, signal });
+                outcome = r.ok ? { kind: 'read_docs', ok: true, status: r.status, sha256: r.sha256, text: r.text } : { kind: 'read_docs', ok: false, ...(r.status !== undefined ? { status: r.status } : {}), text: `error: ${r.error}` };
+                answer = outcome.text;
+              }
+            } catch (error) {
+              // A docs read cut at the deadline (or on a signal) rejects rather than answers.
+              if (ctx.signal.aborted) return stop('interrupted', `interrupted during turn ${turn}`);
+              if (cut.signal.aborted) return outOfTime();
+              throw error;
             }
             answers.push({ type: 'tool_result', id: call.id, name: call.name, output: answer, ...(outcome.kind === 'error' ? { is_error: true } : {}) });
             await hooks.afterTool?.({ turn, callId: call.id, tool: call.name, toolCallEventId: eventId, outcome });

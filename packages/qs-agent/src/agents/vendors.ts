@@ -54,6 +54,8 @@ export interface Resolved {
   baseURL?: string;
   /** The endpoint as agent.started reports it: no user, password, query or fragment. */
   shownBaseUrl: string;
+  /** What must never be shown: the key, and any credential written into the base URL. */
+  secrets: string[];
 }
 
 /**
@@ -66,6 +68,7 @@ export function resolveVendor(name: string, flags: { model?: string; baseUrl?: s
   const rawBase = flags.baseUrl ?? (env[vendor.baseUrlVar] || undefined);
   let baseURL: string | undefined;
   let shownBaseUrl = vendor.defaultBaseUrl;
+  const secrets: string[] = [];
   if (rawBase !== undefined) {
     const where = flags.baseUrl !== undefined ? '--base-url' : vendor.baseUrlVar;
     let u: URL;
@@ -76,6 +79,7 @@ export function resolveVendor(name: string, flags: { model?: string; baseUrl?: s
     }
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`${where}: must be an http or https URL, not ${u.protocol}`);
     baseURL = rawBase.replace(/\/+$/, '');
+    for (const part of [u.username, u.password, u.search.slice(1), decodeURIComponent(u.password)]) if (part !== '') secrets.push(part);
     shownBaseUrl = `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
   }
   const keyVar = vendor.keyVars.find((v) => (env[v] ?? '').trim() !== '');
@@ -88,7 +92,8 @@ export function resolveVendor(name: string, flags: { model?: string; baseUrl?: s
   }
   const model = flags.model ?? vendor.defaultModel;
   if (model === undefined || model.trim() === '') throw new UsageError(`--agent ${name} needs --model (the server's model name)`);
-  return { vendor, model, apiKey, ...(baseURL !== undefined ? { baseURL } : {}), shownBaseUrl };
+  if (apiKey !== NO_KEY) secrets.push(apiKey, encodeURIComponent(apiKey));
+  return { vendor, model, apiKey, ...(baseURL !== undefined ? { baseURL } : {}), shownBaseUrl, secrets };
 }
 
 /** Replaces every secret in `text` (an SDK message can echo a header or a URL with the key in it). */

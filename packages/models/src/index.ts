@@ -1,5 +1,5 @@
 // @quickloop/models: one turn interface over vendor APIs, and the adapter for model CLIs used by loops.
-export { ZERO_USAGE, addUsage, usage, type Block, type ErrorKind, type Message, type ModelAdapter, type Stop, type ToolSpec, type TurnRequest, type TurnResult, type Usage } from './types.js';
+export { ZERO_USAGE, addUsage, toolCall, usage, type Block, type ErrorKind, type Message, type ModelAdapter, type Stop, type ToolSpec, type TurnRequest, type TurnResult, type Usage } from './types.js';
 export { ModelError } from './errors.js';
 export { backoffMs, defaultSleep, withRetries, type Attempt, type RetryPolicy } from './retry.js';
 export { invokeCli, type CliResult, type InvokeCliOptions } from './cli/invoke.js';
@@ -13,3 +13,4 @@ export { costUsd, type Price } from './cost.js';
 export { conventionalExitCode, usageTokens } from './cli/report.js';
 export { OpenAIChatAdapter, type OpenAIChatAdapterOptions } from './api/openai-chat.js';
 export { GeminiAdapter, type GeminiAdapterOptions } from './api/gemini.js';
+export { DEFAULT_PRICE_BOOK, parsePriceBook, priceFor, usdFor, type PriceBook } from './prices.js';

@@ -56,7 +56,7 @@ export interface Attempt<T> {
 export async function withRetries<T>(
   attempt: (n: number) => Promise<Attempt<T>>,
   policy: RetryPolicy,
-  options: { deadline?: number; signal?: AbortSignal; onRetry?: (failed: { attempt: number; waitMs: number; value: T }) => void } = {},
+  options: { deadline?: number; signal?: AbortSignal; onRetry?: (failed: { attempt: number; waitMs: number; value: T }) => void | Promise<void> } = {},
 ): Promise<{ value: T; attempts: number }> {
   const retries = policy.retries ?? 2;
   const now = policy.now ?? (() => performance.now());
@@ -66,7 +66,7 @@ export async function withRetries<T>(
     if (!outcome.retry || n >= retries) return { value: outcome.value, attempts: n + 1 };
     const wait = backoffMs(n, policy, outcome.retryAfterMs);
     if (options.deadline !== undefined && now() + wait >= options.deadline) return { value: outcome.value, attempts: n + 1 };
-    options.onRetry?.({ attempt: n + 1, waitMs: wait, value: outcome.value });
+    await options.onRetry?.({ attempt: n + 1, waitMs: wait, value: outcome.value });
     await sleep(wait, options.signal);
   }
 }

@@ -1,4 +1,5 @@
 // The normalised model vocabulary every adapter speaks: five token counters, error kinds, the turn interface.
+import type { ModelError } from './errors.js';
 
 /** Token counts; `input` excludes cache reads and writes, `output` includes `reasoning`. */
 export interface Usage {
@@ -21,7 +22,7 @@ export type ErrorKind = 'infra' | 'config' | 'context_overflow' | 'harness' | 'r
 
 export type Block =
   | { type: 'text'; text: string }
-  | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown>; invalid?: string }
   | { type: 'tool_result'; id: string; name: string; output: string; is_error?: boolean };
 
 export interface Message {
@@ -47,12 +48,18 @@ export interface TurnRequest {
   signal?: AbortSignal;
   /** Stream the response (the result is the same; streaming keeps long turns under proxy idle limits). */
   stream?: boolean;
+  /** A `performance.now()` value: no retry wait that would end past it is started (the caller aborts `signal` at it). */
+  deadline?: number;
+  /** Called before each retry wait with the attempt that failed (the agent emits an event per retry). */
+  onRetry?: (failed: { attempt: number; waitMs: number; error: ModelError }) => void | Promise<void>;
 }
 
 export type Stop = 'end_turn' | 'tool_use' | 'max_tokens' | 'refusal' | 'context_overflow' | 'other';
 
 export interface TurnResult {
   blocks: Block[];
+  /** The model that served the turn, as the provider reported it. */
+  model?: string;
   stop: Stop;
   usage: Usage;
   /** Set when `stop` is `refusal`: the provider's category and explanation, when it gives them. */
@@ -87,4 +94,20 @@ export function addUsage(a: Usage, b: Usage): Usage {
 export function usage(parts: Partial<Record<keyof Usage, unknown>>): Usage {
   const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v) : 0);
   return { input: n(parts.input), cache_read: n(parts.cache_read), cache_write: n(parts.cache_write), output: n(parts.output), reasoning: n(parts.reasoning) };
+}
+
+/**
+ * A tool call from arguments the model wrote as JSON text. Arguments that are not a JSON object are
+ * the model's mistake, not a failed turn: the call gets `{}` and `invalid` says why, so the agent
+ * answers it with a tool error and the model can try again.
+ */
+export function toolCall(id: string, name: string, args: string | undefined): Extract<Block, { type: 'tool_call' }> {
+  let input: unknown;
+  try {
+    input = JSON.parse(args || '{}');
+  } catch {
+    return { type: 'tool_call', id, name, input: {}, invalid: `the arguments are not JSON: ${(args ?? '').slice(0, 80)}` };
+  }
+  if (!input || typeof input !== 'object' || Array.isArray(input)) return { type: 'tool_call', id, name, input: {}, invalid: 'the arguments are not a JSON object' };
+  return { type: 'tool_call', id, name, input: input as Record<string, unknown> };
 }

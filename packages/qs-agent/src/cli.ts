@@ -2,23 +2,45 @@
 import { logLevel, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
 import { allowRegistry } from '@quickloop/sandbox';
 import { parseDocsMap } from './docs/docs-map.js';
-import { AGENTS, run } from './run.js';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { UsageError } from '@quickloop/cli-kit';
+import { AGENT_NAMES, run } from './run.js';
 
 export const VERSION = '0.1.0';
 
 export async function cli(argv: string[], io: Io): Promise<number> {
-  const args = parseArgs(argv, { name: 'qs-agent', version: VERSION, usage: '$0 [--agent replay] [--docs-map URL_PREFIX=DIR]... < events', out: io.stderr }, (y) =>
+  const args = parseArgs(argv, { name: 'qs-agent', version: VERSION, usage: '$0 [--agent replay|anthropic|openai|openai-chat|gemini] [--model M] [--base-url URL] [--prices FILE] [--docs-map URL_PREFIX=DIR]... < events', out: io.stderr }, (y) =>
     y
-      .option('agent', { type: 'string', default: 'replay', choices: Object.keys(AGENTS), describe: 'Who works on the task' })
+      .option('agent', { type: 'string', default: 'replay', choices: [...AGENT_NAMES], describe: 'Who works on the task' })
+      .option('model', { type: 'string', describe: 'Model agents: the model to ask for (defaults: anthropic claude-sonnet-4-6, openai gpt-5, gemini gemini-2.5-flash; openai-chat needs one)' })
+      .option('base-url', { type: 'string', describe: 'Model agents: the API endpoint (a gateway, a proxy, a local OpenAI-compatible server)' })
+      .option('prices', { type: 'string', describe: 'Model agents: a price book JSON file to use instead of the built-in one' })
+      .option('stream', { type: 'boolean', default: true, describe: 'Model agents: stream responses (--no-stream asks for whole ones)' })
       .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
       .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend when the input has no sandbox.ready' })
       .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Also allow this registry when the sandbox is made here: a URL, HOST:PORT, or HOST (port 443) (repeatable)' })
       .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })
       .option('keep', { type: 'boolean', default: false, describe: 'Mark a sandbox made here to be kept by the last stage' }),
   );
+  let prices: { text: string; file: string } | undefined;
+  if (args.prices !== undefined) {
+    const file = String(args.prices);
+    try {
+      prices = { text: readFileSync(resolve(io.cwd, file), 'utf8'), file };
+    } catch (error) {
+      throw new UsageError(`--prices ${file}: cannot read it: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
   return run(
     {
       agent: args.agent,
+      modelFlags: {
+        ...(args.model !== undefined ? { model: String(args.model) } : {}),
+        ...(args['base-url'] !== undefined ? { baseUrl: String(args['base-url']) } : {}),
+        ...(prices !== undefined ? { prices } : {}),
+        stream: args.stream,
+      },
       docsMaps: args['docs-map'].map((spec) => parseDocsMap(String(spec), io.cwd)),
       backend: args.backend as 'auto' | 'bwrap' | 'local',
       allowUnenforced: args['allow-unenforced'],

@@ -3,8 +3,11 @@ import { performance } from 'node:perf_hooks';
 import { CliError, createLogger, terminalSafe, isPipeClosed, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Emitter, type Payload, type WireEvent } from '@quickloop/events';
 import { egressEmitter, emitUsage, provisionSandbox, removeLayout, type BackendChoice, type Sandbox } from '@quickloop/sandbox';
+import { parsePriceBook, DEFAULT_PRICE_BOOK, type PriceBook } from '@quickloop/models';
 import type { Agent } from './agents/agent.js';
+import { createModelAgent } from './agents/model.js';
 import { replayAgent } from './agents/replay.js';
+import { redactor, resolveVendor, VENDORS } from './agents/vendors.js';
 import type { DocsMapping } from './docs/docs-map.js';
 import { reopen, type SandboxReady, type TaskLoaded } from './sandbox-link.js';
 
@@ -12,11 +15,48 @@ import { createToolbelt } from './toolbelt.js';
 
 export const STAGE = 'qs-agent';
 
-/** Agents by --agent name; model agents register here. */
+/** Agents by --agent name that need no configuration. */
 export const AGENTS: Record<string, Agent> = { replay: replayAgent };
+
+/** Every --agent name: the fixed agents, then the model vendors. */
+export const AGENT_NAMES: readonly string[] = [...Object.keys(AGENTS), ...Object.keys(VENDORS)];
+
+/** Model agents' flags. */
+export interface ModelFlags {
+  model?: string;
+  baseUrl?: string;
+  /** The text of a --prices file and its name (for messages). */
+  prices?: { text: string; file: string };
+  /** Ask for whole responses rather than streams (default: stream). */
+  stream?: boolean;
+}
+
+/**
+ * The agent for --agent: a fixed one, or a model agent whose key, endpoint and model are resolved
+ * here, so that a missing key is a usage error before stdin is read or any sandbox is made.
+ */
+export function selectAgent(name: string, flags: ModelFlags, env: Record<string, string | undefined>): Agent {
+  const fixed = AGENTS[name];
+  if (fixed) return fixed;
+  if (!VENDORS[name]) throw new UsageError(`unknown agent '${name}' (known: ${AGENT_NAMES.join(', ')})`);
+  const prices: PriceBook = flags.prices ? parsePriceBook(flags.prices.text, flags.prices.file) : DEFAULT_PRICE_BOOK;
+  const r = resolveVendor(name, flags, env);
+  const redact = redactor(r.secrets);
+  return createModelAgent(name, () => r.vendor.make({ apiKey: r.apiKey, ...(r.baseURL !== undefined ? { baseURL: r.baseURL } : {}) }), {
+    model: r.model,
+    baseUrl: r.shownBaseUrl,
+    prices,
+    stream: flags.stream ?? true,
+    redact,
+  });
+}
 
 export interface AgentOptions {
   agent: string;
+  /** For model agents (--model, --base-url, --prices, --no-stream). */
+  modelFlags?: ModelFlags;
+  /** An agent to use instead of --agent's (tests, and agents built elsewhere such as recorded runs). */
+  agentImpl?: Agent;
   docsMaps: DocsMapping[];
   /** For a sandbox this stage provisions itself (no sandbox.ready in the input). */
   backend: BackendChoice;
@@ -43,8 +83,7 @@ interface RunState {
 
 export async function run(opts: AgentOptions, io: Io): Promise<number> {
   const log = createLogger({ stream: io.stderr, env: io.env, level: opts.level });
-  const agent = AGENTS[opts.agent];
-  if (!agent) throw new UsageError(`unknown agent '${opts.agent}' (known: ${Object.keys(AGENTS).join(', ')})`);
+  const agent = opts.agentImpl ?? selectAgent(opts.agent, opts.modelFlags ?? {}, io.env);
   const writer = new EventWriter(io.stdout);
   const emitter = createEmitter({ stage: STAGE, writer, now: io.now });
   const runs = new Map<string, RunState>();
@@ -68,7 +107,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
   const work = async (s: RunState, sandbox: Sandbox): Promise<void> => {
     s.handled = true;
     const started = performance.now();
-    await emitter.emit('agent.started', { run_id: s.runId }, { agent: agent.name, task: s.loaded.task.name });
+    await emitter.emit('agent.started', { run_id: s.runId }, { agent: agent.name, task: s.loaded.task.name, ...agent.started });
     const { budgets, docs } = s.loaded.task;
     const tools = createToolbelt({
       runId: s.runId,
@@ -84,7 +123,17 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
     let outcome: Awaited<ReturnType<Agent['run']>>;
     let leftRunning: string[] = [];
     try {
-      outcome = await agent.run({ runId: s.runId, task: s.loaded.task, tools, signal: io.signal, log, elapsedMs: () => performance.now() - started });
+      outcome = await agent.run({
+        runId: s.runId,
+        task: s.loaded.task,
+        tools,
+        signal: io.signal,
+        log,
+        elapsedMs: () => performance.now() - started,
+        emitter,
+        newId: io.newId,
+        setup: s.loaded.task.setup,
+      });
     } catch (error) {
       if (error instanceof CliError && error.kind === 'usage') throw error;
       outcome = { stopReason: io.signal.aborted ? 'interrupted' : 'error', detail: `agent failed: ${(error as Error).message}` };
@@ -105,9 +154,15 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
         detail: outcome.detail,
         commands: tools.commands,
         duration_ms: Math.round(performance.now() - started),
+        ...outcome.report,
         ...(leftRunning.length > 0 ? { left_running: leftRunning } : {}),
       },
     );
+    if (outcome.usageError !== undefined) {
+      // The run is recorded (qs-check sees the config error); no later run could fare better.
+      await writer.flush();
+      throw new UsageError(outcome.usageError);
+    }
   };
 
   const openAndWork = async (s: RunState): Promise<void> => {

@@ -25,9 +25,23 @@ export interface Executor {
   exec(command: string, options: { timeoutMs: number; maxOutputChars: number; signal?: AbortSignal }): Promise<BashResult>;
 }
 
+/** How a model agent's call is recorded and bounded; the replay agent passes none. */
+export interface CallRef {
+  /** The id to give the tool.call event (the loop names it, so its hook can point at it). */
+  id?: string;
+  /** The agent.turn the call belongs to. */
+  parentId?: string;
+  /** The model's own id for the call. */
+  callId?: string;
+  /** A shorter limit than max_command_seconds: what is left of max_seconds. */
+  timeoutMs?: number;
+  /** Aborted at the run's deadline as well as on a signal. */
+  signal?: AbortSignal;
+}
+
 export interface Toolbelt {
-  bash(command: string): Promise<BashResult>;
-  readDocs(url: string): Promise<DocsResult>;
+  bash(command: string, ref?: CallRef): Promise<BashResult>;
+  readDocs(url: string, page?: number, ref?: CallRef): Promise<DocsResult>;
   /** bash calls made so far. */
   readonly commands: number;
 }
@@ -50,17 +64,17 @@ export function createToolbelt(o: ToolbeltOptions): Toolbelt {
     get commands() {
       return commands;
     },
-    async bash(command) {
+    async bash(command, ref = {}) {
       commands += 1;
-      const id = o.newId();
-      await o.emitter.emit('tool.call', { run_id: o.runId, id }, { tool: 'bash', command });
+      const id = ref.id ?? o.newId();
+      await o.emitter.emit('tool.call', { run_id: o.runId, id, ...(ref.parentId !== undefined ? { parent_id: ref.parentId } : {}) }, { tool: 'bash', command, ...(ref.callId !== undefined ? { call_id: ref.callId } : {}) });
       const why = unrunnable(command);
       const refusal = `qs-agent: this command was not run: ${why ?? ''}\n`;
       // Returned to the agent as the tool's answer (a model reads it and can retry), never thrown.
       const result: BashResult =
         why !== undefined
           ? { exitCode: REFUSED_EXIT, output: refusal, timedOut: false, durationMs: 0, originalChars: refusal.length, truncated: false, refused: why }
-          : await o.executor.exec(command, { timeoutMs: o.maxCommandSeconds * 1000, maxOutputChars: o.maxOutputChars, signal: o.signal });
+          : await o.executor.exec(command, { timeoutMs: Math.min(o.maxCommandSeconds * 1000, ref.timeoutMs ?? Infinity), maxOutputChars: o.maxOutputChars, signal: ref.signal ?? o.signal });
       // Before tool.result, like the egress events of the same command: the result closes the command.
       for (const denial of result.denials ?? []) await o.emitter.emit('sandbox.denied', { run_id: o.runId, parent_id: id }, denial);
       await o.emitter.emit(
@@ -78,10 +92,14 @@ export function createToolbelt(o: ToolbeltOptions): Toolbelt {
       );
       return result;
     },
-    async readDocs(url) {
-      const id = o.newId();
-      await o.emitter.emit('tool.call', { run_id: o.runId, id }, { tool: 'read_docs', url });
-      const page = await readDocsPage(url, { maps: o.docsMaps, allow: o.docsAllow, signal: o.signal });
+    async readDocs(url, part, ref = {}) {
+      const id = ref.id ?? o.newId();
+      await o.emitter.emit(
+        'tool.call',
+        { run_id: o.runId, id, ...(ref.parentId !== undefined ? { parent_id: ref.parentId } : {}) },
+        { tool: 'read_docs', url, ...(part !== undefined ? { page: part } : {}), ...(ref.callId !== undefined ? { call_id: ref.callId } : {}) },
+      );
+      const page = await readDocsPage(url, { maps: o.docsMaps, allow: o.docsAllow, signal: ref.signal ?? o.signal });
       // docs.read / docs.error is read_docs' result event: it pairs with the call by parent_id.
       const meta = { run_id: o.runId, id: o.newId(), parent_id: id };
       if (page.ok) {

@@ -107,4 +107,43 @@ describe('the renderer on a hostile stream', () => {
       for (const line of out.split('\n')) expect(line).not.toMatch(/^\[ *[0-9.]+s\] PASS forged/);
     }
   });
+
+  it('renders a model run: numbered turns, their tool calls folded under them, tokens and cost per turn and in all', () => {
+    const at = (type: string, secs: number, payload: Record<string, unknown>): WireEvent =>
+      ({ v: 1, type, ts: new Date(Date.UTC(2026, 0, 1) + secs * 1000).toISOString(), run_id: 'r1', stage: 'x', ...payload }) as WireEvent;
+    const usage = (i: number, o: number, cr = 0) => ({ input_tokens: i, cache_read_tokens: cr, cache_write_tokens: 0, output_tokens: o, reasoning_tokens: 0 });
+    const text = renderAll([
+      at('agent.started', 0, { agent: 'anthropic', model: 'claude-sonnet-4-6' }),
+      at('agent.retry', 1, { turn: 1, attempt: 1, status: 429, error_kind: 'infra', error: 'rate limited', wait_ms: 1200 }),
+      at('agent.turn', 2, { id: 't1', turn: 1, model: 'claude-sonnet-4-6', stop: 'tool_use', blocks: [{ type: 'text', text: 'Reading the install page.' }, { type: 'tool_call', id: 'c1', name: 'read_docs', input: {} }], usage: usage(1200, 56), usd: 0.00444, duration_ms: 2100, request_id: null, attempts: 2 }),
+      at('tool.call', 2, { id: 'k1', parent_id: 't1', tool: 'read_docs', url: 'https://d.test/install' }),
+      at('docs.read', 2, { id: 'k2', parent_id: 'k1', url: 'https://d.test/install', chars: 900, from: 'fetch' }),
+      at('agent.turn', 3, { id: 't2', turn: 2, model: 'claude-sonnet-4-6', stop: 'tool_use', blocks: [], usage: usage(30, 9, 1100), usd: null, duration_ms: 900, request_id: 'r', attempts: 1 }),
+      at('tool.call', 3, { id: 'k3', parent_id: 't2', tool: 'bash', command: 'npm test' }),
+      at('tool.result', 4, { id: 'k4', parent_id: 'k3', tool: 'bash', exit_code: 1, output: 'boom\n', duration_ms: 100 }),
+      at('tool.call', 4, { id: 'k5', parent_id: 't2', tool: 'fly', input: { to: 'moon' } }),
+      at('tool.error', 4, { id: 'k6', parent_id: 'k5', tool: 'fly', error: "unknown tool 'fly'" }),
+      at('agent.completed', 5, { stop_reason: 'completed', detail: 'the model finished after 2 turns', commands: 1, turns: 2, usage: usage(1230, 65, 1100), usd: null, final_text: 'It works.\nThe docs miss a step.' }),
+    ]);
+    const lines = text.split('\n').map((l) => l.replace(/^\[ *[0-9.]+s\] /, ''));
+    expect(lines).toEqual([
+      'agent anthropic (claude-sonnet-4-6)',
+      'retry turn 1 after attempt 1: HTTP 429, waiting 1.2s (rate limited)',
+      'turn 1 claude-sonnet-4-6: 1,200 in, 56 out, $0.0044, 2.1s, 2 attempts',
+      '    Reading the install page.',
+      '    read_docs https://d.test/install',
+      '    read https://d.test/install (900 chars)',
+      'turn 2 claude-sonnet-4-6: 30 in + 1,100 cache read, 9 out, cost unknown, 0.9s',
+      '    $ npm test',
+      '    exit 1 (0.1s)',
+      '        | boom',
+      "    fly {\"to\":\"moon\"}",
+      "    tool error: unknown tool 'fly'",
+      'agent stopped: completed — the model finished after 2 turns',
+      'model total: 2 turns, 1,230 in + 1,100 cache read, 65 out, cost unknown (a model not in the price book)',
+      'final answer:',
+      '    It works.',
+      '    The docs miss a step.',
+    ]);
+  });
 });

@@ -54,6 +54,26 @@ function limitText(limit: unknown): string {
   return `${str(l.name)} ${value} (${by === 'none' ? 'NOT enforced' : terminalSafe(by)}${scope})`;
 }
 
+/** `1,234`: token counts for people. */
+const count = (v: unknown): string => (typeof v === 'number' && Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : str(v));
+
+/** `1,200 in + 900 cache read + 200 cache write, 56 out (12 reasoning)`: the five counters, zeros left out. */
+function tokensText(usage: unknown): string {
+  const u = (usage ?? {}) as Record<string, unknown>;
+  const extra = [
+    typeof u.cache_read_tokens === 'number' && u.cache_read_tokens > 0 ? ` + ${count(u.cache_read_tokens)} cache read` : '',
+    typeof u.cache_write_tokens === 'number' && u.cache_write_tokens > 0 ? ` + ${count(u.cache_write_tokens)} cache write` : '',
+  ].join('');
+  const reasoning = typeof u.reasoning_tokens === 'number' && u.reasoning_tokens > 0 ? ` (${count(u.reasoning_tokens)} reasoning)` : '';
+  return `${count(u.input_tokens)} in${extra}, ${count(u.output_tokens)} out${reasoning}`;
+}
+
+/** `$0.0123`, or a plain statement when the price book had no price (never a made-up $0). */
+function usdText(v: unknown): string {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return 'cost unknown';
+  return `$${v < 0.01 ? v.toFixed(4) : v.toFixed(2)}`;
+}
+
 /** A stateful renderer: feed it events in order, get the lines to print for each. */
 export function createRenderer(options: RenderOptions): (event: WireEvent) => string[] {
   const style = options.style ?? ((_k, t) => t);
@@ -62,6 +82,8 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
   let lastRun: string | undefined;
   const commands = new Map<string, string>();
   const seenRuns = new Set<string>();
+  /** Indentation by event id: a model turn's tool calls, and their results, are folded under it. */
+  const indent = new Map<string, string>();
 
   return (event) => {
     const t = Date.parse(event.ts);
@@ -69,8 +91,12 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
     const secs = start === undefined || !Number.isFinite(t) ? 0 : (t - start) / 1000;
     const stamp = style('dim', `[${secs.toFixed(1).padStart(7)}s]`);
     const out: string[] = [];
+    const eAny = event as { id?: unknown; parent_id?: unknown };
+    const parent = typeof eAny.parent_id === 'string' ? eAny.parent_id : undefined;
+    const pad = parent !== undefined ? (indent.get(parent) ?? '') : '';
+    if (pad !== '' && typeof eAny.id === 'string') indent.set(eAny.id, pad);
     const line = (text: string): void => {
-      out.push(`${stamp} ${text}`);
+      out.push(`${stamp} ${pad}${text}`);
     };
     if (event.run_id !== lastRun && seenRuns.size > 0 && !seenRuns.has(event.run_id)) out.push('');
     lastRun = event.run_id;
@@ -114,15 +140,36 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
       case 'agent.started':
         line(`agent ${str(e.agent)}${e.model ? ` (${str(e.model)})` : ''}`);
         break;
+      case 'agent.turn': {
+        if (typeof e.id === 'string') indent.set(e.id, '    ');
+        const secsTaken = typeof e.duration_ms === 'number' ? `, ${(e.duration_ms / 1000).toFixed(1)}s` : '';
+        const retried = typeof e.attempts === 'number' && e.attempts > 1 ? `, ${e.attempts} attempts` : '';
+        line(style('bold', `turn ${str(e.turn)}`) + ` ${str(e.model)}: ${tokensText(e.usage)}, ${usdText(e.usd)}${style('dim', `${secsTaken}${retried}`)}${e.stop === 'refusal' ? style('fail', ' REFUSED') : e.stop === 'max_tokens' ? style('warn', ' cut at max tokens') : ''}`);
+        for (const b of Array.isArray(e.blocks) ? (e.blocks as Array<Record<string, unknown>>) : []) {
+          if (b.type !== 'text' || raw(b.text).trim() === '') continue;
+          const text = raw(b.text).trim();
+          const shown = options.verbose || text.length <= 200 ? text : `${text.slice(0, 199)}…`;
+          for (const l of shown.split('\n')) line(`    ${style('dim', terminalSafe(l, 'block'))}`);
+        }
+        break;
+      }
+      case 'agent.retry':
+        line(style('warn', `retry turn ${str(e.turn)} after attempt ${str(e.attempt)}`) + `: ${e.status === null ? 'connection failed' : `HTTP ${str(e.status)}`}, waiting ${(Number(e.wait_ms) / 1000).toFixed(1)}s` + style('dim', ` (${str(e.error)})`));
+        break;
       case 'tool.call':
         if (e.tool === 'bash') line(`$ ${commandText(raw(e.command), options.verbose)}`);
-        else if (options.verbose) line(style('dim', `read_docs ${str(e.url)}`));
+        else if (e.tool === 'read_docs') {
+          if (options.verbose || pad !== '') line(style('dim', `read_docs ${str(e.url)}${e.page !== undefined ? ` page ${str(e.page)}` : ''}`));
+        } else line(`${str(e.tool)} ${style('dim', terminalSafe(JSON.stringify(e.input ?? {}).slice(0, 200)))}`);
+        break;
+      case 'tool.error':
+        line(`${style('fail', 'tool error')}: ${str(e.error)}`);
         break;
       case 'tool.result': {
         const failed = e.exit_code !== 0;
         const secsTaken = typeof e.duration_ms === 'number' ? ` (${(e.duration_ms / 1000).toFixed(1)}s)` : '';
         line(`${failed ? style('fail', `exit ${str(e.exit_code)}`) : `exit ${str(e.exit_code)}`}${e.timed_out === true ? style('fail', ' TIMED OUT') : ''}${style('dim', secsTaken)}`);
-        if (failed || options.verbose) out.push(...outputLines(raw(e.output), clip));
+        if (failed || options.verbose) out.push(...outputLines(raw(e.output), clip).map((l) => `${pad}${l}`));
         break;
       }
       case 'docs.read': {
@@ -150,6 +197,15 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
         break;
       case 'agent.completed':
         line(`agent stopped: ${str(e.stop_reason)}${e.detail ? ` — ${str(e.detail)}` : ''}`);
+        if (typeof e.turns === 'number') {
+          line(`model total: ${e.turns} turn${e.turns === 1 ? '' : 's'}${e.usage ? `, ${tokensText(e.usage)}` : ''}, ${usdText(e.usd)}${e.usd === null ? ' (a model not in the price book)' : ''}`);
+        }
+        if (typeof e.final_text === 'string' && e.final_text.trim() !== '') {
+          const text = e.final_text.trim();
+          const shown = options.verbose || text.length <= 600 ? text : `${text.slice(0, 599)}…`;
+          line('final answer:');
+          for (const l of shown.split('\n')) line(`    ${terminalSafe(l, 'block')}`);
+        }
         if (Array.isArray(e.left_running) && e.left_running.length > 0) {
           line(style('warn', `killed at the end of the stage, still running: ${e.left_running.map(str).join(' · ')}`));
         }

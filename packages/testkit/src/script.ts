@@ -79,6 +79,8 @@ export interface RecordedRequest {
   stream: boolean;
   /** The text of the last user message, as the mock understood it. */
   lastUserText: string;
+  /** The client closed the connection before the answer was complete (an abort, a client timeout). */
+  aborted?: boolean;
 }
 
 export function usageOf(turn: { usage?: Partial<MockUsage> }): MockUsage {

@@ -32,6 +32,8 @@ export interface MockServer {
   /** Everything that reached the server (bodies and header values), for "this secret was never sent" assertions. */
   receivedText(): string;
   push(...steps: MockStep[]): void;
+  /** Resolves once every request received so far has been answered or dropped by its client (then `aborted` is final). */
+  settled(): Promise<void>;
   /** Scripted turns not yet consumed. */
   readonly pending: number;
   reset(): void;
@@ -86,6 +88,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   const queue = new TurnQueue(whenEmpty === 'echo' ? echoTurn : whenEmpty === 'error' ? undefined : whenEmpty);
   queue.push(...(options.script ?? []));
   const requests: RecordedRequest[] = [];
+  const open = new Set<Promise<void>>();
   let served = 0;
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -111,6 +114,14 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     const stream = Boolean(body?.stream) || url.includes(':streamGenerateContent');
     const record: RecordedRequest = { api, method, url, headers: req.headers, body, raw, stream, lastUserText: lastUserText(api, body) };
     requests.push(record);
+    open.add(
+      new Promise<void>((resolve) =>
+        res.once('close', () => {
+          if (!res.writableFinished) record.aborted = true;
+          resolve();
+        }),
+      ),
+    );
     // claude -p probes HEAD / unless told not to; answer it rather than fail the CLI.
     if (method === 'HEAD') return void res.writeHead(200).end();
     if (method === 'GET' && path === '/v1/models') return sendJson(res, 200, { object: 'list', data: [] });
@@ -162,6 +173,9 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     requestsFor: (api) => requests.filter((r) => r.api === api),
     receivedText: () => requests.map((r) => `${r.url}\n${JSON.stringify(r.headers)}\n${r.raw}`).join('\n'),
     push: (...steps) => queue.push(...steps),
+    settled: async () => {
+      await Promise.all([...open]);
+    },
     get pending() {
       return queue.pending;
     },

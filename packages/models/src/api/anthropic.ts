@@ -82,7 +82,16 @@ function toResult(msg: Anthropic.Message, attempts: number, durationMs: number):
     if (details?.category) result.refusal.category = details.category;
     if (details?.explanation) result.refusal.explanation = details.explanation;
   }
+  const served = (msg as { model?: unknown }).model;
+  if (typeof served === 'string' && served !== '') result.model = served;
   return result;
+}
+
+/** A streamed message with the stream's request id on it, where a non-streamed one carries it. */
+async function streamed(stream: ReturnType<Anthropic['messages']['stream']>): Promise<Anthropic.Message> {
+  const msg = await stream.finalMessage();
+  const id = stream.request_id;
+  return id ? Object.assign(msg, { _request_id: id }) : msg;
 }
 
 export class AnthropicAdapter implements ModelAdapter {
@@ -100,8 +109,8 @@ export class AnthropicAdapter implements ModelAdapter {
     const started = performance.now();
     const params = toParams(request);
     const opts = request.signal ? { signal: request.signal } : {};
-    const { value, attempts } = await retryingTurn(this.name, this.#retry, request.signal, (): Promise<Anthropic.Message> =>
-      request.stream ? this.#client.messages.stream(params, opts).finalMessage() : this.#client.messages.create(params, opts),
+    const { value, attempts } = await retryingTurn(this.name, this.#retry, request, (): Promise<Anthropic.Message> =>
+      request.stream ? streamed(this.#client.messages.stream(params, opts)) : this.#client.messages.create(params, opts),
     );
     return toResult(value, attempts, Math.round(performance.now() - started));
   }

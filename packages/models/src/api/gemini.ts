@@ -80,6 +80,8 @@ function toResult(res: GenerateContentResponse, attempts: number, durationMs: nu
   };
   if (res.responseId) result.requestId = res.responseId;
   if (stop === 'refusal') result.refusal = { category: String(blockReason ?? reason) };
+  const served = (res as { modelVersion?: unknown }).modelVersion;
+  if (typeof served === 'string' && served !== '') result.model = served;
   return result;
 }
 
@@ -100,7 +102,7 @@ export class GeminiAdapter implements ModelAdapter {
     if (request.tools?.length) config.tools = [{ functionDeclarations: request.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.schema })) }];
     if (request.signal) config.abortSignal = request.signal;
     const params = { model: request.model, contents: contents(request.messages), config };
-    const { value, attempts } = await retryingTurn(this.name, this.#retry, request.signal, async (): Promise<GenerateContentResponse> => {
+    const { value, attempts } = await retryingTurn(this.name, this.#retry, request, async (): Promise<GenerateContentResponse> => {
       if (!request.stream) return this.#client.models.generateContent(params);
       const chunks: GenerateContentResponse[] = [];
       for await (const chunk of await this.#client.models.generateContentStream(params)) chunks.push(chunk);

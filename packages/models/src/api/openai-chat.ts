@@ -2,7 +2,7 @@
 import OpenAI from 'openai';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
-import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
+import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
 import { retryingTurn } from './run-turn.js';
 
 export interface OpenAIChatAdapterOptions {
@@ -47,14 +47,7 @@ function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs:
   if (message.content) blocks.push({ type: 'text', text: message.content });
   for (const call of message.tool_calls ?? []) {
     if (call.type !== 'function') continue;
-    let input: unknown;
-    try {
-      input = JSON.parse(call.function.arguments || '{}');
-    } catch {
-      throw new ModelError('harness', `openai-chat: tool call ${call.id} arguments are not JSON: ${call.function.arguments.slice(0, 80)}`);
-    }
-    if (!input || typeof input !== 'object' || Array.isArray(input)) throw new ModelError('harness', `openai-chat: tool call ${call.id} arguments are not an object`);
-    blocks.push({ type: 'tool_call', id: call.id, name: call.function.name, input: input as Record<string, unknown> });
+    blocks.push(toolCall(call.id, call.function.name, call.function.arguments));
   }
   const stop: Stop = message.refusal ? 'refusal' : (STOPS[choice.finish_reason] ?? 'other');
   const u = res.usage;
@@ -73,6 +66,8 @@ function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs:
   const requestId = (res as { _request_id?: string | null })._request_id;
   if (requestId) result.requestId = requestId;
   if (stop === 'refusal') result.refusal = message.refusal ? { explanation: message.refusal } : { category: 'content_filter' };
+  const served = (res as { model?: unknown }).model;
+  if (typeof served === 'string' && served !== '') result.model = served;
   return result;
 }
 
@@ -92,7 +87,7 @@ export class OpenAIChatAdapter implements ModelAdapter {
     const params: Params = { model: request.model, messages: chatMessages(request.system, request.messages), max_tokens: request.maxTokens };
     if (request.tools?.length) params.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.schema } }));
     const opts = request.signal ? { signal: request.signal } : {};
-    const { value, attempts } = await retryingTurn(this.name, this.#retry, request.signal, (): Promise<OpenAI.Chat.ChatCompletion> =>
+    const { value, attempts } = await retryingTurn(this.name, this.#retry, request, (): Promise<OpenAI.Chat.ChatCompletion> =>
       request.stream
         ? this.#client.chat.completions.stream({ ...params, stream: true, stream_options: { include_usage: true } }, opts).finalChatCompletion()
         : this.#client.chat.completions.create(params, opts),

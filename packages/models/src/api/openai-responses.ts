@@ -2,7 +2,7 @@
 import OpenAI from 'openai';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
-import { usage, type Block, type Message, type ModelAdapter, type TurnRequest, type TurnResult } from '../types.js';
+import { toolCall, usage, type Block, type Message, type ModelAdapter, type TurnRequest, type TurnResult } from '../types.js';
 import { retryingTurn } from './run-turn.js';
 
 export interface OpenAIResponsesAdapterOptions {
@@ -58,14 +58,7 @@ function toResult(res: OpenAI.Responses.Response, attempts: number, durationMs: 
         else if (part.type === 'refusal') refusal = part.refusal;
       }
     } else if (item.type === 'function_call') {
-      let input: unknown;
-      try {
-        input = JSON.parse(item.arguments || '{}');
-      } catch {
-        throw new ModelError('harness', `openai-responses: function_call ${item.call_id} arguments are not JSON: ${item.arguments.slice(0, 80)}`);
-      }
-      if (!input || typeof input !== 'object' || Array.isArray(input)) throw new ModelError('harness', `openai-responses: function_call ${item.call_id} arguments are not an object`);
-      blocks.push({ type: 'tool_call', id: item.call_id, name: item.name, input: input as Record<string, unknown> });
+      blocks.push(toolCall(item.call_id, item.name, item.arguments));
     }
   }
   const reason = res.incomplete_details?.reason;
@@ -85,6 +78,8 @@ function toResult(res: OpenAI.Responses.Response, attempts: number, durationMs: 
   const requestId = (res as { _request_id?: string | null })._request_id;
   if (requestId) result.requestId = requestId;
   if (stop === 'refusal') result.refusal = refusal !== undefined ? { explanation: refusal } : { category: 'content_filter' };
+  const served = (res as { model?: unknown }).model;
+  if (typeof served === 'string' && served !== '') result.model = served;
   return result;
 }
 
@@ -102,7 +97,7 @@ export class OpenAIResponsesAdapter implements ModelAdapter {
     const started = performance.now();
     const params = toParams(request);
     const opts = request.signal ? { signal: request.signal } : {};
-    const { value, attempts } = await retryingTurn(this.name, this.#retry, request.signal, (): Promise<OpenAI.Responses.Response> =>
+    const { value, attempts } = await retryingTurn(this.name, this.#retry, request, (): Promise<OpenAI.Responses.Response> =>
       request.stream ? this.#client.responses.stream({ ...params, stream: true } as OpenAI.Responses.ResponseCreateParamsStreaming, opts).finalResponse() : this.#client.responses.create(params, opts),
     );
     return toResult(value, attempts, Math.round(performance.now() - started));

@@ -3,13 +3,15 @@ import { InterruptedError } from '@quickloop/cli-kit';
 import { ModelError } from '../errors.js';
 import { withRetries, type RetryPolicy } from '../retry.js';
 import { toModelError } from './classify.js';
+import type { TurnRequest } from '../types.js';
 
 export async function retryingTurn<T>(
   adapter: string,
   policy: RetryPolicy,
-  signal: AbortSignal | undefined,
+  request: Pick<TurnRequest, 'signal' | 'deadline' | 'onRetry'>,
   call: () => Promise<T>,
 ): Promise<{ value: T; attempts: number }> {
+  const signal = request.signal;
   const { value, attempts } = await withRetries<{ ok: T } | { error: Error }>(
     async () => {
       try {
@@ -21,7 +23,11 @@ export async function retryingTurn<T>(
       }
     },
     policy,
-    signal ? { signal } : {},
+    {
+      ...(signal ? { signal } : {}),
+      ...(request.deadline !== undefined ? { deadline: request.deadline } : {}),
+      ...(request.onRetry ? { onRetry: ({ attempt, waitMs, value }) => request.onRetry?.({ attempt, waitMs, error: (value as { error: ModelError }).error }) } : {}),
+    },
   ).catch((error: unknown) => {
     // An abort during a backoff wait rejects the sleep, not a request.
     if (signal?.aborted) throw new InterruptedError(`${adapter}: request aborted`);

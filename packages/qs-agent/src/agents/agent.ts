@@ -1,6 +1,6 @@
 // The agent interface: replay now, model agents later; each gets the task and a toolbelt and says why it stopped.
 import type { Logger } from '@quickloop/cli-kit';
-import type { NormalizedTask, StopReasonName } from '@quickloop/events';
+import type { Emitter, NormalizedTask, Payload, StopReasonName } from '@quickloop/events';
 import type { Static } from '@sinclair/typebox';
 import type { Toolbelt } from '../toolbelt.js';
 
@@ -14,18 +14,30 @@ export interface AgentContext {
   log: Logger;
   /** Milliseconds since the agent phase began (max_seconds is measured against it). */
   elapsedMs: () => number;
+  /** For an agent's own events (agent.turn, agent.retry, tool.error); tool calls go through `tools`. */
+  emitter: Emitter;
+  newId: () => string;
+  /** What the sandbox's setup ran, in order (the model is told). */
+  setup: readonly string[];
 }
 
 export interface AgentOutcome {
   stopReason: StopReasonName;
   /** One line, e.g. `replay step 2 exited 1: npm install`. */
   detail: string;
-  /** The model served, for model agents. */
-  model?: string;
+  /** Model agents: what agent.completed reports beyond the stop (model served, turns, usage, cost, final text, error kind). */
+  report?: Pick<Payload<'agent.completed'>, 'model' | 'turns' | 'usage' | 'usd' | 'final_text' | 'error_kind'>;
+  /**
+   * A failure of the agent's configuration (a rejected key, an unknown model): agent.completed is
+   * emitted, then the stage ends with this one-line usage error (exit 3).
+   */
+  usageError?: string;
 }
 
 export interface Agent {
   /** The value of --agent that selects it, also `agent` in agent.started/agent.completed. */
   readonly name: string;
   run(context: AgentContext): Promise<AgentOutcome>;
+  /** What agent.started says about it (model agents: the model asked for and the endpoint). */
+  readonly started?: Pick<Payload<'agent.started'>, 'model' | 'base_url' | 'from'>;
 }

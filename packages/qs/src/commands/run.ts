@@ -13,9 +13,13 @@ export const run: Command = {
   name: 'run',
   summary: 'Validate, sandbox, run the agent and check: the whole pipeline for the given task files',
   async run(argv, io) {
-    const args = parseArgs(argv, { name: 'qs run', version: VERSION, usage: '$0 TASK... [--agent replay] [--docs-map URL_PREFIX=DIR]... [--keep]', out: io.stderr, positionals: 1000 }, (y) =>
+    const args = parseArgs(argv, { name: 'qs run', version: VERSION, usage: '$0 TASK... [--agent replay|anthropic|openai|openai-chat|gemini] [--model M] [--base-url URL] [--prices FILE] [--docs-map URL_PREFIX=DIR]... [--keep]', out: io.stderr, positionals: 1000 }, (y) =>
       y
         .option('agent', { type: 'string', default: 'replay', describe: 'Who works on the task' })
+        .option('model', { type: 'string', describe: 'Model agents: the model to ask for' })
+        .option('base-url', { type: 'string', describe: 'Model agents: the API endpoint (a gateway, a local OpenAI-compatible server)' })
+        .option('prices', { type: 'string', describe: 'Model agents: a price book JSON file instead of the built-in one' })
+        .option('stream', { type: 'boolean', default: true, describe: 'Model agents: stream responses (--no-stream asks for whole ones)' })
         .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
         .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend' })
         .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })
@@ -29,7 +33,16 @@ export const run: Command = {
     const argvOf: Record<StageName, string[]> = {
       'qs-validate': [...files, ...registries, ...quiet],
       'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...(args.keep ? ['--keep'] : []), ...quiet],
-      'qs-agent': ['--agent', args.agent, ...args['docs-map'].flatMap((m) => ['--docs-map', String(m)]), ...quiet],
+      'qs-agent': [
+        '--agent',
+        args.agent,
+        ...(args.model !== undefined ? ['--model', String(args.model)] : []),
+        ...(args['base-url'] !== undefined ? ['--base-url', String(args['base-url'])] : []),
+        ...(args.prices !== undefined ? ['--prices', String(args.prices)] : []),
+        ...(args.stream ? [] : ['--no-stream']),
+        ...args['docs-map'].flatMap((m) => ['--docs-map', String(m)]),
+        ...quiet,
+      ],
       'qs-check': [...(args.keep ? ['--keep'] : []), ...quiet],
     };
     return pipeline(argvOf, io);

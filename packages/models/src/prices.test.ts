@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { DEFAULT_PRICE_BOOK, parsePriceBook, priceFor, usdFor } from './prices.js';
+import { ZERO_USAGE } from './types.js';
+
+const book = parsePriceBook(JSON.stringify({ as_of: '2026-12-01', models: { 'gpt-5': { input: 1, cache_read: 0.1, cache_write: 0, output: 10 }, 'gpt-5-mini': { input: 0.25, cache_read: 0, cache_write: 0, output: 2 } } }), 'book.json');
+
+describe('the price book', () => {
+  it('is the dated prices.json, embedded', () => {
+    const file = JSON.parse(readFileSync(new URL('../prices.json', import.meta.url), 'utf8')) as { as_of: string; models: Record<string, unknown> };
+    expect(DEFAULT_PRICE_BOOK.as_of).toBe(file.as_of);
+    expect(Object.keys(DEFAULT_PRICE_BOOK.models)).toEqual(Object.keys(file.models));
+  });
+
+  it('matches the exact id, then the longest key a snapshot id extends with "-", and nothing else', () => {
+    expect(priceFor(book, 'gpt-5')?.input).toBe(1);
+    expect(priceFor(book, 'gpt-5-2025-08-07')?.input).toBe(1);
+    expect(priceFor(book, 'gpt-5-mini-2025-08-07')?.input).toBe(0.25);
+    for (const id of ['gpt-5.1', 'gpt-50', 'GPT-5', 'constructor', '__proto__', 'toString', '']) expect(priceFor(book, id), id).toBeUndefined();
+  });
+
+  it('prices usage, and says null (never 0) for a model it does not know', () => {
+    expect(usdFor(book, 'gpt-5', { ...ZERO_USAGE, input: 1_000_000, cache_read: 1_000_000, output: 100_000, reasoning: 50_000 })).toBeCloseTo(1 + 0.1 + 1, 9);
+    expect(usdFor(book, 'mystery', { ...ZERO_USAGE, input: 5 })).toBeNull();
+    expect(usdFor(book, 'mystery', ZERO_USAGE)).toBeNull();
+  });
+
+  it('refuses a bad book in one line naming the file and the field', () => {
+    const bad = (doc: unknown) => () => parsePriceBook(typeof doc === 'string' ? doc : JSON.stringify(doc), 'p.json');
+    expect(bad('{')).toThrow(/^p\.json: not JSON/);
+    expect(bad([])).toThrow('p.json: the price book must be an object with as_of and models');
+    expect(bad({ models: {} })).toThrow('p.json: as_of must be a date (YYYY-MM-DD)');
+    expect(bad({ as_of: '2026-01-01', models: [] })).toThrow('p.json: models must be an object');
+    expect(bad({ as_of: '2026-01-01', models: { m: 3 } })).toThrow('p.json: models.m must be an object with input, cache_read, cache_write, output');
+    expect(bad({ as_of: '2026-01-01', models: { m: { input: 1, cache_read: 0, cache_write: 0 } } })).toThrow('p.json: models.m.output must be a number ≥ 0');
+    expect(bad({ as_of: '2026-01-01', models: { m: { input: '1', cache_read: 0, cache_write: 0, output: 1 } } })).toThrow('p.json: models.m.input must be a number ≥ 0');
+    const proto = parsePriceBook('{"as_of":"2026-01-01","models":{"__proto__":{"input":1,"cache_read":0,"cache_write":0,"output":1}}}', 'p.json');
+    expect(priceFor(proto, '__proto__')?.input).toBe(1);
+    expect(priceFor(proto, 'x')).toBeUndefined();
+  });
+});

@@ -1,0 +1,273 @@
+// The model agent: one tool loop over any ModelAdapter, the same prompt, tools, budgets and events for every vendor.
+import { performance } from 'node:perf_hooks';
+import { InterruptedError } from '@quickloop/cli-kit';
+import type { Payload } from '@quickloop/events';
+import { addUsage, DEFAULT_PRICE_BOOK, ModelError, usageTokens, usdFor, ZERO_USAGE, type Block, type Message, type ModelAdapter, type PriceBook, type ToolSpec, type TurnResult, type Usage } from '@quickloop/models';
+import type { Agent, AgentContext, AgentOutcome } from './agent.js';
+
+export type ToolOutcome =
+  | { kind: 'bash'; exitCode: number; output: string; timedOut: boolean }
+  | { kind: 'read_docs'; ok: boolean; status?: number; sha256?: string; text: string }
+  | { kind: 'error'; error: string };
+
+export interface AfterToolInfo {
+  turn: number;
+  callId: string;
+  tool: string;
+  toolCallEventId: string;
+  outcome: ToolOutcome;
+}
+
+export interface ModelLoopHooks {
+  /** Called once each tool call has completed (its result events emitted), before the next call. */
+  afterTool?(info: AfterToolInfo): Promise<void>;
+}
+
+export interface ModelLoopOptions {
+  /** The model asked for. */
+  model: string;
+  /** The endpoint, as agent.started shows it (no credentials). */
+  baseUrl?: string;
+  prices?: PriceBook;
+  /** Stream responses (default true: long turns stay under proxies' idle limits). */
+  stream?: boolean;
+  /** The most output tokens one turn may ask for (default 16384); the token budget can lower it. */
+  maxOutputTokens?: number;
+  /** Applied to every string the loop emits or logs: removes credentials. */
+  redact?: (text: string) => string;
+}
+
+/** Makes the adapter for one run; called once per run, after the sandbox is ready. */
+export type AdapterFactory = () => ModelAdapter;
+
+const BASH_TOOL: ToolSpec = {
+  name: 'bash',
+  description:
+    'Run one shell command with `bash -c` in the workspace. Each call is a fresh shell: cd, exports and shell variables do not carry over (chain with && or write a script). You get the exit code and the output (stdout and stderr merged; long output keeps its head and tail).',
+  schema: { type: 'object', properties: { command: { type: 'string', description: 'The command line.' } }, required: ['command'] },
+};
+
+const READ_DOCS_TOOL: ToolSpec = {
+  name: 'read_docs',
+  description: 'Read a documentation page as text. Only the docs hosts you were given can be read, and only through this tool. A long page comes in numbered parts: ask for the next one with page.',
+  schema: {
+    type: 'object',
+    properties: { url: { type: 'string', description: 'The absolute URL of the page.' }, page: { type: 'integer', minimum: 1, description: 'The part of a long page, from 1.' } },
+    required: ['url'],
+  },
+};
+
+export const TOOLS: readonly ToolSpec[] = [BASH_TOOL, READ_DOCS_TOOL];
+
+export const SYSTEM_PROMPT = `You are checking a product's quickstart documentation by following it as a careful newcomer would, in a disposable Linux sandbox.
+
+You have two tools. read_docs reads a documentation page; it is the only way to reach the docs, since the shell cannot connect to the docs hosts. bash runs one command in the workspace, each call in a fresh shell.
+
+Follow the docs in the order given. Do what they say, and when a step is unclear or fails, try what a sensible newcomer would try, using only what the docs and the error messages tell you. Do not work around a problem with knowledge the docs do not give, and do not fake a result: the point is to find out whether the docs alone are enough.
+
+Leave any server the docs have you start running in the background (for example with nohup … &), so it can be checked after you finish.
+
+When the goal is reached, or you cannot get further, stop calling tools and answer with a short summary: what you did, what worked, and where the docs were missing, wrong or unclear.`;
+
+export function kickoff(ctx: Pick<AgentContext, 'task' | 'setup'>): string {
+  const { task } = ctx;
+  const b = task.budgets;
+  const lines = [`Goal: ${task.goal}`, '', 'Docs to follow, in this order:', ...task.docs.path.map((u, i) => `${i + 1}. ${u}`), '', `Docs hosts read_docs can read: ${task.docs.allow.join(', ')}`, ''];
+  if (ctx.setup.length === 0) lines.push('Nothing was set up in the workspace before you.');
+  else lines.push('Already run in the workspace before you, in order:', ...ctx.setup.map((c) => `$ ${c}`));
+  lines.push('', `Limits: ${b.max_turns} turns, ${b.max_seconds} s in all, ${b.max_command_seconds} s per command, ${b.max_output_chars} characters of output per command.`);
+  return lines.join('\n');
+}
+
+const billable = (u: Usage): number => u.input + u.cache_read + u.cache_write + u.output;
+
+const oneLine = (s: string, n = 300): string => {
+  const flat = s.replace(/\s+/g, ' ').trim();
+  return flat.length > n ? `${flat.slice(0, n - 1)}…` : flat;
+};
+
+type ToolCallBlock = Extract<Block, { type: 'tool_call' }>;
+
+/** Checks a call's arguments against the tool it names: the parsed call, or what the model is told. */
+function parseCall(b: ToolCallBlock): { tool: 'bash'; command: string } | { tool: 'read_docs'; url: string; page?: number } | { error: string } {
+  if (b.invalid !== undefined) return { error: `${b.name}: ${b.invalid}` };
+  if (b.name === 'bash') {
+    const c = b.input.command;
+    if (typeof c !== 'string' || c.trim() === '') return { error: `bash needs {"command": "<a shell command>"}: command is ${c === undefined ? 'missing' : typeof c !== 'string' ? `a ${Array.isArray(c) ? 'list' : typeof c}, not a string` : 'empty'}` };
+    return { tool: 'bash', command: c };
+  }
+  if (b.name === 'read_docs') {
+    const { url, page } = b.input;
+    if (typeof url !== 'string' || url.trim() === '') return { error: `read_docs needs {"url": "<an absolute URL>"}: url is ${url === undefined ? 'missing' : typeof url !== 'string' ? 'not a string' : 'empty'}` };
+    if (page !== undefined && page !== null && (typeof page !== 'number' || !Number.isInteger(page) || page < 1)) return { error: 'read_docs: page must be a whole number from 1' };
+    return typeof page === 'number' ? { tool: 'read_docs', url, page } : { tool: 'read_docs', url };
+  }
+  return { error: `unknown tool '${b.name}': the tools are bash and read_docs` };
+}
+
+/**
+ * The model agent `name`: each turn asks the model (through the adapter the factory makes), emits
+ * agent.turn, runs its tool calls in order, and answers them; budgets are checked before each turn
+ * and the deadline cuts a model call or a command in flight.
+ */
+export function createModelAgent(name: string, adapterFactory: AdapterFactory, options: ModelLoopOptions, hooks: ModelLoopHooks = {}): Agent {
+  const prices = options.prices ?? DEFAULT_PRICE_BOOK;
+  const redact = options.redact ?? ((s: string) => s);
+  return {
+    name,
+    started: { model: options.model, ...(options.baseUrl !== undefined ? { base_url: options.baseUrl } : {}) },
+    async run(ctx: AgentContext): Promise<AgentOutcome> {
+      const { task, tools, emitter, runId } = ctx;
+      const b = task.budgets;
+      const deadline = performance.now() + b.max_seconds * 1000 - ctx.elapsedMs();
+      const cut = new AbortController();
+      const timer = setTimeout(() => cut.abort(new Error('max_seconds')), Math.max(0, deadline - performance.now()));
+      const signal = AbortSignal.any([ctx.signal, cut.signal]);
+      const adapter = adapterFactory();
+      const messages: Message[] = [{ role: 'user', blocks: [{ type: 'text', text: kickoff(ctx) }] }];
+      let total: Usage = { ...ZERO_USAGE };
+      let usd: number | null = usdFor(prices, options.model, ZERO_USAGE);
+      let turns = 0;
+      let served = options.model;
+      let finalText = '';
+      let lastInput = 0;
+
+      const report = (): NonNullable<AgentOutcome['report']> => ({ model: served, turns, usage: usageTokens(total), usd, ...(finalText !== '' ? { final_text: redact(finalText) } : {}) });
+      const stop = (stopReason: AgentOutcome['stopReason'], detail: string, extra: Partial<AgentOutcome> & { errorKind?: Payload<'agent.completed'>['error_kind'] } = {}): AgentOutcome => {
+        const { errorKind, ...rest } = extra;
+        return { stopReason, detail: redact(detail), ...rest, report: { ...report(), ...(errorKind !== undefined ? { error_kind: errorKind } : {}) } };
+      };
+      const timeLeftMs = () => deadline - performance.now();
+      const outOfTime = () => stop('timeout', `max_seconds (${b.max_seconds}) reached after ${turns} turn${turns === 1 ? '' : 's'}`);
+
+      try {
+        for (;;) {
+          if (ctx.signal.aborted) return stop('interrupted', `interrupted after ${turns} turns`);
+          if (turns >= b.max_turns) return stop('max_turns', `max_turns (${b.max_turns}) reached without the model finishing`);
+          if (timeLeftMs() <= 0) return outOfTime();
+          let maxTokens = options.maxOutputTokens ?? 16_384;
+          if (b.max_tokens > 0) {
+            // The next request re-sends at least what the last one read, so that much is spent before any answer.
+            const left = b.max_tokens - billable(total) - lastInput;
+            if (left < 1) return stop('token_budget', `max_tokens (${b.max_tokens}) cannot cover another turn: ${billable(total)} billable tokens used, the next request reads at least ${lastInput}`);
+            maxTokens = Math.min(maxTokens, left);
+          }
+          const turn = turns + 1;
+          let result: TurnResult;
+          try {
+            result = await adapter.turn({
+              model: options.model,
+              system: SYSTEM_PROMPT,
+              messages,
+              tools: [...TOOLS],
+              maxTokens,
+              stream: options.stream ?? true,
+              signal,
+              deadline,
+              onRetry: async ({ attempt, waitMs, error }) => {
+                await emitter.emit(
+                  'agent.retry',
+                  { run_id: runId },
+                  { turn, attempt, status: error.status ?? null, error_kind: error.errorKind, error: redact(oneLine(error.message)), wait_ms: Math.round(waitMs) },
+                );
+              },
+            });
+          } catch (error) {
+            if (ctx.signal.aborted) return stop('interrupted', `interrupted during turn ${turn}`);
+            if (cut.signal.aborted || (error instanceof InterruptedError && timeLeftMs() <= 0)) return stop('timeout', `max_seconds (${b.max_seconds}) reached during turn ${turn}: the model call was cut`);
+            if (error instanceof ModelError) {
+              const why = `turn ${turn}: ${oneLine(error.message)}`;
+              if (error.errorKind === 'context_overflow') return stop('context_overflow', why, { errorKind: 'context_overflow' });
+              if (error.errorKind === 'config' && (error.status === 401 || error.status === 403 || error.status === 404)) {
+                return stop('error', why, { errorKind: 'config', usageError: redact(`${name}: ${error.status === 404 ? `model '${options.model}' or endpoint not found` : 'the API key was refused'} (${oneLine(error.message, 200)})`) });
+              }
+              // A persistent 5xx or a cut connection ends here once the retries inside the deadline are spent.
+              if (error.errorKind === 'infra' && timeLeftMs() <= 0) return stop('timeout', `max_seconds (${b.max_seconds}) reached during turn ${turn}: ${oneLine(error.message)}`);
+              return stop('error', why, { errorKind: error.errorKind });
+            }
+            if (error instanceof InterruptedError) return stop('interrupted', `turn ${turn}: ${oneLine(error.message)}`);
+            // Anything else (an SDK bug, an answer no adapter expected) is ours to look at; its words may quote a credential.
+            return stop('error', `turn ${turn}: ${oneLine(String((error as Error)?.message ?? error))}`, { errorKind: 'harness' });
+          }
+          turns = turn;
+          total = addUsage(total, result.usage);
+          lastInput = result.usage.input + result.usage.cache_read + result.usage.cache_write;
+          served = result.model ?? options.model;
+          const turnUsd = usdFor(prices, served, result.usage);
+          usd = usd === null || turnUsd === null ? null : Math.round((usd + turnUsd) * 1e6) / 1e6;
+          const text = result.blocks.flatMap((x) => (x.type === 'text' ? [x.text] : [])).join('\n');
+          const calls = result.blocks.filter((x): x is ToolCallBlock => x.type === 'tool_call');
+          const turnId = ctx.newId();
+          await emitter.emit(
+            'agent.turn',
+            { run_id: runId, id: turnId },
+            {
+              turn,
+              model: served,
+              stop: result.stop,
+              blocks: result.blocks.flatMap((x): Payload<'agent.turn'>['blocks'] => (x.type === 'text' ? [{ type: 'text', text: x.text }] : x.type === 'tool_call' ? [{ type: 'tool_call', id: x.id, name: x.name, input: x.input }] : [])),
+              usage: usageTokens(result.usage),
+              usd: turnUsd,
+              duration_ms: Math.max(0, Math.round(result.durationMs)),
+              request_id: result.requestId ?? null,
+              attempts: result.attempts,
+              ...(result.refusal !== undefined ? { refusal: result.refusal } : {}),
+            },
+          );
+          if (text !== '') finalText = text;
+          if (result.stop === 'refusal') {
+            const r = result.refusal;
+            return stop('refusal', `the model refused at turn ${turn}${r?.category ? ` (${r.category})` : ''}${r?.explanation ? `: ${oneLine(r.explanation)}` : ''}`, { errorKind: 'refusal' });
+          }
+          if (result.stop === 'context_overflow') return stop('context_overflow', `turn ${turn}: the conversation outgrew the model's context window`, { errorKind: 'context_overflow' });
+          if (b.max_tokens > 0 && billable(total) > b.max_tokens) return stop('token_budget', `max_tokens (${b.max_tokens}) used up at turn ${turn}: ${billable(total)} billable tokens`);
+          messages.push({ role: 'assistant', blocks: result.blocks, ...(result.native !== undefined ? { native: result.native } : {}) });
+          if (calls.length === 0) {
+            if (result.stop === 'max_tokens') {
+              if (b.max_tokens > 0 && maxTokens < (options.maxOutputTokens ?? 16_384)) return stop('token_budget', `max_tokens (${b.max_tokens}): turn ${turn} was cut at the ${maxTokens} output tokens left`);
+              messages.push({ role: 'user', blocks: [{ type: 'text', text: 'Your answer was cut off at the output limit. Go on, in shorter steps.' }] });
+              continue;
+            }
+            return stop('completed', `the model finished after ${turns} turn${turns === 1 ? '' : 's'}`);
+          }
+          const answers: Block[] = [];
+          for (const call of calls) {
+            if (ctx.signal.aborted) return stop('interrupted', `interrupted during turn ${turn}`);
+            if (timeLeftMs() <= 0) return outOfTime();
+            const eventId = ctx.newId();
+            const parsed = parseCall(call);
+            let outcome: ToolOutcome;
+            let answer: string;
+            try {
+              if ('error' in parsed) {
+                await emitter.emit('tool.call', { run_id: runId, id: eventId, parent_id: turnId }, { tool: call.name || '(none)', call_id: call.id, input: call.input });
+                await emitter.emit('tool.error', { run_id: runId, id: ctx.newId(), parent_id: eventId }, { tool: call.name || '(none)', error: parsed.error });
+                outcome = { kind: 'error', error: parsed.error };
+                answer = `error: ${parsed.error}`;
+              } else if (parsed.tool === 'bash') {
+                // The deadline is the command's timeout rather than an abort, so a command cut at it reads as timed out (124).
+                const r = await tools.bash(parsed.command, { id: eventId, parentId: turnId, callId: call.id, timeoutMs: Math.max(1, Math.floor(timeLeftMs())) });
+                outcome = { kind: 'bash', exitCode: r.exitCode, output: r.output, timedOut: r.timedOut };
+                answer = `exit code: ${r.exitCode}${r.timedOut ? ' (the command was killed: out of time)' : ''}\n${r.output}`;
+              } else {
+                const r = await tools.readDocs(parsed.url, parsed.page, { id: eventId, parentId: turnId, callId: call.id, signal });
+                outcome = r.ok ? { kind: 'read_docs', ok: true, status: r.status, sha256: r.sha256, text: r.text } : { kind: 'read_docs', ok: false, ...(r.status !== undefined ? { status: r.status } : {}), text: `error: ${r.error}` };
+                answer = outcome.text;
+              }
+            } catch (error) {
+              // A docs read cut at the deadline (or on a signal) rejects rather than answers.
+              if (ctx.signal.aborted) return stop('interrupted', `interrupted during turn ${turn}`);
+              if (cut.signal.aborted) return outOfTime();
+              throw error;
+            }
+            answers.push({ type: 'tool_result', id: call.id, name: call.name, output: answer, ...(outcome.kind === 'error' ? { is_error: true } : {}) });
+            await hooks.afterTool?.({ turn, callId: call.id, tool: call.name, toolCallEventId: eventId, outcome });
+          }
+          messages.push({ role: 'user', blocks: answers });
+        }
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}

@@ -1,0 +1,61 @@
+// `qs run --agent MODEL`: the model flags reach qs-agent (real processes, the enforced sandbox, the mock model).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMockServer, type MockServer } from '@quickloop/testkit';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const BIN = join(ROOT, 'node_modules', '.bin');
+const EXAMPLE = join(ROOT, 'fixtures', 'examples', 'greeter.yaml');
+const SITE = join(ROOT, 'fixtures', 'docs-site');
+
+let work: string;
+let mock: MockServer;
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'qs-run-model-'));
+  mock = await startMockServer({ whenEmpty: 'error', requireKey: false });
+});
+afterAll(async () => {
+  rmSync(work, { recursive: true, force: true });
+  await mock.close();
+});
+
+function sh(argv: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(argv[0] as string, argv.slice(1), { cwd: work, env: { PATH: `${BIN}:${process.env.PATH ?? '/usr/bin:/bin'}`, NO_COLOR: '1' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const events = (out: string) => out.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown> & { type: string });
+
+describe('qs run --agent openai-chat --model M --base-url URL --prices FILE --no-stream', () => {
+  it('passes every model flag to qs-agent: a keyless local server follows the docs and the run passes, priced from the file', async () => {
+    const validated = events((await sh(['qs-validate', EXAMPLE])).stdout).find((e) => e.type === 'task.loaded') as { task: { replay: string[] } };
+    mock.push(
+      { toolCalls: [{ name: 'read_docs', input: { url: 'https://docs.greeter.test/quickstart.html' } }] },
+      ...validated.task.replay.map((command) => ({ toolCalls: [{ name: 'bash', input: { command } }], usage: { input: 1000, output: 100 } })),
+      { text: 'Built the greeter.' },
+    );
+    writeFileSync(join(work, 'prices.json'), JSON.stringify({ as_of: '2026-12-01', models: { 'local-coder': { input: 1, cache_read: 0, cache_write: 0, output: 10 } } }));
+    const r = await sh(['qs', 'run', EXAMPLE, '--agent', 'openai-chat', '--model', 'local-coder', '--base-url', mock.openaiUrl, '--prices', 'prices.json', '--no-stream', '--docs-map', `https://docs.greeter.test/=${SITE}`]);
+    const out = events(r.stdout);
+    expect(out.find((e) => e.type === 'run.completed'), r.stderr).toMatchObject({ classification: 'passed' });
+    expect(r.code).toBe(0);
+    expect(out.find((e) => e.type === 'agent.started')).toMatchObject({ agent: 'openai-chat', model: 'local-coder', base_url: mock.openaiUrl });
+    const chat = mock.requestsFor('chat');
+    expect(chat.every((q) => q.stream === false && q.body.model === 'local-coder')).toBe(true);
+    // One turn per command at 1000 in and 100 out; the docs read and the last turn at the mock's 12 in, 7 out.
+    const done = out.find((e) => e.type === 'agent.completed') as { usd: number; turns: number };
+    const n = validated.task.replay.length;
+    expect(done.turns).toBe(n + 2);
+    expect(done.usd).toBeCloseTo((n * (1000 * 1 + 100 * 10) + 2 * (12 * 1 + 7 * 10)) / 1e6, 9);
+  });
+});

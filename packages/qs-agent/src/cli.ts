@@ -17,6 +17,8 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       .option('base-url', { type: 'string', describe: 'Model agents: the API endpoint (a gateway, a proxy, a local OpenAI-compatible server)' })
       .option('prices', { type: 'string', describe: 'Model agents: a price book JSON file to use instead of the built-in one' })
       .option('stream', { type: 'boolean', default: true, describe: 'Model agents: stream responses (--no-stream asks for whole ones)' })
+      .option('from', { type: 'string', describe: '--agent recorded: the saved stream whose model turns are re-driven' })
+      .option('from-run', { type: 'string', describe: '--agent recorded: the run_id to re-drive, when the stream holds several runs of the task' })
       .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
       .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend when the input has no sandbox.ready' })
       .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Also allow this registry when the sandbox is made here: a URL, HOST:PORT, or HOST (port 443) (repeatable)' })
@@ -32,6 +34,15 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       throw new UsageError(`--prices ${file}: cannot read it: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
   }
+  let from: { text: string; file: string } | undefined;
+  if (args.from !== undefined) {
+    const file = String(args.from);
+    try {
+      from = { text: readFileSync(resolve(io.cwd, file), 'utf8'), file };
+    } catch (error) {
+      throw new UsageError(`--from ${file}: cannot read it: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
   return run(
     {
       agent: args.agent,
@@ -40,6 +51,8 @@ export async function cli(argv: string[], io: Io): Promise<number> {
         ...(args['base-url'] !== undefined ? { baseUrl: String(args['base-url']) } : {}),
         ...(prices !== undefined ? { prices } : {}),
         stream: args.stream,
+        ...(from !== undefined ? { from } : {}),
+        ...(args['from-run'] !== undefined ? { fromRun: String(args['from-run']) } : {}),
       },
       docsMaps: args['docs-map'].map((spec) => parseDocsMap(String(spec), io.cwd)),
       backend: args.backend as 'auto' | 'bwrap' | 'local',

@@ -6,6 +6,7 @@ import { egressEmitter, emitUsage, provisionSandbox, removeLayout, type BackendC
 import { parsePriceBook, DEFAULT_PRICE_BOOK, type PriceBook } from '@quickloop/models';
 import type { Agent } from './agents/agent.js';
 import { createModelAgent } from './agents/model.js';
+import { createRecordedAgent } from './agents/recorded.js';
 import { replayAgent } from './agents/replay.js';
 import { redactor, resolveVendor, VENDORS } from './agents/vendors.js';
 import type { DocsMapping } from './docs/docs-map.js';
@@ -18,8 +19,8 @@ export const STAGE = 'qs-agent';
 /** Agents by --agent name that need no configuration. */
 export const AGENTS: Record<string, Agent> = { replay: replayAgent };
 
-/** Every --agent name: the fixed agents, then the model vendors. */
-export const AGENT_NAMES: readonly string[] = [...Object.keys(AGENTS), ...Object.keys(VENDORS)];
+/** Every --agent name: the fixed agents, recorded runs, then the model vendors. */
+export const AGENT_NAMES: readonly string[] = [...Object.keys(AGENTS), 'recorded', ...Object.keys(VENDORS)];
 
 /** Model agents' flags. */
 export interface ModelFlags {
@@ -29,6 +30,9 @@ export interface ModelFlags {
   prices?: { text: string; file: string };
   /** Ask for whole responses rather than streams (default: stream). */
   stream?: boolean;
+  /** --agent recorded: the saved stream (--from) and which of its runs (--from-run). */
+  from?: { text: string; file: string };
+  fromRun?: string;
 }
 
 /**
@@ -36,8 +40,13 @@ export interface ModelFlags {
  * here, so that a missing key is a usage error before stdin is read or any sandbox is made.
  */
 export function selectAgent(name: string, flags: ModelFlags, env: Record<string, string | undefined>): Agent {
+  if ((flags.from !== undefined || flags.fromRun !== undefined) && name !== 'recorded') throw new UsageError(`--from and --from-run go with --agent recorded, not --agent ${name}`);
   const fixed = AGENTS[name];
   if (fixed) return fixed;
+  if (name === 'recorded') {
+    if (flags.from === undefined) throw new UsageError('--agent recorded needs --from FILE (a saved stream of a model run)');
+    return createRecordedAgent({ ...flags.from, ...(flags.fromRun !== undefined ? { runId: flags.fromRun } : {}) });
+  }
   if (!VENDORS[name]) throw new UsageError(`unknown agent '${name}' (known: ${AGENT_NAMES.join(', ')})`);
   const prices: PriceBook = flags.prices ? parsePriceBook(flags.prices.text, flags.prices.file) : DEFAULT_PRICE_BOOK;
   const r = resolveVendor(name, flags, env);

@@ -13,8 +13,8 @@ export interface RecordedTurn {
   refusal?: { category?: string; explanation?: string };
 }
 
-/** What a tool call returned, in the terms both runs can be compared in. */
-export type ToolOutcome =
+/** What a recorded tool call returned, in the terms both runs can be compared in (the loop's ToolOutcome without the page text). */
+export type RecordedOutcome =
   | { kind: 'bash'; exitCode: number; output: string; timedOut: boolean }
   | { kind: 'read_docs'; ok: boolean; status?: number; sha256?: string; text?: string }
   | { kind: 'error'; error: string };
@@ -25,9 +25,9 @@ export interface RecordedRun {
   agent: string;
   turns: RecordedTurn[];
   /** By the model's call id. A call with no result in the stream (the run was cut short) is absent. */
-  results: Map<string, ToolOutcome>;
+  results: Map<string, RecordedOutcome>;
   /** How the recorded agent stopped, when the stream has its agent.completed. */
-  completed?: { stopReason: StopReasonName; detail: string };
+  completed?: { stopReason: StopReasonName; detail: string; errorKind?: string };
 }
 
 export interface Recording {
@@ -110,7 +110,7 @@ export function parseRecording(file: string, text: string): Recording {
         break;
       }
       case 'agent.completed':
-        if (typeof e.stop_reason === 'string') get().completed = { stopReason: e.stop_reason as StopReasonName, detail: String(e.detail ?? '') };
+        if (typeof e.stop_reason === 'string') get().completed = { stopReason: e.stop_reason as StopReasonName, detail: String(e.detail ?? ''), ...(typeof e.error_kind === 'string' ? { errorKind: e.error_kind } : {}) };
         break;
     }
   }
@@ -131,7 +131,7 @@ function block(b: unknown, at: string): RecordedBlock {
   throw new InputError(`${at}: neither a text block nor a tool_call with id, name and an input object`);
 }
 
-function outcomeOf(e: Record<string, unknown>): ToolOutcome | undefined {
+function outcomeOf(e: Record<string, unknown>): RecordedOutcome | undefined {
   switch (e.type) {
     case 'tool.result':
       return { kind: 'bash', exitCode: Number(e.exit_code), output: String(e.output ?? ''), timedOut: e.timed_out === true };
@@ -170,7 +170,7 @@ export interface Divergence {
 }
 
 /** Where this run's tool result differs from the recording's, field by field; empty when they agree. */
-export function diverges(recorded: ToolOutcome | undefined, actual: ToolOutcome): Divergence[] {
+export function diverges(recorded: RecordedOutcome | undefined, actual: RecordedOutcome): Divergence[] {
   if (recorded === undefined) return [{ field: 'error', recorded: 'no result was recorded for this call (the recorded run ended during it)', actual: describe(actual) }];
   if (recorded.kind !== actual.kind) return [{ field: 'error', recorded: describe(recorded), actual: describe(actual) }];
   const out: Divergence[] = [];
@@ -186,7 +186,7 @@ export function diverges(recorded: ToolOutcome | undefined, actual: ToolOutcome)
   return out;
 }
 
-function describe(o: ToolOutcome): string {
+function describe(o: RecordedOutcome): string {
   switch (o.kind) {
     case 'bash':
       return `bash exit ${o.exitCode}${o.timedOut ? ' (timed out)' : ''}`;

@@ -225,21 +225,21 @@ describe('the model agent loop', () => {
   });
 
   it('max_seconds is a deadline: a model call that hangs is aborted at it, and the run says timeout', async () => {
-    const { out, completed, mock } = await modelRun({ script: [{ hang: true }], spec: { budgets: { max_seconds: 2 } } });
-    expect(completed).toMatchObject({ stop_reason: 'timeout', detail: 'max_seconds (2) reached during turn 1: the model call was cut' });
+    const { out, completed, mock } = await modelRun({ script: [{ hang: true }], spec: { budgets: { max_seconds: 3 } } });
+    expect(completed).toMatchObject({ stop_reason: 'timeout', detail: 'max_seconds (3) reached during turn 1: the model call was cut' });
     await mock.settled();
     expect(mock.requests[0]?.aborted).toBe(true);
     expect(check(out)).toMatchObject({ classification: 'budget_exhausted' });
   });
 
   it('max_seconds also cuts a command: its timeout is what is left of the deadline, not max_command_seconds', async () => {
-    const { completed, events } = await modelRun({ script: [{ toolCalls: [{ name: 'bash', input: { command: 'sleep 60' } }] }], spec: { budgets: { max_seconds: 2, max_command_seconds: 300 } } });
+    const { completed, events } = await modelRun({ script: [{ toolCalls: [{ name: 'bash', input: { command: 'sleep 60' } }] }], spec: { budgets: { max_seconds: 3, max_command_seconds: 300 } } });
     expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ exit_code: 124, timed_out: true });
     expect(completed).toMatchObject({ stop_reason: 'timeout' });
   });
 
   it('a model answer slower than the deadline is cut too (delayMs), never waited for', async () => {
-    const { completed, mock } = await modelRun({ vendor: 'gemini', script: [{ text: 'late', delayMs: 60_000 }], spec: { budgets: { max_seconds: 1 } } });
+    const { completed, mock } = await modelRun({ vendor: 'gemini', script: [{ text: 'late', delayMs: 60_000 }], spec: { budgets: { max_seconds: 3 } } });
     expect(completed).toMatchObject({ stop_reason: 'timeout', turns: 0 });
     await mock.settled();
     expect(mock.requests[0]?.aborted).toBe(true);

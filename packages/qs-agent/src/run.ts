@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { CliError, createLogger, terminalSafe, isPipeClosed, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Emitter, type Payload, type WireEvent } from '@quickloop/events';
 import { egressEmitter, emitUsage, provisionSandbox, removeLayout, type BackendChoice, type Sandbox } from '@quickloop/sandbox';
-import { parsePriceBook, DEFAULT_PRICE_BOOK, type PriceBook } from '@quickloop/models';
+import { parsePriceBook, DEFAULT_PRICE_BOOK, type PriceBook } from '@quickloop/models/core';
 import type { Agent } from './agents/agent.js';
 import { createModelAgent } from './agents/model.js';
 import { replayAgent } from './agents/replay.js';

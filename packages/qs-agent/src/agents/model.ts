@@ -2,7 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import { InterruptedError } from '@quickloop/cli-kit';
 import type { Payload } from '@quickloop/events';
-import { addUsage, DEFAULT_PRICE_BOOK, ModelError, usageTokens, usdFor, ZERO_USAGE, type Block, type Message, type ModelAdapter, type PriceBook, type ToolSpec, type TurnResult, type Usage } from '@quickloop/models';
+import { addUsage, DEFAULT_PRICE_BOOK, ModelError, usageTokens, usdFor, ZERO_USAGE, type Block, type Message, type ModelAdapter, type PriceBook, type ToolSpec, type TurnResult, type Usage } from '@quickloop/models/core';
 import type { Agent, AgentContext, AgentOutcome } from './agent.js';
 
 export type ToolOutcome =
@@ -38,7 +38,7 @@ export interface ModelLoopOptions {
 }
 
 /** Makes the adapter for one run; called once per run, after the sandbox is ready. */
-export type AdapterFactory = () => ModelAdapter;
+export type AdapterFactory = () => ModelAdapter | Promise<ModelAdapter>;
 
 const BASH_TOOL: ToolSpec = {
   name: 'bash',
@@ -119,11 +119,11 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
     async run(ctx: AgentContext): Promise<AgentOutcome> {
       const { task, tools, emitter, runId } = ctx;
       const b = task.budgets;
+      const adapter = await adapterFactory();
       const deadline = performance.now() + b.max_seconds * 1000 - ctx.elapsedMs();
       const cut = new AbortController();
       const timer = setTimeout(() => cut.abort(new Error('max_seconds')), Math.max(0, deadline - performance.now()));
       const signal = AbortSignal.any([ctx.signal, cut.signal]);
-      const adapter = adapterFactory();
       const messages: Message[] = [{ role: 'user', blocks: [{ type: 'text', text: kickoff(ctx) }] }];
       let total: Usage = { ...ZERO_USAGE };
       let usd: number | null = usdFor(prices, options.model, ZERO_USAGE);

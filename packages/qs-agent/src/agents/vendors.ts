@@ -1,6 +1,10 @@
 // The model vendors behind --agent: where each one's key and endpoint come from, its default model, its adapter.
 import { UsageError } from '@quickloop/cli-kit';
-import { AnthropicAdapter, GeminiAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter, type ModelAdapter, type RetryPolicy } from '@quickloop/models';
+import type { ModelAdapter, RetryPolicy } from '@quickloop/models/core';
+
+type AdapterOptions = { apiKey: string; baseURL?: string; retry?: RetryPolicy };
+// The SDKs load only when a model agent runs: replay, and every other run of this binary, start without them.
+const adapters = () => import('@quickloop/models');
 
 export interface Vendor {
   /** Key variables, first set wins: quickloop's own first, so a key for quickloop can differ from the one a shell already has. */
@@ -10,7 +14,7 @@ export interface Vendor {
   defaultBaseUrl: string;
   /** None for openai-chat: an OpenAI-compatible server has its own model names. */
   defaultModel?: string;
-  make(o: { apiKey: string; baseURL?: string; retry?: RetryPolicy }): ModelAdapter;
+  make(o: AdapterOptions): Promise<ModelAdapter>;
 }
 
 export const VENDORS: Record<string, Vendor> = {
@@ -19,27 +23,27 @@ export const VENDORS: Record<string, Vendor> = {
     baseUrlVar: 'ANTHROPIC_BASE_URL',
     defaultBaseUrl: 'https://api.anthropic.com',
     defaultModel: 'claude-sonnet-4-6',
-    make: (o) => new AnthropicAdapter(o),
+    make: async (o) => new (await adapters()).AnthropicAdapter(o),
   },
   openai: {
     keyVars: ['QS_OPENAI_API_KEY', 'OPENAI_API_KEY'],
     baseUrlVar: 'OPENAI_BASE_URL',
     defaultBaseUrl: 'https://api.openai.com/v1',
     defaultModel: 'gpt-5',
-    make: (o) => new OpenAIResponsesAdapter(o),
+    make: async (o) => new (await adapters()).OpenAIResponsesAdapter(o),
   },
   'openai-chat': {
     keyVars: ['QS_OPENAI_API_KEY', 'OPENAI_API_KEY'],
     baseUrlVar: 'OPENAI_BASE_URL',
     defaultBaseUrl: 'https://api.openai.com/v1',
-    make: (o) => new OpenAIChatAdapter(o),
+    make: async (o) => new (await adapters()).OpenAIChatAdapter(o),
   },
   gemini: {
     keyVars: ['QS_GEMINI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY'],
     baseUrlVar: 'GOOGLE_GEMINI_BASE_URL',
     defaultBaseUrl: 'https://generativelanguage.googleapis.com',
     defaultModel: 'gemini-2.5-flash',
-    make: (o) => new GeminiAdapter(o),
+    make: async (o) => new (await adapters()).GeminiAdapter(o),
   },
 };
 

@@ -10,6 +10,8 @@ import { memoryIo } from '@quickloop/cli-kit';
 import { removeLayout } from '@quickloop/sandbox';
 import { startMockServer, type MockServer, type MockStep } from '@quickloop/testkit';
 import { parseDocsMap } from './docs/docs-map.js';
+import type { ModelAdapter, TurnRequest, TurnResult } from '@quickloop/models/core';
+import { createModelAgent, type AfterToolInfo } from './agents/model.js';
 import { resolveVendor } from './agents/vendors.js';
 import { run, type AgentOptions } from './run.js';
 import { ndjson, parseOut, taskLoaded, type TaskSpec } from './testing/task-event.js';
@@ -270,6 +272,48 @@ describe('the model agent loop', () => {
     expect(events.filter((e) => e.type === 'agent.retry').map((e) => e.error)).toEqual(expect.arrayContaining([expect.stringContaining('[redacted]')]));
     // The key did go where it belongs.
     expect(mock.receivedText()).toContain(KEY);
+  });
+});
+
+describe('the loop over any ModelAdapter', () => {
+  it('runs turns from an adapter that is not a vendor (as a recorded run will), calling afterTool once each call is recorded', async () => {
+    const zero = { input: 1, cache_read: 0, cache_write: 0, output: 1, reasoning: 0 };
+    const turns: TurnResult[] = [
+      { blocks: [{ type: 'tool_call', id: 'r1', name: 'bash', input: { command: 'echo recorded' } }, { type: 'tool_call', id: 'r2', name: 'read_docs', input: { url: 'https://docs.greeter.test/nope.html' } }], stop: 'tool_use', usage: zero, attempts: 1, durationMs: 0 },
+      { blocks: [{ type: 'tool_call', id: 'r3', name: 'read_docs', input: { url: 'https://docs.greeter.test/install.html' } }, { type: 'tool_call', id: 'r4', name: 'bash', input: {} }], stop: 'tool_use', usage: zero, attempts: 1, durationMs: 0 },
+      { blocks: [{ type: 'text', text: 'replayed' }], stop: 'end_turn', usage: zero, attempts: 1, durationMs: 0 },
+    ];
+    const seen: TurnRequest[] = [];
+    const adapter: ModelAdapter = { name: 'recorded', turn: async (req) => (seen.push(structuredClone({ ...req, signal: undefined, onRetry: undefined })), turns[seen.length - 1] as TurnResult) };
+    const infos: AfterToolInfo[] = [];
+    const io = memoryIo({ stdin: ndjson([taskLoaded('r1', { script: 'false' })]), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    const agent = createModelAgent('recorded', () => adapter, { model: 'recorded-model' }, { afterTool: async (info) => void infos.push(info) });
+    const code = await run({ agent: 'recorded', agentImpl: agent, docsMaps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')], backend: 'local', allowUnenforced: true, keep: false, allowRegistries: [], level: 'quiet' }, io);
+    const events = parseOut(io.out());
+    for (const e of events) if (e.type === 'sandbox.ready') made.push(String(e.root));
+    expect(code).toBe(0);
+    expect(infos.map((i) => [i.turn, i.callId, i.tool, i.outcome.kind])).toEqual([
+      [1, 'r1', 'bash', 'bash'],
+      [1, 'r2', 'read_docs', 'read_docs'],
+      [2, 'r3', 'read_docs', 'read_docs'],
+      [2, 'r4', 'bash', 'error'],
+    ]);
+    expect(infos[0]?.outcome).toEqual({ kind: 'bash', exitCode: 0, output: 'recorded\n', timedOut: false });
+    expect(infos[1]?.outcome).toMatchObject({ kind: 'read_docs', ok: false, text: expect.stringMatching(/^error: /) });
+    expect(infos[2]?.outcome).toMatchObject({ kind: 'read_docs', ok: true, status: 200, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    for (const info of infos) {
+      const call = events.find((e) => e.id === info.toolCallEventId);
+      expect(call).toMatchObject({ type: 'tool.call', call_id: info.callId });
+      const o = info.outcome;
+      const want = o.kind === 'bash' ? 'tool.result' : o.kind === 'error' ? 'tool.error' : o.ok ? 'docs.read' : 'docs.error';
+      expect(events.filter((e) => e.parent_id === info.toolCallEventId).map((e) => e.type)).toEqual([want]);
+    }
+    expect(seen).toHaveLength(3);
+    expect(seen[2]?.messages.at(-1)?.blocks.map((b) => (b.type === 'tool_result' ? [b.id, b.is_error ?? false] : b.type))).toEqual([
+      ['r3', false],
+      ['r4', true],
+    ]);
+    expect(events.find((e) => e.type === 'agent.completed')).toMatchObject({ agent: 'recorded', stop_reason: 'completed', turns: 3, final_text: 'replayed', usd: null });
   });
 });
 

@@ -153,6 +153,24 @@ describe('the model agent loop', () => {
     expect(completed?.usd).toBeCloseTo(perTurn.reduce((a, b) => a + b, 0), 6);
   });
 
+  it('answers tool arguments that are not JSON with a tool error, and goes on (an OpenAI-compatible server\'s own bytes)', async () => {
+    const completion = {
+      id: 'chatcmpl-x',
+      object: 'chat.completion',
+      created: 0,
+      model: 'mock-model',
+      choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'bad1', type: 'function', function: { name: 'bash', arguments: '{"command": "ls' } }] } }],
+      usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+    };
+    const { events, completed, mock } = await modelRun({ vendor: 'openai-chat', stream: false, model: 'mock-model', script: [{ malformed: JSON.stringify(completion) }, { text: 'Sorry, done.' }] });
+    expect(events.find((e) => e.type === 'tool.call')).toMatchObject({ tool: 'bash', call_id: 'bad1', input: {} });
+    expect(events.find((e) => e.type === 'tool.error')).toMatchObject({ tool: 'bash', error: 'bash: the arguments are not JSON: {"command": "ls' });
+    expect(events.filter((e) => e.type === 'tool.result')).toHaveLength(0);
+    const told = mock.requestsFor('chat')[1]?.body.messages.at(-1);
+    expect(told).toMatchObject({ role: 'tool', tool_call_id: 'bad1', content: 'error: bash: the arguments are not JSON: {"command": "ls' });
+    expect(completed).toMatchObject({ stop_reason: 'completed', commands: 0, turns: 2 });
+  });
+
   it('gives the same normalised events through every adapter, streaming and not', async () => {
     const norm = (events: Array<Record<string, unknown>>) =>
       events

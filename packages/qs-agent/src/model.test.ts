@@ -237,8 +237,9 @@ describe('the model agent loop', () => {
     const call = { toolCalls: [{ name: 'bash', input: { command: 'true' } }], usage: { input: 300, output: 50 } };
     const { out, events, completed, mock } = await modelRun({ script: [call, call, call], spec: { budgets: { max_tokens: 800 } } });
     const asked = mock.requestsFor('anthropic').map((r) => r.body.max_tokens);
-    // 800 left, then 800 − 350 used − 300 the next request re-reads = 150; then nothing is left.
-    expect(asked).toEqual([800, 150]);
+    // 800 left; then 800 − 350 used − what the next request re-reads (300 in + 50 out + 4 for
+    // "exit code: 0\n" at 4 characters a token) = 96; then nothing is left.
+    expect(asked).toEqual([800, 96]);
     expect(events.filter((e) => e.type === 'agent.turn')).toHaveLength(2);
     expect(completed).toMatchObject({ stop_reason: 'token_budget', usage: { input_tokens: 600, output_tokens: 100 } });
     expect(check(out)).toMatchObject({ classification: 'budget_exhausted' });

@@ -130,7 +130,8 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
       let turns = 0;
       let served = options.model;
       let finalText = '';
-      let lastInput = 0;
+      /** What the next request will read at least: the last one's input, its answer, and the new tool results (about 4 characters a token). */
+      let nextInput = 0;
 
       const report = (): NonNullable<AgentOutcome['report']> => ({ model: served, turns, usage: usageTokens(total), usd, ...(finalText !== '' ? { final_text: redact(finalText) } : {}) });
       const stop = (stopReason: AgentOutcome['stopReason'], detail: string, extra: Partial<AgentOutcome> & { errorKind?: Payload<'agent.completed'>['error_kind'] } = {}): AgentOutcome => {
@@ -147,9 +148,9 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
           if (timeLeftMs() <= 0) return outOfTime();
           let maxTokens = options.maxOutputTokens ?? 16_384;
           if (b.max_tokens > 0) {
-            // The next request re-sends at least what the last one read, so that much is spent before any answer.
-            const left = b.max_tokens - billable(total) - lastInput;
-            if (left < 1) return stop('token_budget', `max_tokens (${b.max_tokens}) cannot cover another turn: ${billable(total)} billable tokens used, the next request reads at least ${lastInput}`);
+            // The next request re-sends the conversation so far, so that much is spent before any answer.
+            const left = b.max_tokens - billable(total) - nextInput;
+            if (left < 1) return stop('token_budget', `max_tokens (${b.max_tokens}) cannot cover another turn: ${billable(total)} billable tokens used, the next request reads about ${nextInput}`);
             maxTokens = Math.min(maxTokens, left);
           }
           const turn = turns + 1;
@@ -191,7 +192,7 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
           }
           turns = turn;
           total = addUsage(total, result.usage);
-          lastInput = result.usage.input + result.usage.cache_read + result.usage.cache_write;
+          nextInput = result.usage.input + result.usage.cache_read + result.usage.cache_write + result.usage.output;
           served = result.model ?? options.model;
           const turnUsd = usdFor(prices, served, result.usage);
           usd = usd === null || turnUsd === null ? null : Math.round((usd + turnUsd) * 1e6) / 1e6;
@@ -264,6 +265,7 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
             await hooks.afterTool?.({ turn, callId: call.id, tool: call.name, toolCallEventId: eventId, outcome });
           }
           messages.push({ role: 'user', blocks: answers });
+          nextInput += Math.ceil(answers.reduce((n, a) => n + (a.type === 'tool_result' ? a.output.length : 0), 0) / 4);
         }
       } finally {
         clearTimeout(timer);

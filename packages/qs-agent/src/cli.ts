@@ -2,9 +2,7 @@
 import { logLevel, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
 import { allowRegistry } from '@quickloop/sandbox';
 import { parseDocsMap } from './docs/docs-map.js';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { UsageError } from '@quickloop/cli-kit';
+import { readPricesFile } from './config.js';
 import { AGENT_NAMES, run } from './run.js';
 
 export const VERSION = '0.1.0';
@@ -23,15 +21,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })
       .option('keep', { type: 'boolean', default: false, describe: 'Mark a sandbox made here to be kept by the last stage' }),
   );
-  let prices: { text: string; file: string } | undefined;
-  if (args.prices !== undefined) {
-    const file = String(args.prices);
-    try {
-      prices = { text: readFileSync(resolve(io.cwd, file), 'utf8'), file };
-    } catch (error) {
-      throw new UsageError(`--prices ${file}: cannot read it: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-  }
+  const prices = args.prices !== undefined ? readPricesFile(String(args.prices), io.cwd) : undefined;
   return run(
     {
       agent: args.agent,

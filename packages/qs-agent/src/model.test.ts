@@ -12,7 +12,7 @@ import { startMockServer, type MockServer, type MockStep } from '@quickloop/test
 import { parseDocsMap } from './docs/docs-map.js';
 import type { ModelAdapter, TurnRequest, TurnResult } from '@quickloop/models/core';
 import { createModelAgent, type AfterToolInfo } from './agents/model.js';
-import { resolveVendor } from './agents/vendors.js';
+import { resolveVendor } from './agents/credentials.js';
 import { run, type AgentOptions } from './run.js';
 import { ndjson, parseOut, taskLoaded, type TaskSpec } from './testing/task-event.js';
 

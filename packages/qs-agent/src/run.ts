@@ -7,7 +7,8 @@ import { parsePriceBook, DEFAULT_PRICE_BOOK, type PriceBook } from '@quickloop/m
 import type { Agent } from './agents/agent.js';
 import { createModelAgent } from './agents/model.js';
 import { replayAgent } from './agents/replay.js';
-import { redactor, resolveVendor, VENDORS } from './agents/vendors.js';
+import { redactor, resolveVendor, VENDORS } from './agents/credentials.js';
+import { makeAdapter } from './agents/vendors.js';
 import type { DocsMapping } from './docs/docs-map.js';
 import { reopen, type SandboxReady, type TaskLoaded } from './sandbox-link.js';
 
@@ -42,7 +43,7 @@ export function selectAgent(name: string, flags: ModelFlags, env: Record<string,
   const prices: PriceBook = flags.prices ? parsePriceBook(flags.prices.text, flags.prices.file) : DEFAULT_PRICE_BOOK;
   const r = resolveVendor(name, flags, env);
   const redact = redactor(r.secrets);
-  return createModelAgent(name, () => r.vendor.make({ apiKey: r.apiKey, ...(r.baseURL !== undefined ? { baseURL: r.baseURL } : {}) }), {
+  return createModelAgent(name, () => makeAdapter(name, { apiKey: r.apiKey, ...(r.baseURL !== undefined ? { baseURL: r.baseURL } : {}) }), {
     model: r.model,
     baseUrl: r.shownBaseUrl,
     prices,

@@ -10,7 +10,7 @@ import { memoryIo } from '@quickloop/cli-kit';
 import { removeLayout } from '@quickloop/sandbox';
 import { startMockServer, type MockServer, type MockStep } from '@quickloop/testkit';
 import { parseDocsMap } from './docs/docs-map.js';
-import type { ModelAdapter, TurnRequest, TurnResult } from '@quickloop/models/core';
+import { parsePriceBook, type ModelAdapter, type TurnRequest, type TurnResult } from '@quickloop/models/core';
 import { createModelAgent, type AfterToolInfo } from './agents/model.js';
 import { resolveVendor } from './agents/credentials.js';
 import { run, type AgentOptions } from './run.js';
@@ -333,6 +333,37 @@ describe('the loop over any ModelAdapter', () => {
       ['r4', true],
     ]);
     expect(events.find((e) => e.type === 'agent.completed')).toMatchObject({ agent: 'recorded', stop_reason: 'completed', turns: 3, final_text: 'replayed', usd: null });
+  });
+});
+
+describe('cost by the model that served', () => {
+  it('prices each turn by the model the provider reports, not the alias asked for; one unpriced turn makes the run\'s cost null', async () => {
+    const book = parsePriceBook(JSON.stringify({ as_of: '2026-11-30', models: { 'priced-model': { input: 1000000, cache_read: 0, cache_write: 0, output: 0 } } }), 'p.json');
+    const go = async (servedBy: string[]) => {
+      let n = 0;
+      const adapter: ModelAdapter = {
+        name: 'scripted',
+        turn: async () => {
+          const model = servedBy[n++] as string;
+          const last = n === servedBy.length;
+          return { model, blocks: last ? [{ type: 'text', text: 'ok' }] : [{ type: 'tool_call', id: `c${n}`, name: 'bash', input: { command: 'true' } }], stop: last ? 'end_turn' : 'tool_use', usage: { input: 2, cache_read: 0, cache_write: 0, output: 0, reasoning: 0 }, attempts: 1, durationMs: 0 };
+        },
+      };
+      const io = memoryIo({ stdin: ndjson([taskLoaded('r1', { script: 'false' })]), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+      const agent = createModelAgent('scripted', () => adapter, { model: 'alias', prices: book });
+      await run({ agent: 'scripted', agentImpl: agent, docsMaps: [], backend: 'local', allowUnenforced: true, keep: false, allowRegistries: [], level: 'quiet' }, io);
+      const events = parseOut(io.out());
+      for (const e of events) if (e.type === 'sandbox.ready') made.push(String(e.root));
+      return events;
+    };
+    const priced = await go(['priced-model-20261130', 'priced-model']);
+    expect(priced.filter((e) => e.type === 'agent.turn').map((e) => [e.model, e.usd])).toEqual([
+      ['priced-model-20261130', 2],
+      ['priced-model', 2],
+    ]);
+    expect(priced.find((e) => e.type === 'agent.completed')).toMatchObject({ model: 'priced-model', usd: 4 });
+    const mixed = await go(['priced-model', 'other-model']);
+    expect(mixed.find((e) => e.type === 'agent.completed')).toMatchObject({ usd: null });
   });
 });
 

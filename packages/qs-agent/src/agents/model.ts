@@ -126,14 +126,17 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
       const signal = AbortSignal.any([ctx.signal, cut.signal]);
       const messages: Message[] = [{ role: 'user', blocks: [{ type: 'text', text: kickoff(ctx) }] }];
       let total: Usage = { ...ZERO_USAGE };
-      let usd: number | null = usdFor(prices, options.model, ZERO_USAGE);
+      let usdSum = 0;
+      /** Some turn's model had no price: the run's cost is unknown, not the sum of the others. */
+      let unpriced = false;
       let turns = 0;
       let served = options.model;
       let finalText = '';
       /** What the next request will read at least: the last one's input, its answer, and the new tool results (about 4 characters a token). */
       let nextInput = 0;
 
-      const report = (): NonNullable<AgentOutcome['report']> => ({ model: served, turns, usage: usageTokens(total), usd, ...(finalText !== '' ? { final_text: redact(finalText) } : {}) });
+      const usd = (): number | null => (turns === 0 ? usdFor(prices, options.model, ZERO_USAGE) : unpriced ? null : Math.round(usdSum * 1e6) / 1e6);
+      const report = (): NonNullable<AgentOutcome['report']> => ({ model: served, turns, usage: usageTokens(total), usd: usd(), ...(finalText !== '' ? { final_text: redact(finalText) } : {}) });
       const stop = (stopReason: AgentOutcome['stopReason'], detail: string, extra: Partial<AgentOutcome> & { errorKind?: Payload<'agent.completed'>['error_kind'] } = {}): AgentOutcome => {
         const { errorKind, ...rest } = extra;
         return { stopReason, detail: redact(detail), ...rest, report: { ...report(), ...(errorKind !== undefined ? { error_kind: errorKind } : {}) } };
@@ -195,7 +198,8 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
           nextInput = result.usage.input + result.usage.cache_read + result.usage.cache_write + result.usage.output;
           served = result.model ?? options.model;
           const turnUsd = usdFor(prices, served, result.usage);
-          usd = usd === null || turnUsd === null ? null : Math.round((usd + turnUsd) * 1e6) / 1e6;
+          if (turnUsd === null) unpriced = true;
+          else usdSum += turnUsd;
           const text = result.blocks.flatMap((x) => (x.type === 'text' ? [x.text] : [])).join('\n');
           const calls = result.blocks.filter((x): x is ToolCallBlock => x.type === 'tool_call');
           const turnId = ctx.newId();

@@ -5,12 +5,13 @@ import { parseDocsMap } from './docs/docs-map.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '@quickloop/cli-kit';
+import { readPricesFile } from './config.js';
 import { AGENT_NAMES, run } from './run.js';
 
 export const VERSION = '0.1.0';
 
 export async function cli(argv: string[], io: Io): Promise<number> {
-  const args = parseArgs(argv, { name: 'qs-agent', version: VERSION, usage: '$0 [--agent replay|anthropic|openai|openai-chat|gemini] [--model M] [--base-url URL] [--prices FILE] [--docs-map URL_PREFIX=DIR]... < events', out: io.stderr }, (y) =>
+  const args = parseArgs(argv, { name: 'qs-agent', version: VERSION, usage: '$0 [--agent replay|recorded|anthropic|openai|openai-chat|gemini] [--from FILE [--from-run ID]] [--model M] [--base-url URL] [--prices FILE] [--docs-map URL_PREFIX=DIR]... < events', out: io.stderr }, (y) =>
     y
       .option('agent', { type: 'string', default: 'replay', choices: [...AGENT_NAMES], describe: 'Who works on the task' })
       .option('model', { type: 'string', describe: 'Model agents: the model to ask for (defaults: anthropic claude-sonnet-4-6, openai gpt-5, gemini gemini-2.5-flash; openai-chat needs one)' })
@@ -25,15 +26,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })
       .option('keep', { type: 'boolean', default: false, describe: 'Mark a sandbox made here to be kept by the last stage' }),
   );
-  let prices: { text: string; file: string } | undefined;
-  if (args.prices !== undefined) {
-    const file = String(args.prices);
-    try {
-      prices = { text: readFileSync(resolve(io.cwd, file), 'utf8'), file };
-    } catch (error) {
-      throw new UsageError(`--prices ${file}: cannot read it: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-  }
+  const prices = args.prices !== undefined ? readPricesFile(String(args.prices), io.cwd) : undefined;
   let from: { text: string; file: string } | undefined;
   if (args.from !== undefined) {
     const file = String(args.from);

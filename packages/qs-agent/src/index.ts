@@ -7,6 +7,7 @@ export { readDocsPage, headTail, MAX_PAGE_CHARS, type DocsResult } from './docs/
 export { parseDocsMap, mappedFile, type DocsMapping } from './docs/docs-map.js';
 export { htmlToText } from './docs/html-text.js';
 export { createModelAgent, kickoff, SYSTEM_PROMPT, TOOLS, type AdapterFactory, type AfterToolInfo, type ModelLoopHooks, type ModelLoopOptions, type ToolOutcome } from './agents/model.js';
-export { resolveVendor, redactor, VENDORS, type Vendor } from './agents/vendors.js';
+export { resolveVendor, redactor, VENDORS, type Vendor, type Resolved } from './agents/credentials.js';
+export { checkModelConfig, isModelAgent, readPricesFile } from './config.js';
 export { selectAgent, AGENT_NAMES, type ModelFlags } from './run.js';
 export type { CallRef } from './toolbelt.js';

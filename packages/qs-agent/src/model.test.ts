@@ -10,7 +10,9 @@ import { memoryIo } from '@quickloop/cli-kit';
 import { removeLayout } from '@quickloop/sandbox';
 import { startMockServer, type MockServer, type MockStep } from '@quickloop/testkit';
 import { parseDocsMap } from './docs/docs-map.js';
-import { resolveVendor } from './agents/vendors.js';
+import { parsePriceBook, type ModelAdapter, type TurnRequest, type TurnResult } from '@quickloop/models/core';
+import { createModelAgent, type AfterToolInfo } from './agents/model.js';
+import { resolveVendor } from './agents/credentials.js';
 import { run, type AgentOptions } from './run.js';
 import { ndjson, parseOut, taskLoaded, type TaskSpec } from './testing/task-event.js';
 
@@ -151,6 +153,24 @@ describe('the model agent loop', () => {
     expect(completed?.usd).toBeCloseTo(perTurn.reduce((a, b) => a + b, 0), 6);
   });
 
+  it('answers tool arguments that are not JSON with a tool error, and goes on (an OpenAI-compatible server\'s own bytes)', async () => {
+    const completion = {
+      id: 'chatcmpl-x',
+      object: 'chat.completion',
+      created: 0,
+      model: 'mock-model',
+      choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'bad1', type: 'function', function: { name: 'bash', arguments: '{"command": "ls' } }] } }],
+      usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+    };
+    const { events, completed, mock } = await modelRun({ vendor: 'openai-chat', stream: false, model: 'mock-model', script: [{ malformed: JSON.stringify(completion) }, { text: 'Sorry, done.' }] });
+    expect(events.find((e) => e.type === 'tool.call')).toMatchObject({ tool: 'bash', call_id: 'bad1', input: {} });
+    expect(events.find((e) => e.type === 'tool.error')).toMatchObject({ tool: 'bash', error: 'bash: the arguments are not JSON: {"command": "ls' });
+    expect(events.filter((e) => e.type === 'tool.result')).toHaveLength(0);
+    const told = mock.requestsFor('chat')[1]?.body.messages.at(-1);
+    expect(told).toMatchObject({ role: 'tool', tool_call_id: 'bad1', content: 'error: bash: the arguments are not JSON: {"command": "ls' });
+    expect(completed).toMatchObject({ stop_reason: 'completed', commands: 0, turns: 2 });
+  });
+
   it('gives the same normalised events through every adapter, streaming and not', async () => {
     const norm = (events: Array<Record<string, unknown>>) =>
       events
@@ -217,29 +237,30 @@ describe('the model agent loop', () => {
     const call = { toolCalls: [{ name: 'bash', input: { command: 'true' } }], usage: { input: 300, output: 50 } };
     const { out, events, completed, mock } = await modelRun({ script: [call, call, call], spec: { budgets: { max_tokens: 800 } } });
     const asked = mock.requestsFor('anthropic').map((r) => r.body.max_tokens);
-    // 800 left, then 800 − 350 used − 300 the next request re-reads = 150; then nothing is left.
-    expect(asked).toEqual([800, 150]);
+    // 800 left; then 800 − 350 used − what the next request re-reads (300 in + 50 out + 4 for
+    // "exit code: 0\n" at 4 characters a token) = 96; then nothing is left.
+    expect(asked).toEqual([800, 96]);
     expect(events.filter((e) => e.type === 'agent.turn')).toHaveLength(2);
     expect(completed).toMatchObject({ stop_reason: 'token_budget', usage: { input_tokens: 600, output_tokens: 100 } });
     expect(check(out)).toMatchObject({ classification: 'budget_exhausted' });
   });
 
   it('max_seconds is a deadline: a model call that hangs is aborted at it, and the run says timeout', async () => {
-    const { out, completed, mock } = await modelRun({ script: [{ hang: true }], spec: { budgets: { max_seconds: 2 } } });
-    expect(completed).toMatchObject({ stop_reason: 'timeout', detail: 'max_seconds (2) reached during turn 1: the model call was cut' });
+    const { out, completed, mock } = await modelRun({ script: [{ hang: true }], spec: { budgets: { max_seconds: 3 } } });
+    expect(completed).toMatchObject({ stop_reason: 'timeout', detail: 'max_seconds (3) reached during turn 1: the model call was cut' });
     await mock.settled();
     expect(mock.requests[0]?.aborted).toBe(true);
     expect(check(out)).toMatchObject({ classification: 'budget_exhausted' });
   });
 
   it('max_seconds also cuts a command: its timeout is what is left of the deadline, not max_command_seconds', async () => {
-    const { completed, events } = await modelRun({ script: [{ toolCalls: [{ name: 'bash', input: { command: 'sleep 60' } }] }], spec: { budgets: { max_seconds: 2, max_command_seconds: 300 } } });
+    const { completed, events } = await modelRun({ script: [{ toolCalls: [{ name: 'bash', input: { command: 'sleep 60' } }] }], spec: { budgets: { max_seconds: 3, max_command_seconds: 300 } } });
     expect(events.find((e) => e.type === 'tool.result')).toMatchObject({ exit_code: 124, timed_out: true });
     expect(completed).toMatchObject({ stop_reason: 'timeout' });
   });
 
   it('a model answer slower than the deadline is cut too (delayMs), never waited for', async () => {
-    const { completed, mock } = await modelRun({ vendor: 'gemini', script: [{ text: 'late', delayMs: 60_000 }], spec: { budgets: { max_seconds: 1 } } });
+    const { completed, mock } = await modelRun({ vendor: 'gemini', script: [{ text: 'late', delayMs: 60_000 }], spec: { budgets: { max_seconds: 3 } } });
     expect(completed).toMatchObject({ stop_reason: 'timeout', turns: 0 });
     await mock.settled();
     expect(mock.requests[0]?.aborted).toBe(true);
@@ -270,6 +291,79 @@ describe('the model agent loop', () => {
     expect(events.filter((e) => e.type === 'agent.retry').map((e) => e.error)).toEqual(expect.arrayContaining([expect.stringContaining('[redacted]')]));
     // The key did go where it belongs.
     expect(mock.receivedText()).toContain(KEY);
+  });
+});
+
+describe('the loop over any ModelAdapter', () => {
+  it('runs turns from an adapter that is not a vendor (as a recorded run will), calling afterTool once each call is recorded', async () => {
+    const zero = { input: 1, cache_read: 0, cache_write: 0, output: 1, reasoning: 0 };
+    const turns: TurnResult[] = [
+      { blocks: [{ type: 'tool_call', id: 'r1', name: 'bash', input: { command: 'echo recorded' } }, { type: 'tool_call', id: 'r2', name: 'read_docs', input: { url: 'https://docs.greeter.test/nope.html' } }], stop: 'tool_use', usage: zero, attempts: 1, durationMs: 0 },
+      { blocks: [{ type: 'tool_call', id: 'r3', name: 'read_docs', input: { url: 'https://docs.greeter.test/install.html' } }, { type: 'tool_call', id: 'r4', name: 'bash', input: {} }], stop: 'tool_use', usage: zero, attempts: 1, durationMs: 0 },
+      { blocks: [{ type: 'text', text: 'replayed' }], stop: 'end_turn', usage: zero, attempts: 1, durationMs: 0 },
+    ];
+    const seen: TurnRequest[] = [];
+    const adapter: ModelAdapter = { name: 'recorded', turn: async (req) => (seen.push(structuredClone({ ...req, signal: undefined, onRetry: undefined })), turns[seen.length - 1] as TurnResult) };
+    const infos: AfterToolInfo[] = [];
+    const io = memoryIo({ stdin: ndjson([taskLoaded('r1', { script: 'false' })]), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    const agent = createModelAgent('recorded', () => adapter, { model: 'recorded-model' }, { afterTool: async (info) => void infos.push(info) });
+    const code = await run({ agent: 'recorded', agentImpl: agent, docsMaps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')], backend: 'local', allowUnenforced: true, keep: false, allowRegistries: [], level: 'quiet' }, io);
+    const events = parseOut(io.out());
+    for (const e of events) if (e.type === 'sandbox.ready') made.push(String(e.root));
+    expect(code).toBe(0);
+    expect(infos.map((i) => [i.turn, i.callId, i.tool, i.outcome.kind])).toEqual([
+      [1, 'r1', 'bash', 'bash'],
+      [1, 'r2', 'read_docs', 'read_docs'],
+      [2, 'r3', 'read_docs', 'read_docs'],
+      [2, 'r4', 'bash', 'error'],
+    ]);
+    expect(infos[0]?.outcome).toEqual({ kind: 'bash', exitCode: 0, output: 'recorded\n', timedOut: false });
+    expect(infos[1]?.outcome).toMatchObject({ kind: 'read_docs', ok: false, text: expect.stringMatching(/^error: /) });
+    expect(infos[2]?.outcome).toMatchObject({ kind: 'read_docs', ok: true, status: 200, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    for (const info of infos) {
+      const call = events.find((e) => e.id === info.toolCallEventId);
+      expect(call).toMatchObject({ type: 'tool.call', call_id: info.callId });
+      const o = info.outcome;
+      const want = o.kind === 'bash' ? 'tool.result' : o.kind === 'error' ? 'tool.error' : o.ok ? 'docs.read' : 'docs.error';
+      expect(events.filter((e) => e.parent_id === info.toolCallEventId).map((e) => e.type)).toEqual([want]);
+    }
+    expect(seen).toHaveLength(3);
+    expect(seen[2]?.messages.at(-1)?.blocks.map((b) => (b.type === 'tool_result' ? [b.id, b.is_error ?? false] : b.type))).toEqual([
+      ['r3', false],
+      ['r4', true],
+    ]);
+    expect(events.find((e) => e.type === 'agent.completed')).toMatchObject({ agent: 'recorded', stop_reason: 'completed', turns: 3, final_text: 'replayed', usd: null });
+  });
+});
+
+describe('cost by the model that served', () => {
+  it('prices each turn by the model the provider reports, not the alias asked for; one unpriced turn makes the run\'s cost null', async () => {
+    const book = parsePriceBook(JSON.stringify({ as_of: '2026-11-30', models: { 'priced-model': { input: 1000000, cache_read: 0, cache_write: 0, output: 0 } } }), 'p.json');
+    const go = async (servedBy: string[]) => {
+      let n = 0;
+      const adapter: ModelAdapter = {
+        name: 'scripted',
+        turn: async () => {
+          const model = servedBy[n++] as string;
+          const last = n === servedBy.length;
+          return { model, blocks: last ? [{ type: 'text', text: 'ok' }] : [{ type: 'tool_call', id: `c${n}`, name: 'bash', input: { command: 'true' } }], stop: last ? 'end_turn' : 'tool_use', usage: { input: 2, cache_read: 0, cache_write: 0, output: 0, reasoning: 0 }, attempts: 1, durationMs: 0 };
+        },
+      };
+      const io = memoryIo({ stdin: ndjson([taskLoaded('r1', { script: 'false' })]), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+      const agent = createModelAgent('scripted', () => adapter, { model: 'alias', prices: book });
+      await run({ agent: 'scripted', agentImpl: agent, docsMaps: [], backend: 'local', allowUnenforced: true, keep: false, allowRegistries: [], level: 'quiet' }, io);
+      const events = parseOut(io.out());
+      for (const e of events) if (e.type === 'sandbox.ready') made.push(String(e.root));
+      return events;
+    };
+    const priced = await go(['priced-model-20261130', 'priced-model']);
+    expect(priced.filter((e) => e.type === 'agent.turn').map((e) => [e.model, e.usd])).toEqual([
+      ['priced-model-20261130', 2],
+      ['priced-model', 2],
+    ]);
+    expect(priced.find((e) => e.type === 'agent.completed')).toMatchObject({ model: 'priced-model', usd: 4 });
+    const mixed = await go(['priced-model', 'other-model']);
+    expect(mixed.find((e) => e.type === 'agent.completed')).toMatchObject({ usd: null });
   });
 });
 

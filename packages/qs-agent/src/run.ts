@@ -3,12 +3,13 @@ import { performance } from 'node:perf_hooks';
 import { CliError, createLogger, terminalSafe, isPipeClosed, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Emitter, type Payload, type WireEvent } from '@quickloop/events';
 import { egressEmitter, emitUsage, provisionSandbox, removeLayout, type BackendChoice, type Sandbox } from '@quickloop/sandbox';
-import { parsePriceBook, DEFAULT_PRICE_BOOK, type PriceBook } from '@quickloop/models';
+import { parsePriceBook, DEFAULT_PRICE_BOOK, type PriceBook } from '@quickloop/models/core';
 import type { Agent } from './agents/agent.js';
 import { createModelAgent } from './agents/model.js';
 import { createRecordedAgent } from './agents/recorded.js';
 import { replayAgent } from './agents/replay.js';
-import { redactor, resolveVendor, VENDORS } from './agents/vendors.js';
+import { redactor, resolveVendor, VENDORS } from './agents/credentials.js';
+import { makeAdapter } from './agents/vendors.js';
 import type { DocsMapping } from './docs/docs-map.js';
 import { reopen, type SandboxReady, type TaskLoaded } from './sandbox-link.js';
 
@@ -51,7 +52,7 @@ export function selectAgent(name: string, flags: ModelFlags, env: Record<string,
   const prices: PriceBook = flags.prices ? parsePriceBook(flags.prices.text, flags.prices.file) : DEFAULT_PRICE_BOOK;
   const r = resolveVendor(name, flags, env);
   const redact = redactor(r.secrets);
-  return createModelAgent(name, () => r.vendor.make({ apiKey: r.apiKey, ...(r.baseURL !== undefined ? { baseURL: r.baseURL } : {}) }), {
+  return createModelAgent(name, () => makeAdapter(name, { apiKey: r.apiKey, ...(r.baseURL !== undefined ? { baseURL: r.baseURL } : {}) }), {
     model: r.model,
     baseUrl: r.shownBaseUrl,
     prices,

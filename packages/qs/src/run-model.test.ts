@@ -1,6 +1,6 @@
 // `qs run --agent MODEL`: the model flags reach qs-agent (real processes, the enforced sandbox, the mock model).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +35,30 @@ function sh(argv: string[]): Promise<{ code: number | null; stdout: string; stde
 }
 
 const events = (out: string) => out.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown> & { type: string });
+
+describe('qs run --agent MODEL with a bad configuration', () => {
+  it('is a one-line usage error before any stage starts: no sandbox is made', async () => {
+    // Every sandbox is made under TMPDIR: a private one shows that none was.
+    const tmp = mkdtempSync(join(work, 'tmp-'));
+    writeFileSync(join(work, 'bad-prices.json'), '{"as_of": "2026-12-01", "models": {"m": {"input": 1}}}');
+    for (const [args, message] of [
+      [['--agent', 'anthropic'], 'qs: --agent anthropic needs an API key: set QS_ANTHROPIC_API_KEY or ANTHROPIC_API_KEY'],
+      [['--agent', 'openai-chat', '--base-url', 'http://127.0.0.1:9/v1'], '--agent openai-chat needs --model'],
+      [['--agent', 'openai-chat', '--model', 'm', '--base-url', 'http://127.0.0.1:9/v1', '--prices', 'bad-prices.json'], 'bad-prices.json: models.m.cache_read must be a number ≥ 0'],
+    ] as const) {
+      const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(join(BIN, 'qs'), ['run', EXAMPLE, ...args], { cwd: work, env: { PATH: `${BIN}:${process.env.PATH ?? '/usr/bin:/bin'}`, NO_COLOR: '1', TMPDIR: tmp } });
+        let stderr = '';
+        child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+        child.on('close', (code) => resolve({ code, stderr }));
+      });
+      expect(r.code, args.join(' ')).toBe(3);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toContain(message);
+      expect(readdirSync(tmp)).toEqual([]);
+    }
+  });
+});
 
 describe('qs run --agent openai-chat --model M --base-url URL --prices FILE --no-stream', () => {
   it('passes every model flag to qs-agent: a keyless local server follows the docs and the run passes, priced from the file', async () => {

@@ -2,7 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import { InterruptedError } from '@quickloop/cli-kit';
 import type { Payload } from '@quickloop/events';
-import { addUsage, DEFAULT_PRICE_BOOK, ModelError, usageTokens, usdFor, ZERO_USAGE, type Block, type Message, type ModelAdapter, type PriceBook, type ToolSpec, type TurnResult, type Usage } from '@quickloop/models';
+import { addUsage, DEFAULT_PRICE_BOOK, ModelError, usageTokens, usdFor, ZERO_USAGE, type Block, type Message, type ModelAdapter, type PriceBook, type ToolSpec, type TurnResult, type Usage } from '@quickloop/models/core';
 import type { Agent, AgentContext, AgentOutcome } from './agent.js';
 
 export type ToolOutcome =
@@ -38,7 +38,7 @@ export interface ModelLoopOptions {
 }
 
 /** Makes the adapter for one run; called once per run, after the sandbox is ready. */
-export type AdapterFactory = () => ModelAdapter;
+export type AdapterFactory = () => ModelAdapter | Promise<ModelAdapter>;
 
 const BASH_TOOL: ToolSpec = {
   name: 'bash',
@@ -119,20 +119,24 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
     async run(ctx: AgentContext): Promise<AgentOutcome> {
       const { task, tools, emitter, runId } = ctx;
       const b = task.budgets;
+      const adapter = await adapterFactory();
       const deadline = performance.now() + b.max_seconds * 1000 - ctx.elapsedMs();
       const cut = new AbortController();
       const timer = setTimeout(() => cut.abort(new Error('max_seconds')), Math.max(0, deadline - performance.now()));
       const signal = AbortSignal.any([ctx.signal, cut.signal]);
-      const adapter = adapterFactory();
       const messages: Message[] = [{ role: 'user', blocks: [{ type: 'text', text: kickoff(ctx) }] }];
       let total: Usage = { ...ZERO_USAGE };
-      let usd: number | null = usdFor(prices, options.model, ZERO_USAGE);
+      let usdSum = 0;
+      /** Some turn's model had no price: the run's cost is unknown, not the sum of the others. */
+      let unpriced = false;
       let turns = 0;
       let served = options.model;
       let finalText = '';
-      let lastInput = 0;
+      /** What the next request will read at least: the last one's input, its answer, and the new tool results (about 4 characters a token). */
+      let nextInput = 0;
 
-      const report = (): NonNullable<AgentOutcome['report']> => ({ model: served, turns, usage: usageTokens(total), usd, ...(finalText !== '' ? { final_text: redact(finalText) } : {}) });
+      const usd = (): number | null => (turns === 0 ? usdFor(prices, options.model, ZERO_USAGE) : unpriced ? null : Math.round(usdSum * 1e6) / 1e6);
+      const report = (): NonNullable<AgentOutcome['report']> => ({ model: served, turns, usage: usageTokens(total), usd: usd(), ...(finalText !== '' ? { final_text: redact(finalText) } : {}) });
       const stop = (stopReason: AgentOutcome['stopReason'], detail: string, extra: Partial<AgentOutcome> & { errorKind?: Payload<'agent.completed'>['error_kind'] } = {}): AgentOutcome => {
         const { errorKind, ...rest } = extra;
         return { stopReason, detail: redact(detail), ...rest, report: { ...report(), ...(errorKind !== undefined ? { error_kind: errorKind } : {}) } };
@@ -147,9 +151,9 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
           if (timeLeftMs() <= 0) return outOfTime();
           let maxTokens = options.maxOutputTokens ?? 16_384;
           if (b.max_tokens > 0) {
-            // The next request re-sends at least what the last one read, so that much is spent before any answer.
-            const left = b.max_tokens - billable(total) - lastInput;
-            if (left < 1) return stop('token_budget', `max_tokens (${b.max_tokens}) cannot cover another turn: ${billable(total)} billable tokens used, the next request reads at least ${lastInput}`);
+            // The next request re-sends the conversation so far, so that much is spent before any answer.
+            const left = b.max_tokens - billable(total) - nextInput;
+            if (left < 1) return stop('token_budget', `max_tokens (${b.max_tokens}) cannot cover another turn: ${billable(total)} billable tokens used, the next request reads about ${nextInput}`);
             maxTokens = Math.min(maxTokens, left);
           }
           const turn = turns + 1;
@@ -191,10 +195,11 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
           }
           turns = turn;
           total = addUsage(total, result.usage);
-          lastInput = result.usage.input + result.usage.cache_read + result.usage.cache_write;
+          nextInput = result.usage.input + result.usage.cache_read + result.usage.cache_write + result.usage.output;
           served = result.model ?? options.model;
           const turnUsd = usdFor(prices, served, result.usage);
-          usd = usd === null || turnUsd === null ? null : Math.round((usd + turnUsd) * 1e6) / 1e6;
+          if (turnUsd === null) unpriced = true;
+          else usdSum += turnUsd;
           const text = result.blocks.flatMap((x) => (x.type === 'text' ? [x.text] : [])).join('\n');
           const calls = result.blocks.filter((x): x is ToolCallBlock => x.type === 'tool_call');
           const turnId = ctx.newId();
@@ -264,6 +269,7 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
             await hooks.afterTool?.({ turn, callId: call.id, tool: call.name, toolCallEventId: eventId, outcome });
           }
           messages.push({ role: 'user', blocks: answers });
+          nextInput += Math.ceil(answers.reduce((n, a) => n + (a.type === 'tool_result' ? a.output.length : 0), 0) / 4);
         }
       } finally {
         clearTimeout(timer);

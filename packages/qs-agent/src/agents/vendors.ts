@@ -1,107 +1,19 @@
-// The model vendors behind --agent: where each one's key and endpoint come from, its default model, its adapter.
-import { UsageError } from '@quickloop/cli-kit';
-import { AnthropicAdapter, GeminiAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter, type ModelAdapter, type RetryPolicy } from '@quickloop/models';
+// The adapter of each model vendor, loaded only when a model agent runs: replay, and every other run of
+// this binary, start without the SDKs.
+import type { ModelAdapter, RetryPolicy } from '@quickloop/models/core';
 
-export interface Vendor {
-  /** Key variables, first set wins: quickloop's own first, so a key for quickloop can differ from the one a shell already has. */
-  keyVars: readonly string[];
-  baseUrlVar: string;
-  /** What the SDK talks to when no base URL is given (for agent.started only). */
-  defaultBaseUrl: string;
-  /** None for openai-chat: an OpenAI-compatible server has its own model names. */
-  defaultModel?: string;
-  make(o: { apiKey: string; baseURL?: string; retry?: RetryPolicy }): ModelAdapter;
-}
-
-export const VENDORS: Record<string, Vendor> = {
-  anthropic: {
-    keyVars: ['QS_ANTHROPIC_API_KEY', 'ANTHROPIC_API_KEY'],
-    baseUrlVar: 'ANTHROPIC_BASE_URL',
-    defaultBaseUrl: 'https://api.anthropic.com',
-    defaultModel: 'claude-sonnet-4-6',
-    make: (o) => new AnthropicAdapter(o),
-  },
-  openai: {
-    keyVars: ['QS_OPENAI_API_KEY', 'OPENAI_API_KEY'],
-    baseUrlVar: 'OPENAI_BASE_URL',
-    defaultBaseUrl: 'https://api.openai.com/v1',
-    defaultModel: 'gpt-5',
-    make: (o) => new OpenAIResponsesAdapter(o),
-  },
-  'openai-chat': {
-    keyVars: ['QS_OPENAI_API_KEY', 'OPENAI_API_KEY'],
-    baseUrlVar: 'OPENAI_BASE_URL',
-    defaultBaseUrl: 'https://api.openai.com/v1',
-    make: (o) => new OpenAIChatAdapter(o),
-  },
-  gemini: {
-    keyVars: ['QS_GEMINI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY'],
-    baseUrlVar: 'GOOGLE_GEMINI_BASE_URL',
-    defaultBaseUrl: 'https://generativelanguage.googleapis.com',
-    defaultModel: 'gemini-2.5-flash',
-    make: (o) => new GeminiAdapter(o),
-  },
-};
-
-/** Sent to a keyless OpenAI-compatible server, which ignores it; the SDK refuses to start without some key. */
-export const NO_KEY = 'no-key';
-
-export interface Resolved {
-  vendor: Vendor;
-  model: string;
-  apiKey: string;
-  /** undefined: the vendor's own endpoint. */
-  baseURL?: string;
-  /** The endpoint as agent.started reports it: no user, password, query or fragment. */
-  shownBaseUrl: string;
-  /** What must never be shown: the key, and any credential written into the base URL. */
-  secrets: string[];
-}
-
-/**
- * Key, endpoint and model for `--agent name`, from the flags and the environment. Every failure is a
- * one-line usage error naming the variable or flag, raised before stdin is read or a sandbox made.
- */
-export function resolveVendor(name: string, flags: { model?: string; baseUrl?: string }, env: Record<string, string | undefined>): Resolved {
-  const vendor = VENDORS[name];
-  if (!vendor) throw new UsageError(`unknown model agent '${name}'`);
-  const rawBase = flags.baseUrl ?? (env[vendor.baseUrlVar] || undefined);
-  let baseURL: string | undefined;
-  let shownBaseUrl = vendor.defaultBaseUrl;
-  const secrets: string[] = [];
-  if (rawBase !== undefined) {
-    const where = flags.baseUrl !== undefined ? '--base-url' : vendor.baseUrlVar;
-    let u: URL;
-    try {
-      u = new URL(rawBase);
-    } catch {
-      throw new UsageError(`${where}: not a URL (http://HOST[:PORT][/PATH])`);
-    }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`${where}: must be an http or https URL, not ${u.protocol}`);
-    baseURL = rawBase.replace(/\/+$/, '');
-    for (const part of [u.username, u.password, u.search.slice(1), decodeURIComponent(u.password)]) if (part !== '') secrets.push(part);
-    shownBaseUrl = `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
+export async function makeAdapter(name: string, o: { apiKey: string; baseURL?: string; retry?: RetryPolicy }): Promise<ModelAdapter> {
+  const m = await import('@quickloop/models');
+  switch (name) {
+    case 'anthropic':
+      return new m.AnthropicAdapter(o);
+    case 'openai':
+      return new m.OpenAIResponsesAdapter(o);
+    case 'openai-chat':
+      return new m.OpenAIChatAdapter(o);
+    case 'gemini':
+      return new m.GeminiAdapter(o);
+    default:
+      throw new Error(`no adapter for '${name}'`);
   }
-  const keyVar = vendor.keyVars.find((v) => (env[v] ?? '').trim() !== '');
-  let apiKey = keyVar ? (env[keyVar] as string).trim() : undefined;
-  // A local OpenAI-compatible server (ollama, vLLM, LM Studio) usually wants no key; api.openai.com always does.
-  if (apiKey === undefined && name === 'openai-chat' && baseURL !== undefined) apiKey = NO_KEY;
-  if (apiKey === undefined) {
-    const hint = name === 'openai-chat' ? ' (or give --base-url for a server that needs none)' : '';
-    throw new UsageError(`--agent ${name} needs an API key: set ${vendor.keyVars.join(' or ')}${hint}`);
-  }
-  const model = flags.model ?? vendor.defaultModel;
-  if (model === undefined || model.trim() === '') throw new UsageError(`--agent ${name} needs --model (the server's model name)`);
-  if (apiKey !== NO_KEY) secrets.push(apiKey, encodeURIComponent(apiKey));
-  return { vendor, model, apiKey, ...(baseURL !== undefined ? { baseURL } : {}), shownBaseUrl, secrets };
-}
-
-/** Replaces every secret in `text` (an SDK message can echo a header or a URL with the key in it). */
-export function redactor(secrets: readonly string[]): (text: string) => string {
-  const live = secrets.filter((s) => s.length >= 4 && s !== NO_KEY);
-  return (text) => {
-    let out = text;
-    for (const s of live) out = out.split(s).join('[redacted]');
-    return out;
-  };
 }

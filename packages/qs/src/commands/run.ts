@@ -1,6 +1,7 @@
 // `qs run TASK...`: qs-validate | qs-sandbox | qs-agent | qs-check as a real pipeline of child processes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { logLevel, parseArgs, QsExit, UsageError, type Io } from '@quickloop/cli-kit';
+import { checkModelConfig, isModelAgent } from '@quickloop/qs-agent/config';
 import type { Command } from '../command.js';
 import { stageCommand, STAGES, type StageName } from '../bins.js';
 import { VERSION } from '../version.js';
@@ -28,6 +29,15 @@ export const run: Command = {
     );
     const files = args._.map(String);
     if (files.length === 0) throw new UsageError('qs run: name at least one task file or folder');
+    // Checked here as qs-agent would, before any stage starts: a missing key must not leave a sandbox made by qs-sandbox.
+    if (isModelAgent(args.agent)) {
+      checkModelConfig(
+        args.agent,
+        { ...(args.model !== undefined ? { model: String(args.model) } : {}), ...(args['base-url'] !== undefined ? { baseUrl: String(args['base-url']) } : {}), ...(args.prices !== undefined ? { prices: String(args.prices) } : {}) },
+        io.env,
+        io.cwd,
+      );
+    }
     const quiet = logLevel(args) === 'quiet' ? ['--quiet'] : logLevel(args) === 'verbose' ? ['--verbose'] : [];
     const registries = args['allow-registry'].flatMap((h) => ['--allow-registry', String(h)]);
     const argvOf: Record<StageName, string[]> = {

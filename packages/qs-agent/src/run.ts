@@ -3,7 +3,8 @@ import { performance } from 'node:perf_hooks';
 import { CliError, createLogger, terminalSafe, isPipeClosed, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Emitter, type Payload, type WireEvent } from '@quickloop/events';
 import { egressEmitter, emitUsage, provisionSandbox, removeLayout, type BackendChoice, type Sandbox } from '@quickloop/sandbox';
-import type { Agent } from './agents/agent.js';
+import type { Agent, Prepared } from './agents/agent.js';
+import { claudeCodeAgent, codexAgent } from './cli-agents/cli-agent.js';
 import { replayAgent } from './agents/replay.js';
 import type { DocsMapping } from './docs/docs-map.js';
 import { reopen, type SandboxReady, type TaskLoaded } from './sandbox-link.js';
@@ -13,7 +14,7 @@ import { createToolbelt } from './toolbelt.js';
 export const STAGE = 'qs-agent';
 
 /** Agents by --agent name; model agents register here. */
-export const AGENTS: Record<string, Agent> = { replay: replayAgent };
+export const AGENTS: Record<string, Agent> = { replay: replayAgent, 'claude-code': claudeCodeAgent, codex: codexAgent };
 
 export interface AgentOptions {
   agent: string;
@@ -45,6 +46,8 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
   const log = createLogger({ stream: io.stderr, env: io.env, level: opts.level });
   const agent = AGENTS[opts.agent];
   if (!agent) throw new UsageError(`unknown agent '${opts.agent}' (known: ${Object.keys(AGENTS).join(', ')})`);
+  // What the agent needs from the host (a CLI, a key) is a usage error before any sandbox is made.
+  agent.preflight?.(io.env, opts.backend);
   const writer = new EventWriter(io.stdout);
   const emitter = createEmitter({ stage: STAGE, writer, now: io.now });
   const runs = new Map<string, RunState>();
@@ -65,7 +68,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
     await emitter.emit('run.failed', { run_id: s.runId }, { failed_stage: STAGE, error });
   };
 
-  const work = async (s: RunState, sandbox: Sandbox): Promise<void> => {
+  const work = async (s: RunState, sandbox: Sandbox, prepared?: Prepared): Promise<void> => {
     s.handled = true;
     const started = performance.now();
     await emitter.emit('agent.started', { run_id: s.runId }, { agent: agent.name, task: s.loaded.task.name });
@@ -84,7 +87,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
     let outcome: Awaited<ReturnType<Agent['run']>>;
     let leftRunning: string[] = [];
     try {
-      outcome = await agent.run({ runId: s.runId, task: s.loaded.task, tools, signal: io.signal, log, elapsedMs: () => performance.now() - started });
+      outcome = await agent.run({ runId: s.runId, task: s.loaded.task, tools, signal: io.signal, log, elapsedMs: () => performance.now() - started, sandbox, emitter, newId: io.newId, ...(prepared ? { prepared } : {}) });
     } catch (error) {
       if (error instanceof CliError && error.kind === 'usage') throw error;
       outcome = { stopReason: io.signal.aborted ? 'interrupted' : 'error', detail: `agent failed: ${(error as Error).message}` };
@@ -103,23 +106,30 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
         agent: agent.name,
         stop_reason: outcome.stopReason,
         detail: outcome.detail,
-        commands: tools.commands,
+        commands: outcome.commands ?? tools.commands,
         duration_ms: Math.round(performance.now() - started),
+        ...(outcome.model !== undefined ? { model: outcome.model } : {}),
+        ...(outcome.report ?? {}),
         ...(leftRunning.length > 0 ? { left_running: leftRunning } : {}),
       },
     );
   };
 
   const openAndWork = async (s: RunState): Promise<void> => {
-    let sandbox: Sandbox;
+    const prepared = await agent.prepare?.(s.loaded.task, io.env);
     try {
-      sandbox = await reopen(s.ready as SandboxReady, choice, egressEmitter(emitter, s.runId));
-    } catch (error) {
-      if (error instanceof CliError && error.kind === 'usage') throw error;
-      await failRun(s, `cannot re-open the sandbox at ${(s.ready as SandboxReady).workspace}: ${(error as Error).message}`, error instanceof CliError && error.kind === 'input');
-      return;
+      let sandbox: Sandbox;
+      try {
+        sandbox = await reopen(s.ready as SandboxReady, choice, egressEmitter(emitter, s.runId), prepared ?? {});
+      } catch (error) {
+        if (error instanceof CliError && error.kind === 'usage') throw error;
+        await failRun(s, `cannot re-open the sandbox at ${(s.ready as SandboxReady).workspace}: ${(error as Error).message}`, error instanceof CliError && error.kind === 'input');
+        return;
+      }
+      await work(s, sandbox, prepared);
+    } finally {
+      await prepared?.release();
     }
-    await work(s, sandbox);
   };
 
   /** A run whose input is over: provision a sandbox when none came, or say what is missing. */
@@ -135,9 +145,19 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       await failRun(s, bad, true);
       return;
     }
+    const prepared = await agent.prepare?.(s.loaded.task, io.env);
+    try {
+      await provisionAndWork(s, prepared);
+    } finally {
+      await prepared?.release();
+    }
+  };
+
+  const provisionAndWork = async (s: RunState, prepared: Prepared | undefined): Promise<void> => {
     let provisioned: Awaited<ReturnType<typeof provisionSandbox>>;
     try {
-      provisioned = await provisionSandbox(s.loaded, s.runId, { ...choice, keep: opts.keep, allowRegistries: opts.allowRegistries }, emitter, io.newId, io.signal);
+      const extra = prepared ? { forwards: prepared.forwards, docsReachable: prepared.docsReachable } : {};
+      provisioned = await provisionSandbox(s.loaded, s.runId, { ...choice, keep: opts.keep, allowRegistries: opts.allowRegistries, ...extra }, emitter, io.newId, io.signal);
     } catch (error) {
       if (error instanceof CliError && error.kind === 'usage') throw error;
       await failRun(s, `cannot make a sandbox: ${(error as Error).message}`);
@@ -152,7 +172,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       if (io.signal.aborted) await emitter.emit('agent.completed', { run_id: s.runId }, { agent: agent.name, stop_reason: 'interrupted', detail: 'interrupted during setup', commands: 0, duration_ms: 0 });
       return;
     }
-    await work(s, provisioned.sandbox);
+    await work(s, provisioned.sandbox, prepared);
   };
 
   const observe = (event: WireEvent): RunState | undefined => {

@@ -1,6 +1,8 @@
 // The agent interface: replay now, model agents later; each gets the task and a toolbelt and says why it stopped.
 import type { Logger } from '@quickloop/cli-kit';
-import type { NormalizedTask, StopReasonName } from '@quickloop/events';
+import type { Emitter } from '@quickloop/events';
+import type { Forward, Sandbox } from '@quickloop/sandbox';
+import type { NormalizedTask, Payload, StopReasonName } from '@quickloop/events';
 import type { Static } from '@sinclair/typebox';
 import type { Toolbelt } from '../toolbelt.js';
 
@@ -14,6 +16,21 @@ export interface AgentContext {
   log: Logger;
   /** Milliseconds since the agent phase began (max_seconds is measured against it). */
   elapsedMs: () => number;
+  /** The sandbox itself, for agents that run a program in it (a model CLI) rather than tool calls. */
+  sandbox: Sandbox;
+  emitter: Emitter;
+  newId: () => string;
+  /** What `prepare` returned, when the agent has one. */
+  prepared?: Prepared;
+}
+
+/** What an agent needs in place before its sandbox opens (a model CLI's forwarder), and how to undo it. */
+export interface Prepared {
+  forwards: Forward[];
+  /** The docs hosts are reachable through the egress proxy (an agent that reads docs with its own tools). */
+  docsReachable: boolean;
+  /** Stops what prepare started; called once the sandbox is closed, whatever happened. */
+  release(): Promise<void>;
 }
 
 export interface AgentOutcome {
@@ -22,10 +39,21 @@ export interface AgentOutcome {
   detail: string;
   /** The model served, for model agents. */
   model?: string;
+  /** Model agents: the rest of agent.completed (turns, usage, usd, final_text, error_kind). */
+  report?: { turns?: number; usage?: Payload<'agent.completed'>['usage']; usd?: number | null; final_text?: string; error_kind?: Payload<'agent.completed'>['error_kind'] };
+  /** Agents that count their own bash calls (a model CLI's). */
+  commands?: number;
 }
 
 export interface Agent {
   /** The value of --agent that selects it, also `agent` in agent.started/agent.completed. */
   readonly name: string;
   run(context: AgentContext): Promise<AgentOutcome>;
+  /**
+   * Checks what the agent needs from the host (a CLI on PATH, a key) before any sandbox is made:
+   * throws a UsageError naming what is missing.
+   */
+  preflight?(env: Record<string, string | undefined>, backend: string): void;
+  /** Starts what must exist before the run's sandbox opens (a forwarder); the sandbox is opened with its forwards. */
+  prepare?(task: AgentContext['task'], env: Record<string, string | undefined>): Promise<Prepared>;
 }

@@ -58,6 +58,8 @@ export interface ForwarderOptions {
   onRefused?: (refused: RefusedRequest) => void;
   /** Called once, when a call is refused because the token or turn budget is spent. */
   onBudgetSpent?: (which: 'token_budget' | 'max_turns') => void;
+  /** The largest request body passed on (default MAX_REQUEST_BYTES). */
+  maxRequestBytes?: number;
 }
 
 export interface Forwarder {
@@ -318,6 +320,7 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
   const client = base.protocol === 'https:' ? https : http;
   const route = ROUTES[o.vendor];
   const open = new Set<Duplex>();
+  const maxBytes = o.maxRequestBytes ?? MAX_REQUEST_BYTES;
 
   const refuse = (method: string, target: string, status: number, reason: RefusedRequest['reason']): RefusedRequest => {
     const r: RefusedRequest = { method: cut(method, 20), target: cut(target), status, reason };
@@ -356,10 +359,11 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
       return answer(res, 400, over === 'token_budget' ? `quickloop forwarder: the run's token budget (max_tokens ${o.maxTokens}) is spent` : `quickloop forwarder: the run's turn budget (max_turns ${o.maxTurns}) is spent`);
     }
     const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > MAX_REQUEST_BYTES) {
+    if (declared > maxBytes) {
       refuse(method, target, 413, 'too_large');
       // Not read: the connection is closed after the answer.
-      return answer(res, 413, `quickloop forwarder: the request body is over ${MAX_REQUEST_BYTES} bytes`);
+      res.once('finish', () => req.socket.destroy());
+      return answer(res, 413, `quickloop forwarder: the request body is over ${maxBytes} bytes`);
     }
     const chunks: Buffer[] = [];
     let size = 0;
@@ -367,12 +371,13 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
     req.on('data', (c: Buffer) => {
       if (tooLarge) return;
       size += c.length;
-      if (size > MAX_REQUEST_BYTES) {
+      if (size > maxBytes) {
         tooLarge = true;
         chunks.length = 0;
         refuse(method, target, 413, 'too_large');
-        answer(res, 413, `quickloop forwarder: the request body is over ${MAX_REQUEST_BYTES} bytes`);
-        req.destroy();
+        answer(res, 413, `quickloop forwarder: the request body is over ${maxBytes} bytes`);
+        // Nothing more is read: once the answer is out, the connection ends.
+        res.once('finish', () => req.socket.destroy());
         return;
       }
       chunks.push(c);

@@ -53,7 +53,8 @@ function sh(pipeline: string, env: Record<string, string>): Promise<Result> {
   });
 }
 
-function task(name: string, extra = ''): string {
+function task(name: string, budgets: Record<string, number> = {}): string {
+  const b = { max_turns: 5, max_seconds: 120, ...budgets };
   const file = join(work, `${name}.yaml`);
   writeFileSync(
     file,
@@ -67,9 +68,7 @@ function task(name: string, extra = ''): string {
       '  script: |',
       '    grep -q hello hello.txt || qs_fail "hello.txt does not say hello"',
       'budgets:',
-      '  max_turns: 5',
-      '  max_seconds: 120',
-      extra,
+      ...Object.entries(b).map(([k, v]) => `  ${k}: ${v}`),
       '',
     ].join('\n'),
   );
@@ -88,6 +87,20 @@ function allText(dir: string): string {
     }
   }
   return text;
+}
+
+/** Pids whose command line contains `needle`, anywhere on the machine. */
+function alive(needle: string): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(needle);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 const of = (r: Result, type: string) => r.events.filter((e) => e.type === type);
@@ -147,10 +160,33 @@ describe('qs-agent --agent claude-code', () => {
 
   it('refuses the call past max_tokens and stops the CLI: token_budget', async () => {
     mock.push({ toolCalls: [{ name: 'Bash', input: { command: 'echo one' } }], usage: { input: 400, output: 200 } }, { text: 'never asked for' });
-    const r = await sh(`qs-validate ${task('cli-claude-tokens', '  max_tokens: 500')} | qs-agent --agent claude-code | qs-check`, { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: SECRET });
+    const r = await sh(`qs-validate ${task('cli-claude-tokens', { max_tokens: 500 })} | qs-agent --agent claude-code | qs-check`, { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: SECRET });
     expect(of(r, 'agent.completed')[0]).toMatchObject({ stop_reason: 'token_budget', turns: 1 });
     expect(of(r, 'run.completed')[0]).toMatchObject({ classification: 'budget_exhausted' });
     expect(mock.requests).toHaveLength(1);
+  });
+
+  it('kills the CLI and everything it started at max_seconds, mid-command: timeout', async () => {
+    mock.push({ toolCalls: [{ name: 'Bash', input: { command: 'sleep 31337.5151' } }] });
+    const r = await sh(`qs-validate ${task('cli-claude-deadline', { max_seconds: 3 })} | qs-agent --agent claude-code | qs-check`, { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: SECRET });
+    expect(of(r, 'agent.completed')[0]).toMatchObject({ stop_reason: 'timeout' });
+    expect(of(r, 'run.completed')[0]).toMatchObject({ classification: 'budget_exhausted' });
+    expect(alive('31337.5151')).toEqual([]);
+  });
+
+  it('never lets a model answer that does not come pass max_seconds', async () => {
+    mock.push({ hang: true });
+    const r = await sh(`qs-validate ${task('cli-claude-hang', { max_seconds: 2 })} | qs-agent --agent claude-code | qs-check`, { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: SECRET });
+    expect(of(r, 'agent.completed')[0]).toMatchObject({ stop_reason: 'timeout', turns: 0 });
+    expect(of(r, 'run.completed')[0]).toMatchObject({ classification: 'budget_exhausted' });
+  });
+
+  it('gives agent_refusal when the model refuses', async () => {
+    mock.push({ refusal: 'I will not.', category: 'cyber' });
+    const r = await sh(`qs-validate ${task('cli-claude-refusal')} | qs-agent --agent claude-code | qs-check`, { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: SECRET });
+    expect(of(r, 'agent.turn')[0]).toMatchObject({ stop: 'refusal', refusal: { category: 'cyber', explanation: 'I will not.' } });
+    expect(of(r, 'agent.completed')[0]).toMatchObject({ stop_reason: 'refusal', error_kind: 'refusal' });
+    expect(of(r, 'run.completed')[0]).toMatchObject({ classification: 'agent_refusal' });
   });
 
   it('is a one-line usage error naming the CLI when it is not on PATH, before any sandbox is made', async () => {
@@ -169,6 +205,14 @@ describe('qs-agent --agent claude-code', () => {
 });
 
 describe('qs-agent --agent codex', () => {
+  it('is held to max_turns by the forwarder, since codex has no turns flag', async () => {
+    mock.push({ toolCalls: [{ name: 'exec_command', input: { cmd: 'echo one' } }] }, { text: 'never asked for' });
+    const r = await sh(`qs-validate ${task('cli-codex-turns', { max_turns: 1 })} | qs-agent --agent codex | qs-check`, { OPENAI_BASE_URL: mock.openaiUrl, OPENAI_API_KEY: SECRET });
+    expect(of(r, 'agent.completed')[0]).toMatchObject({ stop_reason: 'max_turns', turns: 1, commands: 1 });
+    expect(of(r, 'run.completed')[0]).toMatchObject({ classification: 'budget_exhausted' });
+    expect(mock.requests).toHaveLength(1);
+  });
+
   it('runs codex exec inside the sandbox with a keyless provider config, and passes', async () => {
     mock.push({ toolCalls: [{ name: 'exec_command', input: { cmd: `cat "$CODEX_HOME/config.toml"; ${PROBE}` }, id: 'call_probe' }] }, { text: 'Done: hello.txt.' });
     const r = await sh(`qs-validate ${task('cli-codex')} | qs-agent --agent codex --keep | qs-check`, { OPENAI_BASE_URL: mock.openaiUrl, OPENAI_API_KEY: SECRET });

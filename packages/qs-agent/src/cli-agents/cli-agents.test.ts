@@ -1,6 +1,6 @@
 // --agent claude-code and --agent codex end to end: the fake CLIs at the wire level, inside the real bwrap sandbox, against the mock through the forwarder.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -193,6 +193,17 @@ describe('qs-agent --agent claude-code', () => {
     const r = await sh(`qs-validate ${task('cli-missing')} | PATH=${BIN}:/usr/bin:/bin qs-agent --agent claude-code`, { ANTHROPIC_API_KEY: SECRET });
     expect(r.codes[1]).toBe(3);
     expect(r.stderr).toMatch(/--agent claude-code needs `claude` on PATH/);
+    expect(of(r, 'sandbox.ready')).toHaveLength(0);
+  });
+
+  it('is a usage error naming the CLI when it is installed where the sandbox never looks (a home, /tmp)', async () => {
+    const prefix = mkdtempSync(join(tmpdir(), 'qs-user-prefix-'));
+    copyFileSync(join(FAKE_CLI_DIR, 'claude'), join(prefix, 'claude'));
+    chmodSync(join(prefix, 'claude'), 0o755);
+    const r = await sh(`qs-validate ${task('cli-hidden')} | PATH=${prefix}:${BIN}:/usr/bin:/bin qs-agent --agent claude-code`, { ANTHROPIC_API_KEY: SECRET });
+    rmSync(prefix, { recursive: true, force: true });
+    expect(r.codes[1]).toBe(3);
+    expect(r.stderr).toContain(`--agent claude-code: ${prefix}/claude is in a folder the sandbox never shows`);
     expect(of(r, 'sandbox.ready')).toHaveLength(0);
   });
 

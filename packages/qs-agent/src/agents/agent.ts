@@ -29,6 +29,8 @@ export interface Prepared {
   forwards: Forward[];
   /** The docs hosts are reachable through the egress proxy (an agent that reads docs with its own tools). */
   docsReachable: boolean;
+  /** Added to agent.started (the vendor endpoint the forwarder sends to). */
+  started?: { base_url?: string };
   /** Stops what prepare started; called once the sandbox is closed, whatever happened. */
   release(): Promise<void>;
 }

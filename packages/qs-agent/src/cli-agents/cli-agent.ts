@@ -147,7 +147,7 @@ interface CliPrepared extends Prepared {
   forwarder: Forwarder;
   vendorHost: { host: string; port: number };
   /** Where the forwarder's refusals and budget go once the run is known. */
-  sink: { onRefused?: (r: RefusedRequest) => void; onBudget?: (which: 'token_budget' | 'max_turns') => void };
+  sink: { onRefused?: (r: RefusedRequest) => void; onBudget?: (which: 'token_budget' | 'max_turns') => void; onStripped?: (removed: string[], target: string) => void };
   baseUrl: string;
 }
 
@@ -186,15 +186,18 @@ function cliAgent(spec: CliSpec): Agent {
         maxTurns: task.budgets.max_turns,
         onRefused: (r) => sink.onRefused?.(r),
         onBudgetSpent: (which) => sink.onBudget?.(which),
+        onStripped: (removed, target) => sink.onStripped?.(removed, target),
       });
       const url = new URL(creds.baseUrl);
       const forwards: Forward[] = [{ name: FORWARD_NAME, port: FORWARD_PORT, socketPath }];
+      const baseUrl = `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
       const prepared: CliPrepared = {
         forwards,
+        started: { base_url: baseUrl },
         docsReachable: true,
         forwarder,
         sink,
-        baseUrl: `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`,
+        baseUrl,
         vendorHost: { host: url.hostname, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) },
         release: async () => {
           await forwarder.close();
@@ -226,6 +229,10 @@ async function runCli(spec: CliSpec, ctx: AgentContext): Promise<AgentOutcome> {
   p.sink.onRefused = (r) => {
     if (r.reason === 'token_budget' || r.reason === 'max_turns') return;
     void emitter.emit('egress.blocked', { run_id: runId }, { host: p.vendorHost.host, port: p.vendorHost.port, method: r.method || '?', path: r.target, reason: 'not_allowlisted', message: `the model forwarder passes only model calls; ${r.method} ${r.target} answered ${r.status} (${r.reason})` });
+  };
+  // Vendor-side tools would fetch from the web past the proxy: what was taken out is on the record.
+  p.sink.onStripped = (removed, target) => {
+    void emitter.emit('egress.blocked', { run_id: runId }, { host: p.vendorHost.host, port: p.vendorHost.port, method: 'POST', path: target, reason: 'not_allowlisted', message: `the model forwarder took vendor-side tools out of a model call (they would reach the web from the vendor, unrecorded): ${removed.join(', ')}` });
   };
   const files = join(d.tmp, FILES);
   mkdirSync(files, { recursive: true });

@@ -150,6 +150,15 @@ describe('qs-agent --agent claude-code', () => {
     rmSync(String(ready.root), { recursive: true, force: true });
   });
 
+  it('adds the forwarder to a sandbox qs-sandbox made, and says where it sends', async () => {
+    mock.push({ toolCalls: [{ name: 'Bash', input: { command: 'echo hello > hello.txt' } }] }, { text: 'ok' });
+    const r = await sh(`qs-validate ${task('cli-claude-reopen')} | qs-sandbox | qs-agent --agent claude-code | qs-check`, { ANTHROPIC_BASE_URL: `${mock.url}/`, ANTHROPIC_API_KEY: SECRET });
+    expect(r.codes, r.stderr).toEqual([0, 0, 0, 0]);
+    expect(of(r, 'agent.started')[0]).toMatchObject({ agent: 'claude-code', base_url: mock.url });
+    expect(of(r, 'run.completed')[0]).toMatchObject({ classification: 'passed' });
+    expect(mock.requests).toHaveLength(2);
+  });
+
   it('maps a persistent 500 to infra_error, with the failed calls as retries', async () => {
     mock.push({ error: { status: 500, message: 'boom' } });
     const r = await sh(`qs-validate ${task('cli-claude-500')} | qs-agent --agent claude-code | qs-check`, { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: SECRET });

@@ -118,6 +118,29 @@ describe('the model forwarder', () => {
     expect(mock.requests).toHaveLength(0);
   });
 
+  it('takes vendor-side tools (web fetch and search, MCP servers) out of a model call and says so; the CLI\'s own tools stay', async () => {
+    const stripped: string[][] = [];
+    const { socketPath } = await forwarder({ onStripped: (r) => stripped.push(r) });
+    const body = { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }], tools: [{ name: 'Bash', input_schema: { type: 'object' } }, { type: 'web_fetch_20250910', name: 'web_fetch' }, { type: 'web_search_20250305', name: 'web_search' }], mcp_servers: [{ type: 'url', url: 'https://evil.test/mcp', name: 'x' }] };
+    expect((await request(socketPath, 'POST', '/v1/messages', {}, JSON.stringify(body))).status).toBe(200);
+    expect(stripped).toEqual([['web_fetch_20250910', 'web_search_20250305', 'mcp_servers']]);
+    expect(mock.requests[0]?.body).toEqual({ ...body, tools: [body.tools[0]], mcp_servers: undefined });
+    expect(mock.requests[0]?.raw).not.toContain('evil.test');
+    const o = await forwarder({ vendor: 'openai', upstream: mock.openaiUrl, onStripped: (r) => stripped.push(r) });
+    await request(o.socketPath, 'POST', '/v1/responses', {}, JSON.stringify({ model: 'g', input: 'x', tools: [{ type: 'function', name: 'exec_command' }, { type: 'web_search' }, { type: 'mcp', server_url: 'https://evil.test' }] }));
+    expect(stripped[1]).toEqual(['web_search', 'mcp']);
+    expect(mock.requests[1]?.body.tools).toEqual([{ type: 'function', name: 'exec_command' }]);
+  });
+
+  it('refuses a body it cannot read (not JSON, compressed): it would not know what it passes on', async () => {
+    const { f, socketPath } = await forwarder();
+    expect((await request(socketPath, 'POST', '/v1/messages', {}, 'not json')).status).toBe(400);
+    expect((await request(socketPath, 'POST', '/v1/messages', {}, '[1]')).status).toBe(400);
+    expect((await request(socketPath, 'POST', '/v1/messages', { 'content-encoding': 'gzip' }, ask)).status).toBe(415);
+    expect(f.refused.map((r) => r.reason)).toEqual(['bad_body', 'bad_body', 'bad_body']);
+    expect(mock.requests).toHaveLength(0);
+  });
+
   it('refuses any method but POST on the model path', async () => {
     const { f, socketPath } = await forwarder();
     const a = await request(socketPath, 'GET', '/v1/messages');

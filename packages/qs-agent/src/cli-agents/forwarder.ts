@@ -41,7 +41,7 @@ export interface RefusedRequest {
   /** The request target as sent (cut to 200 characters). */
   target: string;
   status: number;
-  reason: 'not_model_path' | 'bad_method' | 'too_large' | 'token_budget' | 'max_turns' | 'upgrade' | 'connect';
+  reason: 'not_model_path' | 'bad_method' | 'too_large' | 'bad_body' | 'token_budget' | 'max_turns' | 'upgrade' | 'connect';
 }
 
 export interface ForwarderOptions {
@@ -58,6 +58,8 @@ export interface ForwarderOptions {
   onRefused?: (refused: RefusedRequest) => void;
   /** Called once, when a call is refused because the token or turn budget is spent. */
   onBudgetSpent?: (which: 'token_budget' | 'max_turns') => void;
+  /** Vendor-side tools taken out of a model call before it was passed on (names or types). */
+  onStripped?: (removed: string[], target: string) => void;
   /** The largest request body passed on (default MAX_REQUEST_BYTES). */
   maxRequestBytes?: number;
 }
@@ -298,6 +300,34 @@ class AnswerReader {
   }
 }
 
+/**
+ * Tools the vendor runs itself (web search and fetch, code execution, MCP servers, file search)
+ * would reach the web from the vendor's side, past the sandbox's proxy and unrecorded: they are
+ * taken out of the request, which is otherwise passed on as sent. Client tools (the CLI's own,
+ * run inside the sandbox) stay.
+ */
+export function stripVendorTools(vendor: Vendor, body: Record<string, any>): string[] {
+  const removed: string[] = [];
+  const serverSide = vendor === 'anthropic' ? /^(web_search|web_fetch|code_execution|mcp|tool_search)/ : /^(web_search|file_search|mcp|code_interpreter|image_generation|computer)/;
+  if (Array.isArray(body.tools)) {
+    body.tools = body.tools.filter((t: any) => {
+      const type = typeof t?.type === 'string' ? t.type : '';
+      if (!serverSide.test(type)) return true;
+      removed.push(type);
+      return false;
+    });
+  }
+  for (const key of vendor === 'anthropic' ? ['mcp_servers', 'container'] : ['background']) {
+    if (key in body) {
+      delete body[key];
+      removed.push(key);
+    }
+  }
+  // A forced choice of a removed tool would only make the vendor refuse the call.
+  if (removed.length > 0 && body.tool_choice && typeof body.tool_choice === 'object' && serverSide.test(String(body.tool_choice.type ?? ''))) delete body.tool_choice;
+  return removed;
+}
+
 function vendorError(vendor: Vendor, status: number, message: string): string {
   const type = status === 413 ? 'request_too_large' : status === 403 ? 'permission_error' : 'invalid_request_error';
   return vendor === 'anthropic' ? JSON.stringify({ type: 'error', error: { type, message } }) : JSON.stringify({ error: { message, type, param: null, code: type } });
@@ -389,15 +419,29 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
     req.on('error', () => res.destroy());
   };
 
-  const forward = (req: IncomingMessage, res: ServerResponse, target: string, body: Buffer): void => {
+  const forward = (req: IncomingMessage, res: ServerResponse, target: string, sent: Buffer): void => {
     const started = performance.now();
-    let asked: string | undefined;
-    try {
-      const parsed = JSON.parse(body.toString('utf8'));
-      if (typeof parsed?.model === 'string') asked = parsed.model;
-    } catch {
-      // Not JSON: the vendor will say so; the call is still recorded.
+    const method = req.method ?? 'POST';
+    // The body is read to take vendor-side tools out of it: one it cannot read is not passed on.
+    const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
+    if (encoding !== 'identity') {
+      refuse(method, target, 415, 'bad_body');
+      return answer(res, 415, `quickloop forwarder: a ${cut(encoding, 20)}-encoded request body is not forwarded`);
     }
+    let parsed: any;
+    try {
+      parsed = JSON.parse(sent.toString('utf8'));
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      refuse(method, target, 400, 'bad_body');
+      return answer(res, 400, 'quickloop forwarder: the request body is not a JSON object');
+    }
+    const asked = typeof parsed.model === 'string' ? (parsed.model as string) : undefined;
+    const removed = stripVendorTools(o.vendor, parsed);
+    if (removed.length > 0) o.onStripped?.(removed, target);
+    const body = removed.length > 0 ? Buffer.from(JSON.stringify(parsed)) : sent;
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(req.headers)) if (value !== undefined && !DROPPED.has(name.toLowerCase())) headers[name] = value;
     if (o.vendor === 'anthropic') headers['x-api-key'] = o.key;

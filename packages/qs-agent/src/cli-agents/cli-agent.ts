@@ -1,5 +1,5 @@
 // `--agent claude-code` and `--agent codex`: the model CLI runs inside the sandbox as the agent; its key stays outside, in the forwarder.
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '@quickloop/cli-kit';
@@ -17,8 +17,12 @@ export const FORWARD_NAME = 'model-api';
 /** What the CLI inside is given for a key: it is not one, and the forwarder drops it. */
 export const PLACEHOLDER_KEY = 'quickloop-placeholder-key-not-a-secret';
 
-/** What the sandbox's commands can see of the run's own files (prompt, the CLI's output). */
+/** The prefix of the run's folder under the sandbox's TMPDIR (the CLI's stderr), removed when it ends. */
 const FILES = '.quickloop-agent';
+/** Between the CLI's stdout (its JSON) and the tail of its stderr in the command's output. */
+const STDERR_MARK = '--- quickloop: stderr of the CLI ---';
+/** The CLI's JSON output kept (head and tail: the result is its last line). */
+const MAX_CLI_OUTPUT = 32 * 1024 * 1024;
 
 interface CliSpec {
   name: string;
@@ -29,8 +33,8 @@ interface CliSpec {
   command(task: AgentContext['task'], port: number): string;
   /** Variables for the CLI (no secret among them). */
   env(port: number, home: string): Record<string, string>;
-  /** Files written into the sandbox home before the CLI starts. */
-  setup?(home: string, port: number): void;
+  /** Files the CLI needs before it starts, written by the command itself inside the sandbox: path (under $HOME) → text. */
+  files?(port: number): Record<string, string>;
   /** Whether a tool name is the CLI's shell tool, and the command line it ran. */
   bashCommand(name: string, input: Record<string, unknown>): string | undefined;
   /** The CLI's own results of its shell tool calls, from its JSON output, keyed by call id or taken in order. */
@@ -105,25 +109,18 @@ const CODEX: CliSpec = {
   // codex's own sandbox needs namespaces this one does not give; the sandbox it runs in is the enforcement.
   command: () => ['codex', 'exec', '--json', '--skip-git-repo-check', '--ephemeral', '--dangerously-bypass-approvals-and-sandbox', '-'].join(' '),
   env: (_port, home) => ({ CODEX_HOME: join(home, '.codex'), QUICKLOOP_PLACEHOLDER_KEY: PLACEHOLDER_KEY }),
-  setup(home, port) {
-    const dir = join(home, '.codex');
-    mkdirSync(dir, { recursive: true });
-    // codex writes its own state beside its config, as the sandbox user.
-    chmodSync(dir, 0o777);
-    writeFileSync(
-      join(dir, 'config.toml'),
-      [
-        'model_provider = "quickloop"',
-        '[model_providers.quickloop]',
-        'name = "quickloop forwarder"',
-        `base_url = "http://127.0.0.1:${port}/v1"`,
-        // The placeholder's variable; the forwarder puts the real key on the way out.
-        'env_key = "QUICKLOOP_PLACEHOLDER_KEY"',
-        'wire_api = "responses"',
-        '',
-      ].join('\n'),
-    );
-  },
+  files: (port) => ({
+    '.codex/config.toml': [
+      'model_provider = "quickloop"',
+      '[model_providers.quickloop]',
+      'name = "quickloop forwarder"',
+      `base_url = "http://127.0.0.1:${port}/v1"`,
+      // The placeholder's variable; the forwarder puts the real key on the way out.
+      'env_key = "QUICKLOOP_PLACEHOLDER_KEY"',
+      'wire_api = "responses"',
+      '',
+    ].join('\n'),
+  }),
   bashCommand(name, input) {
     if (name !== 'exec_command' && name !== 'shell' && name !== 'local_shell') return undefined;
     const c = input.cmd ?? input.command;
@@ -234,32 +231,30 @@ async function runCli(spec: CliSpec, ctx: AgentContext): Promise<AgentOutcome> {
   p.sink.onStripped = (removed, target) => {
     void emitter.emit('egress.blocked', { run_id: runId }, { host: p.vendorHost.host, port: p.vendorHost.port, method: 'POST', path: target, reason: 'not_allowlisted', message: `the model forwarder took vendor-side tools out of a model call (they would reach the web from the vendor, unrecorded): ${removed.join(', ')}` });
   };
-  const files = join(d.tmp, FILES);
-  mkdirSync(files, { recursive: true });
-  // A root harness makes it, and the sandbox user (another uid) writes the CLI's output into it.
-  chmodSync(files, 0o777);
-  writeFileSync(join(files, 'prompt.md'), cliPrompt(task), { mode: 0o644 });
-  spec.setup?.(d.home, port);
-  const q = `"$TMPDIR/${FILES}"`;
-  const command = `${spec.command(task, port)} < ${q}/prompt.md > ${q}/out.jsonl 2> ${q}/err.txt`;
+  // Everything the run puts into the sandbox or takes out of it goes through a command inside it:
+  // the harness never opens a path there, so a link planted by setup or the agent leads nowhere.
+  const extra = Object.entries(spec.files?.(port) ?? {});
+  const env: Record<string, string> = { ...spec.env(port, d.home), QUICKLOOP_PROMPT: cliPrompt(task) };
+  const writes = extra.map(([rel, text], i) => {
+    env[`QUICKLOOP_FILE_${i}`] = text;
+    return `mkdir -p "$(dirname "$HOME/${rel}")" && printf '%s' "$QUICKLOOP_FILE_${i}" > "$HOME/${rel}" && `;
+  });
+  // A fresh folder of an unguessable name: nothing planted beforehand can stand in for it.
+  const command = [
+    `Q=$(mktemp -d "$TMPDIR/${FILES}.XXXXXXXX") && ${writes.join('')}printf '%s' "$QUICKLOOP_PROMPT" | ${spec.command(task, port)} 2> "$Q/stderr"`,
+    `rc=$?; printf '\n%s\n' '${STDERR_MARK}'; tail -c 8000 "$Q/stderr" 2>/dev/null; rm -rf "$Q"; exit $rc`,
+  ].join('; ');
   const left = task.budgets.max_seconds * 1000 - ctx.elapsedMs();
-  const env = spec.env(port, d.home);
   let result;
   try {
-    result = left <= 0 ? undefined : await ctx.sandbox.exec(command, { timeoutMs: Math.max(1, Math.floor(left)), maxOutputChars: 4000, signal: stopper.signal, env });
+    result = left <= 0 ? undefined : await ctx.sandbox.exec(command, { timeoutMs: Math.max(1, Math.floor(left)), maxOutputChars: MAX_CLI_OUTPUT, signal: stopper.signal, env });
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
   }
-  const read = (name: string): string => {
-    try {
-      return readFileSync(join(files, name), 'utf8');
-    } catch {
-      return '';
-    }
-  };
-  const stdout = read('out.jsonl');
-  const stderr = read('err.txt') + (result?.output ?? '');
-  rmSync(files, { recursive: true, force: true });
+  const output = result?.output ?? '';
+  const mark = output.lastIndexOf(`\n${STDERR_MARK}\n`);
+  const stdout = mark >= 0 ? output.slice(0, mark) : output;
+  const stderr = mark >= 0 ? output.slice(mark + STDERR_MARK.length + 2) : '';
 
   const counted = await emitTurns(spec, ctx, p.forwarder.calls, stdout);
   const report: NonNullable<AgentOutcome['report']> = { turns: counted.turns, usage: counted.usage, usd: null };

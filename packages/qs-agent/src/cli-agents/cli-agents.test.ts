@@ -1,6 +1,6 @@
 // --agent claude-code and --agent codex end to end: the fake CLIs at the wire level, inside the real bwrap sandbox, against the mock through the forwarder.
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, statSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -159,6 +159,16 @@ describe('qs-agent --agent claude-code', () => {
     expect(mock.requests).toHaveLength(2);
   });
 
+  it('never follows a link the sandbox made to a host file: the CLI\'s output is read inside, and the harness writes nothing there', async () => {
+    // Setup (the task's, run as the sandbox user) plants links where the harness might read or write.
+    const file = task('cli-claude-links').replace('.yaml', '-links.yaml');
+    writeFileSync(file, readFileSync(task('cli-claude-links'), 'utf8').replace('success:', 'setup:\n  - mkdir -p "$TMPDIR" && for n in .quickloop-agent .quickloop-agent.out prompt.md; do ln -s /proc/self/environ "$TMPDIR/$n"; done && ln -s /etc "$HOME/.codex"\nsuccess:'));
+    mock.push({ toolCalls: [{ name: 'Bash', input: { command: 'echo hello > hello.txt' } }] }, { text: 'ok' });
+    const r = await sh(`qs-validate ${file} | qs-agent --agent claude-code | qs-check`, { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: SECRET });
+    expect(r.stdout + r.stderr).not.toContain(SECRET);
+    expect(of(r, 'agent.completed')[0]).toMatchObject({ stop_reason: 'completed' });
+  });
+
   it('maps a persistent 500 to infra_error, with the failed calls as retries', async () => {
     mock.push({ error: { status: 500, message: 'boom' } });
     const r = await sh(`qs-validate ${task('cli-claude-500')} | qs-agent --agent claude-code | qs-check`, { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: SECRET });
@@ -231,6 +241,17 @@ describe('qs-agent --agent codex', () => {
     expect(of(r, 'agent.completed')[0]).toMatchObject({ stop_reason: 'max_turns', turns: 1, commands: 1 });
     expect(of(r, 'run.completed')[0]).toMatchObject({ classification: 'budget_exhausted' });
     expect(mock.requests).toHaveLength(1);
+  });
+
+  it('writes its provider config from inside the sandbox: a link planted at $HOME/.codex changes nothing of the host', async () => {
+    const file = task('cli-codex-links').replace('.yaml', '-links.yaml');
+    writeFileSync(file, readFileSync(task('cli-codex-links'), 'utf8').replace('success:', 'setup:\n  - ln -s /etc "$HOME/.codex"\nsuccess:'));
+    const before = statSync('/etc').mode;
+    const r = await sh(`qs-validate ${file} | qs-agent --agent codex | qs-check`, { OPENAI_BASE_URL: mock.openaiUrl, OPENAI_API_KEY: SECRET });
+    expect(statSync('/etc').mode).toBe(before);
+    expect(existsSync('/etc/config.toml')).toBe(false);
+    expect(of(r, 'agent.completed')[0]).toMatchObject({ stop_reason: 'error' });
+    expect(r.stdout + r.stderr).not.toContain(SECRET);
   });
 
   it('runs codex exec inside the sandbox with a keyless provider config, and passes', async () => {

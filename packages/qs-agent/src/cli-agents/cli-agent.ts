@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '@quickloop/cli-kit';
-import { parseCliOutput, type ErrorKind } from '@quickloop/models';
+import { parseCliOutput, type ErrorKind } from '@quickloop/models/cli';
 import { omissionMarker, shownInside, type Forward } from '@quickloop/sandbox';
 import type { Agent, AgentContext, AgentOutcome, Prepared } from '../agents/agent.js';
 import { cliPrompt } from './prompt.js';

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
-import { classifyStatus, type ErrorKind } from '@quickloop/models';
+import { classifyStatus, type ErrorKind } from '@quickloop/models/cli';
 
 export type Vendor = 'anthropic' | 'openai';
 

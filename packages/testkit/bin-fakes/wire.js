@@ -60,14 +60,21 @@ async function claude(flags, prompt) {
     if (turns >= maxTurns) return finish({ subtype: 'error_max_turns', is_error: true, terminal_reason: 'max_turns', stop_reason: null }, 1);
     turns += 1;
     let response;
-    try {
-      response = await fetch(`${base}/v1/messages?beta=true`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': key, 'anthropic-version': '2023-06-01', 'x-app': 'cli', 'user-agent': 'claude-cli/2.1.332 (fake wire)' },
-        body: JSON.stringify({ model, max_tokens: 32000, stream: true, messages, tools, system: [{ type: 'text', text: 'You are Claude Code (fake).' }] }),
-      });
-    } catch (error) {
-      return finish({ is_error: true, result: `API Error: Connection error. ${error.message}`, terminal_reason: 'api_error' }, 1);
+    // Like claude, a transient status is retried (CLAUDE_CODE_MAX_RETRIES times), at once here.
+    const retries = Number(process.env.CLAUDE_CODE_MAX_RETRIES || '2');
+    for (let attempt = 0; ; attempt++) {
+      try {
+        response = await fetch(`${base}/v1/messages?beta=true`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': key, 'anthropic-version': '2023-06-01', 'x-app': 'cli', 'user-agent': 'claude-cli/2.1.332 (fake wire)' },
+          body: JSON.stringify({ model, max_tokens: 32000, stream: true, messages, tools, system: [{ type: 'text', text: 'You are Claude Code (fake).' }] }),
+        });
+      } catch (error) {
+        return finish({ is_error: true, result: `API Error: Connection error. ${error.message}`, terminal_reason: 'api_error' }, 1);
+      }
+      const transient = [408, 409, 429, 529].includes(response.status) || response.status >= 500;
+      if (!transient || attempt >= retries) break;
+      await response.text();
     }
     if (!response.ok) {
       const body = await response.text();

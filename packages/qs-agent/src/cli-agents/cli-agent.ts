@@ -83,6 +83,8 @@ const CLAUDE: CliSpec = {
     DISABLE_TELEMETRY: '1',
     DISABLE_AUTOUPDATER: '1',
     DISABLE_ERROR_REPORTING: '1',
+    // Its own backoff would spend the run's deadline on an outage; a few retries, each recorded.
+    CLAUDE_CODE_MAX_RETRIES: '3',
   }),
   bashCommand: (name, input) => (name === 'Bash' && typeof input.command === 'string' ? input.command : undefined),
   toolResults(stdout) {
@@ -304,9 +306,11 @@ async function emitTurns(spec: CliSpec, ctx: AgentContext, calls: readonly Model
   let usage: Usage5 = { ...ZERO };
   let model: string | undefined;
   let commands = 0;
-  for (const call of calls) {
+  for (const [i, call] of calls.entries()) {
     usage = addUsage(usage, call.usage);
     if (call.error !== undefined && call.stop !== 'refusal') {
+      // The last failure was not retried: agent.completed says what it was.
+      if (i === calls.length - 1) continue;
       await emitter.emit('agent.retry', { run_id: runId }, { turn: turn + 1, attempt: attempts, status: call.status, error_kind: call.errorKind ?? 'infra', error: call.error, wait_ms: 0 });
       attempts += 1;
       continue;

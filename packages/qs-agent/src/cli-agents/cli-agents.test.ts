@@ -174,7 +174,17 @@ describe('qs-agent --agent claude-code', () => {
     const r = await sh(`qs-validate ${task('cli-claude-500')} | qs-agent --agent claude-code | qs-check`, { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: SECRET });
     expect(of(r, 'agent.completed')[0]).toMatchObject({ stop_reason: 'error', error_kind: 'infra' });
     expect(of(r, 'run.completed')[0]).toMatchObject({ classification: 'infra_error' });
-    expect(of(r, 'agent.retry')[0]).toMatchObject({ status: 500, error_kind: 'infra' });
+    // claude retried three times (CLAUDE_CODE_MAX_RETRIES); the fourth failure ended it.
+    expect(mock.requests).toHaveLength(4);
+    expect(of(r, 'agent.retry').map((e) => [e.turn, e.attempt, e.status, e.error_kind])).toEqual([[1, 1, 500, 'infra'], [1, 2, 500, 'infra'], [1, 3, 500, 'infra']]);
+  });
+
+  it('passes after a 429 that claude retried, with the retry on the record and the turn\'s attempts', async () => {
+    mock.push({ error: { status: 429, message: 'slow down' } }, { toolCalls: [{ name: 'Bash', input: { command: 'echo hello > hello.txt' } }] }, { text: 'ok' });
+    const r = await sh(`qs-validate ${task('cli-claude-429')} | qs-agent --agent claude-code | qs-check`, { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: SECRET });
+    expect(of(r, 'run.completed')[0]).toMatchObject({ classification: 'passed' });
+    expect(of(r, 'agent.retry')).toEqual([expect.objectContaining({ turn: 1, attempt: 1, status: 429 })]);
+    expect(of(r, 'agent.turn').map((t) => t.attempts)).toEqual([2, 1]);
   });
 
   it('refuses the call past max_tokens and stops the CLI: token_budget', async () => {

@@ -163,8 +163,11 @@ function cliAgent(spec: CliSpec): Agent {
     preflight(env, backend) {
       const found = findProgram(spec.program, env.PATH ?? '');
       if (!found) throw new UsageError(`--agent ${spec.name} needs \`${spec.program}\` on PATH, and it is not there`);
+      // Unenforced, the CLI would run as the harness's user on the host and could read the key
+      // from the harness's own /proc/PID/environ: the forwarder would keep nothing out.
+      if (backend === 'local') throw new UsageError(`--agent ${spec.name} runs only in the enforced sandbox (bwrap): under local the CLI could read the key from this process`);
       // Under the enforced sandbox the CLI and its interpreter must be among what it shows.
-      if (backend !== 'local') {
+      {
         for (const file of [found.path, ...(found.interpreter ? [found.interpreter] : [])]) {
           if (!shownInside(file, env.PATH ?? '')) throw new UsageError(`--agent ${spec.name}: ${file} is in a folder the sandbox never shows (a home or /var); install ${spec.program} under /usr/local, /opt or another prefix`);
         }
@@ -215,6 +218,8 @@ async function runCli(spec: CliSpec, ctx: AgentContext): Promise<AgentOutcome> {
   const d = ctx.sandbox.describe();
   const port = d.forwards?.find((f) => f.name === FORWARD_NAME)?.port;
   if (port === undefined) return { stopReason: 'error', detail: 'the sandbox has no model forwarder', report: { error_kind: 'harness' } };
+  // A local sandbox from the stream: the same reason preflight refuses --backend local.
+  if (!d.enforced) return { stopReason: 'error', detail: `${spec.name} runs only in the enforced sandbox: this one is ${d.backend}, where the CLI could read the key from the harness`, report: { error_kind: 'config' } };
   const stopper = new AbortController();
   let budget: 'token_budget' | 'max_turns' | undefined;
   const onAbort = (): void => stopper.abort();

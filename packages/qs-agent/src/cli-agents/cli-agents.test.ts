@@ -236,6 +236,13 @@ describe('qs-agent --agent claude-code', () => {
     expect(of(r, 'sandbox.ready')).toHaveLength(0);
   });
 
+  it('refuses the unenforced backend, where the CLI could read the key from the harness', async () => {
+    const r = await sh(`qs-validate ${task('cli-local')} | qs-agent --agent claude-code --backend local --allow-unenforced`, { ANTHROPIC_API_KEY: SECRET });
+    expect(r.codes[1]).toBe(3);
+    expect(r.stderr).toMatch(/runs only in the enforced sandbox \(bwrap\)/);
+    expect(of(r, 'sandbox.ready')).toHaveLength(0);
+  });
+
   it('is a usage error without a key, before any sandbox is made', async () => {
     const r = await sh(`qs-validate ${task('cli-nokey')} | qs-agent --agent claude-code`, {});
     expect(r.codes[1]).toBe(3);

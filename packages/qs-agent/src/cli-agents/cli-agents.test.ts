@@ -114,6 +114,8 @@ const PROBE = [
   'echo -n " climb:"; curl -s -o /dev/null -w "%{http_code}" --path-as-is -X POST http://127.0.0.1:3129/v1/messages/../../admin',
   'echo -n " host:"; curl -s -o /dev/null -w "%{http_code}" -X POST -H "Host: evil.test" http://127.0.0.1:3129/admin',
   'echo -n " absolute:"; curl -s -o /dev/null -w "%{http_code}" -x http://127.0.0.1:3129 http://evil.test/v1/messages',
+  // The CLI reads docs with its own tools: the docs host is let through the proxy, another host is not.
+  'curl -s -o /dev/null -m 10 http://docs.greeter.test/quickstart.html; curl -s -o /dev/null -m 10 http://other.test/',
   'echo " done"; echo hello > hello.txt',
 ].join('; ');
 
@@ -135,8 +137,12 @@ describe('qs-agent --agent claude-code', () => {
     expect(result.output).toMatch(/^1\n0\npath:403 climb:403 host:403 absolute:403 done\n$/);
     expect(of(r, 'agent.completed')[0]).toMatchObject({ agent: 'claude-code', stop_reason: 'completed', turns: 2, commands: 1, final_text: 'Wrote hello.txt.', usage: { input_tokens: 250, cache_read_tokens: 40, output_tokens: 30 } });
     // Each refusal is recorded as a blocked egress to the vendor's host.
-    const blocked = of(r, 'egress.blocked').map((e) => e.path);
+    const blocked = of(r, 'egress.blocked').filter((e) => e.host === '127.0.0.1').map((e) => e.path);
     expect(blocked).toEqual(['/v1/models', '/v1/messages/../../admin', '/admin', 'http://evil.test/v1/messages']);
+    // Docs through the proxy, recorded per host (offline the name does not resolve: allowed, then an error upstream).
+    expect(of(r, 'egress.blocked').filter((e) => e.host !== '127.0.0.1')).toEqual([expect.objectContaining({ host: 'other.test', reason: 'not_allowlisted' })]);
+    expect(r.events.some((e) => (e.type === 'egress.allowed' || e.type === 'egress.error') && e.host === 'docs.greeter.test')).toBe(true);
+    expect(of(r, 'run.completed')[0]).toMatchObject({ docs_bypass_attempts: 0 });
     expect(of(r, 'sandbox.ready')[0]).toMatchObject({ forwards: [{ name: 'model-api', port: 3129 }] });
     // The mock got the real key on every model call, and never the placeholder; nothing else reached it.
     const sent = mock.requests;

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '@quickloop/cli-kit';
+import type { Payload } from '@quickloop/events';
 import { parseCliOutput, type ErrorKind } from '@quickloop/models/cli';
 import { omissionMarker, shownInside, type Forward } from '@quickloop/sandbox';
 import type { Agent, AgentContext, AgentOutcome, Prepared } from '../agents/agent.js';
@@ -228,15 +229,23 @@ async function runCli(spec: CliSpec, ctx: AgentContext): Promise<AgentOutcome> {
     budget = which;
     stopper.abort();
   };
+  // A closed downstream is noticed at the stage's next awaited emit, as for the proxy's decisions.
+  const record = (payload: Payload<'egress.blocked'>): void => {
+    try {
+      emitter.emit('egress.blocked', { run_id: runId }, payload)?.catch(() => undefined);
+    } catch {
+      // the writer is closed
+    }
+  };
   // A refused request is an egress decision of the sandbox: something inside asked the vendor for
   // more than a model call (or past the budget).
   p.sink.onRefused = (r) => {
     if (r.reason === 'token_budget' || r.reason === 'max_turns') return;
-    void emitter.emit('egress.blocked', { run_id: runId }, { host: p.vendorHost.host, port: p.vendorHost.port, method: r.method || '?', path: r.target, reason: 'not_allowlisted', message: `the model forwarder passes only model calls; ${r.method} ${r.target} answered ${r.status} (${r.reason})` });
+    record({ host: p.vendorHost.host, port: p.vendorHost.port, method: r.method || '?', path: r.target, reason: 'not_allowlisted', message: `the model forwarder passes only model calls; ${r.method} ${r.target} answered ${r.status} (${r.reason})` });
   };
   // Vendor-side tools would fetch from the web past the proxy: what was taken out is on the record.
   p.sink.onStripped = (removed, target) => {
-    void emitter.emit('egress.blocked', { run_id: runId }, { host: p.vendorHost.host, port: p.vendorHost.port, method: 'POST', path: target, reason: 'not_allowlisted', message: `the model forwarder took vendor-side tools out of a model call (they would reach the web from the vendor, unrecorded): ${removed.join(', ')}` });
+    record({ host: p.vendorHost.host, port: p.vendorHost.port, method: 'POST', path: target, reason: 'not_allowlisted', message: `the model forwarder took vendor-side tools out of a model call (they would reach the web from the vendor, unrecorded): ${removed.join(', ')}` });
   };
   // Everything the run puts into the sandbox or takes out of it goes through a command inside it:
   // the harness never opens a path there, so a link planted by setup or the agent leads nowhere.

@@ -89,13 +89,14 @@ function allText(dir: string): string {
   return text;
 }
 
-/** Pids whose command line contains `needle`, anywhere on the machine. */
+/** Live (not zombie) pids whose command line contains `needle`, anywhere on the machine. */
 function alive(needle: string): number[] {
   return readdirSync('/proc')
     .filter((p) => /^\d+$/.test(p))
     .filter((p) => {
       try {
-        return readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(needle);
+        const state = /^State:\s+(\S)/m.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1];
+        return state !== 'Z' && readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(needle);
       } catch {
         return false;
       }

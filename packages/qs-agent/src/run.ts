@@ -4,7 +4,8 @@ import { CliError, createLogger, terminalSafe, isPipeClosed, QsExit, UsageError,
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Emitter, type Payload, type WireEvent } from '@quickloop/events';
 import { egressEmitter, emitUsage, provisionSandbox, removeLayout, type BackendChoice, type Sandbox } from '@quickloop/sandbox';
 import { parsePriceBook, DEFAULT_PRICE_BOOK, type PriceBook } from '@quickloop/models/core';
-import type { Agent } from './agents/agent.js';
+import type { Agent, Prepared } from './agents/agent.js';
+import { claudeCodeAgent, codexAgent } from './cli-agents/cli-agent.js';
 import { createModelAgent } from './agents/model.js';
 import { createRecordedAgent } from './agents/recorded.js';
 import { replayAgent } from './agents/replay.js';
@@ -17,8 +18,8 @@ import { createToolbelt } from './toolbelt.js';
 
 export const STAGE = 'qs-agent';
 
-/** Agents by --agent name that need no configuration. */
-export const AGENTS: Record<string, Agent> = { replay: replayAgent };
+/** Agents by --agent name that need no configuration beyond the host's (the CLI agents check theirs in preflight). */
+export const AGENTS: Record<string, Agent> = { replay: replayAgent, 'claude-code': claudeCodeAgent, codex: codexAgent };
 
 /** Every --agent name: the fixed agents, recorded runs, then the model vendors. */
 export const AGENT_NAMES: readonly string[] = [...Object.keys(AGENTS), 'recorded', ...Object.keys(VENDORS)];
@@ -94,6 +95,8 @@ interface RunState {
 export async function run(opts: AgentOptions, io: Io): Promise<number> {
   const log = createLogger({ stream: io.stderr, env: io.env, level: opts.level });
   const agent = opts.agentImpl ?? selectAgent(opts.agent, opts.modelFlags ?? {}, io.env);
+  // What the agent needs from the host (a CLI, a key) is a usage error before any sandbox is made.
+  agent.preflight?.(io.env, opts.backend);
   const writer = new EventWriter(io.stdout);
   const emitter = createEmitter({ stage: STAGE, writer, now: io.now });
   const runs = new Map<string, RunState>();
@@ -114,10 +117,10 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
     await emitter.emit('run.failed', { run_id: s.runId }, { failed_stage: STAGE, error });
   };
 
-  const work = async (s: RunState, sandbox: Sandbox): Promise<void> => {
+  const work = async (s: RunState, sandbox: Sandbox, prepared?: Prepared): Promise<void> => {
     s.handled = true;
     const started = performance.now();
-    await emitter.emit('agent.started', { run_id: s.runId }, { agent: agent.name, task: s.loaded.task.name, ...agent.started });
+    await emitter.emit('agent.started', { run_id: s.runId }, { agent: agent.name, task: s.loaded.task.name, ...agent.started, ...(prepared?.started ?? {}) });
     const { budgets, docs } = s.loaded.task;
     const tools = createToolbelt({
       runId: s.runId,
@@ -143,6 +146,8 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
         emitter,
         newId: io.newId,
         setup: s.loaded.task.setup,
+        sandbox,
+        ...(prepared ? { prepared } : {}),
       });
     } catch (error) {
       if (error instanceof CliError && error.kind === 'usage') throw error;
@@ -162,7 +167,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
         agent: agent.name,
         stop_reason: outcome.stopReason,
         detail: outcome.detail,
-        commands: tools.commands,
+        commands: outcome.commands ?? tools.commands,
         duration_ms: Math.round(performance.now() - started),
         ...outcome.report,
         ...(leftRunning.length > 0 ? { left_running: leftRunning } : {}),
@@ -176,15 +181,20 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
   };
 
   const openAndWork = async (s: RunState): Promise<void> => {
-    let sandbox: Sandbox;
+    const prepared = await agent.prepare?.(s.loaded.task, io.env);
     try {
-      sandbox = await reopen(s.ready as SandboxReady, choice, egressEmitter(emitter, s.runId));
-    } catch (error) {
-      if (error instanceof CliError && error.kind === 'usage') throw error;
-      await failRun(s, `cannot re-open the sandbox at ${(s.ready as SandboxReady).workspace}: ${(error as Error).message}`, error instanceof CliError && error.kind === 'input');
-      return;
+      let sandbox: Sandbox;
+      try {
+        sandbox = await reopen(s.ready as SandboxReady, choice, egressEmitter(emitter, s.runId), prepared ?? {});
+      } catch (error) {
+        if (error instanceof CliError && error.kind === 'usage') throw error;
+        await failRun(s, `cannot re-open the sandbox at ${(s.ready as SandboxReady).workspace}: ${(error as Error).message}`, error instanceof CliError && error.kind === 'input');
+        return;
+      }
+      await work(s, sandbox, prepared);
+    } finally {
+      await prepared?.release();
     }
-    await work(s, sandbox);
   };
 
   /** A run whose input is over: provision a sandbox when none came, or say what is missing. */
@@ -200,9 +210,19 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       await failRun(s, bad, true);
       return;
     }
+    const prepared = await agent.prepare?.(s.loaded.task, io.env);
+    try {
+      await provisionAndWork(s, prepared);
+    } finally {
+      await prepared?.release();
+    }
+  };
+
+  const provisionAndWork = async (s: RunState, prepared: Prepared | undefined): Promise<void> => {
     let provisioned: Awaited<ReturnType<typeof provisionSandbox>>;
     try {
-      provisioned = await provisionSandbox(s.loaded, s.runId, { ...choice, keep: opts.keep, allowRegistries: opts.allowRegistries }, emitter, io.newId, io.signal);
+      const extra = prepared ? { forwards: prepared.forwards, docsReachable: prepared.docsReachable } : {};
+      provisioned = await provisionSandbox(s.loaded, s.runId, { ...choice, keep: opts.keep, allowRegistries: opts.allowRegistries, ...extra }, emitter, io.newId, io.signal);
     } catch (error) {
       if (error instanceof CliError && error.kind === 'usage') throw error;
       await failRun(s, `cannot make a sandbox: ${(error as Error).message}`);
@@ -217,7 +237,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       if (io.signal.aborted) await emitter.emit('agent.completed', { run_id: s.runId }, { agent: agent.name, stop_reason: 'interrupted', detail: 'interrupted during setup', commands: 0, duration_ms: 0 });
       return;
     }
-    await work(s, provisioned.sandbox);
+    await work(s, provisioned.sandbox, prepared);
   };
 
   const observe = (event: WireEvent): RunState | undefined => {

@@ -1,6 +1,6 @@
 // Opens the run's sandbox again from the stream's sandbox.ready, under the same backend and policy.
 import type { Payload } from '@quickloop/events';
-import { limitsFrom, openSandbox, type BackendChoice, type EgressEvent, type Sandbox } from '@quickloop/sandbox';
+import { limitsFrom, openSandbox, type BackendChoice, type EgressEvent, type Forward, type Sandbox } from '@quickloop/sandbox';
 
 export type SandboxReady = Payload<'sandbox.ready'>;
 export type TaskLoaded = Payload<'task.loaded'>;
@@ -12,7 +12,7 @@ export interface SandboxChoice {
 }
 
 /** Re-opens the workspace another stage described, with this stage's own egress proxy. */
-export async function reopen(ready: SandboxReady, choice: SandboxChoice, onEgress: (e: EgressEvent) => void): Promise<Sandbox> {
+export async function reopen(ready: SandboxReady, choice: SandboxChoice, onEgress: (e: EgressEvent) => void, extra: { forwards?: Forward[]; docsReachable?: boolean } = {}): Promise<Sandbox> {
   return openSandbox({
     workspace: { root: ready.root, workspace: ready.workspace, home: ready.home, tmp: ready.tmp },
     policy: ready.policy,
@@ -23,5 +23,7 @@ export async function reopen(ready: SandboxReady, choice: SandboxChoice, onEgres
     env: choice.env,
     onEgress,
     limits: limitsFrom(ready.limits),
+    ...(extra.forwards && extra.forwards.length > 0 ? { forwards: extra.forwards } : {}),
+    ...(extra.docsReachable ? { docsReachable: true } : {}),
   });
 }

@@ -15,3 +15,5 @@ export { INSTALL_HOSTS, effectivePolicy, allowRegistry, type PolicyExtras } from
 export { provisionSandbox, egressEmitter, emitDenials, emitUsage, setupFailureDetail, type ProvisionOptions, type Provisioned, type TaskLoadedPayload, type SandboxReadyPayload } from './provision.js';
 export { diskUsage, type DiskUsage } from './usage.js';
 export { DEFAULT_LIMITS, limitsFrom, resolveLimits } from './limits.js';
+export { checkForwards } from './forwards.js';
+export { shownInside, TOOLCHAINS } from './rootfs.js';

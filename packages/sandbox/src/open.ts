@@ -17,6 +17,7 @@ import { startEgressProxy, type EgressProxy } from './proxy.js';
 import { MAX_NAMED } from './leftovers.js';
 import { resolveLimits } from './limits.js';
 import { loopbackRegistries, startMirrors } from './mirrors.js';
+import { checkForwards, startForwardRelay, type ForwardInForce } from './forwards.js';
 import { outerIds } from './rootfs.js';
 import type { CloseReport, ExecOptions, ExecResult, OpenOptions, Sandbox, SandboxDescription } from './types.js';
 
@@ -30,39 +31,64 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
   let session: BackendSession | BwrapSession;
   let catcher: { close(): Promise<void> } | undefined;
   let mirrors: { close(): Promise<void> } | undefined;
+  const forwards = options.forwards ?? [];
+  const relays: Array<{ close(): Promise<void> }> = [];
+  const forwardsInForce: ForwardInForce[] = [];
+  // A sandbox the reader may use to read docs itself (a model CLI): the proxy lets the docs hosts
+  // through as it does explicit hosts, and records each connection. The policy described stays the
+  // task's, so later stages (the check) are held to it.
+  const proxyPolicy = options.docsReachable ? { ...policy, explicit: [...policy.explicit, ...policy.docs_hosts], docs_hosts: [] } : policy;
+  const closeRelays = async (): Promise<void> => {
+    await Promise.all(relays.map((r) => r.close()));
+  };
   if (selection.backend === 'bwrap') {
     const socketDir = proxySocketDir();
     const at = (name: keyof typeof SOCKETS): string => join(socketDir, SOCKETS[name]);
-    proxy = await startEgressProxy({ policy, socketPath: at('proxy'), ...(onEgress ? { onEgress } : {}) });
-    catcher = await startDirectCatcher({ policy, tcpSocketPath: at('direct'), dnsSocketPath: at('dns'), report: (e) => onEgress?.(e) });
     const loopback = loopbackRegistries(policy);
+    checkForwards(forwards, loopback.map((m) => m.port));
+    proxy = await startEgressProxy({ policy: proxyPolicy, socketPath: at('proxy'), ...(onEgress ? { onEgress } : {}) });
+    catcher = await startDirectCatcher({ policy, tcpSocketPath: at('direct'), dnsSocketPath: at('dns'), report: (e) => onEgress?.(e) });
     mirrors = await startMirrors(loopback, (m) => join(socketDir, mirrorSocket(m.port)), (e) => onEgress?.(e));
+    // A forward is one more loopback port of the layer, relayed to the harness's socket.
+    for (const f of forwards) {
+      relays.push(await startForwardRelay(f, join(socketDir, mirrorSocket(f.port))));
+      forwardsInForce.push({ name: f.name, port: f.port });
+    }
+    const ports = [...loopback.map((m) => m.port), ...forwards.map((f) => f.port)];
     // The network layer runs as the sandbox's host uid; a root harness gives it the sockets.
     if (process.getuid?.() === 0) {
-      for (const path of [...(['proxy', 'direct', 'dns'] as const).map(at), ...loopback.map((m) => join(socketDir, mirrorSocket(m.port)))]) chownSync(path, outerIds().uid, outerIds().gid);
+      for (const path of [...(['proxy', 'direct', 'dns'] as const).map(at), ...ports.map((p) => join(socketDir, mirrorSocket(p)))]) chownSync(path, outerIds().uid, outerIds().gid);
     }
     try {
-      session = await startBwrap(layout, socketDir, resolveLimits(options.limits), loopback.map((m) => m.port));
+      session = await startBwrap(layout, socketDir, resolveLimits(options.limits), ports);
     } catch (error) {
       await proxy.close();
       await catcher.close();
       await mirrors?.close();
+      await closeRelays();
       rmSync(socketDir, { recursive: true, force: true });
       // A workspace made just now for a sandbox that never came up is nobody's to remove later.
       if (!options.workspace) removeLayout(layout);
       throw error;
     }
   } else {
-    proxy = await startEgressProxy({ policy, ...(onEgress ? { onEgress } : {}) });
+    checkForwards(forwards, []);
+    proxy = await startEgressProxy({ policy: proxyPolicy, ...(onEgress ? { onEgress } : {}) });
+    // Nothing is enforced here: the forward answers on a free port of the host's own loopback.
+    for (const f of forwards) {
+      const relay = await startForwardRelay(f, 0);
+      relays.push(relay);
+      forwardsInForce.push({ name: f.name, port: relay.port });
+    }
     session = startLocal(proxy.port ?? 0);
   }
   const limits = 'limits' in session ? session.limits : [];
-  const description: SandboxDescription = { ...layout, backend: session.name, enforced: session.enforced, reason: selection.reason, policy, limits };
+  const description: SandboxDescription = { ...layout, backend: session.name, enforced: session.enforced, reason: selection.reason, policy, limits, ...(forwardsInForce.length > 0 ? { forwards: forwardsInForce } : {}) };
   const running = new Set<Promise<ExecResult>>();
   let closed: Promise<CloseReport> | undefined;
 
   return {
-    describe: () => ({ ...description, limits: description.limits.map((l) => ({ ...l })) }),
+    describe: () => ({ ...description, limits: description.limits.map((l) => ({ ...l })), ...(description.forwards ? { forwards: description.forwards.map((f) => ({ ...f })) } : {}) }),
     exec: (command: string, exec: ExecOptions = {}) => {
       if (closed) return Promise.reject(new Error('the sandbox is closed'));
       // The stages refuse these first; a caller of the library that did not gets a result, not a throw.
@@ -92,6 +118,7 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
         await proxy?.close();
         await catcher?.close();
         await mirrors?.close();
+        await closeRelays();
         return { leftRunning: left.slice(0, MAX_NAMED).map((p) => p.command) };
       })();
       return closed;

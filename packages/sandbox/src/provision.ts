@@ -3,7 +3,7 @@ import type { Emitter, Payload } from '@quickloop/events';
 import { effectivePolicy } from './install-hosts.js';
 import { openSandbox } from './open.js';
 import { diskUsage } from './usage.js';
-import type { BackendChoice, Denial, EgressEvent, Sandbox, SandboxLimits } from './types.js';
+import type { BackendChoice, Denial, EgressEvent, Forward, Sandbox, SandboxLimits } from './types.js';
 
 export type TaskLoadedPayload = Payload<'task.loaded'>;
 export type SandboxReadyPayload = Payload<'sandbox.ready'>;
@@ -23,6 +23,10 @@ export interface ProvisionOptions {
   baseDir?: string;
   /** Resource limits of the enforced backend (DEFAULT_LIMITS for what is not given). */
   limits?: Partial<SandboxLimits>;
+  /** Harness services on the sandbox's loopback (listed in sandbox.ready). */
+  forwards?: Forward[];
+  /** The docs hosts reachable through the proxy (an agent that reads docs with its own tools). */
+  docsReachable?: boolean;
 }
 
 export interface Provisioned {
@@ -83,12 +87,14 @@ export async function provisionSandbox(
     ...(options.installHosts !== undefined ? { installHosts: options.installHosts } : {}),
     ...(options.baseDir ? { baseDir: options.baseDir } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.forwards ? { forwards: options.forwards } : {}),
+    ...(options.docsReachable ? { docsReachable: true } : {}),
   });
   // Anything that goes wrong from here (most often a closed downstream pipe) must not leave the
   // namespace and the proxy alive: they would keep the stage from ever exiting.
   try {
     const d = sandbox.describe();
-    const ready: SandboxReadyPayload = { root: d.root, workspace: d.workspace, home: d.home, tmp: d.tmp, backend: d.backend, enforced: d.enforced, reason: d.reason, policy: d.policy, keep: options.keep, limits: d.limits };
+    const ready: SandboxReadyPayload = { root: d.root, workspace: d.workspace, home: d.home, tmp: d.tmp, backend: d.backend, enforced: d.enforced, reason: d.reason, policy: d.policy, keep: options.keep, limits: d.limits, ...(d.forwards ? { forwards: d.forwards } : {}) };
     await emitter.emit('sandbox.ready', { run_id: runId }, ready);
     const { budgets, setup } = loaded.task;
     for (const [index, command] of setup.entries()) {

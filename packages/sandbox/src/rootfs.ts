@@ -25,7 +25,7 @@ const ETC_PATTERNS = [/^python\d(\.\d+)?$/, /^java-[\w.-]+$/, /^ruby\d?[\w.-]*$/
 const ETC_SSH = ['ssh_config', 'ssh_config.d'];
 
 /** Toolchains whose install prefix is bound when it lives outside the system folders (e.g. /opt/node). */
-export const TOOLCHAINS = ['node', 'npm', 'npx', 'corepack', 'pnpm', 'yarn', 'bun', 'deno', 'python3', 'python', 'pip3', 'pip', 'uv', 'go', 'java', 'ruby', 'php'];
+export const TOOLCHAINS = ['node', 'npm', 'npx', 'corepack', 'pnpm', 'yarn', 'bun', 'deno', 'python3', 'python', 'pip3', 'pip', 'uv', 'go', 'java', 'ruby', 'php', 'claude', 'codex'];
 
 /** Folders a prefix may never be: a toolchain under a home or in a host service folder is not bound. */
 const NEVER = ['/root', '/home', '/run', '/var', '/tmp', '/srv', '/mnt', '/media', '/proc', '/sys', '/dev', '/boot', '/etc'];
@@ -127,6 +127,21 @@ export function rootPlan(hostPath: string = process.env.PATH ?? ''): RootPlan {
   const plan = { args, visible, toolchains };
   cached = { key: hostPath, plan };
   return plan;
+}
+
+/**
+ * Whether a host file is visible inside the enforced sandbox (read-only) as it is on the host: its
+ * real path lies under a system folder, a shown part of /etc or a bound toolchain prefix. A program
+ * installed under a home (a user npm prefix, nvm) is not, and cannot run inside.
+ */
+export function shownInside(file: string, hostPath: string = process.env.PATH ?? ''): boolean {
+  let real: string;
+  try {
+    real = realpathSync(file);
+  } catch {
+    return false;
+  }
+  return rootPlan(hostPath).visible.some((v) => within(real, v));
 }
 
 /** Made inside the sandbox itself: a missing file under them is never a host file hidden. */

@@ -2,6 +2,9 @@
 import type { Payload } from '@quickloop/events';
 import type { Denial } from './denials.js';
 import type { LimitInForce, SandboxLimits } from './limits.js';
+import type { Forward, ForwardInForce } from './forwards.js';
+
+export type { Forward, ForwardInForce } from './forwards.js';
 
 export type { LimitInForce, SandboxLimits } from './limits.js';
 
@@ -56,6 +59,17 @@ export interface OpenOptions {
   onEgress?: (event: EgressEvent) => void;
   /** Resource limits of the enforced backend (DEFAULT_LIMITS for what is not given); a re-opened sandbox passes the ones its sandbox.ready listed. */
   limits?: Partial<SandboxLimits>;
+  /**
+   * Harness services the commands may dial on 127.0.0.1 (a model forwarder): each port inside is
+   * piped to the harness's Unix socket. Under `local` a free host port is used; `describe().forwards`
+   * says which.
+   */
+  forwards?: Forward[];
+  /**
+   * Let the proxy through to the policy's docs hosts (recorded as `explicit`, the docs host the
+   * rule), for an agent that reads the docs with its own tools. The described policy is unchanged.
+   */
+  docsReachable?: boolean;
 }
 
 export interface ExecOptions {
@@ -96,6 +110,8 @@ export interface SandboxDescription extends WorkspaceLayout {
   policy: EgressPolicy;
   /** The limits in force and what enforces each; empty under `local`. */
   limits: LimitInForce[];
+  /** The harness services on the commands' loopback (OpenOptions.forwards); absent when none. */
+  forwards?: ForwardInForce[];
 }
 
 export interface Sandbox {

@@ -27,6 +27,23 @@ const closed = await sb.close();
 console.log(JSON.stringify({ described: sb.describe(), results, events, closed }));
 `;
 
+/** Runs in the unprivileged process: a harness service on a Unix socket, forwarded into the sandbox. */
+const FORWARD = `
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { openSandbox } from './sandbox.mjs';
+const base = process.argv[2];
+const socketPath = join(base, 'svc.sock');
+const svc = createServer((req, res) => res.end('svc ' + req.url));
+await new Promise((resolve) => svc.listen(socketPath, resolve));
+const policy = { explicit: [], docs_hosts: [], registries: [], registries_source: 'default' };
+const sb = await openSandbox({ policy, backend: 'auto', baseDir: base, forwards: [{ name: 'svc', port: 3129, socketPath }] });
+const r = await sb.exec('curl -s http://127.0.0.1:3129/in', { timeoutMs: 20000 });
+await sb.close();
+svc.close();
+console.log(JSON.stringify({ described: sb.describe(), output: r.output }));
+`;
+
 let dir: string;
 let secret: string;
 beforeAll(async () => {
@@ -39,6 +56,7 @@ beforeAll(async () => {
   secret = join(home, 'secret.txt');
   writeFileSync(secret, 'TOPSECRET\n', { mode: 0o644 });
   writeFileSync(join(dir, 'probe.mjs'), PROBE);
+  writeFileSync(join(dir, 'forward.mjs'), FORWARD);
   if (process.getuid?.() === 0) execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, dir]);
   else chownSync(dir, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
 });
@@ -89,5 +107,13 @@ describe('bwrap backend, unprivileged harness', () => {
     // The harness has closed the sandbox and exited: the daemon did not outlive its stage, and was named.
     expect(r.closed.leftRunning).toEqual([`${daemon} 300`]);
     expect(pidsWith(daemon)).toEqual([]);
+  });
+
+  it('forwards a harness socket of its own to the port inside', async () => {
+    const r = await runHarness(join(dir, 'forward.mjs'), [dir], { cwd: dir, uid: NOBODY, env: { HOME: join(dir, 'home') } });
+    expect(r.code, r.err).toBe(0);
+    const out = JSON.parse(r.out) as { described: { forwards: unknown }; output: string };
+    expect(out.described.forwards).toEqual([{ name: 'svc', port: 3129 }]);
+    expect(out.output).toBe('svc /in');
   });
 });

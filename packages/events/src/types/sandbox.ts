@@ -39,6 +39,15 @@ export const SandboxReady = defineEvent({
         description: 'The resource limits in force and what enforces each (absent in streams of older versions, and empty for `local`, which enforces none).',
       }),
     ),
+    forwards: Type.Optional(
+      Type.Array(
+        Type.Object({
+          name: Type.String({ minLength: 1, description: 'The harness service, e.g. `model-api` (the forwarder of a model CLI agent).' }),
+          port: Type.Integer({ minimum: 1, maximum: 65535, description: 'Where commands reach it: http://127.0.0.1:PORT inside the sandbox.' }),
+        }),
+        { description: 'Harness services piped to the sandbox\'s loopback for this stage only (absent when none): the only host service a command can reach besides the proxy.' },
+      ),
+    ),
   }),
 });
 

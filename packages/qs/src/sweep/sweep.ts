@@ -86,9 +86,9 @@ export async function loadTasks(argv: string[], io: Io, onStderr: (text: string)
 export async function sweep(o: SweepOptions, io: Io, newId: () => string): Promise<SweepOutcome> {
   const jobs = Array.from({ length: o.repeat }, (_, a) => o.tasks.map((task) => ({ task, attempt: a + 1 }))).flat();
   const attempts: AttemptStream[] = [];
-  const running = new Set<ChildProcess[]>();
+  const running = new Set<() => void>();
   const onAbort = (): void => {
-    for (const children of running) for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGINT');
+    for (const interrupt of running) interrupt();
   };
   io.signal.addEventListener('abort', onAbort, { once: true });
   let next = 0;
@@ -103,7 +103,7 @@ export async function sweep(o: SweepOptions, io: Io, newId: () => string): Promi
   return { attempts, interrupted: io.signal.aborted };
 }
 
-async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io: Io, runId: string, running: Set<ChildProcess[]>): Promise<AttemptStream> {
+async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io: Io, runId: string, running: Set<() => void>): Promise<AttemptStream> {
   const label = o.label(task.slug, attempt);
   o.progress.started(label);
   let fd: number | null = null;
@@ -113,12 +113,19 @@ async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io
     fd = openSync(join(dir, 'events.ndjson'), 'w');
   }
   const events: WireEvent[] = [];
-  const seen: { terminal: WireEvent | null } = { terminal: null };
+  const seen: { terminal: WireEvent | null; checking: boolean } = { terminal: null, checking: false };
+  const signal = (c: ChildProcess | undefined): void => {
+    if (c && c.exitCode === null && c.signalCode === null) c.kill('SIGINT');
+  };
   // Synchronous writes, a line at a time: what a stage said is on disk before the next line is
   // read, so a crash of qs itself (or a second Ctrl-C) loses no finished line.
   const record = (raw: string, event: WireEvent): void => {
     events.push(event);
     if (isTerminal(event.type)) seen.terminal ??= event;
+    if (event.type === 'check.started') {
+      seen.checking = true;
+      if (io.signal.aborted) signal(children[2]);
+    }
     if (fd !== null) writeSync(fd, `${raw}\n`);
     io.stdout.write(`${raw}\n`);
   };
@@ -152,7 +159,14 @@ async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io
     });
     children.push(child);
   }
-  running.add(children);
+  // Upstream stages first: qs-agent ends its run with agent.completed and run.interrupted, and
+  // qs-check, still reading, records them. qs-check itself is stopped only once its check runs.
+  const interrupt = (): void => {
+    signal(children[0]);
+    signal(children[1]);
+    if (seen.checking) signal(children[2]);
+  };
+  running.add(interrupt);
   const first = children[0] as ChildProcess;
   // Stamped now, not when validated: an attempt's duration is its own, not its time in the queue.
   const fed = io.now().toISOString();
@@ -175,7 +189,7 @@ async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io
     last.stdout?.resume();
   }
   const codes = await Promise.all(exited);
-  running.delete(children);
+  running.delete(interrupt);
   if (seen.terminal === null) {
     // A run must end in its stream, or `qs results` could not tell an interrupted attempt from a
     // crashed one: qs says which, in the stream itself.

@@ -202,6 +202,8 @@ describe('qs run: a sweep', () => {
     [['--repeat', '1.5'], /--repeat must be a whole number/],
     [['--out', '@FILE'], /is a file, not a folder/],
     [['--out', '@FULL'], /the folder is not empty/],
+    [['--junit', '/nonexistent-qs-folder/junit.xml'], /--junit \/nonexistent-qs-folder\/junit\.xml: its folder does not exist/],
+    [['--summary', '@FULL'], /--summary .*: name a file/],
   ])('refuses %j with exit 3 before running anything', async (flags, message) => {
     const file = join(work, 'a-file');
     writeFileSync(file, 'x');
@@ -213,6 +215,24 @@ describe('qs run: a sweep', () => {
     expect(r.err).toMatch(message);
     expect(r.out).toBe('');
     expect(readdirSync(full)).toEqual(['keep.txt']);
+  });
+
+  it.each([
+    ['a terminal', { TERM: 'xterm', NO_COLOR: '' }, true],
+    ['a terminal with NO_COLOR', { TERM: 'xterm', NO_COLOR: '1' }, false],
+  ])('on %s: one status line redrawn in place, colour only without NO_COLOR', (_name, extra, colour) => {
+    // script(1) gives qs a real pseudo-terminal for stderr; stdout (the events) goes to a file.
+    const events = join(work, `tty-${String(colour)}.ndjson`);
+    const inner = [process.execPath, QS, 'run', pipeline('skipped.yaml'), '--repeat', '2', ...MAP].map((a) => `'${a}'`).join(' ');
+    const r = spawnSync('script', ['-qec', `${inner} > '${events}'`, '/dev/null'], { cwd: work, env: env(extra), encoding: 'utf8' });
+    // Only skipped runs: no evidence.
+    expect(r.status, r.stdout).toBe(2);
+    expect(r.stdout).toContain('\r\x1b[K');
+    expect(r.stdout).toMatch(/\[ +\d+s\] 2\/2 done · 0 pass · 0 fail · 0 inconclusive · 2 skip/);
+    // Attempts are not announced as lines on a terminal: the status line says what runs.
+    expect(r.stdout).not.toMatch(/#1 started/);
+    expect(/\x1b\[\d+m/.test(r.stdout)).toBe(colour);
+    expect(lines(readFileSync(events, 'utf8')).filter((e) => e.type === 'run.completed')).toHaveLength(2);
   });
 
   it('exits 3 when no task is valid', async () => {

@@ -1,8 +1,8 @@
 // `qs run [TASK|DIR|GLOB...]`: a sweep of the tasks qs-validate finds, each attempt the real
 // `qs-sandbox | qs-agent | qs-check` pipeline of child processes, then results.json, JUnit and the summary.
 import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { logLevel, parseArgs, QsExit, UsageError, wantsColour, type Io } from '@quickloop/cli-kit';
+import { dirname, resolve } from 'node:path';
+import { logLevel, parseArgs, QsExit, terminalSafe, UsageError, wantsColour } from '@quickloop/cli-kit';
 import type { Command } from '../command.js';
 import { foldResults, serialiseResults, type Results } from '../results/fold.js';
 import { resultsFromDir } from '../results/load.js';
@@ -55,6 +55,14 @@ export const run: Command = {
       // A second sweep into the same folder would mix its attempts into the first's results.
       if (readdirSync(out).length > 0) throw new UsageError(`qs run: --out ${String(args.out)}: the folder is not empty (name a new one)`);
     }
+    // A report path that cannot be written is found now, not after the sweep has run.
+    for (const flag of ['junit', 'summary'] as const) {
+      const value = args[flag];
+      if (value === undefined) continue;
+      const file = resolve(io.cwd, String(value));
+      if (String(value) === '' || (existsSync(file) && statSync(file).isDirectory())) throw new UsageError(`qs run: --${flag} ${String(value)}: name a file`);
+      if (!existsSync(dirname(file))) throw new UsageError(`qs run: --${flag} ${String(value)}: its folder does not exist`);
+    }
     const keep = args['keep-sandbox'] ? ['--keep'] : [];
     const registries = args['allow-registry'].flatMap((h) => ['--allow-registry', String(h)]);
     const colour = wantsColour(io.stderr, io.env);
@@ -99,7 +107,12 @@ export const run: Command = {
       // Workflow commands are read from the step's output: stderr here, as stdout carries events only.
       for (const line of githubAnnotations(results)) io.stderr.write(`${line}\n`);
       const stepSummary = io.env.GITHUB_STEP_SUMMARY;
-      if (stepSummary) appendFileSync(stepSummary, summary);
+      try {
+        if (stepSummary) appendFileSync(stepSummary, summary);
+      } catch (error) {
+        // The runner's file, not the user's input: say so, and let the verdict stand.
+        io.stderr.write(`qs run: warning: could not append to GITHUB_STEP_SUMMARY (${terminalSafe((error as Error).message)})\n`);
+      }
     }
     if (many || level === 'verbose') {
       for (const t of results.tasks) io.stderr.write(`${t.task}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${Object.keys(t.discarded).length ? ` · discarded ${Object.entries(t.discarded).map(([k, n]) => `${k} ${n}`).join(', ')}` : ''}\n`);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldResults, foldRun, serialiseResults, type AttemptStream, type Results } from './fold.js';
 import { readAttempts, resultsFromDir } from './load.js';
 import { githubAnnotations, junitXml, summaryMarkdown } from './reports.js';
+import { slugify } from '../sweep/sweep.js';
 
 const STREAMS = fileURLToPath(new URL('../../../../fixtures/streams/qs-check/', import.meta.url));
 const EVENTS = fileURLToPath(new URL('../../../../fixtures/events/', import.meta.url));
@@ -256,5 +257,19 @@ describe('JUnit, the summary and GitHub annotations', () => {
     );
     expect(lines[1]).toMatch(/^::warning file=greeter-refused\.yaml,title=quickloop no evidence::/);
     for (const l of lines) expect(l).not.toMatch(/[\r\n]/);
+  });
+});
+
+describe('slugify', () => {
+  it('makes any task name a single safe folder name, unique in the sweep', () => {
+    const taken = new Set<string>();
+    const names = ['Greeter Quickstart', 'greeter quickstart', '../../etc/passwd', '.', '..', '', 'ünïcødé', 'a/b\\c', '-x-', 'x'.repeat(300)];
+    const slugs = names.map((n) => slugify(n, taken));
+    expect(slugs.slice(0, 8)).toEqual(['greeter-quickstart', 'greeter-quickstart-2', 'etc-passwd', 'task', 'task-2', 'task-3', 'n-c-d', 'a-b-c']);
+    expect(new Set(slugs).size).toBe(slugs.length);
+    for (const s of slugs) {
+      expect(s).toMatch(/^[a-z0-9][a-z0-9._-]*$/);
+      expect(s.length).toBeLessThanOrEqual(84);
+    }
   });
 });

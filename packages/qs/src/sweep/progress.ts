@@ -43,7 +43,9 @@ export function createProgress(o: ProgressOptions): Progress {
     const counts = `${tally.PASS} pass · ${tally.FAIL} fail · ${tally.INCONCLUSIVE} inconclusive · ${tally.SKIP} skip`;
     const text = `${stamp()} ${done}/${o.total} done · ${counts}${shown ? ` · running ${shown}` : ''}`;
     // A status line longer than the terminal would wrap and leave a trail on every redraw.
-    const width = Math.max(20, ((o.stream as { columns?: number }).columns ?? 100) - 1);
+    const columns = (o.stream as { columns?: number }).columns;
+    // A pseudo-terminal nobody sized says 0 columns.
+    const width = Math.max(20, (columns !== undefined && columns > 0 ? columns : 100) - 1);
     o.stream.write(text.length > width ? `${text.slice(0, width - 1)}…` : text);
     drawn = true;
   };

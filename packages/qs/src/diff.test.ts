@@ -164,3 +164,42 @@ describe('qs diff', () => {
     expect(qs(doc([])).code).toBe(3);
   });
 });
+
+describe('qs results', () => {
+  const results = (...args: string[]) => spawnSync(process.execPath, [QS, 'results', ...args], { encoding: 'utf8' });
+
+  it('prints results.json from the streams, or writes it and the reports with --write, --junit, --summary', () => {
+    const dir = join(work, 'saved');
+    mkdirSync(join(dir, 'hello', '1'), { recursive: true });
+    writeFileSync(join(dir, 'hello', '1', 'events.ndjson'), readFileSync(join(STREAMS, 'passed', 'out.ndjson')));
+    const printed = results(dir);
+    expect(printed.status).toBe(0);
+    expect(JSON.parse(printed.stdout)).toMatchObject({ schema_version: '2.0', tasks: [{ task: 'greeter-hello', passes: 1 }] });
+    const written = results(dir, '--write', '--junit', join(work, 'r.xml'), '--summary', join(work, 'r.md'));
+    expect(written.status).toBe(0);
+    expect(written.stdout).toBe('');
+    expect(readFileSync(join(dir, 'results.json'), 'utf8')).toBe(printed.stdout);
+    expect(readFileSync(join(work, 'r.xml'), 'utf8')).toContain('<testsuites name="quickloop" tests="1" failures="0" errors="0" skipped="0"');
+    expect(readFileSync(join(work, 'r.md'), 'utf8')).toContain('| greeter-hello |');
+  });
+
+  it.each([
+    ['a missing folder', () => join(work, 'nowhere'), /nowhere: no such folder/],
+    ['a file', () => (writeFileSync(join(work, 'plain'), 'x'), join(work, 'plain')), /plain: is a file/],
+    ['a folder without streams', () => (mkdirSync(join(work, 'bare'), { recursive: true }), join(work, 'bare')), /bare: no saved runs/],
+    [
+      'a bad line',
+      () => {
+        mkdirSync(join(work, 'badline', 't', '1'), { recursive: true });
+        writeFileSync(join(work, 'badline', 't', '1', 'events.ndjson'), '{"v":1}\n');
+        return join(work, 'badline');
+      },
+      /badline\/t\/1\/events\.ndjson:1: /,
+    ],
+  ])('exits 3 with one line on %s', (_name, dir, message) => {
+    const r = results(dir());
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});

@@ -24,6 +24,8 @@ export async function readAttempts(dir: string, shown = dir): Promise<AttemptStr
 }
 
 export async function resultsFromDir(dir: string, version: string, shown = dir): Promise<Results> {
+  if (!existsSync(dir)) throw new InputError(`${shown}: no such folder`);
+  if (!statSync(dir).isDirectory()) throw new InputError(`${shown}: is a file, not the folder a qs run --out wrote`);
   const attempts = await readAttempts(dir, shown);
   if (attempts.length === 0) throw new InputError(`${shown}: no saved runs (expected SLUG/ATTEMPT/events.ndjson, as qs run --out writes)`);
   return foldResults(attempts, version);

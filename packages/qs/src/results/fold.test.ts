@@ -94,6 +94,15 @@ describe('foldRun', () => {
     expect(foldRun({ slug: 'i', attempt: 1, events: interrupted })).toMatchObject({ classification: 'interrupted', evidential: false, outcome: { ended: 'interrupted', signal: 'SIGINT' } });
   });
 
+  it('counts egress by host, whatever the host is called', () => {
+    const blocked = (host: string): WireEvent => ({ ...example('egress.blocked'), run_id: 'run-1', host });
+    const at = s.passed.length - 1;
+    const events = [...s.passed.slice(0, at), blocked('__proto__'), blocked('constructor'), blocked('__proto__'), s.passed[at] as WireEvent];
+    const run = foldRun({ slug: 'e', attempt: 1, events });
+    expect(run.egress.blocked).toBe(3);
+    expect(JSON.stringify(run.egress.blocked_hosts)).toBe('{"__proto__":2,"constructor":1}');
+  });
+
   it('adds up the turns\' tokens and cost; an unpriced turn makes the run\'s cost unknown', () => {
     const priced = foldRun({ slug: 'r', attempt: 1, events: modelRun(false) });
     expect(priced).toMatchObject({ model_reported: 'claude-sonnet-4-5', tokens: { input: 1210, output: 45, cache_write: 1100, cache_read: 1100 }, reasoning_tokens: 3 });

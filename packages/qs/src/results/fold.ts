@@ -109,6 +109,8 @@ const zero = (): Tokens => ({ input: 0, output: 0, cache_write: 0, cache_read: 0
 const addTokens = (a: Tokens, b: Tokens): Tokens => ({ input: a.input + b.input, output: a.output + b.output, cache_write: a.cache_write + b.cache_write, cache_read: a.cache_read + b.cache_read });
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+/** Counts keyed by text from inside the sandbox: no prototype, so a host named `__proto__` is counted too. */
+const tally = (): Record<string, number> => Object.create(null) as Record<string, number>;
 const bump = (m: Record<string, number>, k: string): void => {
   m[k] = (m[k] ?? 0) + 1;
 };
@@ -153,7 +155,7 @@ export function foldRun(stream: AttemptStream): RunResult {
   let retries = 0;
   let denials = 0;
   let workspaceBytes: number | null = null;
-  const egress = { allowed: 0, blocked: 0, errors: 0, blocked_hosts: {} as Record<string, number>, error_hosts: {} as Record<string, number> };
+  const egress = { allowed: 0, blocked: 0, errors: 0, blocked_hosts: tally(), error_hosts: tally() };
   let terminal: WireEvent | null = null;
   let first = Infinity;
   let last = -Infinity;
@@ -320,8 +322,8 @@ function foldTask(slug: string, runs: RunResult[]): TaskResult {
   const passes = runs.filter((r) => r.classification === 'passed').length;
   const failures = runs.filter((r) => r.classification === 'docs_gap').length;
   const evidential = passes + failures;
-  const discarded: Record<string, number> = {};
-  const suspects: Record<string, number> = {};
+  const discarded = tally();
+  const suspects = tally();
   for (const r of runs) {
     if (r.classification !== 'passed' && r.classification !== 'docs_gap' && r.classification !== 'skipped') bump(discarded, r.classification);
     if (!r.passed && r.suspect_page !== null) bump(suspects, r.suspect_page);

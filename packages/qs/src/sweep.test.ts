@@ -235,6 +235,16 @@ describe('qs run: a sweep', () => {
     expect(lines(readFileSync(events, 'utf8')).filter((e) => e.type === 'run.completed')).toHaveLength(2);
   });
 
+  it('exits 3 when a stage refuses a flag in the attempts (after they ran), saying so', async () => {
+    const r = await qs(['run', pipeline('skipped.yaml'), '--backend', 'local', '--allow-unenforced', ...MAP, '--docs-map', 'not-a-mapping']);
+    expect(r.code, r.err).toBe(3);
+    expect(r.err).toContain('qs run: a stage refused its input or flags in 1 attempt');
+    expect(lines(r.out).at(-1)).toMatchObject({ type: 'run.failed' });
+    // qs-sandbox's layout outlives a qs-agent that refused to start (no later stage ever saw it).
+    const root = /ready \(local, NOT enforced\) (\/\S+\/quickloop-[A-Za-z0-9]+)\/workspace$/m.exec(r.err)?.[1];
+    if (root !== undefined) rmSync(root, { recursive: true, force: true });
+  });
+
   it('exits 3 when no task is valid', async () => {
     const r = await qs(['run', join(ROOT, 'fixtures', 'tasks', 'invalid', 'blank-name.yaml'), ...MAP]);
     expect(r.code).toBe(3);

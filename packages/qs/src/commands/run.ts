@@ -122,13 +122,14 @@ export const run: Command = {
       io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded\n`);
       return QsExit.interrupted;
     }
-    return exitCode(results, loaded.code, args['strict-inconclusive']);
+    if (outcome.usageErrors > 0) io.stderr.write(`qs run: a stage refused its input or flags in ${outcome.usageErrors} attempt${outcome.usageErrors === 1 ? '' : 's'} (its message is above)\n`);
+    return exitCode(results, loaded.code + outcome.usageErrors, args['strict-inconclusive']);
   },
 };
 
-/** DESIGN's table: 3 for an invalid file (after the valid ones ran), 1 any docs gap, 2 no evidence. */
-export function exitCode(results: Results, validateCode: number, strict: boolean): number {
-  if (validateCode !== 0) return QsExit.usage;
+/** The exit-code table: 3 for an invalid file or a stage's usage error (after the rest ran), 1 any docs gap, 2 no evidence. */
+export function exitCode(results: Results, usage: number, strict: boolean): number {
+  if (usage !== 0) return QsExit.usage;
   const c = results.counts;
   if (c.docs_gap > 0) return QsExit.docsGap;
   if (strict && c.inconclusive + c.interrupted > 0) return QsExit.noEvidence;

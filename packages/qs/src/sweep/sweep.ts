@@ -33,6 +33,8 @@ export interface SweepOptions {
 export interface SweepOutcome {
   attempts: AttemptStream[];
   interrupted: boolean;
+  /** Attempts in which a stage exited 3 (a flag it does not take, input it could not read). */
+  usageErrors: number;
 }
 
 /** A folder name for a task: lower-case letters, digits, `.`, `_`, `-`; never `.`/`..`, never empty. */
@@ -86,6 +88,7 @@ export async function loadTasks(argv: string[], io: Io, onStderr: (text: string)
 export async function sweep(o: SweepOptions, io: Io, newId: () => string): Promise<SweepOutcome> {
   const jobs = Array.from({ length: o.repeat }, (_, a) => o.tasks.map((task) => ({ task, attempt: a + 1 }))).flat();
   const attempts: AttemptStream[] = [];
+  let usageErrors = 0;
   const running = new Set<() => void>();
   const onAbort = (): void => {
     for (const interrupt of running) interrupt();
@@ -95,15 +98,17 @@ export async function sweep(o: SweepOptions, io: Io, newId: () => string): Promi
   const worker = async (): Promise<void> => {
     while (!io.signal.aborted && next < jobs.length) {
       const job = jobs[next++] as (typeof jobs)[number];
-      attempts.push(await runAttempt(job.task, job.attempt, o, io, newId(), running));
+      const done = await runAttempt(job.task, job.attempt, o, io, newId(), running);
+      attempts.push(done.stream);
+      if (done.usage) usageErrors += 1;
     }
   };
   await Promise.all(Array.from({ length: Math.min(o.workers, jobs.length) }, worker));
   io.signal.removeEventListener('abort', onAbort);
-  return { attempts, interrupted: io.signal.aborted };
+  return { attempts, interrupted: io.signal.aborted, usageErrors };
 }
 
-async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io: Io, runId: string, running: Set<() => void>): Promise<AttemptStream> {
+async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io: Io, runId: string, running: Set<() => void>): Promise<{ stream: AttemptStream; usage: boolean }> {
   const label = o.label(task.slug, attempt);
   o.progress.started(label);
   let fd: number | null = null;
@@ -207,5 +212,5 @@ async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io
   const verdict = t.type === 'run.completed' ? String(t.label) : t.type === 'run.interrupted' ? 'INTERRUPTED' : 'INCONCLUSIVE';
   const detail = t.type === 'run.completed' ? `${String(t.classification)} — ${String(t.detail)}` : t.type === 'run.failed' ? `${String(t.failed_stage)}: ${String(t.error)}` : 'interrupted';
   o.progress.finished(label, verdict, detail);
-  return { slug: task.slug, attempt, events };
+  return { stream: { slug: task.slug, attempt, events }, usage: codes.includes(3) };
 }

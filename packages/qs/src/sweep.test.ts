@@ -120,6 +120,19 @@ describe('qs run: a sweep', () => {
     expect(r.err).not.toContain('\x1b');
   });
 
+  it('two attempts of one task at once each serve on the task\'s QS_PORT in their own sandbox, and both pass', async () => {
+    const r = await qs(['run', EXAMPLE, '--repeat', '2', '--workers', '2', '-q', ...MAP]);
+    expect(r.code, r.err).toBe(0);
+    const events = lines(r.out);
+    const checks = events.filter((e) => e.type === 'check.started');
+    expect(checks).toHaveLength(2);
+    expect(new Set(checks.map((e) => e.port)).size).toBe(1);
+    expect(events.filter((e) => e.type === 'run.completed').map((e) => e.classification)).toEqual(['passed', 'passed']);
+    // Quiet: the stages say nothing; the sweep still gives each verdict and the pass rate.
+    expect(r.err).not.toContain('qs-sandbox:');
+    expect(r.err).toContain('greeter-quickstart: 100% [2/2 evidential of 2 runs]');
+  });
+
   it('Ctrl-C mid-sweep: finished attempts are kept whole, the running one is recorded as interrupted, exit 130', async () => {
     const marker = `${40 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 900) + 100}`;
     const slow = join(work, 'slow.yaml');

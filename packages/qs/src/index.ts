@@ -3,3 +3,8 @@ export { COMMANDS } from './commands/index.js';
 export type { Command } from './command.js';
 export { createRenderer, type RenderOptions } from './render.js';
 export { VERSION } from './version.js';
+export { foldResults, foldRun, serialiseResults, isInconclusive, SCHEMA_VERSION, QUICKLOOP_RESULTS_VERSION, type Results, type TaskResult, type RunResult, type AttemptStream } from './results/fold.js';
+export { readAttempts, resultsFromDir, loadResults } from './results/load.js';
+export { junitXml, summaryMarkdown, githubAnnotations, rateText } from './results/reports.js';
+export { compare, diffText, type Comparison, type TaskDiff } from './results/diff.js';
+export { fisherExact, smallestReachableP, wilson, type Interval } from './results/stats.js';

@@ -5,10 +5,9 @@ import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type 
 import { egressEmitter, emitUsage, provisionSandbox, removeLayout, type BackendChoice, type Sandbox } from '@quickloop/sandbox';
 import type { Agent } from './agents/agent.js';
 import { replayAgent } from './agents/replay.js';
-import type { DocsMapping } from './docs/docs-map.js';
 import { reopen, type SandboxReady, type TaskLoaded } from './sandbox-link.js';
 
-import { createToolbelt } from './toolbelt.js';
+import { createToolbelt, type DocsSettings } from './toolbelt.js';
 
 export const STAGE = 'qs-agent';
 
@@ -17,7 +16,8 @@ export const AGENTS: Record<string, Agent> = { replay: replayAgent };
 
 export interface AgentOptions {
   agent: string;
-  docsMaps: DocsMapping[];
+  /** The docs reader's settings (--docs-map, --cache-dir, --rate-limit…). */
+  docs: DocsSettings;
   /** For a sandbox this stage provisions itself (no sandbox.ready in the input). */
   backend: BackendChoice;
   allowUnenforced: boolean;
@@ -78,9 +78,11 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       maxCommandSeconds: budgets.max_command_seconds,
       maxOutputChars: budgets.max_output_chars,
       docsAllow: docs.allow,
-      docsMaps: opts.docsMaps,
+      docsRoute: docs.path,
+      docs: opts.docs,
       signal: io.signal,
     });
+    if (opts.docs.probeAffordances && docs.path[0] !== undefined) await tools.probeAffordances(docs.path[0]);
     let outcome: Awaited<ReturnType<Agent['run']>>;
     let leftRunning: string[] = [];
     try {

@@ -1,0 +1,118 @@
+// One HTTP request for the reader: no automatic redirects, a deadline, a cap on decoded bytes, the page's own charset.
+
+/** Docs pages are not downloads: a larger body is refused, never cut silently. */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+export const FETCH_TIMEOUT_MS = 30_000;
+
+export type HttpAnswer =
+  | { kind: 'answer'; status: number; statusText: string; location?: string; contentType: string; bytes: Buffer }
+  | { kind: 'too_large'; status: number; limit: number }
+  | { kind: 'network'; error: string };
+
+export interface HttpOptions {
+  userAgent: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  maxBytes?: number;
+  fetch?: typeof fetch;
+}
+
+function describe(error: unknown, timeoutMs: number): string {
+  const e = error as Error & { cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000}s`;
+  const cause = e?.cause;
+  if (cause?.code && cause.message) return cause.message.includes(cause.code) ? cause.message : `${cause.code} ${cause.message}`;
+  return (cause?.message ?? e?.message ?? String(error)).split('\n')[0]!;
+}
+
+/**
+ * The body is counted after decompression (fetch decodes gzip, deflate and br itself), so a small
+ * compressed answer that inflates past the cap is stopped at the cap, not held in memory.
+ */
+export async function request(url: string, o: HttpOptions): Promise<HttpAnswer> {
+  const timeoutMs = o.timeoutMs ?? FETCH_TIMEOUT_MS;
+  const limit = o.maxBytes ?? MAX_BODY_BYTES;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = o.signal ? AbortSignal.any([o.signal, timeout]) : timeout;
+  let response: Response;
+  try {
+    response = await (o.fetch ?? fetch)(url, {
+      redirect: 'manual',
+      signal,
+      headers: { 'user-agent': o.userAgent, accept: 'text/html, text/markdown, text/plain;q=0.9, */*;q=0.5' },
+    });
+  } catch (error) {
+    if (o.signal?.aborted) throw error;
+    return { kind: 'network', error: describe(error, timeoutMs) };
+  }
+  const base = { status: response.status, statusText: response.statusText, contentType: response.headers.get('content-type') ?? '' };
+  const location = response.headers.get('location') ?? undefined;
+  if (response.status >= 300 && response.status < 400) {
+    await response.body?.cancel().catch(() => undefined);
+    return { kind: 'answer', ...base, ...(location !== undefined ? { location } : {}), bytes: Buffer.alloc(0) };
+  }
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > limit && !response.headers.get('content-encoding')) {
+    await response.body?.cancel().catch(() => undefined);
+    return { kind: 'too_large', status: response.status, limit };
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    if (response.body) {
+      const reader = response.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > limit) {
+          await reader.cancel().catch(() => undefined);
+          return { kind: 'too_large', status: response.status, limit };
+        }
+        chunks.push(Buffer.from(value));
+      }
+    }
+  } catch (error) {
+    if (o.signal?.aborted) throw error;
+    return { kind: 'network', error: `reading the body failed: ${describe(error, timeoutMs)}` };
+  }
+  return { kind: 'answer', ...base, bytes: Buffer.concat(chunks) };
+}
+
+/** The charset a page declares (header, then BOM, then an early <meta>), else UTF-8; an unknown label is UTF-8. */
+export function decodeBody(bytes: Buffer, contentType: string): string {
+  let label = /charset\s*=\s*["']?([\w.:-]+)/i.exec(contentType)?.[1];
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) label = 'utf-8';
+  else if (bytes[0] === 0xff && bytes[1] === 0xfe) label = 'utf-16le';
+  else if (bytes[0] === 0xfe && bytes[1] === 0xff) label = 'utf-16be';
+  if (label === undefined) {
+    const head = bytes.subarray(0, 1024).toString('latin1');
+    label = /<meta\b[^>]*charset\s*=\s*["']?([\w.:-]+)/i.exec(head)?.[1];
+  }
+  try {
+    return new TextDecoder(label ?? 'utf-8').decode(bytes);
+  } catch {
+    return new TextDecoder('utf-8').decode(bytes);
+  }
+}
+
+export function looksHtml(contentType: string, body: string): boolean {
+  if (/html/i.test(contentType)) return true;
+  if (contentType !== '' && !/^text\/plain/i.test(contentType)) return false;
+  return /^\s*(<!doctype html|<html|<head|<body)/i.test(body.slice(0, 512));
+}
+
+/** The target of `<meta http-equiv="refresh" content="N; url=...">`, attributes in any order. */
+export function metaRefresh(html: string): string | undefined {
+  // A refresh in a comment or a script is not one a browser would follow.
+  const live = html.replace(/<!--[\s\S]*?-->/g, '').replace(/<script\b[\s\S]*?<\/script\s*>/gi, '');
+  for (const [tag] of live.matchAll(/<meta\b(?:[^>"']|"[^"]*"|'[^']*')*>/gi)) {
+    if (!/http-equiv\s*=\s*["']?refresh\b/i.test(tag)) continue;
+    const content = /\scontent\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))/i.exec(tag);
+    const value = content?.[1] ?? content?.[2] ?? content?.[3] ?? '';
+    const target = /url\s*=\s*(?:'([^']*)'?|"([^"]*)"?|(.*))/i.exec(value);
+    const url = (target?.[1] ?? target?.[2] ?? target?.[3] ?? '').trim();
+    if (url) return url;
+  }
+  return undefined;
+}

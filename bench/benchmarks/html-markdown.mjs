@@ -100,7 +100,7 @@ function measure(lib) {
 
 export default LIBRARIES.map((lib) => ({
   name: `html-markdown: ${lib.name}, fixture site + 1 MB page`,
-  iterations: 5,
+  iterations: 2,
   target: { min_rate: 1, unit: 'pages' },
   setup() {
     const v = corpus.map((p) => faithful(lib.convert(p), p));

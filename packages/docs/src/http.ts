@@ -14,6 +14,8 @@ export interface HttpOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
   maxBytes?: number;
+  /** Keep the first maxBytes of a larger body instead of refusing it (robots.txt: only its start counts). */
+  truncate?: boolean;
   fetch?: typeof fetch;
 }
 
@@ -52,7 +54,7 @@ export async function request(url: string, o: HttpOptions): Promise<HttpAnswer> 
     return { kind: 'answer', ...base, ...(location !== undefined ? { location } : {}), bytes: Buffer.alloc(0) };
   }
   const declared = Number(response.headers.get('content-length') ?? NaN);
-  if (Number.isFinite(declared) && declared > limit && !response.headers.get('content-encoding')) {
+  if (!o.truncate && Number.isFinite(declared) && declared > limit && !response.headers.get('content-encoding')) {
     await response.body?.cancel().catch(() => undefined);
     return { kind: 'too_large', status: response.status, limit };
   }
@@ -67,7 +69,9 @@ export async function request(url: string, o: HttpOptions): Promise<HttpAnswer> 
         size += value.byteLength;
         if (size > limit) {
           await reader.cancel().catch(() => undefined);
-          return { kind: 'too_large', status: response.status, limit };
+          if (!o.truncate) return { kind: 'too_large', status: response.status, limit };
+          chunks.push(Buffer.from(value.subarray(0, value.byteLength - (size - limit))));
+          break;
         }
         chunks.push(Buffer.from(value));
       }
@@ -89,11 +93,22 @@ export function decodeBody(bytes: Buffer, contentType: string): string {
     const head = bytes.subarray(0, 1024).toString('latin1');
     label = /<meta\b[^>]*charset\s*=\s*["']?([\w.:-]+)/i.exec(head)?.[1];
   }
+  // WHATWG reads every Latin-1 label as windows-1252; Node's decoder for them is plain ISO-8859-1,
+  // which turns a page's curly quotes (0x93, 0x94) into control characters.
+  if (label !== undefined && WINDOWS_1252_LABELS.has(label.toLowerCase())) return decode1252(bytes);
   try {
     return new TextDecoder(label ?? 'utf-8').decode(bytes);
   } catch {
     return new TextDecoder('utf-8').decode(bytes);
   }
+}
+
+const WINDOWS_1252_LABELS = new Set(['windows-1252', 'cp1252', 'x-cp1252', 'latin1', 'iso-8859-1', 'iso8859-1', 'iso_8859-1', 'l1', 'ascii', 'us-ascii', 'cp819', 'ibm819', 'iso-ir-100']);
+// 0x80–0x9F of windows-1252; the five holes stay as their C1 code points, as WHATWG says.
+const HIGH = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
+function decode1252(bytes: Buffer): string {
+  const latin1 = bytes.toString('latin1');
+  return latin1.replace(/[\x80-\x9f]/g, (c) => HIGH[c.charCodeAt(0) - 0x80]!);
 }
 
 export function looksHtml(contentType: string, body: string): boolean {

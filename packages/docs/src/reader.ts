@@ -147,8 +147,8 @@ export function createDocsReader(o: ReaderOptions): DocsReader {
   const robots = new Map<string, Promise<Robots>>();
   const maps = o.maps ?? [];
   const route = new Set((o.route ?? []).flatMap((r) => (URL.canParse(r) ? [routeKey(new URL(r))] : [])));
-  const http = (url: string, maxBytes = o.maxBodyBytes ?? MAX_BODY_BYTES) =>
-    request(url, { userAgent: USER_AGENT, maxBytes, ...(o.signal ? { signal: o.signal } : {}), ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}), ...(o.fetch ? { fetch: o.fetch } : {}) });
+  const http = (url: string, maxBytes = o.maxBodyBytes ?? MAX_BODY_BYTES, truncate = false) =>
+    request(url, { userAgent: USER_AGENT, maxBytes, truncate, ...(o.signal ? { signal: o.signal } : {}), ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}), ...(o.fetch ? { fetch: o.fetch } : {}) });
 
   const allowed = (u: URL): boolean => o.allow.some((h) => hostMatches(u.hostname, h));
 
@@ -158,13 +158,12 @@ export function createDocsReader(o: ReaderOptions): DocsReader {
       const robotsUrl = `${u.origin}/robots.txt`;
       rules = (async (): Promise<Robots> => {
         await limiter.acquire(u.host, o.signal);
-        const answer = await http(robotsUrl, MAX_ROBOTS_BYTES * 4);
+        const answer = await http(robotsUrl, MAX_ROBOTS_BYTES, true);
         // RFC 9309: an unreachable robots.txt (4xx) allows everything, a server error (5xx) disallows everything.
-        if (answer.kind === 'network') return { allows: () => true };
-        if (answer.kind === 'too_large') return { allows: () => true };
+        if (answer.kind !== 'answer') return { allows: () => true };
         if (answer.status >= 500) return { allows: () => false, why: `${robotsUrl} answered HTTP ${answer.status}, which robots.txt rules read as "disallow everything"` };
         if (answer.status < 200 || answer.status > 299) return { allows: () => true };
-        const text = decodeBody(answer.bytes.subarray(0, MAX_ROBOTS_BYTES), answer.contentType);
+        const text = decodeBody(answer.bytes, answer.contentType);
         // A site that serves its app shell for every path serves HTML here: that is no robots.txt at all.
         if (looksHtml(answer.contentType, text)) return { allows: () => true };
         const parsed = robotsParser(robotsUrl, text);

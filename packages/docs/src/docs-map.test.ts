@@ -1,9 +1,11 @@
+// --docs-map parsing and mapping, and the meta-refresh finder, on their own.
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '@quickloop/cli-kit';
 import { mappedFile, parseDocsMap } from './docs-map.js';
+import { metaRefresh } from './http.js';
 
 const SITE = fileURLToPath(new URL('../../../fixtures/docs-site', import.meta.url));
 
@@ -29,5 +31,15 @@ describe('--docs-map', () => {
     expect(mappedFile('https://d.test/..%2F..%2F..%2Fetc%2Fpasswd', maps)).toBeUndefined();
     expect(mappedFile('https://d.test/%2Fetc%2Fpasswd', maps)).toBeUndefined();
     expect(mappedFile('https://other.test/install.html', maps)).toBeUndefined();
+  });
+});
+
+describe('metaRefresh', () => {
+  it('finds the target in either attribute order, quoted or not, and not in a comment or script', () => {
+    expect(metaRefresh('<meta http-equiv="refresh" content="0;URL=\'/next\'">')).toBe('/next');
+    expect(metaRefresh("<META CONTENT='5; url=https://x.test/' HTTP-EQUIV=Refresh>")).toBe('https://x.test/');
+    expect(metaRefresh('<meta name="viewport" content="width=device-width">')).toBeUndefined();
+    expect(metaRefresh('<!-- <meta http-equiv="refresh" content="0; url=/old"> -->')).toBeUndefined();
+    expect(metaRefresh('<script>document.write(\'<meta http-equiv="refresh" content="0; url=/x">\')</script>')).toBeUndefined();
   });
 });

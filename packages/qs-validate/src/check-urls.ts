@@ -48,7 +48,8 @@ export function createUrlChecker(o: UrlCheckOptions): UrlChecker {
             // The hop off the list was refused before it was requested; its target is in the error.
             const to = /redirected to (\S+),/.exec(result.error)?.[1] ?? '';
             add('QS117', `redirects to ${to}, which is not a docs host of the task (add ${to ? normalizeHost(new URL(to).hostname) : 'its host'} to docs.allow, or route to the final page)`);
-          } else add('QS116', `could not be read: ${result.status !== undefined && result.reason === 'http_status' ? `HTTP ${result.status}` : result.error}`);
+          } else if (result.reason === 'http_status') add('QS116', `could not be read: HTTP ${result.status ?? ''}`.trimEnd());
+          else add('QS116', `could not be read: ${result.error.replace(/^fetch failed: /, '')}`);
           continue;
         }
         const meta = result.hops.find((h) => h.kind === 'meta');

@@ -17,6 +17,13 @@ export const run: Command = {
       y
         .option('agent', { type: 'string', default: 'replay', describe: 'Who works on the task' })
         .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
+        .option('cache-dir', { type: 'string', describe: 'Keep docs pages in this folder, keyed by URL, with their content hashes' })
+        .option('refresh', { type: 'boolean', default: false, describe: 'Re-fetch cached docs pages (docs.changed when one changed)' })
+        .option('offline', { type: 'boolean', default: false, describe: 'Read docs from --cache-dir (and --docs-map) only' })
+        .option('ignore-robots', { type: 'boolean', default: false, describe: 'Do not consult robots.txt (recorded)' })
+        .option('rate-limit', { type: 'string', describe: 'Minimum SECONDS between requests to one docs host (default 1)' })
+        .option('affordances', { type: 'string', default: 'all', choices: ['all', 'none'], describe: 'none: withhold llms.txt, llms-full.txt and .md variants' })
+        .option('probe-affordances', { type: 'boolean', default: false, describe: 'Record what machine-readable docs the site offers' })
         .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend' })
         .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })
         .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Also allow this registry host (repeatable)' })
@@ -26,10 +33,20 @@ export const run: Command = {
     if (files.length === 0) throw new UsageError('qs run: name at least one task file or folder');
     const quiet = logLevel(args) === 'quiet' ? ['--quiet'] : logLevel(args) === 'verbose' ? ['--verbose'] : [];
     const registries = args['allow-registry'].flatMap((h) => ['--allow-registry', String(h)]);
+    // The docs reader's flags go to qs-agent as given; it validates them (one wording of each error).
+    const docs = [
+      ...(args['cache-dir'] !== undefined ? ['--cache-dir', String(args['cache-dir'])] : []),
+      ...(args.refresh ? ['--refresh'] : []),
+      ...(args.offline ? ['--offline'] : []),
+      ...(args['ignore-robots'] ? ['--ignore-robots'] : []),
+      ...(args['rate-limit'] !== undefined ? ['--rate-limit', String(args['rate-limit'])] : []),
+      ...(args.affordances !== 'all' ? ['--affordances', String(args.affordances)] : []),
+      ...(args['probe-affordances'] ? ['--probe-affordances'] : []),
+    ];
     const argvOf: Record<StageName, string[]> = {
       'qs-validate': [...files, ...registries, ...quiet],
       'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...(args.keep ? ['--keep'] : []), ...quiet],
-      'qs-agent': ['--agent', args.agent, ...args['docs-map'].flatMap((m) => ['--docs-map', String(m)]), ...quiet],
+      'qs-agent': ['--agent', args.agent, ...args['docs-map'].flatMap((m) => ['--docs-map', String(m)]), ...docs, ...quiet],
       'qs-check': [...(args.keep ? ['--keep'] : []), ...quiet],
     };
     return pipeline(argvOf, io);

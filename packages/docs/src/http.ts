@@ -1,4 +1,5 @@
 // One HTTP request for the reader: no automatic redirects, a deadline, a cap on decoded bytes, the page's own charset.
+import { decodeEntities, parseAttrs, scanStartTags } from './tags.js';
 
 /** Docs pages are not downloads: a larger body is refused, never cut silently. */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -117,17 +118,18 @@ export function looksHtml(contentType: string, body: string): boolean {
   return /^\s*(<!doctype html|<html|<head|<body)/i.test(body.slice(0, 512));
 }
 
-/** The target of `<meta http-equiv="refresh" content="N; url=...">`, attributes in any order. */
+/** The target of `<meta http-equiv="refresh" content="N; url=...">`, attributes in any order; not one in a comment or a script. */
 export function metaRefresh(html: string): string | undefined {
-  // A refresh in a comment or a script is not one a browser would follow.
-  const live = html.replace(/<!--[\s\S]*?-->/g, '').replace(/<script\b[\s\S]*?<\/script\s*>/gi, '');
-  for (const [tag] of live.matchAll(/<meta\b(?:[^>"']|"[^"]*"|'[^']*')*>/gi)) {
-    if (!/http-equiv\s*=\s*["']?refresh\b/i.test(tag)) continue;
-    const content = /\scontent\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))/i.exec(tag);
-    const value = content?.[1] ?? content?.[2] ?? content?.[3] ?? '';
-    const target = /url\s*=\s*(?:'([^']*)'?|"([^"]*)"?|(.*))/i.exec(value);
-    const url = (target?.[1] ?? target?.[2] ?? target?.[3] ?? '').trim();
-    if (url) return url;
-  }
-  return undefined;
+  let found: string | undefined;
+  scanStartTags(html, META, (tag) => {
+    if (found !== undefined) return;
+    const attrs = parseAttrs(tag.attrs);
+    if (attrs.get('http-equiv')?.trim().toLowerCase() !== 'refresh') return;
+    const content = decodeEntities(attrs.get('content') ?? '');
+    const m = /^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(.*)$/is.exec(content);
+    const url = (m?.[1] ?? '').trim().replace(/^(['"])(.*?)\1?$/s, '$2').trim();
+    if (url) found = url;
+  });
+  return found;
 }
+const META = new Set(['meta']);

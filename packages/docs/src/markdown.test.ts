@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { absoluteHref, htmlToMarkdown } from './markdown.js';
+import { metaRefresh } from './http.js';
+import { absoluteHref, htmlToMarkdown, resolveLinks } from './markdown.js';
 import { MDREAM_VERSION, MDREAM_WASM_SHA256 } from './mdream-wasm.generated.js';
 
 describe('htmlToMarkdown', () => {
@@ -25,6 +26,22 @@ describe('htmlToMarkdown', () => {
   it('never lets a comment, a script, a style or an attribute through', () => {
     const md = htmlToMarkdown('<div onclick="leak1()" data-x="leak2"><!-- leak3 --><style>.leak4{}</style><script>leak5</script><p>kept</p></div>', 'https://d.test/');
     expect(md).toBe('kept');
+  });
+
+  it('a hostile page (unterminated quotes, tags and comments, deep nesting, a long run of spaces) converts in one pass', () => {
+    // Attribute regexes backtracked quadratically on these, and indexing a concatenated string char by
+    // char was as slow: minutes for a few hundred KB, with the agent's whole event loop held.
+    expect(resolveLinks("<a '".repeat(200_000), 'https://d.test/')).toHaveLength(800_000);
+    expect(metaRefresh("<meta '".repeat(200_000))).toBeUndefined();
+    expect(metaRefresh('<!--'.repeat(200_000))).toBeUndefined();
+    expect(htmlToMarkdown(`<p>a${' '.repeat(2_000_000)}b</p>`, 'https://d.test/')).toBe('a b');
+    expect(htmlToMarkdown(`${'<div>'.repeat(100_000)}deep`, 'https://d.test/')).toBe('deep');
+  });
+
+  it('a quote that opens no attribute value, and a ">" inside one, do not derail the link pass', () => {
+    expect(htmlToMarkdown(`<p>it's <a href="x.html" title="a > b">x</a> and <a href='y.html'>y</a></p>`, 'https://d.test/d/')).toBe(
+      `it's [x](https://d.test/d/x.html "a > b") and [y](https://d.test/d/y.html)`,
+    );
   });
 
   it('embeds the mdream that is installed', () => {

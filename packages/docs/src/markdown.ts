@@ -1,6 +1,7 @@
 // HTML to the Markdown an agent reads (mdream): headings, lists, tables and fenced code with its language kept, links made absolute, chrome dropped.
 import { htmlToMarkdownResult, initSync } from 'mdream/wasm/mdream_edge.js';
 import { MDREAM_WASM_BASE64 } from './mdream-wasm.generated.js';
+import { decodeEntities, encodeAttr, parseAttrs, scanStartTags } from './tags.js';
 
 /** Elements whose content is never text for a reader: code, styling, embedded media, forms and site chrome. */
 export const DROPPED_ELEMENTS = ['head', 'script', 'style', 'noscript', 'template', 'svg', 'canvas', 'iframe', 'object', 'embed', 'nav', 'footer', 'aside', 'form', 'button', 'select', 'input', 'textarea', 'dialog'];
@@ -23,20 +24,7 @@ export function absoluteHref(href: string, base: string): string | undefined {
   return url.href;
 }
 
-const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
-function decodeEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#[0-9]+|amp|lt|gt|quot|apos);/gi, (whole, name: string) => {
-    if (name[0] !== '#') return NAMED[name.toLowerCase()] ?? whole;
-    const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-    return code > 0 && code < 0x110000 ? String.fromCodePoint(code) : whole;
-  });
-}
-const encodeAttr = (value: string): string => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-
-// A start tag with its attributes, quoted values allowed to hold ">" (the one way a naive `<[^>]*>` goes wrong).
-const TAG = /<(a|img|base)\b((?:[^>"']|"[^"]*"|'[^']*')*)>/gi;
-const ATTR = /(\s)(href|src)\s*=\s*("[^"]*"|'[^']*'|[^\s"'>]+)/gi;
-const unquote = (v: string): string => (v.startsWith('"') || v.startsWith("'") ? v.slice(1, -1) : v);
+const LINK_TAGS = new Set(['a', 'img', 'base']);
 
 /**
  * Every link and image target rewritten as an absolute URL (relative ones against the page's final URL,
@@ -44,17 +32,34 @@ const unquote = (v: string): string => (v.startsWith('"') || v.startsWith("'") ?
  * against an origin only, so `guide/a.html` under `/docs/` would lose its folder.
  */
 export function resolveLinks(html: string, pageUrl: string): string {
+  const tags: { start: number; end: number; name: string; attrs: Map<string, string> }[] = [];
   let base = pageUrl;
-  const baseTag = /<base\b((?:[^>"']|"[^"]*"|'[^']*')*)>/i.exec(html);
-  const baseHref = baseTag ? /\shref\s*=\s*("[^"]*"|'[^']*'|[^\s"'>]+)/i.exec(baseTag[1]!) : null;
-  if (baseHref) base = absoluteHref(unquote(baseHref[1]!), pageUrl) ?? pageUrl;
-  return html.replace(TAG, (_whole, name: string, attrs: string) => {
-    const rewritten = attrs.replace(ATTR, (_m, space: string, attr: string, value: string) => {
-      const target = absoluteHref(unquote(value), base);
-      return target === undefined ? '' : `${space}${attr}="${encodeAttr(target)}"`;
-    });
-    return `<${name}${rewritten}>`;
+  let baseSeen = false;
+  scanStartTags(html, LINK_TAGS, (tag) => {
+    const attrs = parseAttrs(tag.attrs);
+    if (tag.name === 'base') {
+      const href = attrs.get('href');
+      if (!baseSeen && href !== undefined) base = absoluteHref(href, pageUrl) ?? pageUrl;
+      baseSeen = true;
+      return;
+    }
+    tags.push({ start: tag.start, end: tag.end, name: tag.name, attrs });
   });
+  const out: string[] = [];
+  let at = 0;
+  for (const tag of tags) {
+    out.push(html.slice(at, tag.start), `<${tag.name}`);
+    for (const [key, value] of tag.attrs) {
+      if (key === 'href' || key === 'src') {
+        const target = absoluteHref(value, base);
+        if (target !== undefined) out.push(` ${key}="${encodeAttr(target)}"`);
+      } else out.push(` ${key}="${encodeAttr(decodeEntities(value))}"`);
+    }
+    out.push('>');
+    at = tag.end;
+  }
+  out.push(html.slice(at));
+  return out.join('');
 }
 
 let ready = false;
@@ -67,5 +72,11 @@ export function htmlToMarkdown(html: string, pageUrl: string): string {
     ready = true;
   }
   const result = htmlToMarkdownResult(resolveLinks(html, pageUrl), { plugins: { filter: { exclude: DROPPED_ELEMENTS } } }) as { markdown?: string };
-  return (result.markdown ?? '').replace(/[ \t]+$/gm, '').replace(/\n{3,}/g, '\n\n').trim();
+  // Line by line: a `[ \t]+$` regex over the whole text backtracks quadratically on a long run of spaces.
+  return (result.markdown ?? '')
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }

@@ -300,7 +300,9 @@ export function createDocsReader(o: ReaderOptions): DocsReader {
       }
       const hash = sha256(markdown);
       if (o.cacheDir !== undefined && got.from === 'fetch') {
-        await cachePut(o.cacheDir, { url: u.href, final_url: got.url, status: got.status, text: markdown, sha256: hash, fetched_at: (o.now?.() ?? new Date()).toISOString() });
+        // A cache that cannot be written (a full disk, a read-only folder) costs the next run a fetch;
+        // it is no reason to withhold a page that was read.
+        await cachePut(o.cacheDir, { url: u.href, final_url: got.url, status: got.status, text: markdown, sha256: hash, fetched_at: (o.now?.() ?? new Date()).toISOString() }).catch(() => undefined);
       }
       const changed = previous && previous.sha256 !== hash ? { previousSha256: previous.sha256, previousFetchedAt: previous.fetched_at } : undefined;
       return pageOf({ ok: true, url: shown, finalUrl: got.url, status: got.status, from: got.from, markdown, sha256: hash, hops: got.hops, robotsIgnored: o.ignoreRobots === true, ...(changed ? { changed } : {}) }, page);

@@ -1,6 +1,7 @@
 // qs-agent's command line: flags to AgentOptions, then run() under runBin.
 import { logLevel, parseArgs, runBin, UsageError, type Io } from '@quickloop/cli-kit';
 import { parseDocsMap, type Affordances } from '@quickloop/docs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { allowRegistry } from '@quickloop/sandbox';
 import { AGENTS, run } from './run.js';
@@ -27,13 +28,22 @@ export async function cli(argv: string[], io: Io): Promise<number> {
   const rateLimit = args['rate-limit'];
   if (!Number.isFinite(rateLimit) || rateLimit < 0 || rateLimit > 3600) throw new UsageError(`--rate-limit ${String(rateLimit)}: expected SECONDS between 0 and 3600`);
   if (args.offline && args['cache-dir'] === undefined && args['docs-map'].length === 0) throw new UsageError('--offline needs a --cache-dir (or a --docs-map) to read from');
+  const cacheDir = args['cache-dir'] === undefined ? undefined : resolve(io.cwd, String(args['cache-dir']));
+  if (cacheDir !== undefined) {
+    try {
+      mkdirSync(cacheDir, { recursive: true });
+      accessSync(cacheDir, constants.W_OK);
+    } catch (error) {
+      throw new UsageError(`--cache-dir ${String(args['cache-dir'])}: not a folder that can be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+  }
   if (args.offline && args.refresh) throw new UsageError('--offline and --refresh contradict each other: --refresh re-fetches over the network');
   return run(
     {
       agent: args.agent,
       docs: {
         maps: args['docs-map'].map((spec) => parseDocsMap(String(spec), io.cwd)),
-        ...(args['cache-dir'] !== undefined ? { cacheDir: resolve(io.cwd, String(args['cache-dir'])) } : {}),
+        ...(cacheDir !== undefined ? { cacheDir } : {}),
         refresh: args.refresh,
         offline: args.offline,
         ignoreRobots: args['ignore-robots'],

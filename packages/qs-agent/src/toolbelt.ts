@@ -117,7 +117,7 @@ export function createToolbelt(o: ToolbeltOptions): Toolbelt {
     async readDocs(url, page) {
       const id = o.newId();
       // The URL is recorded without credentials: the reader refuses such a URL, but the call is recorded first.
-      await o.emitter.emit('tool.call', { run_id: o.runId, id }, { tool: 'read_docs', url: redactUrl(url), ...(page !== undefined ? { page } : {}) });
+      await o.emitter.emit('tool.call', { run_id: o.runId, id }, { tool: 'read_docs', url: redactUrl(url), ...(Number.isInteger(page) && page! >= 1 ? { page } : {}) });
       const result = await reader.read(url, page);
       // docs.read / docs.error is read_docs' result event: it pairs with the call by parent_id.
       const meta = { run_id: o.runId, id: o.newId(), parent_id: id };

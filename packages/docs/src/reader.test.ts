@@ -82,6 +82,8 @@ beforeAll(async () => {
     '/latin1-meta': (_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).end(Buffer.from('<html><head><meta charset="windows-1252"></head><body><p>na\xefve \x93quotes\x94</p></body></html>', 'latin1')),
     '/broken': (_req, res) => void res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>oops</h1>'),
     '/changing': (_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).end(changing),
+    '/cred-hop': (_req, res) => void res.writeHead(302, { location: `http://ada:pa55word@127.0.0.1:${site.port}/install.html` }).end(),
+    '/meta-away': html('<html><head><meta http-equiv="refresh" content="0; url=https://elsewhere.test/docs"></head><body>moved</body></html>'),
     '/llms-full.txt': html('<!doctype html><html><body><div id="app"></div></body></html>'),
   });
 });
@@ -168,6 +170,13 @@ describe('what the reader refuses or reports', () => {
     expect(r).toMatchObject({ ok: false, reason: 'allow_list', from: 'policy', status: 302 });
     if (!r.ok) expect(r.error).toBe(`redirected to http://localhost:${site.port}/install.html, outside the docs allow list (127.0.0.1)`);
     expect(site.requests.slice(before)).toEqual(['/robots.txt', '/away']);
+  });
+
+  it('a meta refresh off the list, and a hop that carries credentials, are refused and leak nothing', async () => {
+    expect(await reader().read(`${site.url}/meta-away`)).toMatchObject({ ok: false, reason: 'allow_list', hops: [] });
+    const cred = await reader().read(`${site.url}/cred-hop`);
+    expect(cred).toMatchObject({ ok: false, reason: 'credentials', from: 'policy' });
+    expect(JSON.stringify(cred)).not.toContain('pa55word');
   });
 
   it('a host off the list is never requested at all', async () => {

@@ -138,6 +138,16 @@ describe('robots.txt', () => {
     expect(site.requests.slice(before)).toEqual(['/robots.txt', '/install.html']);
   });
 
+  it('a group for quickloop takes the place of the * group', async () => {
+    const own = await serve({ '/robots.txt': html('User-agent: *\nDisallow: /\n\nUser-agent: quickloop\nDisallow: /private/\n', 'text/plain') });
+    try {
+      expect(await reader().read(`${own.url}/install.html`)).toMatchObject({ ok: true });
+      expect(await reader().read(`${own.url}/private/notes.html`)).toMatchObject({ ok: false, reason: 'robots' });
+    } finally {
+      await own.close();
+    }
+  });
+
   it('--ignore-robots reads it and says so', async () => {
     expect(await reader({ ignoreRobots: true }).read(`${site.url}/private/notes.html`)).toMatchObject({ ok: true, robotsIgnored: true });
   });

@@ -12,5 +12,6 @@ export { createEmitter, detachableEvents, type Emitter, type EmitMeta, type Deta
 export type * from './types/task.js';
 export type * from './types/sandbox.js';
 export type * from './types/agent.js';
+export type * from './types/docs.js';
 export type * from './types/run.js';
 export type * from './types/loop.js';

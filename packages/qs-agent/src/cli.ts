@@ -1,17 +1,17 @@
 // qs-agent's command line: flags to AgentOptions, then run() under runBin.
-import { logLevel, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
-import { allowRegistry } from '@quickloop/sandbox';
-import { parseDocsMap } from './docs/docs-map.js';
-import { readFileSync } from 'node:fs';
+import { logLevel, parseArgs, runBin, UsageError, type Io } from '@quickloop/cli-kit';
+import { parseDocsMap, type Affordances } from '@quickloop/docs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { UsageError } from '@quickloop/cli-kit';
+import { allowRegistry } from '@quickloop/sandbox';
+import { readFileSync } from 'node:fs';
 import { readPricesFile } from './config.js';
 import { AGENT_NAMES, run } from './run.js';
 
 export const VERSION = '0.1.0';
 
 export async function cli(argv: string[], io: Io): Promise<number> {
-  const args = parseArgs(argv, { name: 'qs-agent', version: VERSION, usage: '$0 [--agent replay|recorded|anthropic|openai|openai-chat|gemini] [--from FILE [--from-run ID]] [--model M] [--base-url URL] [--prices FILE] [--docs-map URL_PREFIX=DIR]... < events', out: io.stderr }, (y) =>
+  const args = parseArgs(argv, { name: 'qs-agent', version: VERSION, usage: '$0 [--agent replay|recorded|anthropic|openai|openai-chat|gemini|claude-code|codex] [--from FILE [--from-run ID]] [--model M] [--base-url URL] [--prices FILE] [--docs-map URL_PREFIX=DIR]... [--cache-dir DIR [--refresh|--offline]] [--rate-limit SECONDS] [--ignore-robots] [--affordances all|none] [--probe-affordances] < events', out: io.stderr }, (y) =>
     y
       .option('agent', { type: 'string', default: 'replay', choices: [...AGENT_NAMES], describe: 'Who works on the task' })
       .option('model', { type: 'string', describe: 'Model agents: the model to ask for (defaults: anthropic claude-sonnet-4-6, openai gpt-5, gemini gemini-2.5-flash; openai-chat needs one)' })
@@ -21,6 +21,13 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       .option('from', { type: 'string', describe: '--agent recorded: the saved stream whose model turns are re-driven' })
       .option('from-run', { type: 'string', describe: '--agent recorded: the run_id to re-drive, when the stream holds several runs of the task' })
       .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
+      .option('cache-dir', { type: 'string', describe: 'Keep docs pages in this folder, keyed by URL, with their content hashes' })
+      .option('refresh', { type: 'boolean', default: false, describe: 'Re-fetch cached pages (docs.changed when one changed)' })
+      .option('offline', { type: 'boolean', default: false, describe: 'Read docs from --cache-dir (and --docs-map) only, never the network' })
+      .option('ignore-robots', { type: 'boolean', default: false, describe: 'Do not consult robots.txt (recorded on each docs.read)' })
+      .option('rate-limit', { type: 'number', default: 1, describe: 'Minimum SECONDS between requests to one docs host' })
+      .option('affordances', { type: 'string', default: 'all', choices: ['all', 'none'], describe: 'none: withhold llms.txt, llms-full.txt and .md variants (never a page on the route)' })
+      .option('probe-affordances', { type: 'boolean', default: false, describe: 'Record whether the site offers llms.txt, llms-full.txt and a .md entrypoint' })
       .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend when the input has no sandbox.ready' })
       .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Also allow this registry when the sandbox is made here: a URL, HOST:PORT, or HOST (port 443) (repeatable)' })
       .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })
@@ -36,6 +43,19 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       throw new UsageError(`--from ${file}: cannot read it: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
   }
+  const rateLimit = args['rate-limit'];
+  if (!Number.isFinite(rateLimit) || rateLimit < 0 || rateLimit > 3600) throw new UsageError(`--rate-limit ${String(rateLimit)}: expected SECONDS between 0 and 3600`);
+  if (args.offline && args['cache-dir'] === undefined && args['docs-map'].length === 0) throw new UsageError('--offline needs a --cache-dir (or a --docs-map) to read from');
+  const cacheDir = args['cache-dir'] === undefined ? undefined : resolve(io.cwd, String(args['cache-dir']));
+  if (cacheDir !== undefined) {
+    try {
+      mkdirSync(cacheDir, { recursive: true });
+      accessSync(cacheDir, constants.W_OK);
+    } catch (error) {
+      throw new UsageError(`--cache-dir ${String(args['cache-dir'])}: not a folder that can be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+  }
+  if (args.offline && args.refresh) throw new UsageError('--offline and --refresh contradict each other: --refresh re-fetches over the network');
   return run(
     {
       agent: args.agent,
@@ -47,7 +67,16 @@ export async function cli(argv: string[], io: Io): Promise<number> {
         ...(from !== undefined ? { from } : {}),
         ...(args['from-run'] !== undefined ? { fromRun: String(args['from-run']) } : {}),
       },
-      docsMaps: args['docs-map'].map((spec) => parseDocsMap(String(spec), io.cwd)),
+      docs: {
+        maps: args['docs-map'].map((spec) => parseDocsMap(String(spec), io.cwd)),
+        ...(cacheDir !== undefined ? { cacheDir } : {}),
+        refresh: args.refresh,
+        offline: args.offline,
+        ignoreRobots: args['ignore-robots'],
+        rateLimit,
+        affordances: args.affordances as Affordances,
+        probeAffordances: args['probe-affordances'],
+      },
       backend: args.backend as 'auto' | 'bwrap' | 'local',
       allowUnenforced: args['allow-unenforced'],
       keep: args.keep,

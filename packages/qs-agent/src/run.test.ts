@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { memoryIo, PipeClosedError } from '@quickloop/cli-kit';
 import { removeLayout } from '@quickloop/sandbox';
-import { parseDocsMap } from './docs/docs-map.js';
+import { parseDocsMap } from '@quickloop/docs';
 import { run, type AgentOptions } from './run.js';
 import { ndjson, parseOut, taskLoaded, type TaskSpec } from './testing/task-event.js';
 
@@ -16,7 +16,7 @@ afterEach(() => {
 
 const options = (o: Partial<AgentOptions> = {}): AgentOptions => ({
   agent: 'replay',
-  docsMaps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')],
+  docs: { maps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')], rateLimit: 0 },
   backend: 'bwrap',
   allowUnenforced: false,
   keep: false,

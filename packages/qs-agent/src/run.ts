@@ -11,10 +11,9 @@ import { createRecordedAgent } from './agents/recorded.js';
 import { replayAgent } from './agents/replay.js';
 import { redactor, resolveVendor, VENDORS } from './agents/credentials.js';
 import { makeAdapter } from './agents/vendors.js';
-import type { DocsMapping } from './docs/docs-map.js';
 import { reopen, type SandboxReady, type TaskLoaded } from './sandbox-link.js';
 
-import { createToolbelt } from './toolbelt.js';
+import { createToolbelt, type DocsSettings } from './toolbelt.js';
 
 export const STAGE = 'qs-agent';
 
@@ -68,7 +67,8 @@ export interface AgentOptions {
   modelFlags?: ModelFlags;
   /** An agent to use instead of --agent's (tests, and agents built elsewhere such as recorded runs). */
   agentImpl?: Agent;
-  docsMaps: DocsMapping[];
+  /** The docs reader's settings (--docs-map, --cache-dir, --rate-limit…). */
+  docs: DocsSettings;
   /** For a sandbox this stage provisions itself (no sandbox.ready in the input). */
   backend: BackendChoice;
   allowUnenforced: boolean;
@@ -130,9 +130,11 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       maxCommandSeconds: budgets.max_command_seconds,
       maxOutputChars: budgets.max_output_chars,
       docsAllow: docs.allow,
-      docsMaps: opts.docsMaps,
+      docsRoute: docs.path,
+      docs: opts.docs,
       signal: io.signal,
     });
+    if (opts.docs.probeAffordances && docs.path[0] !== undefined) await tools.probeAffordances(docs.path[0]);
     let outcome: Awaited<ReturnType<Agent['run']>>;
     let leftRunning: string[] = [];
     try {

@@ -1,8 +1,7 @@
 // The agent's two tools, bash and read_docs, each call recorded as events in the order it happened.
 import { unrunnable, type Emitter } from '@quickloop/events';
 import type { Denial } from '@quickloop/sandbox';
-import { readDocsPage, type DocsResult } from './docs/client.js';
-import type { DocsMapping } from './docs/docs-map.js';
+import { createDocsReader, redactUrl, type Affordances, type Clock, type DocsMapping, type ReadResult } from '@quickloop/docs';
 
 export interface BashResult {
   exitCode: number;
@@ -41,7 +40,10 @@ export interface CallRef {
 
 export interface Toolbelt {
   bash(command: string, ref?: CallRef): Promise<BashResult>;
-  readDocs(url: string, page?: number, ref?: CallRef): Promise<DocsResult>;
+  /** `text` (when ok) and `error` (when not) are exactly what the model is shown. */
+  readDocs(url: string, page?: number, ref?: CallRef): Promise<ReadResult>;
+  /** --probe-affordances: records what the site offers agents (a docs.affordances event). */
+  probeAffordances(entrypoint: string): Promise<void>;
   /** bash calls made so far. */
   readonly commands: number;
 }
@@ -54,12 +56,46 @@ export interface ToolbeltOptions {
   maxCommandSeconds: number;
   maxOutputChars: number;
   docsAllow: readonly string[];
-  docsMaps: readonly DocsMapping[];
+  /** The task's docs.path: never withheld under --affordances none. */
+  docsRoute: readonly string[];
+  docs: DocsSettings;
   signal: AbortSignal;
+}
+
+/** The docs reader's flags, as qs-agent (and qs run) take them. */
+export interface DocsSettings {
+  maps: readonly DocsMapping[];
+  cacheDir?: string;
+  refresh?: boolean;
+  offline?: boolean;
+  ignoreRobots?: boolean;
+  /** Seconds between requests to one host. */
+  rateLimit?: number;
+  affordances?: Affordances;
+  probeAffordances?: boolean;
+  /** For tests: the rate limiter's clock, so a wait is observed rather than timed. */
+  clock?: Clock;
+  now?: () => Date;
 }
 
 export function createToolbelt(o: ToolbeltOptions): Toolbelt {
   let commands = 0;
+  const d = o.docs;
+  // One reader per run: its robots.txt answers and per-host slots last as long as the run.
+  const reader = createDocsReader({
+    allow: o.docsAllow,
+    route: o.docsRoute,
+    maps: d.maps,
+    ...(d.cacheDir !== undefined ? { cacheDir: d.cacheDir } : {}),
+    refresh: d.refresh === true,
+    offline: d.offline === true,
+    ignoreRobots: d.ignoreRobots === true,
+    rateLimitSeconds: d.rateLimit ?? 1,
+    affordances: d.affordances ?? 'all',
+    ...(d.clock ? { clock: d.clock } : {}),
+    ...(d.now ? { now: d.now } : {}),
+    signal: o.signal,
+  });
   return {
     get commands() {
       return commands;
@@ -92,31 +128,55 @@ export function createToolbelt(o: ToolbeltOptions): Toolbelt {
       );
       return result;
     },
-    async readDocs(url, part, ref = {}) {
+    async readDocs(url, page, ref = {}) {
       const id = ref.id ?? o.newId();
+      // The URL is recorded without credentials: the reader refuses such a URL, but the call is recorded first.
       await o.emitter.emit(
         'tool.call',
         { run_id: o.runId, id, ...(ref.parentId !== undefined ? { parent_id: ref.parentId } : {}) },
-        { tool: 'read_docs', url, ...(part !== undefined ? { page: part } : {}), ...(ref.callId !== undefined ? { call_id: ref.callId } : {}) },
+        { tool: 'read_docs', url: redactUrl(url), ...(Number.isInteger(page) && page! >= 1 ? { page } : {}), ...(ref.callId !== undefined ? { call_id: ref.callId } : {}) },
       );
-      const page = await readDocsPage(url, { maps: o.docsMaps, allow: o.docsAllow, signal: ref.signal ?? o.signal });
+      const result = await reader.read(url, page, ref.signal);
       // docs.read / docs.error is read_docs' result event: it pairs with the call by parent_id.
       const meta = { run_id: o.runId, id: o.newId(), parent_id: id };
-      if (page.ok) {
+      if (result.ok) {
+        if (result.changed) {
+          await o.emitter.emit('docs.changed', { run_id: o.runId, parent_id: id }, {
+            url: result.url,
+            previous_sha256: result.changed.previousSha256,
+            sha256: result.sha256,
+            ...(result.changed.previousFetchedAt ? { previous_fetched_at: result.changed.previousFetchedAt } : {}),
+          });
+        }
         await o.emitter.emit('docs.read', meta, {
-          url: page.url,
-          ...(page.resolvedTo !== undefined ? { resolved_to: page.resolvedTo } : {}),
-          status: page.status,
-          from: page.from,
-          chars: page.text.length,
-          original_chars: page.originalChars,
-          truncated: page.truncated,
-          sha256: page.sha256,
+          url: result.url,
+          ...(result.finalUrl !== result.url ? { resolved_to: result.finalUrl } : {}),
+          status: result.status,
+          from: result.from,
+          chars: result.text.length,
+          original_chars: result.markdown.length,
+          truncated: result.pages > 1,
+          sha256: result.sha256,
+          page: result.page,
+          pages: result.pages,
+          ...(result.hops.length > 0 ? { hops: result.hops } : {}),
+          ...(result.robotsIgnored ? { robots_ignored: true } : {}),
         });
       } else {
-        await o.emitter.emit('docs.error', meta, { url: page.url, error: page.error, from: page.from, ...(page.status !== undefined ? { status: page.status } : {}) });
+        await o.emitter.emit('docs.error', meta, {
+          url: result.url,
+          error: result.error,
+          from: result.from,
+          reason: result.reason,
+          ...(result.status !== undefined ? { status: result.status } : {}),
+          ...(result.hops.length > 0 ? { hops: result.hops } : {}),
+        });
       }
-      return page;
+      return result;
+    },
+    async probeAffordances(entrypoint) {
+      const probes = await reader.probe(entrypoint);
+      await o.emitter.emit('docs.affordances', { run_id: o.runId }, { entrypoint: redactUrl(entrypoint), affordances: o.docs.affordances ?? 'all', probes });
     },
   };
 }

@@ -18,7 +18,7 @@ afterEach(() => {
 
 async function agent(input: string, backend: 'bwrap' | 'local' = 'bwrap'): Promise<string> {
   const io = memoryIo({ stdin: input, env: ENV });
-  await agentRun({ agent: 'replay', docsMaps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')], backend, allowUnenforced: backend === 'local', keep: false, allowRegistries: [], level: 'quiet' }, io);
+  await agentRun({ agent: 'replay', docs: { maps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')], rateLimit: 0 }, backend, allowUnenforced: backend === 'local', keep: false, allowRegistries: [], level: 'quiet' }, io);
   for (const e of parseOut(io.out())) if (e.type === 'sandbox.ready') roots.add(String(e.root));
   return io.out();
 }

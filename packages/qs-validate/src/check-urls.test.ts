@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { memoryIo } from '@quickloop/cli-kit';
 import { parseLine } from '@quickloop/events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { metaRefresh, pageText, parseRobots, robotsAllows } from './check-urls.js';
 import { parseOptions } from './cli.js';
 import { run } from './run.js';
 
@@ -69,7 +68,7 @@ describe('qs-validate --check-urls', () => {
   });
 
   it('warns about each page that would spoil a run, with a stable code and the route index', async () => {
-    const r = await validate(['--check-urls', task(['/ok', '/hop', '/missing', '/private/page', '/empty', '/away', '/refresh'])]);
+    const r = await validate(['--check-urls', '--rate-limit', '0', task(['/ok', '/hop', '/missing', '/private/page', '/empty', '/away', '/refresh'])]);
     expect(r.code).toBe(0);
     const found = r.diagnostics.filter((d) => d.code !== 'QS201').map((d) => [d.code, d.field]);
     expect(found).toEqual([
@@ -93,32 +92,8 @@ describe('qs-validate --check-urls', () => {
     await new Promise((resolve) => closed.close(resolve));
     const file = join(dir, 'dead.yaml');
     writeFileSync(file, `name: dead\ngoal: Read.\ndocs: {path: ['http://127.0.0.1:${deadPort}/x']}\nreplay: [touch o]\nsuccess: {script: 'test -f o || qs_fail "no o"'}\n`);
-    const r = await validate(['--check-urls', '--strict', file]);
+    const r = await validate(['--check-urls', '--rate-limit', '0', '--strict', file]);
     expect(r.code).toBe(3);
     expect(r.diagnostics.find((d) => d.code === 'QS116')?.message).toMatch(/could not be read: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
-  });
-});
-
-describe('the pieces', () => {
-  it('robots.txt: our group, else *; the longest rule wins and Allow wins a tie', () => {
-    const rules = parseRobots('User-agent: *\nDisallow: /a\nAllow: /a/open\n\nUser-agent: Quickloop\nUser-agent: b\nDisallow: /q*.html$\nAllow: /q\n', 'quickloop');
-    expect(robotsAllows(rules, '/a')).toBe(true);
-    expect(robotsAllows(rules, '/q/x.html')).toBe(false);
-    expect(robotsAllows(rules, '/q/x.htmlx')).toBe(true);
-    const star = parseRobots('User-agent: *\nDisallow: /a\nAllow: /a/open\nDisallow:\n', 'quickloop');
-    expect(robotsAllows(star, '/a/b')).toBe(false);
-    expect(robotsAllows(star, '/a/open/x')).toBe(true);
-    expect(robotsAllows(parseRobots('', 'quickloop'), '/anything')).toBe(true);
-  });
-
-  it('page text drops scripts, styles, the head and tags; plain text stays as it is', () => {
-    expect(pageText('<html><head><style>x{}</style></head><body><script>a()</script><div></div></body></html>', 'text/html')).toBe('');
-    expect(pageText('# Title\n', 'text/markdown')).toBe('# Title');
-  });
-
-  it('meta refresh in either attribute order, quoted or not', () => {
-    expect(metaRefresh('<meta http-equiv="refresh" content="0;URL=\'/next\'">')).toBe('/next');
-    expect(metaRefresh("<META CONTENT='5; url=https://x.test/' HTTP-EQUIV=Refresh>")).toBe('https://x.test/');
-    expect(metaRefresh('<meta name="viewport" content="width=device-width">')).toBeUndefined();
   });
 });

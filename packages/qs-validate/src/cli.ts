@@ -13,6 +13,7 @@ export const VERSION = '0.1.0';
 const FLAGS: Record<string, FastFlag> = {
   strict: { type: 'boolean' },
   'check-urls': { type: 'boolean' },
+  'rate-limit': { type: 'string' },
   'allow-registry': { type: 'string', multiple: true },
 };
 
@@ -28,6 +29,7 @@ async function parseWithYargs(argv: string[], io: Pick<Io, 'stderr'>): Promise<R
         .parserConfiguration({ 'parse-numbers': false, 'parse-positional-numbers': false, 'duplicate-arguments-array': true, 'greedy-arrays': false })
         .option('strict', { type: 'boolean', default: false, describe: 'Warnings fail the run (exit 3)' })
         .option('check-urls', { type: 'boolean', default: false, describe: 'Also read every docs.path page over the network and warn about what would spoil a run' })
+        .option('rate-limit', { type: 'string', describe: 'With --check-urls: minimum SECONDS between requests to one docs host (default 1)' })
         .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Another registry the shell may reach: a URL, HOST:PORT, or HOST (port 443) (repeatable)' }),
   ) as unknown as Record<string, unknown> & { _: (string | number)[]; quiet: boolean; verbose: boolean };
 }
@@ -39,6 +41,7 @@ export async function parseOptions(argv: string[], io: Pick<Io, 'stderr'>): Prom
     inputs: args._.map(String),
     strict: args.strict === true,
     checkUrls: args['check-urls'] === true,
+    ...(args['rate-limit'] !== undefined ? { rateLimit: rateLimit(String(args['rate-limit'])) } : {}),
     allowRegistry: (args['allow-registry'] as string[]).map((value) => {
       const e = registryEndpoint(String(value));
       if (e === undefined) throw new UsageError(`--allow-registry '${String(value)}' is not a registry URL, host:port or host name (see qs-validate --help)`);
@@ -46,6 +49,12 @@ export async function parseOptions(argv: string[], io: Pick<Io, 'stderr'>): Prom
     }),
     level: args.verbose ? 'verbose' : args.quiet ? 'quiet' : 'normal',
   };
+}
+
+function rateLimit(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 3600) throw new UsageError(`--rate-limit ${value}: expected SECONDS between 0 and 3600`);
+  return n;
 }
 
 export async function cli(argv: string[], io: Io): Promise<number> {

@@ -7,7 +7,6 @@ import type { Io } from '@quickloop/cli-kit/io';
 import { EventWriter, createEmitter } from '@quickloop/events';
 import { discoverRegistries, type SystemPaths } from '@quickloop/registries';
 import { MAX_TASK_BYTES, duplicateName, finding, loadTaskFile, loadTaskStdin, located, type FileResult, type Finding } from '@quickloop/task';
-import { createUrlChecker } from './check-urls.js';
 import { resolveInputs } from './inputs.js';
 
 export interface ValidateOptions {
@@ -17,6 +16,8 @@ export interface ValidateOptions {
   strict: boolean;
   /** Read each docs.path page over the network (`--check-urls`); off by default, validation stays offline. */
   checkUrls?: boolean;
+  /** `--rate-limit`: seconds between requests to one docs host under --check-urls (default 1). */
+  rateLimit?: number;
   /** More registry hosts the shell may reach (`--allow-registry`). */
   allowRegistry: string[];
   level: LogLevel;
@@ -74,7 +75,8 @@ export async function run(opts: ValidateOptions, io: Io): Promise<number> {
   if (registries.endpoints.length === 0) log.warn(c.yellow('warning  no package registries found in npm, pip or apt config; the shell may reach only network.allow hosts (see --allow-registry)'));
 
   const inputs = resolveInputs(opts.inputs, io.cwd);
-  const urls = opts.checkUrls ? createUrlChecker(io.signal) : undefined;
+  // Loaded only when asked for: the docs reader (and its HTML converter) is no part of offline validation.
+  const urls = opts.checkUrls ? (await import('./check-urls.js')).createUrlChecker({ signal: io.signal, ...(opts.rateLimit !== undefined ? { rateLimitSeconds: opts.rateLimit } : {}) }) : undefined;
   const names = new Map<string, string>();
   let invalid = 0;
   let loaded = 0;

@@ -224,10 +224,14 @@ describe('the replay pipeline, end to end', () => {
     expect(r.events.find((e) => e.type === 'diagnostic')).toMatchObject({ severity: 'error' });
   });
 
-  it('qs run composes the same pipeline', async () => {
-    const r = await sh(`qs run ${EXAMPLE} ${MAP}`);
+  it('qs run composes the same pipeline, and hands the docs reader its flags', async () => {
+    const r = await sh(`qs run ${EXAMPLE} ${MAP} --offline --affordances none --probe-affordances --rate-limit 0`);
     expect(r.codes).toEqual([0]);
     expect(verdict(r)).toMatchObject({ classification: 'passed' });
+    expect(r.events.find((e) => e.type === 'docs.affordances')).toMatchObject({ affordances: 'none', probes: [{ kind: 'llms.txt', present: true }, {}, {}] });
+    const refused = await sh(`qs run ${EXAMPLE} --offline`);
+    expect(refused.codes).toEqual([3]);
+    expect(refused.stderr).toContain('--offline needs a --cache-dir (or a --docs-map) to read from');
   });
 
   it.each([

@@ -26,6 +26,9 @@ describe('the stream renderer', () => {
     ev('setup.failed', 6, { detail: 'setup step 1 exited 2: make deps' }),
     ev('agent.completed', 6, { stop_reason: 'command_failed', detail: 'replay step 2 exited 2: make', left_running: ['node server.js'] }),
     ev('custom.unknown', 6),
+    ev('docs.read', 7, { url: 'https://d.test/long', resolved_to: 'https://d.test/guide/long', chars: 40_050, original_chars: 90_000, truncated: true, page: 1, pages: 3, from: 'fetch' }),
+    ev('docs.changed', 7, { url: 'https://d.test/long', previous_fetched_at: '2025-12-31T09:00:00.000Z' }),
+    ev('docs.affordances', 7, { affordances: 'none', probes: [{ kind: 'llms.txt', present: true, bytes: 812 }, { kind: 'md', present: false }] }),
     ev('run.completed', 12.3, { task: 'greeter', classification: 'docs_gap', label: 'FAIL', enforced: false, suspect_page: 'https://d.test/q' }),
   ];
 
@@ -38,6 +41,9 @@ describe('the stream renderer', () => {
     expect(text).toContain('[    5.0s] exit 2 (1.5s)');
     expect(text).toContain("[    4.0s] $ cat > a <<'X'  … (3 more lines)");
     expect(text).toContain('    | make: *** no rule');
+    expect(text).toContain('read https://d.test/long → https://d.test/guide/long (page 1 of 3, 40050 chars)');
+    expect(text).toContain('docs changed https://d.test/long since the cached copy of 2025-12-31T09:00:00.000Z');
+    expect(text).toContain('affordances (withheld from the agent): llms.txt yes (812 bytes), md no');
     expect(text).toContain('    | …xxx');
     expect(text).toContain('shell blocked from docs host docs.greeter.test:443 (use read_docs)');
     expect(text).toContain('DENIED write /etc/x (read-only outside the workspace)');
@@ -82,6 +88,9 @@ describe('the renderer on a hostile stream', () => {
     ev('tool.result', { tool: 'bash', exit_code: 2, output: `out${evil}\n` }),
     ev('docs.read', { url: `https://d.test/${evil}`, chars: 1 }),
     ev('docs.error', { url: `https://d.test/${evil}`, error: `e${evil}` }),
+    ev('docs.read', { url: `https://d.test/a`, resolved_to: `https://d.test/${evil}`, chars: 1, page: 1, pages: 2, truncated: true }),
+    ev('docs.changed', { url: `https://d.test/${evil}`, previous_fetched_at: `t${evil}` }),
+    ev('docs.affordances', { affordances: 'none', probes: [{ kind: `k${evil}`, present: true, bytes: `b${evil}` }] }),
     ev('egress.blocked', { host: `evil.test\n[    1.0s] PASS forged`, port: 443, reason: `r${evil}` }),
     ev('egress.allowed', { host: `h${evil}`, port: 443, reason: `r${evil}` }),
     ev('egress.error', { host: `h${evil}`, error: `e${evil}` }),

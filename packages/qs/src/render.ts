@@ -173,13 +173,25 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
         break;
       }
       case 'docs.read': {
-        const note = e.truncated === true ? style('warn', ` TRUNCATED from ${str(e.original_chars)} to ${str(e.chars)} chars`) : ` (${str(e.chars)} chars${e.from === 'map' ? ', mapped' : e.from === 'cache' ? ', cached' : ''})`;
-        line(`read ${str(e.url)}${note}`);
+        // A page in parts is never cut: `truncated` says the agent was given one part of it.
+        const parts = typeof e.pages === 'number' && e.pages > 1 ? `page ${str(e.page)} of ${str(e.pages)}, ` : '';
+        const note = e.truncated === true && parts === '' ? style('warn', ` TRUNCATED from ${str(e.original_chars)} to ${str(e.chars)} chars`) : ` (${parts}${str(e.chars)} chars${e.from === 'map' ? ', mapped' : e.from === 'cache' ? ', cached' : ''}${e.robots_ignored === true ? ', robots.txt ignored' : ''})`;
+        const moved = typeof e.resolved_to === 'string' ? ` → ${str(e.resolved_to)}` : '';
+        line(`read ${str(e.url)}${moved}${note}`);
         break;
       }
       case 'docs.error':
         line(`${style('fail', 'read error')} ${str(e.url)}: ${str(e.error)}`);
         break;
+      case 'docs.changed':
+        line(`${style('warn', 'docs changed')} ${str(e.url)} since the cached copy${typeof e.previous_fetched_at === 'string' ? ` of ${str(e.previous_fetched_at)}` : ''}`);
+        break;
+      case 'docs.affordances': {
+        const probes = Array.isArray(e.probes) ? (e.probes as Array<Record<string, unknown>>) : [];
+        const found = probes.map((p) => `${str(p.kind)} ${p.present === true ? `yes (${str(p.bytes)} bytes)` : 'no'}`).join(', ');
+        line(`affordances${e.affordances === 'none' ? ' (withheld from the agent)' : ''}: ${found}`);
+        break;
+      }
       case 'egress.blocked': {
         const target = `${str(e.host)}${e.port !== undefined ? `:${str(e.port)}` : ''}`;
         if (/docs/.test(str(e.reason))) line(`${style('warn', 'shell blocked')} from docs host ${target} (use read_docs)`);

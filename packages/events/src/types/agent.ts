@@ -172,33 +172,3 @@ export const ToolResult = defineEvent({
     truncated: Type.Boolean(),
   }),
 });
-
-export const DocsRead = defineEvent({
-  type: 'docs.read',
-  emittedBy: ['qs-agent'],
-  doc: 'A docs page was read for the agent (through read_docs, or the replay route). The text is not in the event, its hash is.',
-  payload: Type.Object({
-    url: Type.String({ description: 'The URL as requested.' }),
-    resolved_to: Type.Optional(Type.String({ description: 'Where HTTP redirects ended, when not the URL itself.' })),
-    status: Type.Integer({ description: 'HTTP status, or 200 for a page served from a --docs-map folder.' }),
-    from: Type.Union([Type.Literal('fetch'), Type.Literal('map'), Type.Literal('cache')], {
-      description: 'fetch: over the network; map: a --docs-map folder; cache: a docs cache.',
-    }),
-    chars: Type.Integer({ minimum: 0, description: 'Characters given to the agent.' }),
-    original_chars: Type.Integer({ minimum: 0, description: 'Characters of the page text before truncation.' }),
-    truncated: Type.Boolean(),
-    sha256: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'sha256 of the page text (UTF-8) before truncation.' }),
-  }),
-});
-
-export const DocsError = defineEvent({
-  type: 'docs.error',
-  emittedBy: ['qs-agent'],
-  doc: 'A docs page could not be read: an HTTP error status, a network failure, a file missing from a --docs-map folder, or a host off the docs allow list.',
-  payload: Type.Object({
-    url: Type.String(),
-    error: Type.String({ minLength: 1, description: 'One line.' }),
-    status: Type.Optional(Type.Integer({ description: 'HTTP status, when there was an answer.' })),
-    from: Type.Union([Type.Literal('fetch'), Type.Literal('map'), Type.Literal('cache'), Type.Literal('policy')]),
-  }),
-});

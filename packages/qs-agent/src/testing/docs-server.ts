@@ -13,8 +13,8 @@ export interface DocsServer {
   close(): Promise<void>;
 }
 
-/** `redirects` maps a path to an absolute Location answered with 302. */
-export async function serveDocs(dir: string, options: { redirects?: Record<string, string> } = {}): Promise<DocsServer> {
+/** `redirects` maps a path to a Location answered with 302 (or `[status, location]`). */
+export async function serveDocs(dir: string, options: { redirects?: Record<string, string | [number, string]> } = {}): Promise<DocsServer> {
   const root = resolve(dir);
   const requests: string[] = [];
   const server: Server = createServer((req, res) => {
@@ -22,7 +22,8 @@ export async function serveDocs(dir: string, options: { redirects?: Record<strin
     requests.push(path);
     const to = options.redirects?.[path];
     if (to) {
-      res.writeHead(302, { location: to }).end();
+      const [status, location] = typeof to === 'string' ? [302, to] : to;
+      res.writeHead(status, { location }).end();
       return;
     }
     void (async () => {

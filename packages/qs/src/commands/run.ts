@@ -45,6 +45,13 @@ export const run: Command = {
         .option('summary', { type: 'string', describe: 'Write a Markdown summary here' })
         .option('strict-inconclusive', { type: 'boolean', default: false, describe: 'An inconclusive run makes the exit code 2 even when others passed' })
         .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
+        .option('cache-dir', { type: 'string', describe: 'Keep docs pages in this folder, keyed by URL, with their content hashes' })
+        .option('refresh', { type: 'boolean', default: false, describe: 'Re-fetch cached docs pages (docs.changed when one changed)' })
+        .option('offline', { type: 'boolean', default: false, describe: 'Read docs from --cache-dir (and --docs-map) only' })
+        .option('ignore-robots', { type: 'boolean', default: false, describe: 'Do not consult robots.txt (recorded)' })
+        .option('rate-limit', { type: 'string', describe: 'Minimum SECONDS between requests to one docs host (default 1)' })
+        .option('affordances', { type: 'string', default: 'all', choices: ['all', 'none'], describe: 'none: withhold llms.txt, llms-full.txt and .md variants' })
+        .option('probe-affordances', { type: 'boolean', default: false, describe: 'Record what machine-readable docs the site offers' })
         .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend' })
         .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })
         .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Also allow this registry host (repeatable)' })
@@ -80,6 +87,16 @@ export const run: Command = {
     }
     const keep = args['keep-sandbox'] ? ['--keep'] : [];
     const registries = args['allow-registry'].flatMap((h) => ['--allow-registry', String(h)]);
+    // The docs reader's flags go to qs-agent as given; it validates them (one wording of each error).
+    const docs = [
+      ...(args['cache-dir'] !== undefined ? ['--cache-dir', resolve(io.cwd, String(args['cache-dir']))] : []),
+      ...(args.refresh ? ['--refresh'] : []),
+      ...(args.offline ? ['--offline'] : []),
+      ...(args['ignore-robots'] ? ['--ignore-robots'] : []),
+      ...(args['rate-limit'] !== undefined ? ['--rate-limit', String(args['rate-limit'])] : []),
+      ...(args.affordances !== 'all' ? ['--affordances', String(args.affordances)] : []),
+      ...(args['probe-affordances'] ? ['--probe-affordances'] : []),
+    ];
     const colour = wantsColour(io.stderr, io.env);
     const loaded = await loadTasks([...args._.map(String), ...registries, ...quiet], io, (t) => io.stderr.write(t));
     for (const e of loaded.other) io.stdout.write(`${JSON.stringify(e)}\n`);
@@ -111,6 +128,7 @@ export const run: Command = {
             ...(args.from !== undefined ? ['--from', resolve(io.cwd, String(args.from))] : []),
             ...(args['from-run'] !== undefined ? ['--from-run', String(args['from-run'])] : []),
             ...args['docs-map'].flatMap((m) => ['--docs-map', String(m)]),
+            ...docs,
             ...quiet,
           ],
           'qs-check': [...keep, ...quiet],

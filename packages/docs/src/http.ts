@@ -1,0 +1,135 @@
+// One HTTP request for the reader: no automatic redirects, a deadline, a cap on decoded bytes, the page's own charset.
+import { decodeEntities, parseAttrs, scanStartTags } from './tags.js';
+
+/** Docs pages are not downloads: a larger body is refused, never cut silently. */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+export const FETCH_TIMEOUT_MS = 30_000;
+
+export type HttpAnswer =
+  | { kind: 'answer'; status: number; statusText: string; location?: string; contentType: string; bytes: Buffer }
+  | { kind: 'too_large'; status: number; limit: number }
+  | { kind: 'network'; error: string };
+
+export interface HttpOptions {
+  userAgent: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  maxBytes?: number;
+  /** Keep the first maxBytes of a larger body instead of refusing it (robots.txt: only its start counts). */
+  truncate?: boolean;
+  fetch?: typeof fetch;
+}
+
+function describe(error: unknown, timeoutMs: number): string {
+  const e = error as Error & { cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000}s`;
+  const cause = e?.cause;
+  if (cause?.code && cause.message) return cause.message.includes(cause.code) ? cause.message : `${cause.code} ${cause.message}`;
+  return (cause?.message ?? e?.message ?? String(error)).split('\n')[0]!;
+}
+
+/**
+ * The body is counted after decompression (fetch decodes gzip, deflate and br itself), so a small
+ * compressed answer that inflates past the cap is stopped at the cap, not held in memory.
+ */
+export async function request(url: string, o: HttpOptions): Promise<HttpAnswer> {
+  const timeoutMs = o.timeoutMs ?? FETCH_TIMEOUT_MS;
+  const limit = o.maxBytes ?? MAX_BODY_BYTES;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = o.signal ? AbortSignal.any([o.signal, timeout]) : timeout;
+  let response: Response;
+  try {
+    response = await (o.fetch ?? fetch)(url, {
+      redirect: 'manual',
+      signal,
+      headers: { 'user-agent': o.userAgent, accept: 'text/html, text/markdown, text/plain;q=0.9, */*;q=0.5' },
+    });
+  } catch (error) {
+    if (o.signal?.aborted) throw error;
+    return { kind: 'network', error: describe(error, timeoutMs) };
+  }
+  const base = { status: response.status, statusText: response.statusText, contentType: response.headers.get('content-type') ?? '' };
+  const location = response.headers.get('location') ?? undefined;
+  if (response.status >= 300 && response.status < 400) {
+    await response.body?.cancel().catch(() => undefined);
+    return { kind: 'answer', ...base, ...(location !== undefined ? { location } : {}), bytes: Buffer.alloc(0) };
+  }
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  if (!o.truncate && Number.isFinite(declared) && declared > limit && !response.headers.get('content-encoding')) {
+    await response.body?.cancel().catch(() => undefined);
+    return { kind: 'too_large', status: response.status, limit };
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    if (response.body) {
+      const reader = response.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > limit) {
+          await reader.cancel().catch(() => undefined);
+          if (!o.truncate) return { kind: 'too_large', status: response.status, limit };
+          chunks.push(Buffer.from(value.subarray(0, value.byteLength - (size - limit))));
+          break;
+        }
+        chunks.push(Buffer.from(value));
+      }
+    }
+  } catch (error) {
+    if (o.signal?.aborted) throw error;
+    return { kind: 'network', error: `reading the body failed: ${describe(error, timeoutMs)}` };
+  }
+  return { kind: 'answer', ...base, bytes: Buffer.concat(chunks) };
+}
+
+/** The charset a page declares (header, then BOM, then an early <meta>), else UTF-8; an unknown label is UTF-8. */
+export function decodeBody(bytes: Buffer, contentType: string): string {
+  let label = /charset\s*=\s*["']?([\w.:-]+)/i.exec(contentType)?.[1];
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) label = 'utf-8';
+  else if (bytes[0] === 0xff && bytes[1] === 0xfe) label = 'utf-16le';
+  else if (bytes[0] === 0xfe && bytes[1] === 0xff) label = 'utf-16be';
+  if (label === undefined) {
+    const head = bytes.subarray(0, 1024).toString('latin1');
+    label = /<meta\b[^>]*charset\s*=\s*["']?([\w.:-]+)/i.exec(head)?.[1];
+  }
+  // WHATWG reads every Latin-1 label as windows-1252; Node's decoder for them is plain ISO-8859-1,
+  // which turns a page's curly quotes (0x93, 0x94) into control characters.
+  if (label !== undefined && WINDOWS_1252_LABELS.has(label.toLowerCase())) return decode1252(bytes);
+  try {
+    return new TextDecoder(label ?? 'utf-8').decode(bytes);
+  } catch {
+    return new TextDecoder('utf-8').decode(bytes);
+  }
+}
+
+const WINDOWS_1252_LABELS = new Set(['windows-1252', 'cp1252', 'x-cp1252', 'latin1', 'iso-8859-1', 'iso8859-1', 'iso_8859-1', 'l1', 'ascii', 'us-ascii', 'cp819', 'ibm819', 'iso-ir-100']);
+// 0x80–0x9F of windows-1252; the five holes stay as their C1 code points, as WHATWG says.
+const HIGH = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
+function decode1252(bytes: Buffer): string {
+  const latin1 = bytes.toString('latin1');
+  return latin1.replace(/[\x80-\x9f]/g, (c) => HIGH[c.charCodeAt(0) - 0x80]!);
+}
+
+export function looksHtml(contentType: string, body: string): boolean {
+  if (/html/i.test(contentType)) return true;
+  if (contentType !== '' && !/^text\/plain/i.test(contentType)) return false;
+  return /^\s*(<!doctype html|<html|<head|<body)/i.test(body.slice(0, 512));
+}
+
+/** The target of `<meta http-equiv="refresh" content="N; url=...">`, attributes in any order; not one in a comment or a script. */
+export function metaRefresh(html: string): string | undefined {
+  let found: string | undefined;
+  scanStartTags(html, META, (tag) => {
+    if (found !== undefined) return;
+    const attrs = parseAttrs(tag.attrs);
+    if (attrs.get('http-equiv')?.trim().toLowerCase() !== 'refresh') return;
+    const content = decodeEntities(attrs.get('content') ?? '');
+    const m = /^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(.*)$/is.exec(content);
+    const url = (m?.[1] ?? '').trim().replace(/^(['"])(.*?)\1?$/s, '$2').trim();
+    if (url) found = url;
+  });
+  return found;
+}
+const META = new Set(['meta']);

@@ -1,0 +1,5 @@
+import { defineProject } from 'vitest/config';
+
+export default defineProject({
+  test: { name: 'docs', include: ['src/**/*.test.ts'], testTimeout: 30_000 },
+});

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { memoryIo } from '@quickloop/cli-kit';
 import { removeLayout } from '@quickloop/sandbox';
 import { startMockServer, type MockServer, type MockStep } from '@quickloop/testkit';
-import { parseDocsMap } from './docs/docs-map.js';
+import { parseDocsMap } from '@quickloop/docs';
 import { parsePriceBook, type ModelAdapter, type TurnRequest, type TurnResult } from '@quickloop/models/core';
 import { createModelAgent, type AfterToolInfo } from './agents/model.js';
 import { resolveVendor } from './agents/credentials.js';
@@ -55,7 +55,7 @@ async function modelRun(go: Go) {
   const opts: AgentOptions = {
     agent: vendor,
     modelFlags: { model: go.model ?? 'claude-sonnet-4-6', stream: go.stream ?? true, ...(go.prices ? { prices: go.prices } : {}) },
-    docsMaps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')],
+    docs: { maps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')], rateLimit: 0 },
     backend: 'local',
     allowUnenforced: true,
     keep: false,
@@ -307,7 +307,7 @@ describe('the loop over any ModelAdapter', () => {
     const infos: AfterToolInfo[] = [];
     const io = memoryIo({ stdin: ndjson([taskLoaded('r1', { script: 'false' })]), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
     const agent = createModelAgent('recorded', () => adapter, { model: 'recorded-model' }, { afterTool: async (info) => void infos.push(info) });
-    const code = await run({ agent: 'recorded', agentImpl: agent, docsMaps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')], backend: 'local', allowUnenforced: true, keep: false, allowRegistries: [], level: 'quiet' }, io);
+    const code = await run({ agent: 'recorded', agentImpl: agent, docs: { maps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')], rateLimit: 0 }, backend: 'local', allowUnenforced: true, keep: false, allowRegistries: [], level: 'quiet' }, io);
     const events = parseOut(io.out());
     for (const e of events) if (e.type === 'sandbox.ready') made.push(String(e.root));
     expect(code).toBe(0);
@@ -351,7 +351,7 @@ describe('cost by the model that served', () => {
       };
       const io = memoryIo({ stdin: ndjson([taskLoaded('r1', { script: 'false' })]), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
       const agent = createModelAgent('scripted', () => adapter, { model: 'alias', prices: book });
-      await run({ agent: 'scripted', agentImpl: agent, docsMaps: [], backend: 'local', allowUnenforced: true, keep: false, allowRegistries: [], level: 'quiet' }, io);
+      await run({ agent: 'scripted', agentImpl: agent, docs: { maps: [] }, backend: 'local', allowUnenforced: true, keep: false, allowRegistries: [], level: 'quiet' }, io);
       const events = parseOut(io.out());
       for (const e of events) if (e.type === 'sandbox.ready') made.push(String(e.root));
       return events;

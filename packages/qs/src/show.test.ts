@@ -32,6 +32,21 @@ describe('qs show', () => {
   });
 
   it('refuses an unknown subcommand and lists the known ones', async () => {
-    await expect(cli(['frobnicate'], memoryIo())).rejects.toThrow("unknown command 'frobnicate' (known: run, show)");
+    await expect(cli(['frobnicate'], memoryIo())).rejects.toThrow("unknown command 'frobnicate' (known: run, results, diff, show)");
+  });
+});
+
+describe('qs show over several runs', () => {
+  it('ends with each task\'s pass rate from the results fold, and calls a task that passed and failed flaky', async () => {
+    const passed = readFileSync(join(DIR, 'passed', 'out.ndjson'), 'utf8');
+    const again = passed.replaceAll('"run-1"', '"run-2"');
+    // The docs-gap run under the passed run's task name: one task that both passed and failed.
+    const gap = readFileSync(join(DIR, 'docs-gap', 'out.ndjson'), 'utf8').replaceAll('"run-1"', '"run-3"').replaceAll('greeter-missing-step', 'greeter-hello');
+    const io = memoryIo({ stdin: passed + again + gap });
+    expect(await cli(['show', '-'], io)).toBe(0);
+    expect(io.out().trim().split('\n').at(-1)).toBe('greeter-hello: 67% [2/3 evidential of 3 runs] (95% CI 21%–94%) FLAKY');
+    const one = memoryIo({ stdin: passed });
+    await cli(['show', '-'], one);
+    expect(one.out()).not.toContain('evidential');
   });
 });

@@ -67,9 +67,9 @@ export const RunCompleted = defineEvent({
 
 export const RunFailed = defineEvent({
   type: 'run.failed',
-  emittedBy: ['qs-agent', 'qs-check', 'qs-sandbox'],
+  emittedBy: ['qs-agent', 'qs-check', 'qs-sandbox', 'qs'],
   terminal: true,
-  doc: 'A stage could not do its part for this run (no sandbox, a broken stream, a crash). Not a verdict about the docs. Ends the run\'s stream.',
+  doc: 'A stage could not do its part for this run (no sandbox, a broken stream, a crash). Not a verdict about the docs. Ends the run\'s stream. `qs run` writes one (stage `qs`) for an attempt whose pipeline ended with no terminal event.',
   payload: Type.Object({
     failed_stage: Type.String({ description: 'The stage that failed.' }),
     error: Type.String({ minLength: 1, description: 'One line.' }),
@@ -78,9 +78,9 @@ export const RunFailed = defineEvent({
 
 export const RunInterrupted = defineEvent({
   type: 'run.interrupted',
-  emittedBy: ['qs-agent', 'qs-check'],
+  emittedBy: ['qs-agent', 'qs-check', 'qs'],
   terminal: true,
-  doc: 'The run was stopped by SIGINT/SIGTERM before a verdict. Ends the run\'s stream; the stage exits 130.',
+  doc: 'The run was stopped by SIGINT/SIGTERM before a verdict. Ends the run\'s stream; the stage exits 130. `qs run` writes one (stage `qs`) for an attempt it interrupted before any stage could.',
   payload: Type.Object({
     signal: Type.String({ description: 'SIGINT or SIGTERM (or `unknown`).' }),
     phase: Type.String({ description: 'What was running: agent, check, or waiting for input.' }),

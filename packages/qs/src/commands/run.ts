@@ -1,9 +1,24 @@
-// `qs run TASK...`: qs-validate | qs-sandbox | qs-agent | qs-check as a real pipeline of child processes.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { logLevel, parseArgs, QsExit, UsageError, type Io } from '@quickloop/cli-kit';
+// `qs run [TASK|DIR|GLOB...]`: a sweep of the tasks qs-validate finds, each attempt the real
+// `qs-sandbox | qs-agent | qs-check` pipeline of child processes, then results.json, JUnit and the summary.
+import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { logLevel, parseArgs, QsExit, terminalSafe, UsageError, wantsColour } from '@quickloop/cli-kit';
 import type { Command } from '../command.js';
-import { stageCommand, STAGES, type StageName } from '../bins.js';
+import { foldResults, serialiseResults, type Results } from '../results/fold.js';
+import { resultsFromDir } from '../results/load.js';
+import { githubAnnotations, junitXml, rateText, summaryMarkdown } from '../results/reports.js';
+import { createProgress } from '../sweep/progress.js';
+import { loadTasks, sweep } from '../sweep/sweep.js';
 import { VERSION } from '../version.js';
+
+const USAGE =
+  '$0 [TASK|DIR|GLOB...] [--agent replay] [--model M] [--repeat N] [--workers N] [--out DIR] [--junit FILE] [--summary FILE] [--strict-inconclusive] [--keep-sandbox] [--docs-map URL_PREFIX=DIR]...';
+
+function count(name: string, value: unknown, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`qs run: --${name} must be a whole number from 1 to ${max} (got ${String(value)})`);
+  return n;
+}
 
 /**
  * Real processes rather than in-process calls: each stage keeps its own signal handling, sandbox
@@ -11,70 +26,112 @@ import { VERSION } from '../version.js';
  */
 export const run: Command = {
   name: 'run',
-  summary: 'Validate, sandbox, run the agent and check: the whole pipeline for the given task files',
+  summary: 'Run tasks through validate | sandbox | agent | check, repeated and in parallel; results.json, JUnit, summary',
   async run(argv, io) {
-    const args = parseArgs(argv, { name: 'qs run', version: VERSION, usage: '$0 TASK... [--agent replay] [--docs-map URL_PREFIX=DIR]... [--keep]', out: io.stderr, positionals: 1000 }, (y) =>
+    const args = parseArgs(argv, { name: 'qs run', version: VERSION, usage: USAGE, out: io.stderr, positionals: 1000 }, (y) =>
       y
-        .option('agent', { type: 'string', default: 'replay', describe: 'Who works on the task' })
+        .option('agent', { type: 'string', default: 'replay', describe: 'Who works on the task (passed to qs-agent)' })
+        .option('model', { type: 'string', describe: 'The model a model agent asks for (passed to qs-agent)' })
+        .option('repeat', { type: 'string', default: '1', describe: 'Attempts per task' })
+        .option('workers', { type: 'string', default: '1', describe: 'Attempts run at once, each in its own sandbox' })
+        .option('out', { type: 'string', describe: 'Write DIR/<task>/<attempt>/events.ndjson as it happens, then DIR/results.json' })
+        .option('junit', { type: 'string', describe: 'Write JUnit XML here' })
+        .option('summary', { type: 'string', describe: 'Write a Markdown summary here' })
+        .option('strict-inconclusive', { type: 'boolean', default: false, describe: 'An inconclusive run makes the exit code 2 even when others passed' })
         .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
         .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend' })
         .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })
         .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Also allow this registry host (repeatable)' })
-        .option('keep', { type: 'boolean', default: false, describe: 'Keep the workspace for `qs-check < saved.ndjson`' }),
+        .option('keep-sandbox', { type: 'boolean', default: false, alias: 'keep', describe: 'Keep each workspace (for qs-check < saved.ndjson); its path is in run.completed' }),
     );
-    const files = args._.map(String);
-    if (files.length === 0) throw new UsageError('qs run: name at least one task file or folder');
-    const quiet = logLevel(args) === 'quiet' ? ['--quiet'] : logLevel(args) === 'verbose' ? ['--verbose'] : [];
+    const repeat = count('repeat', args.repeat, 1000);
+    const workers = count('workers', args.workers, 64);
+    const level = logLevel(args);
+    const quiet = level === 'quiet' ? ['--quiet'] : level === 'verbose' ? ['--verbose'] : [];
+    const out = args.out === undefined ? null : resolve(io.cwd, String(args.out));
+    if (args.out !== undefined && String(args.out) === '') throw new UsageError('qs run: --out needs a folder');
+    if (out !== null && existsSync(out)) {
+      if (!statSync(out).isDirectory()) throw new UsageError(`qs run: --out ${String(args.out)}: is a file, not a folder`);
+      // A second sweep into the same folder would mix its attempts into the first's results.
+      if (readdirSync(out).length > 0) throw new UsageError(`qs run: --out ${String(args.out)}: the folder is not empty (name a new one)`);
+    }
+    // A report path that cannot be written is found now, not after the sweep has run.
+    for (const flag of ['junit', 'summary'] as const) {
+      const value = args[flag];
+      if (value === undefined) continue;
+      const file = resolve(io.cwd, String(value));
+      if (String(value) === '' || (existsSync(file) && statSync(file).isDirectory())) throw new UsageError(`qs run: --${flag} ${String(value)}: name a file`);
+      if (!existsSync(dirname(file))) throw new UsageError(`qs run: --${flag} ${String(value)}: its folder does not exist`);
+    }
+    const keep = args['keep-sandbox'] ? ['--keep'] : [];
     const registries = args['allow-registry'].flatMap((h) => ['--allow-registry', String(h)]);
-    const argvOf: Record<StageName, string[]> = {
-      'qs-validate': [...files, ...registries, ...quiet],
-      'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...(args.keep ? ['--keep'] : []), ...quiet],
-      'qs-agent': ['--agent', args.agent, ...args['docs-map'].flatMap((m) => ['--docs-map', String(m)]), ...quiet],
-      'qs-check': [...(args.keep ? ['--keep'] : []), ...quiet],
-    };
-    return pipeline(argvOf, io);
+    const colour = wantsColour(io.stderr, io.env);
+    const loaded = await loadTasks([...args._.map(String), ...registries, ...quiet], io, (t) => io.stderr.write(t));
+    for (const e of loaded.other) io.stdout.write(`${JSON.stringify(e)}\n`);
+    if (loaded.tasks.length === 0) {
+      io.stderr.write('qs run: no valid task to run\n');
+      return QsExit.usage;
+    }
+    if (out !== null) mkdirSync(out, { recursive: true });
+    const total = loaded.tasks.length * repeat;
+    const sweepProgress = createProgress({ stream: io.stderr, colour, live: io.stderr.isTTY === true && io.env.TERM !== 'dumb', quiet: level === 'quiet', total, now: () => io.now().getTime() });
+    const many = total > 1;
+    const outcome = await sweep(
+      {
+        tasks: loaded.tasks,
+        repeat,
+        workers,
+        out,
+        progress: sweepProgress,
+        label: (slug, attempt) => (many ? `${slug}#${attempt}` : slug),
+        argvOf: {
+          'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...keep, ...quiet],
+          'qs-agent': ['--agent', args.agent, ...(args.model === undefined ? [] : ['--model', String(args.model)]), ...args['docs-map'].flatMap((m) => ['--docs-map', String(m)]), ...quiet],
+          'qs-check': [...keep, ...quiet],
+        },
+      },
+      io,
+      io.newId,
+    );
+    sweepProgress.close();
+    let results: Results;
+    if (out !== null) {
+      // Folded from the files, not from memory: what is written is by construction what `qs results` rebuilds.
+      results = await resultsFromDir(out, VERSION, String(args.out));
+      writeFileSync(resolve(out, 'results.json'), serialiseResults(results));
+    } else results = foldResults(outcome.attempts, VERSION);
+    if (args.junit !== undefined) writeFileSync(resolve(io.cwd, String(args.junit)), junitXml(results));
+    const summary = summaryMarkdown(results);
+    if (args.summary !== undefined) writeFileSync(resolve(io.cwd, String(args.summary)), summary);
+    if (io.env.GITHUB_ACTIONS === 'true') {
+      // Workflow commands are read from the step's output: stderr here, as stdout carries events only.
+      for (const line of githubAnnotations(results)) io.stderr.write(`${line}\n`);
+      const stepSummary = io.env.GITHUB_STEP_SUMMARY;
+      try {
+        if (stepSummary) appendFileSync(stepSummary, summary);
+      } catch (error) {
+        // The runner's file, not the user's input: say so, and let the verdict stand.
+        io.stderr.write(`qs run: warning: could not append to GITHUB_STEP_SUMMARY (${terminalSafe((error as Error).message)})\n`);
+      }
+    }
+    if (many || level === 'verbose') {
+      for (const t of results.tasks) io.stderr.write(`${t.task}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${Object.keys(t.discarded).length ? ` · discarded ${Object.entries(t.discarded).map(([k, n]) => `${k} ${n}`).join(', ')}` : ''}\n`);
+    }
+    if (out !== null && level !== 'quiet') io.stderr.write(`results: ${resolve(out, 'results.json')}\n`);
+    if (outcome.interrupted) {
+      io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded\n`);
+      return QsExit.interrupted;
+    }
+    if (outcome.usageErrors > 0) io.stderr.write(`qs run: a stage refused its input or flags in ${outcome.usageErrors} attempt${outcome.usageErrors === 1 ? '' : 's'} (its message is above)\n`);
+    return exitCode(results, loaded.code + outcome.usageErrors, args['strict-inconclusive']);
   },
 };
 
-async function pipeline(argvOf: Record<StageName, string[]>, io: Io): Promise<number> {
-  const children: ChildProcess[] = [];
-  for (const [i, name] of STAGES.entries()) {
-    const cmd = stageCommand(name);
-    const child = spawn(cmd.file, [...cmd.args, ...argvOf[name]], {
-      cwd: io.cwd,
-      env: io.env as NodeJS.ProcessEnv,
-      stdio: [i === 0 ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      // Each stage in its own process group: a terminal's Ctrl-C reaches only qs, which passes on
-      // exactly one SIGINT. A stage that got two (the group's and ours) would exit at once with
-      // 130, before ending its runs and removing their workspaces.
-      detached: true,
-    });
-    const prev = children[i - 1];
-    if (prev?.stdout && child.stdin) {
-      prev.stdout.pipe(child.stdin);
-      // A stage that exits early closes its stdin: the writer upstream sees EPIPE and ends quietly.
-      child.stdin.on('error', () => undefined);
-    }
-    child.stderr?.on('data', (c: Buffer) => io.stderr.write(c));
-    children.push(child);
-  }
-  const last = children.at(-1) as ChildProcess;
-  last.stdout?.on('data', (c: Buffer) => io.stdout.write(c));
-  const exited = children.map(
-    (c) =>
-      new Promise<number>((resolve) => {
-        c.once('error', () => resolve(QsExit.usage));
-        c.once('exit', (code, signal) => resolve(code ?? (signal ? 128 + (signal === 'SIGINT' ? 2 : 15) : QsExit.noEvidence)));
-      }),
-  );
-  const onAbort = (): void => {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGINT');
-  };
-  io.signal.addEventListener('abort', onAbort, { once: true });
-  const codes = await Promise.all(exited);
-  io.signal.removeEventListener('abort', onAbort);
-  if (io.signal.aborted || codes.includes(QsExit.interrupted)) return QsExit.interrupted;
-  // An invalid task file stops qs-validate with 3; the empty stream after it is no verdict.
-  if (codes[0] === QsExit.usage || codes.slice(1).includes(QsExit.usage)) return QsExit.usage;
-  return codes.at(-1) ?? QsExit.noEvidence;
+/** The exit-code table: 3 for an invalid file or a stage's usage error (after the rest ran), 1 any docs gap, 2 no evidence. */
+export function exitCode(results: Results, usage: number, strict: boolean): number {
+  if (usage !== 0) return QsExit.usage;
+  const c = results.counts;
+  if (c.docs_gap > 0) return QsExit.docsGap;
+  if (strict && c.inconclusive + c.interrupted > 0) return QsExit.noEvidence;
+  return c.passed > 0 ? QsExit.passed : QsExit.noEvidence;
 }

@@ -3,10 +3,12 @@ import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { InputError, logLevel, parseArgs, QsExit, terminalSafe, wantsColour, type Io } from '@quickloop/cli-kit';
-import { isTerminal, readEvents } from '@quickloop/events';
+import { isTerminal, readEvents, type WireEvent } from '@quickloop/events';
 import { Chalk } from 'chalk';
 import type { Command } from '../command.js';
 import { createRenderer } from '../render.js';
+import { foldResults, foldRun } from '../results/fold.js';
+import { rateText } from '../results/reports.js';
 import { VERSION } from '../version.js';
 
 function open(file: string, io: Io): { stream: Readable; source: string } {
@@ -27,14 +29,15 @@ export const show: Command = {
     const styles = { pass: chalk.green, fail: chalk.red, warn: chalk.yellow, dim: chalk.dim, bold: chalk.bold };
     const render = createRenderer({ verbose: logLevel(args) === 'verbose', style: (k, t) => styles[k](t) });
     const { stream, source } = open(file, io);
-    const pending = new Map<string, boolean>();
+    const runs = new Map<string, WireEvent[]>();
     const write = (text: string): void => {
       io.stdout.write(text);
     };
     try {
       for await (const { event } of readEvents(stream, { source })) {
-        if (!pending.has(event.run_id)) pending.set(event.run_id, false);
-        if (isTerminal(event.type)) pending.set(event.run_id, true);
+        const list = runs.get(event.run_id) ?? [];
+        list.push(event);
+        runs.set(event.run_id, list);
         const lines = render(event);
         if (lines.length > 0) write(`${lines.join('\n')}\n`);
       }
@@ -43,8 +46,19 @@ export const show: Command = {
       if ((error as NodeJS.ErrnoException).code === 'EISDIR') throw new InputError(`qs show: ${file}: is a folder, not a stream file`);
       throw error;
     }
-    const open_ = [...pending].filter(([, done]) => !done).map(([id]) => id);
+    const open_ = [...runs].filter(([, events]) => !events.some((e) => isTerminal(e.type))).map(([id]) => id);
     if (open_.length > 0) write(`(incomplete stream: no run.completed, run.failed or run.interrupted for run ${open_.map((id) => terminalSafe(id)).join(', ')})\n`);
+    // Several task runs in one stream get their pass rates from the same fold as results.json.
+    const perTask = new Map<string, number>();
+    const attempts = [...runs.values()]
+      .filter((events) => events.some((e) => e.type === 'task.loaded'))
+      .map((events) => {
+        const task = foldRun({ slug: '', attempt: 1, events }).task;
+        const attempt = (perTask.get(task) ?? 0) + 1;
+        perTask.set(task, attempt);
+        return { slug: task, attempt, events };
+      });
+    if (attempts.length > 1) for (const t of foldResults(attempts, VERSION).tasks) write(`${terminalSafe(t.task)}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}\n`);
     return QsExit.passed;
   },
 };

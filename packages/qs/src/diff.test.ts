@@ -1,0 +1,205 @@
+// `qs diff` through the real binary: the prior art's reference figures, the buckets, refusals and exit codes.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const QS = fileURLToPath(new URL('../bin/qs.js', import.meta.url));
+const STREAMS = fileURLToPath(new URL('../../../fixtures/streams/qs-check/', import.meta.url));
+
+let work: string;
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'qs-diff-'));
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+interface T {
+  task: string;
+  passes: number;
+  evidential: number;
+  attempts?: number;
+  agent?: string;
+  models?: string[];
+  suspect?: string[];
+}
+let n = 0;
+/** A results document with only the fields quickstarted's schema 2.0 writes (what either tool reads). */
+function doc(tasks: T[], extra: Record<string, unknown> = {}): string {
+  const file = join(work, `r${++n}.json`);
+  const body = {
+    schema_version: '2.0',
+    quickstarted_version: '0.4.0',
+    totals: { runs: 0, estimated_cost_usd: null, unpriced_models: [] },
+    tasks: tasks.map((t) => ({
+      task: t.task,
+      agent: t.agent ?? 'replay',
+      attempts: t.attempts ?? t.evidential,
+      passes: t.passes,
+      evidential_runs: t.evidential,
+      pass_rate: t.evidential ? t.passes / t.evidential : null,
+      discarded: {},
+      skipped: 0,
+      models_reported: t.models ?? [],
+      suspect_pages: Object.fromEntries((t.suspect ?? []).map((u) => [u, 1])),
+      runs: [],
+    })),
+    ...extra,
+  };
+  writeFileSync(file, JSON.stringify(body));
+  return file;
+}
+const qs = (...args: string[]) => {
+  const r = spawnSync(process.execPath, [QS, 'diff', ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+};
+
+describe('qs diff', () => {
+  it('5/5 -> 0/5 is a regression at p = 0.008; --fail-on-regression exits 1, without it 0', () => {
+    const before = doc([{ task: 'vite', passes: 5, evidential: 5 }]);
+    const after = doc([{ task: 'vite', passes: 0, evidential: 5 }]);
+    const plain = qs(before, after);
+    expect(plain.code).toBe(0);
+    expect(plain.out).toContain('vite: 5/5 (100%, 95% CI 57–100%) -> 0/5 (0%, 95% CI 0–43%): regressed, p=0.008');
+    expect(plain.out).toContain('newly failing: vite');
+    expect(plain.err).toContain('regressed: vite');
+    expect(qs(before, after, '--fail-on-regression').code).toBe(1);
+    // The other way round is an improvement, never a failure.
+    const back = qs(after, before, '--fail-on-regression');
+    expect(back.code).toBe(0);
+    expect(back.out).toContain('improved, p=0.008');
+    expect(back.out).toContain('newly fixed: vite');
+  });
+
+  it('1/3 -> 3/3 is underpowered and says so; 5/5 -> 4/6 is inside the noise at p = 0.455', () => {
+    const r = qs(doc([{ task: 'a', passes: 1, evidential: 3 }, { task: 'b', passes: 5, evidential: 5 }]), doc([{ task: 'a', passes: 3, evidential: 3 }, { task: 'b', passes: 4, evidential: 6 }]));
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('a: 1/3 (33%, 95% CI 6–79%) -> 3/3 (100%, 95% CI 44–100%): inside the noise, p=0.400; underpowered: no result at 3 vs 3 evidential runs could reach p<0.05 (best possible p=0.100)');
+    expect(r.out).toContain('b: 5/5 (100%, 95% CI 57–100%) -> 4/6 (67%, 95% CI 30–90%): inside the noise, p=0.455');
+    expect(r.out).toContain('newly fixed: a');
+    expect(r.out).toContain('newly failing: b');
+  });
+
+  it('--json gives the whole comparison with full-precision p-values, buckets and intervals', () => {
+    const before = doc([
+      { task: 'gone', passes: 1, evidential: 1 },
+      { task: 'still', passes: 0, evidential: 4 },
+      { task: 'flaky', passes: 2, evidential: 4, suspect: ['https://d/x'] },
+      { task: 'none', passes: 0, evidential: 0, attempts: 3 },
+    ]);
+    const after = doc([
+      { task: 'still', passes: 0, evidential: 4 },
+      { task: 'flaky', passes: 3, evidential: 4, suspect: ['https://d/y'] },
+      { task: 'none', passes: 2, evidential: 2 },
+      { task: 'new', passes: 1, evidential: 1 },
+    ]);
+    const r = qs(before, after, '--json');
+    expect(r.code).toBe(0);
+    const c = JSON.parse(r.out) as { tasks: Array<Record<string, unknown>>; added: string[]; removed: string[]; alpha: number };
+    expect(c.added).toEqual(['new']);
+    expect(c.removed).toEqual(['gone']);
+    expect(c.alpha).toBe(0.05);
+    const by = Object.fromEntries(c.tasks.map((t) => [t.task, t]));
+    expect(by.still).toMatchObject({ bucket: 'still_failing', p_value: 1, verdict: 'inside_the_noise' });
+    expect(by.flaky).toMatchObject({ bucket: 'flaky', pages_newly_failing: ['https://d/y'], pages_cleared: ['https://d/x'] });
+    // [[2,2],[3,1]] by hand: the tables have p 4/56, 24/56, 24/56, 4/56; the observed is the likeliest, so p is 1.
+    expect(by.flaky?.p_value).toBe(1);
+    expect(by.none).toMatchObject({ bucket: 'no_evidence', verdict: 'no_evidence', p_value: null });
+    expect(by.still?.before).toMatchObject({ passes: 0, failures: 4, interval: { low: 0 } });
+    const full = JSON.parse(qs(doc([{ task: 'v', passes: 5, evidential: 5 }]), doc([{ task: 'v', passes: 0, evidential: 5 }]), '--json').out) as { tasks: Array<{ p_value: number }> };
+    // Every digit JSON can carry: log-space sums agree with the exact 2/252 to 1e-15.
+    expect(full.tasks[0]?.p_value).toBeCloseTo(2 / 252, 15);
+    expect(String(full.tasks[0]?.p_value).length).toBeGreaterThan(15);
+  });
+
+  it('refuses tasks served by different models or agents (exit 3) unless --allow-different', () => {
+    const before = doc([{ task: 'm', passes: 5, evidential: 5, agent: 'anthropic', models: ['claude-a'] }]);
+    const after = doc([{ task: 'm', passes: 0, evidential: 5, agent: 'anthropic', models: ['claude-b'] }]);
+    const refused = qs(before, after, '--fail-on-regression');
+    expect(refused.code).toBe(3);
+    expect(refused.out).toContain('m: 5/5');
+    expect(refused.out).toContain('not comparable: model claude-a before, claude-b after');
+    expect(refused.err).toContain('--allow-different');
+    const allowed = qs(before, after, '--allow-different', '--fail-on-regression');
+    expect(allowed.code).toBe(1);
+    expect(allowed.out).toContain('regressed, p=0.008');
+    expect(allowed.out).toContain('warning: model claude-a before, claude-b after');
+    const agents = qs(doc([{ task: 'm', passes: 1, evidential: 1, agent: 'replay' }]), doc([{ task: 'm', passes: 1, evidential: 1, agent: 'openai' }]));
+    expect(agents.code).toBe(3);
+    expect(agents.out).toContain('not comparable: agent replay before, openai after');
+  });
+
+  it('reads an --out folder through its streams when it has no results.json', () => {
+    const dir = join(work, 'out');
+    for (const [slug, fixture] of [['hello', 'passed'], ['missing', 'docs-gap']] as const) {
+      mkdirSync(join(dir, slug, '1'), { recursive: true });
+      writeFileSync(join(dir, slug, '1', 'events.ndjson'), readFileSync(join(STREAMS, fixture, 'out.ndjson')));
+    }
+    const r = qs(dir, dir, '--json');
+    expect(r.code).toBe(0);
+    const c = JSON.parse(r.out) as { tasks: Array<{ task: string; bucket: string; p_value: number }> };
+    expect(c.tasks.map((t) => [t.task, t.bucket, t.p_value])).toEqual([
+      ['greeter-hello', 'still_passing', 1],
+      ['greeter-missing-step', 'still_failing', 1],
+    ]);
+  });
+
+  it.each([
+    ['a missing file', () => [join(work, 'nope.json'), doc([])], /nope\.json: no such file or folder/],
+    ['not JSON', () => [(writeFileSync(join(work, 'bad.json'), '{oops'), join(work, 'bad.json')), doc([])], /bad\.json: not JSON/],
+    ['another major version', () => [doc([], { schema_version: '3.0' }), doc([])], /schema_version: 3\.0 is not a version 2 results document/],
+    ['a task without counts', () => [(writeFileSync(join(work, 'nc.json'), JSON.stringify({ schema_version: '2.0', tasks: [{ task: 'x', passes: 'many' }] })), join(work, 'nc.json')), doc([])], /tasks\[0\]\.attempts: expected a non-negative integer/],
+    ['impossible counts', () => [doc([{ task: 'x', passes: 4, evidential: 3 }]), doc([])], /tasks\[0\]: passes <= evidential_runs <= attempts does not hold/],
+    ['an empty folder', () => [(mkdirSync(join(work, 'empty'), { recursive: true }), join(work, 'empty')), doc([])], /no saved runs/],
+  ])('exits 3 with one line on %s', (_name, files, message) => {
+    const r = qs(...(files() as string[]));
+    expect(r.code).toBe(3);
+    expect(r.err).toMatch(message);
+    expect(r.err.trim().split('\n')).toHaveLength(1);
+    expect(r.out).toBe('');
+  });
+
+  it('exits 3 when not given two results', () => {
+    expect(qs(doc([])).code).toBe(3);
+  });
+});
+
+describe('qs results', () => {
+  const results = (...args: string[]) => spawnSync(process.execPath, [QS, 'results', ...args], { encoding: 'utf8' });
+
+  it('prints results.json from the streams, or writes it and the reports with --write, --junit, --summary', () => {
+    const dir = join(work, 'saved');
+    mkdirSync(join(dir, 'hello', '1'), { recursive: true });
+    writeFileSync(join(dir, 'hello', '1', 'events.ndjson'), readFileSync(join(STREAMS, 'passed', 'out.ndjson')));
+    const printed = results(dir);
+    expect(printed.status).toBe(0);
+    expect(JSON.parse(printed.stdout)).toMatchObject({ schema_version: '2.0', tasks: [{ task: 'greeter-hello', passes: 1 }] });
+    const written = results(dir, '--write', '--junit', join(work, 'r.xml'), '--summary', join(work, 'r.md'));
+    expect(written.status).toBe(0);
+    expect(written.stdout).toBe('');
+    expect(readFileSync(join(dir, 'results.json'), 'utf8')).toBe(printed.stdout);
+    expect(readFileSync(join(work, 'r.xml'), 'utf8')).toContain('<testsuites name="quickloop" tests="1" failures="0" errors="0" skipped="0"');
+    expect(readFileSync(join(work, 'r.md'), 'utf8')).toContain('| greeter-hello |');
+  });
+
+  it.each([
+    ['a missing folder', () => join(work, 'nowhere'), /nowhere: no such folder/],
+    ['a file', () => (writeFileSync(join(work, 'plain'), 'x'), join(work, 'plain')), /plain: is a file/],
+    ['a folder without streams', () => (mkdirSync(join(work, 'bare'), { recursive: true }), join(work, 'bare')), /bare: no saved runs/],
+    [
+      'a bad line',
+      () => {
+        mkdirSync(join(work, 'badline', 't', '1'), { recursive: true });
+        writeFileSync(join(work, 'badline', 't', '1', 'events.ndjson'), '{"v":1}\n');
+        return join(work, 'badline');
+      },
+      /badline\/t\/1\/events\.ndjson:1: /,
+    ],
+  ])('exits 3 with one line on %s', (_name, dir, message) => {
+    const r = results(dir());
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,97 @@
+// What a sweep's results.json is also written as: JUnit XML, a Markdown summary, GitHub annotations.
+// Each reads the fold's document only, so they agree with results.json and with each other.
+import { isInconclusive, type Results, type RunResult, type TaskResult } from './fold.js';
+
+/** Escaped for XML 1.0, which cannot carry most control characters or lone surrogates even escaped. */
+function xml(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const c = ch.codePointAt(0) as number;
+    const valid = c === 0x9 || c === 0xa || c === 0xd || (c >= 0x20 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd) || c >= 0x10000;
+    out += !valid ? '\uFFFD' : ch === '&' ? '&amp;' : ch === '<' ? '&lt;' : ch === '>' ? '&gt;' : ch === '"' ? '&quot;' : ch;
+  }
+  return out;
+}
+const seconds = (n: number): string => n.toFixed(3);
+const lastLine = (text: string): string =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .at(-1) ?? '';
+
+function testcase(t: TaskResult, r: RunResult): string {
+  const open = `    <testcase classname="quickloop.${xml(t.task)}" name="${xml(`${r.agent ?? 'agent'} attempt ${r.attempt}`)}" time="${seconds(r.duration_seconds)}"`;
+  if (r.classification === 'passed') return `${open}/>`;
+  if (r.classification === 'skipped') return `${open}>\n      <skipped message="${xml(r.outcome.detail)}"/>\n    </testcase>`;
+  if (r.classification === 'docs_gap') {
+    const text = [`stop reason: ${r.stop_reason ?? 'none'}`, `last docs page read: ${r.suspect_page ?? 'none'}`, `check output:`, (r.success_check?.output ?? '').slice(-1000)].join('\n');
+    return `${open}>\n      <failure type="docs_gap" message="${xml(`success check exit ${r.success_check?.exit_code ?? 'none'}: ${r.outcome.check_reason ?? r.outcome.detail}`)}">${xml(text)}</failure>\n    </testcase>`;
+  }
+  return `${open}>\n      <error type="${xml(r.classification)}" message="${xml(r.outcome.detail)}">${xml(r.outcome.detail)}</error>\n    </testcase>`;
+}
+
+/** JUnit XML: a docs gap is a failure, an inconclusive (or interrupted) run an error, a skip skipped. */
+export function junitXml(results: Results): string {
+  const count = (runs: RunResult[], p: (r: RunResult) => boolean): number => runs.filter(p).length;
+  const all = results.tasks.flatMap((t) => t.runs);
+  const attrs = (runs: RunResult[]): string =>
+    `tests="${runs.length}" failures="${count(runs, (r) => r.classification === 'docs_gap')}" errors="${count(runs, (r) => isInconclusive(r.classification))}" skipped="${count(runs, (r) => r.classification === 'skipped')}" time="${seconds(runs.reduce((s, r) => s + r.duration_seconds, 0))}"`;
+  const suites = results.tasks.map((t) => [`  <testsuite name="${xml(t.task)}" ${attrs(t.runs)}>`, ...t.runs.map((r) => testcase(t, r)), '  </testsuite>'].join('\n'));
+  return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="quickloop" ${attrs(all)}>`, ...suites, '</testsuites>', ''].join('\n');
+}
+
+/** A pass rate for people: `80% [4/5 evidential of 6 runs]`, or why there is none. */
+export function rateText(t: TaskResult): string {
+  if (t.pass_rate === null) return t.skipped === t.attempts ? 'skipped (no replay commands)' : `no evidence (${t.attempts} run${t.attempts === 1 ? '' : 's'})`;
+  const ci = t.pass_rate_interval ? ` (95% CI ${pct(t.pass_rate_interval.low)}–${pct(t.pass_rate_interval.high)})` : '';
+  return `${pct(t.pass_rate)} [${t.passes}/${t.evidential_runs} evidential of ${t.attempts} run${t.attempts === 1 ? '' : 's'}]${ci}`;
+}
+const pct = (x: number): string => `${Math.round(x * 100)}%`;
+
+const md = (text: string): string => text.replace(/[|\\`*_[\]<>]/g, (c) => `\\${c}`).replace(/\r?\n/g, ' ');
+
+/** The Markdown summary (`--summary FILE`, and GitHub's step summary). */
+export function summaryMarkdown(results: Results): string {
+  const c = results.counts;
+  const lines = [
+    '# quickloop results',
+    '',
+    `${results.totals.runs} run${results.totals.runs === 1 ? '' : 's'} of ${results.tasks.length} task${results.tasks.length === 1 ? '' : 's'} · ${c.passed} passed · ${c.docs_gap} docs gap · ${c.inconclusive} inconclusive · ${c.skipped} skipped${c.interrupted ? ` · ${c.interrupted} interrupted` : ''} · backend ${results.environment.backend ?? 'none'} · ${results.duration_seconds}s`,
+    '',
+  ];
+  if (results.interrupted) lines.push('**The sweep was interrupted**: the runs below are the ones that finished.', '');
+  lines.push('| Task | Agent | Pass rate | Evidential | Discarded | Flaky |', '| --- | --- | --- | --- | --- | --- |');
+  for (const t of results.tasks) {
+    const discarded = Object.entries(t.discarded).map(([k, n]) => `${k} ${n}`).join(', ') || '—';
+    lines.push(`| ${md(t.task)} | ${md(t.agent ?? '—')} | ${md(rateText(t))} | ${t.evidential_runs}/${t.attempts} | ${md(discarded)} | ${t.flaky ? 'yes' : ''} |`);
+  }
+  const gaps = results.tasks.flatMap((t) => t.runs.filter((r) => r.classification === 'docs_gap').map((r) => ({ t, r })));
+  if (gaps.length > 0) {
+    lines.push('', '## Docs gaps', '');
+    for (const { t, r } of gaps) lines.push(`- **${md(t.task)}** attempt ${r.attempt}: ${md(r.outcome.check_reason || r.outcome.detail)}${r.suspect_page ? ` — look first at ${md(r.suspect_page)}` : ''}`);
+  }
+  const cost = results.totals.estimated_cost_usd;
+  lines.push('', `Estimated cost: ${cost === null ? 'unknown' : `$${cost.toFixed(4)}`}${results.totals.unpriced_models.length ? ` (unpriced: ${results.totals.unpriced_models.map(md).join(', ')})` : ''}`, '');
+  return lines.join('\n');
+}
+
+/** GitHub workflow-command data: `%`, CR and LF must be encoded or a line ends the command early. */
+const ghData = (text: string): string => text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+const ghProp = (text: string): string => ghData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
+
+/** One `::error` per task with a docs gap (its first), one `::warning` per task with no evidence. */
+export function githubAnnotations(results: Results): string[] {
+  const out: string[] = [];
+  for (const t of results.tasks) {
+    const file = t.runs.find((r) => r.source !== null)?.source ?? `tasks/${t.slug}.yaml`;
+    const gap = t.runs.find((r) => r.classification === 'docs_gap');
+    if (gap) {
+      const body = `pass rate ${rateText(t)} for ${t.task}. ${lastLine(gap.success_check?.output ?? '') || gap.outcome.detail}${gap.suspect_page ? `\nLast documentation page read before failing: ${gap.suspect_page}` : ''}`;
+      out.push(`::error file=${ghProp(file)},title=${ghProp('quickloop docs gap')}::${ghData(body)}`);
+    } else if (t.pass_rate === null && t.skipped < t.attempts) {
+      out.push(`::warning file=${ghProp(file)},title=${ghProp('quickloop no evidence')}::${ghData(`${t.task}: ${rateText(t)}`)}`);
+    }
+  }
+  return out;
+}

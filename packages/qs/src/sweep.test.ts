@@ -1,0 +1,253 @@
+// `qs run` as a sweep, through the real binary, real pipelines and the real (bwrap) sandbox:
+// --repeat, --workers, --out streamed per attempt, results.json and its rebuild, JUnit, the summary,
+// GitHub's annotations and step summary, exit codes, and Ctrl-C in the middle of a sweep.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const QS = join(ROOT, 'packages', 'qs', 'bin', 'qs.js');
+const MAP = ['--docs-map', `https://docs.greeter.test/=${join(ROOT, 'fixtures', 'docs-site')}`];
+const EXAMPLE = join(ROOT, 'fixtures', 'examples', 'greeter.yaml');
+const pipeline = (name: string): string => join(ROOT, 'fixtures', 'pipeline', name);
+
+type Ev = Record<string, unknown> & { type: string; run_id: string; ts: string };
+const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
+  PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+  HOME: process.env.HOME ?? '/root',
+  NO_COLOR: '1',
+  ...extra,
+});
+
+let work: string;
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'qs-sweep-'));
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function qs(args: string[], extra: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [QS, ...args], { cwd: work, env: env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, out, err }));
+  });
+}
+const lines = (text: string): Ev[] =>
+  text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Ev);
+const TERMINAL = new Set(['run.completed', 'run.failed', 'run.interrupted']);
+
+/** Every attempt under an --out folder: `slug/attempt` -> its events. */
+function saved(dir: string): Map<string, Ev[]> {
+  const m = new Map<string, Ev[]>();
+  for (const slug of readdirSync(dir).sort()) {
+    if (slug.endsWith('.json')) continue;
+    for (const a of readdirSync(join(dir, slug)).sort()) m.set(`${slug}/${a}`, lines(readFileSync(join(dir, slug, a, 'events.ndjson'), 'utf8')));
+  }
+  return m;
+}
+
+describe('qs run: a sweep', () => {
+  it('3 tasks x 2 attempts on 2 workers: one stream per attempt, and results.json, JUnit and the summaries agree with them', async () => {
+    const out = join(work, 'sweep');
+    const step = join(work, 'step-summary.md');
+    writeFileSync(step, '# earlier step\n');
+    const r = await qs(
+      ['run', EXAMPLE, pipeline('docs-gap.yaml'), pipeline('skipped.yaml'), '--repeat', '2', '--workers', '2', '--out', out, '--junit', join(work, 'junit.xml'), '--summary', join(work, 'summary.md'), ...MAP],
+      { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: step },
+    );
+    expect(r.code, r.err).toBe(1);
+    const attempts = saved(out);
+    expect([...attempts.keys()]).toEqual(['greeter-agent-only/1', 'greeter-agent-only/2', 'greeter-docs-gap/1', 'greeter-docs-gap/2', 'greeter-quickstart/1', 'greeter-quickstart/2']);
+    const runIds = new Set<string>();
+    const roots = new Set<string>();
+    for (const [key, events] of attempts) {
+      // One run per attempt, first task.loaded, ending with its one terminal event.
+      expect(new Set(events.map((e) => e.run_id)).size, key).toBe(1);
+      runIds.add(events[0]?.run_id as string);
+      expect(events[0]?.type).toBe('task.loaded');
+      expect(events.filter((e) => TERMINAL.has(e.type))).toHaveLength(1);
+      const root = events.find((e) => e.type === 'sandbox.ready')?.root as string;
+      roots.add(root);
+      expect(existsSync(root)).toBe(false);
+    }
+    expect(runIds.size).toBe(6);
+    // Each attempt had its own sandbox.
+    expect(roots.size).toBe(6);
+    // stdout is the same events, nothing else.
+    expect(lines(r.out).map((e) => JSON.stringify(e)).sort()).toEqual([...attempts.values()].flat().map((e) => JSON.stringify(e)).sort());
+    // Two attempts were in flight at once: the later start came before the earlier end.
+    const spans = [...attempts.values()].map((ev) => [Date.parse(ev[0]?.ts as string), Math.max(...ev.map((e) => Date.parse(e.ts)))] as const);
+    expect(spans.some(([s1, e1], i) => spans.some(([s2], j) => i !== j && s2 >= s1 && s2 < e1))).toBe(true);
+
+    const resultsText = readFileSync(join(out, 'results.json'), 'utf8');
+    const rebuilt = spawnSync(process.execPath, [QS, 'results', out], { env: env(), encoding: 'utf8' });
+    expect(rebuilt.status).toBe(0);
+    expect(rebuilt.stdout).toBe(resultsText);
+    const results = JSON.parse(resultsText) as { tasks: Array<{ task: string; attempts: number; passes: number; pass_rate: number | null; skipped: number; runs: Array<{ classification: string; run_id: string }> }>; counts: Record<string, number> };
+    const verdicts = [...attempts.values()].map((ev) => [ev[0]?.run_id, ev.find((e) => e.type === 'run.completed')?.classification]);
+    expect(results.tasks.flatMap((t) => t.runs.map((x) => [x.run_id, x.classification])).sort()).toEqual(verdicts.sort());
+    expect(results.tasks.map((t) => [t.task, t.attempts, t.passes, t.pass_rate, t.skipped])).toEqual([
+      ['greeter-agent-only', 2, 0, null, 2],
+      ['greeter-docs-gap', 2, 0, 0, 0],
+      ['greeter-quickstart', 2, 2, 1, 0],
+    ]);
+
+    const junit = readFileSync(join(work, 'junit.xml'), 'utf8');
+    expect(junit).toContain('<testsuites name="quickloop" tests="6" failures="2" errors="0" skipped="2"');
+    expect(junit.match(/<testcase /g)).toHaveLength(6);
+    expect(junit.match(/<failure type="docs_gap"/g)).toHaveLength(2);
+    const summary = readFileSync(join(work, 'summary.md'), 'utf8');
+    expect(summary).toContain('6 runs of 3 tasks · 2 passed · 2 docs gap · 0 inconclusive · 2 skipped');
+    expect(readFileSync(step, 'utf8')).toBe(`# earlier step\n${summary}`);
+    const annotations = r.err.split('\n').filter((l) => l.startsWith('::'));
+    expect(annotations).toHaveLength(1);
+    expect(annotations[0]).toMatch(/^::error file=.*docs-gap\.yaml,title=quickloop docs gap::pass rate 0%25 \[0\/2 evidential of 2 runs\]/);
+    // Progress off a terminal: stamped lines, one start and one verdict per attempt, no escapes.
+    expect(r.err).toMatch(/^\[ {3}\d+s\] greeter-quickstart#1 started$/m);
+    expect(r.err.match(/^\[ *\d+s\] greeter-quickstart#\d PASS passed/gm)).toHaveLength(2);
+    expect(r.err.match(/^\[ *\d+s\] greeter-docs-gap#\d FAIL docs_gap/gm)).toHaveLength(2);
+    expect(r.err).toContain('greeter-quickstart: 100% [2/2 evidential of 2 runs]');
+    expect(r.err).not.toContain('\x1b');
+  });
+
+  it('Ctrl-C mid-sweep: finished attempts are kept whole, the running one is recorded as interrupted, exit 130', async () => {
+    const marker = `${40 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 900) + 100}`;
+    const slow = join(work, 'slow.yaml');
+    writeFileSync(slow, `name: slow\ngoal: Wait a while.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - sleep ${marker}\nsuccess:\n  script: test -d /\n`);
+    const out = join(work, 'interrupted');
+    const child = spawn(process.execPath, [QS, 'run', EXAMPLE, slow, '--repeat', '2', '--workers', '2', '--out', out, ...MAP], { cwd: work, env: env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    let buffered = '';
+    let passed = false;
+    let sleeping = false;
+    let sent = false;
+    child.stdout.on('data', (c: Buffer) => {
+      buffered += c.toString();
+      const parts = buffered.split('\n');
+      buffered = parts.pop() ?? '';
+      for (const l of parts) {
+        const e = JSON.parse(l) as Ev;
+        if (e.type === 'run.completed' && e.task === 'greeter-quickstart') passed = true;
+        if (e.type === 'tool.call' && e.command === `sleep ${marker}`) sleeping = true;
+      }
+      if (passed && sleeping && !sent) {
+        sent = true;
+        // What a terminal does on Ctrl-C: SIGINT to the foreground group (the stages have their own).
+        process.kill(-(child.pid as number), 'SIGINT');
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+    expect(sent, err).toBe(true);
+    expect(code, err).toBe(130);
+    const attempts = saved(out);
+    expect(attempts.get('greeter-quickstart/1')?.find((e) => e.type === 'run.completed')).toMatchObject({ classification: 'passed' });
+    expect(attempts.get('slow/1')?.at(-1)).toMatchObject({ type: 'run.interrupted' });
+    // qs-agent ended its run itself before the stream closed.
+    expect(attempts.get('slow/1')?.find((e) => e.type === 'agent.completed')).toMatchObject({ stop_reason: 'interrupted' });
+    for (const [key, events] of attempts) {
+      expect(events.filter((e) => TERMINAL.has(e.type)), key).toHaveLength(1);
+      expect(['run.completed', 'run.interrupted']).toContain(events.find((e) => TERMINAL.has(e.type))?.type);
+      expect(existsSync(events.find((e) => e.type === 'sandbox.ready')?.root as string)).toBe(false);
+    }
+    expect(attempts.size).toBeLessThan(4);
+    const resultsText = readFileSync(join(out, 'results.json'), 'utf8');
+    expect(JSON.parse(resultsText)).toMatchObject({ interrupted: true });
+    const rebuilt = spawnSync(process.execPath, [QS, 'results', out], { env: env(), encoding: 'utf8' });
+    expect(rebuilt.stdout).toBe(resultsText);
+    expect(err).toMatch(/qs run: interrupted: \d of 4 attempts recorded/);
+    const left = spawnSync('pgrep', ['-f', `sleep ${marker}`], { encoding: 'utf8' });
+    expect(left.stdout.trim()).toBe('');
+  });
+
+  it('--strict-inconclusive turns a sweep with an inconclusive run from 0 into 2; --keep-sandbox keeps each workspace', async () => {
+    const plain = await qs(['run', EXAMPLE, pipeline('setup-failed.yaml'), '--workers', '2', ...MAP]);
+    expect(plain.code, plain.err).toBe(0);
+    const strict = await qs(['run', EXAMPLE, pipeline('setup-failed.yaml'), '--workers', '2', '--strict-inconclusive', '--keep-sandbox', ...MAP]);
+    expect(strict.code, strict.err).toBe(2);
+    const kept = lines(strict.out)
+      .filter((e) => e.type === 'run.completed')
+      .map((e) => e.workspace_kept as string | null);
+    expect(kept).toHaveLength(2);
+    for (const w of kept) {
+      // workspace_kept names the sandbox's layout root (workspace, home and tmp beside each other).
+      expect(w).toMatch(/^\/.+\/quickloop-[^/]+$/);
+      expect(existsSync(join(w as string, 'workspace'))).toBe(true);
+      rmSync(w as string, { recursive: true, force: true });
+    }
+  });
+
+  it('runs the valid tasks beside an invalid file, then exits 3', async () => {
+    const out = join(work, 'mixed');
+    const r = await qs(['run', pipeline('skipped.yaml'), join(ROOT, 'fixtures', 'tasks', 'invalid', 'blank-name.yaml'), '--out', out, ...MAP]);
+    expect(r.code).toBe(3);
+    expect(r.err).toMatch(/^INVALID/m);
+    expect([...saved(out).keys()]).toEqual(['greeter-agent-only/1']);
+    expect(lines(r.out).some((e) => e.type === 'diagnostic' && e.severity === 'error')).toBe(true);
+  });
+
+  it.each([
+    [['--repeat', '0'], /--repeat must be a whole number from 1 to 1000 \(got 0\)/],
+    [['--workers', 'two'], /--workers must be a whole number from 1 to 64 \(got two\)/],
+    [['--repeat', '1.5'], /--repeat must be a whole number/],
+    [['--out', '@FILE'], /is a file, not a folder/],
+    [['--out', '@FULL'], /the folder is not empty/],
+    [['--junit', '/nonexistent-qs-folder/junit.xml'], /--junit \/nonexistent-qs-folder\/junit\.xml: its folder does not exist/],
+    [['--summary', '@FULL'], /--summary .*: name a file/],
+  ])('refuses %j with exit 3 before running anything', async (flags, message) => {
+    const file = join(work, 'a-file');
+    writeFileSync(file, 'x');
+    const full = join(work, 'full');
+    mkdirSync(full, { recursive: true });
+    writeFileSync(join(full, 'keep.txt'), 'x');
+    const r = await qs(['run', EXAMPLE, ...flags.map((f) => (f === '@FILE' ? file : f === '@FULL' ? full : f)), ...MAP]);
+    expect(r.code).toBe(3);
+    expect(r.err).toMatch(message);
+    expect(r.out).toBe('');
+    expect(readdirSync(full)).toEqual(['keep.txt']);
+  });
+
+  it.each([
+    ['a terminal', { TERM: 'xterm', NO_COLOR: '' }, true],
+    ['a terminal with NO_COLOR', { TERM: 'xterm', NO_COLOR: '1' }, false],
+  ])('on %s: one status line redrawn in place, colour only without NO_COLOR', (_name, extra, colour) => {
+    // script(1) gives qs a real pseudo-terminal for stderr; stdout (the events) goes to a file.
+    const events = join(work, `tty-${String(colour)}.ndjson`);
+    const inner = [process.execPath, QS, 'run', pipeline('skipped.yaml'), '--repeat', '2', ...MAP].map((a) => `'${a}'`).join(' ');
+    const r = spawnSync('script', ['-qec', `${inner} > '${events}'`, '/dev/null'], { cwd: work, env: env(extra), encoding: 'utf8' });
+    // Only skipped runs: no evidence.
+    expect(r.status, r.stdout).toBe(2);
+    expect(r.stdout).toContain('\r\x1b[K');
+    expect(r.stdout).toMatch(/\[ +\d+s\] 2\/2 done · 0 pass · 0 fail · 0 inconclusive · 2 skip/);
+    // Attempts are not announced as lines on a terminal: the status line says what runs.
+    expect(r.stdout).not.toMatch(/#1 started/);
+    expect(/\x1b\[\d+m/.test(r.stdout)).toBe(colour);
+    expect(lines(readFileSync(events, 'utf8')).filter((e) => e.type === 'run.completed')).toHaveLength(2);
+  });
+
+  it('exits 3 when a stage refuses a flag in the attempts (after they ran), saying so', async () => {
+    const r = await qs(['run', pipeline('skipped.yaml'), '--backend', 'local', '--allow-unenforced', ...MAP, '--docs-map', 'not-a-mapping']);
+    expect(r.code, r.err).toBe(3);
+    expect(r.err).toContain('qs run: a stage refused its input or flags in 1 attempt');
+    expect(lines(r.out).at(-1)).toMatchObject({ type: 'run.failed' });
+    // qs-sandbox's layout outlives a qs-agent that refused to start (no later stage ever saw it).
+    const root = /ready \(local, NOT enforced\) (\/\S+\/quickloop-[A-Za-z0-9]+)\/workspace$/m.exec(r.err)?.[1];
+    if (root !== undefined) rmSync(root, { recursive: true, force: true });
+  });
+
+  it('exits 3 when no task is valid', async () => {
+    const r = await qs(['run', join(ROOT, 'fixtures', 'tasks', 'invalid', 'blank-name.yaml'), ...MAP]);
+    expect(r.code).toBe(3);
+    expect(r.err).toContain('qs run: no valid task to run');
+  });
+});

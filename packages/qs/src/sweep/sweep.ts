@@ -1,0 +1,216 @@
+// A sweep: every valid task × `repeat` attempts, `workers` of them at once, each attempt its own
+// `qs-sandbox | qs-agent | qs-check` pipeline (its own sandbox and proxy) fed one task.loaded.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { type Io } from '@quickloop/cli-kit';
+import { isTerminal, parseLine, readEvents, type WireEvent } from '@quickloop/events';
+import { stageCommand, type StageName } from '../bins.js';
+import type { AttemptStream } from '../results/fold.js';
+import type { Progress } from './progress.js';
+
+export interface LoadedTask {
+  /** Folder name under --out: the task's name made safe, unique in the sweep. */
+  slug: string;
+  name: string;
+  /** task.loaded and the diagnostics about it, as qs-validate wrote them. */
+  lines: WireEvent[];
+}
+
+export interface SweepOptions {
+  tasks: LoadedTask[];
+  repeat: number;
+  workers: number;
+  /** argv of each stage after qs-validate. */
+  argvOf: Record<Exclude<StageName, 'qs-validate'>, string[]>;
+  out: string | null;
+  progress: Progress;
+  /** Prefix stage lines with `task#attempt` (more than one attempt in the sweep). */
+  label: (slug: string, attempt: number) => string;
+}
+
+export interface SweepOutcome {
+  attempts: AttemptStream[];
+  interrupted: boolean;
+  /** Attempts in which a stage exited 3 (a flag it does not take, input it could not read). */
+  usageErrors: number;
+}
+
+/** A folder name for a task: lower-case letters, digits, `.`, `_`, `-`; never `.`/`..`, never empty. */
+export function slugify(name: string, taken: Set<string>): string {
+  let base = name
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[-.]+|[-.]+$/g, '')
+    .slice(0, 80);
+  if (base === '') base = 'task';
+  let slug = base;
+  for (let n = 2; taken.has(slug); n += 1) slug = `${base}-${n}`;
+  taken.add(slug);
+  return slug;
+}
+
+/** Reads qs-validate's stream: the valid tasks (with their diagnostics) and everything else. */
+export async function loadTasks(argv: string[], io: Io, onStderr: (text: string) => void): Promise<{ tasks: LoadedTask[]; other: WireEvent[]; code: number }> {
+  const cmd = stageCommand('qs-validate');
+  const child = spawn(cmd.file, [...cmd.args, ...argv], { cwd: io.cwd, env: io.env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stderr.on('data', (c: Buffer) => onStderr(c.toString()));
+  const exited = new Promise<number>((resolve) => {
+    child.once('error', () => resolve(3));
+    child.once('exit', (code) => resolve(code ?? 3));
+  });
+  const byRun = new Map<string, WireEvent[]>();
+  const order: string[] = [];
+  const other: WireEvent[] = [];
+  for await (const { event } of readEvents(child.stdout, { source: 'qs-validate' })) {
+    if (event.type === 'task.loaded') {
+      order.push(event.run_id);
+      byRun.set(event.run_id, [event, ...(byRun.get(event.run_id) ?? [])]);
+    } else if (event.type === 'diagnostic' && event.severity !== 'error') {
+      byRun.set(event.run_id, [...(byRun.get(event.run_id) ?? []), event]);
+    } else other.push(event);
+  }
+  const code = await exited;
+  const taken = new Set<string>();
+  const tasks = order.map((id) => {
+    const lines = byRun.get(id) as WireEvent[];
+    const name = String(((lines[0] as Record<string, unknown>).task as { name?: unknown }).name ?? 'task');
+    return { slug: slugify(name, taken), name, lines };
+  });
+  // A warning about a file whose task did not load has no run to travel with: it stays on stdout.
+  for (const [id, lines] of byRun) if (!order.includes(id)) other.push(...lines);
+  return { tasks, other, code };
+}
+
+/** Runs the sweep. Attempts go out attempt-major (every task's first, then every second…), so an
+ * interrupted sweep has something of each task. */
+export async function sweep(o: SweepOptions, io: Io, newId: () => string): Promise<SweepOutcome> {
+  const jobs = Array.from({ length: o.repeat }, (_, a) => o.tasks.map((task) => ({ task, attempt: a + 1 }))).flat();
+  const attempts: AttemptStream[] = [];
+  let usageErrors = 0;
+  const running = new Set<() => void>();
+  const onAbort = (): void => {
+    for (const interrupt of running) interrupt();
+  };
+  io.signal.addEventListener('abort', onAbort, { once: true });
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (!io.signal.aborted && next < jobs.length) {
+      const job = jobs[next++] as (typeof jobs)[number];
+      const done = await runAttempt(job.task, job.attempt, o, io, newId(), running);
+      attempts.push(done.stream);
+      if (done.usage) usageErrors += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(o.workers, jobs.length) }, worker));
+  io.signal.removeEventListener('abort', onAbort);
+  return { attempts, interrupted: io.signal.aborted, usageErrors };
+}
+
+async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io: Io, runId: string, running: Set<() => void>): Promise<{ stream: AttemptStream; usage: boolean }> {
+  const label = o.label(task.slug, attempt);
+  o.progress.started(label);
+  let fd: number | null = null;
+  if (o.out !== null) {
+    const dir = join(o.out, task.slug, String(attempt));
+    mkdirSync(dir, { recursive: true });
+    fd = openSync(join(dir, 'events.ndjson'), 'w');
+  }
+  const events: WireEvent[] = [];
+  const seen: { terminal: WireEvent | null; checking: boolean } = { terminal: null, checking: false };
+  const signal = (c: ChildProcess | undefined): void => {
+    if (c && c.exitCode === null && c.signalCode === null) c.kill('SIGINT');
+  };
+  // Synchronous writes, a line at a time: what a stage said is on disk before the next line is
+  // read, so a crash of qs itself (or a second Ctrl-C) loses no finished line.
+  const record = (raw: string, event: WireEvent): void => {
+    events.push(event);
+    if (isTerminal(event.type)) seen.terminal ??= event;
+    if (event.type === 'check.started') {
+      seen.checking = true;
+      if (io.signal.aborted) signal(children[2]);
+    }
+    if (fd !== null) writeSync(fd, `${raw}\n`);
+    io.stdout.write(`${raw}\n`);
+  };
+  const children: ChildProcess[] = [];
+  const stages = ['qs-sandbox', 'qs-agent', 'qs-check'] as const;
+  for (const [i, name] of stages.entries()) {
+    const cmd = stageCommand(name);
+    const child = spawn(cmd.file, [...cmd.args, ...o.argvOf[name]], {
+      cwd: io.cwd,
+      env: io.env as NodeJS.ProcessEnv,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group, as in a single run: a terminal's Ctrl-C reaches only qs, which
+      // passes on exactly one SIGINT (a second would make a stage quit before ending its run).
+      detached: true,
+    });
+    child.stdin?.on('error', () => undefined);
+    const prev = children[i - 1];
+    if (prev?.stdout && child.stdin) prev.stdout.pipe(child.stdin);
+    let partial = '';
+    // qs-check's own verdict line says what the sweep's finished line says again.
+    const say = (l: string): void => {
+      if (l.trim() !== '' && !(name === 'qs-check' && /^(PASS|FAIL|SKIP|INCONCLUSIVE) {2}/.test(l))) o.progress.line(label, l);
+    };
+    child.stderr?.on('data', (c: Buffer) => {
+      const lines = (partial + c.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      for (const l of lines) say(l);
+    });
+    child.stderr?.on('end', () => {
+      say(partial);
+    });
+    children.push(child);
+  }
+  // Upstream stages first: qs-agent ends its run with agent.completed and run.interrupted, and
+  // qs-check, still reading, records them. qs-check itself is stopped only once its check runs.
+  const interrupt = (): void => {
+    signal(children[0]);
+    signal(children[1]);
+    if (seen.checking) signal(children[2]);
+  };
+  running.add(interrupt);
+  const first = children[0] as ChildProcess;
+  // Stamped now, not when validated: an attempt's duration is its own, not its time in the queue.
+  const fed = io.now().toISOString();
+  for (const e of task.lines) first.stdin?.write(`${JSON.stringify({ ...e, ts: fed, run_id: runId })}\n`);
+  first.stdin?.end();
+  const exited = children.map(
+    (c) =>
+      new Promise<number | string>((resolve) => {
+        c.once('error', (e) => resolve(`could not start (${e.message})`));
+        c.once('exit', (code, signal) => resolve(code ?? String(signal)));
+      }),
+  );
+  const last = children.at(-1) as ChildProcess;
+  let readError: string | null = null;
+  try {
+    for await (const { raw, event } of readEvents(last.stdout as Readable, { source: `${label} qs-check` })) record(raw, event);
+  } catch (error) {
+    readError = (error as Error).message;
+    // Keep draining, or qs-check would block on a full pipe and the attempt would never end.
+    last.stdout?.resume();
+  }
+  const codes = await Promise.all(exited);
+  running.delete(interrupt);
+  if (seen.terminal === null) {
+    // A run must end in its stream, or `qs results` could not tell an interrupted attempt from a
+    // crashed one: qs says which, in the stream itself.
+    const now = io.now().toISOString();
+    const base = { v: 1, ts: now, run_id: runId, stage: 'qs' };
+    const failed = stages.find((_, i) => codes[i] !== 0) ?? 'qs-check';
+    const payload = io.signal.aborted
+      ? { ...base, type: 'run.interrupted', signal: 'SIGINT', phase: 'pipeline' }
+      : { ...base, type: 'run.failed', failed_stage: failed, error: readError ?? `the pipeline ended without a verdict (exit codes ${stages.map((s, i) => `${s} ${String(codes[i])}`).join(', ')})` };
+    const raw = JSON.stringify(payload);
+    record(raw, parseLine(raw, 1, 'qs').event);
+  }
+  if (fd !== null) closeSync(fd);
+  const t = seen.terminal as unknown as Record<string, unknown>;
+  const verdict = t.type === 'run.completed' ? String(t.label) : t.type === 'run.interrupted' ? 'INTERRUPTED' : 'INCONCLUSIVE';
+  const detail = t.type === 'run.completed' ? `${String(t.classification)} — ${String(t.detail)}` : t.type === 'run.failed' ? `${String(t.failed_stage)}: ${String(t.error)}` : 'interrupted';
+  o.progress.finished(label, verdict, detail);
+  return { stream: { slug: task.slug, attempt, events }, usage: codes.includes(3) };
+}

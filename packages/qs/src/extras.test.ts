@@ -38,6 +38,19 @@ describe('qs examples', () => {
   });
 });
 
+describe('qs run --example', () => {
+  it('runs a bundled example offline, from a private copy it removes afterwards', async () => {
+    const io = memoryIo({ cwd: ROOT, env: { PATH: `${ROOT}node_modules/.bin:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: process.env.HOME ?? '/root', NO_COLOR: '1' } });
+    expect(await cli(['run', '--example', 'greeter-docs-gap', '-q'], io)).toBe(1);
+    const events = io.out().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(events.find((e) => e.type === 'run.completed')).toMatchObject({ task: 'greeter-docs-gap', classification: 'docs_gap', suspect_page: 'https://docs.greeter.test/quickstart.html' });
+    const source = String((events.find((e) => e.type === 'task.loaded')?.source as { path: string }).path);
+    expect(source).toMatch(/qs-example-greeter-docs-gap-/);
+    expect(existsSync(source)).toBe(false);
+    await expect(cli(['run', '--example', 'greeter', 'tasks/x.yaml'], memoryIo())).rejects.toThrow('--example runs the bundled task; name no task files with it');
+  });
+});
+
 describe('qs schema', () => {
   it('prints the task schema exactly as given, and the others by name', async () => {
     const io = memoryIo();

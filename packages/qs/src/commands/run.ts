@@ -4,6 +4,7 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFile
 import { dirname, resolve } from 'node:path';
 import { logLevel, parseArgs, QsExit, terminalSafe, UsageError, wantsColour } from '@quickloop/cli-kit';
 import type { Command } from '../command.js';
+import { findExample, materialise, type Materialised } from '../examples/examples.js';
 import { foldResults, serialiseResults, type Results } from '../results/fold.js';
 import { resultsFromDir } from '../results/load.js';
 import { githubAnnotations, junitXml, rateText, summaryMarkdown } from '../results/reports.js';
@@ -38,6 +39,7 @@ export const run: Command = {
         .option('junit', { type: 'string', describe: 'Write JUnit XML here' })
         .option('summary', { type: 'string', describe: 'Write a Markdown summary here' })
         .option('strict-inconclusive', { type: 'boolean', default: false, describe: 'An inconclusive run makes the exit code 2 even when others passed' })
+        .option('example', { type: 'string', describe: 'Run a bundled example task offline instead of task files (see qs examples)' })
         .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
         .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend' })
         .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })
@@ -63,67 +65,78 @@ export const run: Command = {
       if (String(value) === '' || (existsSync(file) && statSync(file).isDirectory())) throw new UsageError(`qs run: --${flag} ${String(value)}: name a file`);
       if (!existsSync(dirname(file))) throw new UsageError(`qs run: --${flag} ${String(value)}: its folder does not exist`);
     }
-    const keep = args['keep-sandbox'] ? ['--keep'] : [];
-    const registries = args['allow-registry'].flatMap((h) => ['--allow-registry', String(h)]);
-    const colour = wantsColour(io.stderr, io.env);
-    const loaded = await loadTasks([...args._.map(String), ...registries, ...quiet], io, (t) => io.stderr.write(t));
-    for (const e of loaded.other) io.stdout.write(`${JSON.stringify(e)}\n`);
-    if (loaded.tasks.length === 0) {
-      io.stderr.write('qs run: no valid task to run\n');
-      return QsExit.usage;
+    let example: Materialised | undefined;
+    if (args.example !== undefined) {
+      if (args._.length > 0) throw new UsageError('qs run: --example runs the bundled task; name no task files with it');
+      example = materialise(findExample(String(args.example)));
     }
-    if (out !== null) mkdirSync(out, { recursive: true });
-    const total = loaded.tasks.length * repeat;
-    const sweepProgress = createProgress({ stream: io.stderr, colour, live: io.stderr.isTTY === true && io.env.TERM !== 'dumb', quiet: level === 'quiet', total, now: () => io.now().getTime() });
-    const many = total > 1;
-    const outcome = await sweep(
-      {
-        tasks: loaded.tasks,
-        repeat,
-        workers,
-        out,
-        progress: sweepProgress,
-        label: (slug, attempt) => (many ? `${slug}#${attempt}` : slug),
-        argvOf: {
-          'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...keep, ...quiet],
-          'qs-agent': ['--agent', args.agent, ...(args.model === undefined ? [] : ['--model', String(args.model)]), ...args['docs-map'].flatMap((m) => ['--docs-map', String(m)]), ...quiet],
-          'qs-check': [...keep, ...quiet],
-        },
-      },
-      io,
-      io.newId,
-    );
-    sweepProgress.close();
-    let results: Results;
-    if (out !== null) {
-      // Folded from the files, not from memory: what is written is by construction what `qs results` rebuilds.
-      results = await resultsFromDir(out, VERSION, String(args.out));
-      writeFileSync(resolve(out, 'results.json'), serialiseResults(results));
-    } else results = foldResults(outcome.attempts, VERSION);
-    if (args.junit !== undefined) writeFileSync(resolve(io.cwd, String(args.junit)), junitXml(results));
-    const summary = summaryMarkdown(results);
-    if (args.summary !== undefined) writeFileSync(resolve(io.cwd, String(args.summary)), summary);
-    if (io.env.GITHUB_ACTIONS === 'true') {
-      // Workflow commands are read from the step's output: stderr here, as stdout carries events only.
-      for (const line of githubAnnotations(results)) io.stderr.write(`${line}\n`);
-      const stepSummary = io.env.GITHUB_STEP_SUMMARY;
-      try {
-        if (stepSummary) appendFileSync(stepSummary, summary);
-      } catch (error) {
-        // The runner's file, not the user's input: say so, and let the verdict stand.
-        io.stderr.write(`qs run: warning: could not append to GITHUB_STEP_SUMMARY (${terminalSafe((error as Error).message)})\n`);
+    try {
+      const keep = args['keep-sandbox'] ? ['--keep'] : [];
+      const docsMaps = [...args['docs-map'].map(String), ...(example ? [example.docsMap] : [])];
+      const taskArgs = example ? [example.taskPath] : args._.map(String);
+      const registries = args['allow-registry'].flatMap((h) => ['--allow-registry', String(h)]);
+      const colour = wantsColour(io.stderr, io.env);
+      const loaded = await loadTasks([...taskArgs, ...registries, ...quiet], io, (t) => io.stderr.write(t));
+      for (const e of loaded.other) io.stdout.write(`${JSON.stringify(e)}\n`);
+      if (loaded.tasks.length === 0) {
+        io.stderr.write('qs run: no valid task to run\n');
+        return QsExit.usage;
       }
+      if (out !== null) mkdirSync(out, { recursive: true });
+      const total = loaded.tasks.length * repeat;
+      const sweepProgress = createProgress({ stream: io.stderr, colour, live: io.stderr.isTTY === true && io.env.TERM !== 'dumb', quiet: level === 'quiet', total, now: () => io.now().getTime() });
+      const many = total > 1;
+      const outcome = await sweep(
+        {
+          tasks: loaded.tasks,
+          repeat,
+          workers,
+          out,
+          progress: sweepProgress,
+          label: (slug, attempt) => (many ? `${slug}#${attempt}` : slug),
+          argvOf: {
+            'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...keep, ...quiet],
+            'qs-agent': ['--agent', args.agent, ...(args.model === undefined ? [] : ['--model', String(args.model)]), ...docsMaps.flatMap((m) => ['--docs-map', m]), ...quiet],
+            'qs-check': [...keep, ...quiet],
+          },
+        },
+        io,
+        io.newId,
+      );
+      sweepProgress.close();
+      let results: Results;
+      if (out !== null) {
+        // Folded from the files, not from memory: what is written is by construction what `qs results` rebuilds.
+        results = await resultsFromDir(out, VERSION, String(args.out));
+        writeFileSync(resolve(out, 'results.json'), serialiseResults(results));
+      } else results = foldResults(outcome.attempts, VERSION);
+      if (args.junit !== undefined) writeFileSync(resolve(io.cwd, String(args.junit)), junitXml(results));
+      const summary = summaryMarkdown(results);
+      if (args.summary !== undefined) writeFileSync(resolve(io.cwd, String(args.summary)), summary);
+      if (io.env.GITHUB_ACTIONS === 'true') {
+        // Workflow commands are read from the step's output: stderr here, as stdout carries events only.
+        for (const line of githubAnnotations(results)) io.stderr.write(`${line}\n`);
+        const stepSummary = io.env.GITHUB_STEP_SUMMARY;
+        try {
+          if (stepSummary) appendFileSync(stepSummary, summary);
+        } catch (error) {
+          // The runner's file, not the user's input: say so, and let the verdict stand.
+          io.stderr.write(`qs run: warning: could not append to GITHUB_STEP_SUMMARY (${terminalSafe((error as Error).message)})\n`);
+        }
+      }
+      if (many || level === 'verbose') {
+        for (const t of results.tasks) io.stderr.write(`${t.task}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${Object.keys(t.discarded).length ? ` · discarded ${Object.entries(t.discarded).map(([k, n]) => `${k} ${n}`).join(', ')}` : ''}\n`);
+      }
+      if (out !== null && level !== 'quiet') io.stderr.write(`results: ${resolve(out, 'results.json')}\n`);
+      if (outcome.interrupted) {
+        io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded\n`);
+        return QsExit.interrupted;
+      }
+      if (outcome.usageErrors > 0) io.stderr.write(`qs run: a stage refused its input or flags in ${outcome.usageErrors} attempt${outcome.usageErrors === 1 ? '' : 's'} (its message is above)\n`);
+      return exitCode(results, loaded.code + outcome.usageErrors, args['strict-inconclusive']);
+    } finally {
+      example?.remove();
     }
-    if (many || level === 'verbose') {
-      for (const t of results.tasks) io.stderr.write(`${t.task}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${Object.keys(t.discarded).length ? ` · discarded ${Object.entries(t.discarded).map(([k, n]) => `${k} ${n}`).join(', ')}` : ''}\n`);
-    }
-    if (out !== null && level !== 'quiet') io.stderr.write(`results: ${resolve(out, 'results.json')}\n`);
-    if (outcome.interrupted) {
-      io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded\n`);
-      return QsExit.interrupted;
-    }
-    if (outcome.usageErrors > 0) io.stderr.write(`qs run: a stage refused its input or flags in ${outcome.usageErrors} attempt${outcome.usageErrors === 1 ? '' : 's'} (its message is above)\n`);
-    return exitCode(results, loaded.code + outcome.usageErrors, args['strict-inconclusive']);
   },
 };
 

@@ -6,6 +6,7 @@ import { homedir, userInfo } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { parseArgs, QsExit, terminalSafe, type Io } from '@quickloop/cli-kit';
 import { discoverRegistriesSync } from '@quickloop/registries';
+import { findProjectConfig, loadProjectConfig } from '@quickloop/task';
 import { bwrapUnavailable, createLayout, openSandbox, removeLayout, type LimitInForce } from '@quickloop/sandbox';
 import type { Command } from '../command.js';
 import { stageCommand } from '../bins.js';
@@ -111,6 +112,18 @@ export const doctor: Command = {
     const regs = discoverRegistriesSync({ env: io.env, home: io.env.HOME ?? homedir(), cwd: io.cwd });
     if (regs.sources.length === 0) out('  none found');
     for (const s of regs.sources.filter((x, i, all) => all.findIndex((y) => y.endpoint === x.endpoint && y.from === x.from) === i)) out(`  ${s.endpoint.padEnd(28)} ${terminalSafe(s.from)}`);
+    out();
+    out('project config');
+    const configPath = findProjectConfig(io.cwd);
+    if (configPath === undefined) out('  none (no quickloop.yaml from here up)');
+    else {
+      try {
+        const c = loadProjectConfig(configPath, io.cwd);
+        out(`  ${terminalSafe(c.display)}: run: ${Object.keys(c.run).join(', ') || 'nothing'} · tasks: ${Object.keys(c.tasks).join(', ') || 'nothing'}`);
+      } catch (error) {
+        out(`  INVALID  ${terminalSafe((error as Error).message)}`);
+      }
+    }
     out();
     out('tasks');
     const report = await validateTasks(io, args._.map(String));

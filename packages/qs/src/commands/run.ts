@@ -5,6 +5,7 @@ import { dirname, resolve } from 'node:path';
 import { logLevel, parseArgs, QsExit, terminalSafe, UsageError, wantsColour } from '@quickloop/cli-kit';
 import type { Command } from '../command.js';
 import { findExample, materialise, type Materialised } from '../examples/examples.js';
+import { findProjectConfig, loadProjectConfig, type ProjectConfig } from '@quickloop/task';
 import { foldResults, serialiseResults, type Results } from '../results/fold.js';
 import { resultsFromDir } from '../results/load.js';
 import { githubAnnotations, junitXml, rateText, summaryMarkdown } from '../results/reports.js';
@@ -28,7 +29,9 @@ function count(name: string, value: unknown, max: number): number {
 export const run: Command = {
   name: 'run',
   summary: 'Run tasks through validate | sandbox | agent | check, repeated and in parallel; results.json, JUnit, summary',
-  async run(argv, io) {
+  async run(typedArgv, io) {
+    const config = projectConfig(typedArgv, io.cwd);
+    const argv = [...configFlags(config, typedArgv), ...typedArgv];
     const args = parseArgs(argv, { name: 'qs run', version: VERSION, usage: USAGE, out: io.stderr, positionals: 1000 }, (y) =>
       y
         .option('agent', { type: 'string', default: 'replay', describe: 'Who works on the task (passed to qs-agent)' })
@@ -39,6 +42,7 @@ export const run: Command = {
         .option('junit', { type: 'string', describe: 'Write JUnit XML here' })
         .option('summary', { type: 'string', describe: 'Write a Markdown summary here' })
         .option('strict-inconclusive', { type: 'boolean', default: false, describe: 'An inconclusive run makes the exit code 2 even when others passed' })
+        .option('config', { type: 'string', describe: 'The project config (default: the nearest quickloop.yaml from here up); --no-config for none' })
         .option('example', { type: 'string', describe: 'Run a bundled example task offline instead of task files (see qs examples)' })
         .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
         .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend' })
@@ -76,7 +80,8 @@ export const run: Command = {
       const taskArgs = example ? [example.taskPath] : args._.map(String);
       const registries = args['allow-registry'].flatMap((h) => ['--allow-registry', String(h)]);
       const colour = wantsColour(io.stderr, io.env);
-      const loaded = await loadTasks([...taskArgs, ...registries, ...quiet], io, (t) => io.stderr.write(t));
+      const configArg = config === undefined ? ['--no-config'] : ['--config', config.path];
+      const loaded = await loadTasks([...taskArgs, ...registries, ...configArg, ...quiet], io, (t) => io.stderr.write(t));
       for (const e of loaded.other) io.stdout.write(`${JSON.stringify(e)}\n`);
       if (loaded.tasks.length === 0) {
         io.stderr.write('qs run: no valid task to run\n');
@@ -139,6 +144,32 @@ export const run: Command = {
     }
   },
 };
+
+/** The config in force: --config FILE, none with --no-config, else the nearest quickloop.yaml. */
+function projectConfig(argv: readonly string[], cwd: string): ProjectConfig | undefined {
+  if (argv.includes('--no-config')) return undefined;
+  const i = argv.findIndex((a) => a === '--config' || a.startsWith('--config='));
+  const given = i < 0 ? undefined : argv[i]?.startsWith('--config=') ? argv[i]?.slice('--config='.length) : argv[i + 1];
+  if (i >= 0 && (given === undefined || given === '')) throw new UsageError('qs run: --config needs a file');
+  const path = given !== undefined ? resolve(cwd, given) : findProjectConfig(cwd);
+  return path === undefined ? undefined : loadProjectConfig(path, cwd);
+}
+
+/** The config's `run:` settings as flags, each only where the command line does not give that flag itself. */
+function configFlags(config: ProjectConfig | undefined, argv: readonly string[]): string[] {
+  if (!config) return [];
+  const typed = (flag: string, alias?: string) => argv.some((a) => [flag, alias].some((f) => f !== undefined && (a === `--${f}` || a.startsWith(`--${f}=`) || a === `--no-${f}`)));
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(config.run)) {
+    const flag = key.replace(/_/g, '-');
+    if (typed(flag, flag === 'keep-sandbox' ? 'keep' : undefined)) continue;
+    if (typeof value === 'boolean') {
+      if (value) out.push(`--${flag}`);
+    } else if (Array.isArray(value)) for (const v of value) out.push(`--${flag}`, String(v));
+    else out.push(`--${flag}`, String(value));
+  }
+  return out;
+}
 
 /** The exit-code table: 3 for an invalid file or a stage's usage error (after the rest ran), 1 any docs gap, 2 no evidence. */
 export function exitCode(results: Results, usage: number, strict: boolean): number {

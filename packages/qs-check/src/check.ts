@@ -13,6 +13,8 @@ export interface CheckResult {
   exitCode: number;
   passed: boolean;
   reason: string;
+  /** The check's merged output, head+tail cut (as check.completed carries it). */
+  output: string;
   interrupted: boolean;
   /** Filesystem accesses the sandbox refused the check (its sandbox.denied events). */
   denied: number;
@@ -91,5 +93,5 @@ export async function runCheck(
   );
   await emitUsage(ctx.emitter, f.runId, ready);
   const syntaxError = !passed && !result.timedOut && result.exitCode === 2 ? checkSyntaxError(loaded.check.script, loaded.check.body) : undefined;
-  return { exitCode: result.exitCode, passed, reason, interrupted: ctx.signal.aborted, denied: result.denials.length, ...(syntaxError !== undefined ? { syntaxError } : {}) };
+  return { exitCode: result.exitCode, passed, reason, output: result.output, interrupted: ctx.signal.aborted, denied: result.denials.length, ...(syntaxError !== undefined ? { syntaxError } : {}) };
 }

@@ -15,6 +15,8 @@ const FLAGS: Record<string, FastFlag> = {
   'check-urls': { type: 'boolean' },
   'rate-limit': { type: 'string' },
   'allow-registry': { type: 'string', multiple: true },
+  config: { type: 'string' },
+  'no-config': { type: 'boolean' },
 };
 
 /** The same flags through yargs: help text, version, and the wording of every usage error. */
@@ -30,7 +32,9 @@ async function parseWithYargs(argv: string[], io: Pick<Io, 'stderr'>): Promise<R
         .option('strict', { type: 'boolean', default: false, describe: 'Warnings fail the run (exit 3)' })
         .option('check-urls', { type: 'boolean', default: false, describe: 'Also read every docs.path page over the network and warn about what would spoil a run' })
         .option('rate-limit', { type: 'string', describe: 'With --check-urls: minimum SECONDS between requests to one docs host (default 1)' })
-        .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Another registry the shell may reach: a URL, HOST:PORT, or HOST (port 443) (repeatable)' }),
+        .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Another registry the shell may reach: a URL, HOST:PORT, or HOST (port 443) (repeatable)' })
+        .option('config', { type: 'string', describe: 'The project config to use (default: the nearest quickloop.yaml from here up)' })
+        .option('no-config', { type: 'boolean', describe: 'Use no project config' }),
   ) as unknown as Record<string, unknown> & { _: (string | number)[]; quiet: boolean; verbose: boolean };
 }
 
@@ -48,6 +52,7 @@ export async function parseOptions(argv: string[], io: Pick<Io, 'stderr'>): Prom
       return formatEndpoint(e.host, e.port);
     }),
     level: args.verbose ? 'verbose' : args.quiet ? 'quiet' : 'normal',
+    config: args['no-config'] === true || args.config === false ? false : typeof args.config === 'string' ? args.config : undefined,
   };
 }
 

@@ -1,12 +1,13 @@
 // qs-validate: each task file → task.loaded per task and a diagnostic per finding on stdout; ok/INVALID lines for people on stderr.
 import { homedir } from 'node:os';
+import { resolve } from 'node:path';
 import { InterruptedError } from '@quickloop/cli-kit/errors';
 import { QsExit } from '@quickloop/cli-kit/exit-codes';
 import { createLogger, type LogLevel } from '@quickloop/cli-kit/logger';
 import type { Io } from '@quickloop/cli-kit/io';
 import { EventWriter, createEmitter } from '@quickloop/events';
 import { discoverRegistries, type SystemPaths } from '@quickloop/registries';
-import { MAX_TASK_BYTES, duplicateName, finding, loadTaskFile, loadTaskStdin, located, type FileResult, type Finding } from '@quickloop/task';
+import { MAX_TASK_BYTES, duplicateName, finding, findProjectConfig, loadProjectConfig, loadTaskFile, loadTaskStdin, located, type FileResult, type Finding } from '@quickloop/task';
 import { resolveInputs } from './inputs.js';
 
 export interface ValidateOptions {
@@ -21,6 +22,8 @@ export interface ValidateOptions {
   /** More registry hosts the shell may reach (`--allow-registry`). */
   allowRegistry: string[];
   level: LogLevel;
+  /** The project config: a file, false for none, undefined for the nearest quickloop.yaml from the working folder up. */
+  config?: string | false;
   /** Where registry discovery looks for /etc and npm (tests point it at a fake machine). */
   registryPaths?: Partial<SystemPaths>;
 }
@@ -74,6 +77,10 @@ export async function run(opts: ValidateOptions, io: Io): Promise<number> {
   for (const s of registries.sources) log.verbose(`registry  ${s.endpoint}  (${s.from})`);
   if (registries.endpoints.length === 0) log.warn(c.yellow('warning  no package registries found in npm, pip or apt config; the shell may reach only network.allow hosts (see --allow-registry)'));
 
+  const configPath = opts.config === false ? undefined : opts.config !== undefined ? resolve(io.cwd, opts.config) : findProjectConfig(io.cwd);
+  const config = configPath === undefined ? undefined : loadProjectConfig(configPath, io.cwd);
+  if (config) log.verbose(`config  ${config.display}${Object.keys(config.tasks).length > 0 ? ` (tasks: ${Object.keys(config.tasks).join(', ')} merged under every task)` : ''}`);
+  const load = { registries: registries.endpoints, ...(config && Object.keys(config.tasks).length > 0 ? { defaults: { tasks: config.tasks, display: config.display, path: config.path, sha256: config.sha256 } } : {}) };
   const inputs = resolveInputs(opts.inputs, io.cwd);
   // Loaded only when asked for: the docs reader (and its HTML converter) is no part of offline validation.
   const urls = opts.checkUrls ? (await import('./check-urls.js')).createUrlChecker({ signal: io.signal, ...(opts.rateLimit !== undefined ? { rateLimitSeconds: opts.rateLimit } : {}) }) : undefined;
@@ -142,8 +149,8 @@ export async function run(opts: ValidateOptions, io: Io): Promise<number> {
     }
     const result =
       input.kind === 'stdin'
-        ? await loadTaskStdin(await readAll(io.stdin, io.signal), io.cwd, { registries: registries.endpoints })
-        : await loadTaskFile(input.path, io.cwd, { registries: registries.endpoints });
+        ? await loadTaskStdin(await readAll(io.stdin, io.signal), io.cwd, load)
+        : await loadTaskFile(input.path, io.cwd, load);
     await report(result);
   }
   await writer.flush();

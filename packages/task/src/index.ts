@@ -10,3 +10,4 @@ export { normalise, BUDGET_DEFAULTS, type TaskLoadedPayload } from './normalise.
 export { lintTask, duplicateName } from './lint.js';
 export { loadTaskFile, loadTaskStdin, loadSource, type LoadOptions, type LoadedTask, type FileResult } from './load.js';
 export type { RawTask, RawSuccess } from './raw.js';
+export { findProjectConfig, loadProjectConfig, mergeUnder, CONFIG_NAMES, RUN_SETTINGS, type ProjectConfig, type RunSettings } from './project-config.js';

@@ -5,12 +5,15 @@ import { finding, type Finding, type Position } from './finding.js';
 import { normalise, type TaskLoadedPayload } from './normalise.js';
 import { parseSource, type Segment } from './parse.js';
 import type { RawTask } from './raw.js';
+import { mergeUnder, writtenIn } from './project-config.js';
 import { semanticFindings } from './rules.js';
 import { readSource, stdinSource, type SourceResult } from './source.js';
 
 export interface LoadOptions {
   /** Registry endpoints (`host:port`) the shell may reach by default (discoverRegistries().endpoints). */
   registries: readonly string[];
+  /** A project config's `tasks:` block, merged under every task (the task wins). */
+  defaults?: { tasks: Record<string, unknown>; display: string; path: string; sha256: string };
 }
 
 export interface LoadedTask {
@@ -66,8 +69,18 @@ export async function loadSource(read: SourceResult, opts: LoadOptions): Promise
   const errors: Finding[] = [];
   const tasks: LoadedTask[] = [];
   const names = new Map<string, string>();
-  for (const { raw, prefix } of entries) {
-    const schemaErrors = await schemaFindings(raw, locate, prefix);
+  const defaults = opts.defaults;
+  for (const { raw: own, prefix } of entries) {
+    const raw = defaults && Object.keys(defaults.tasks).length > 0 ? mergeUnder(defaults.tasks, own as Record<string, unknown>) : own;
+    // A field the task does not write came from the config: its finding says so rather than point into the task file.
+    const fromConfig = (f: Finding): Finding => {
+      if (!defaults || f.field === undefined) return f;
+      const path = f.field.split(/\.|\[(\d+)\]/).filter((x) => x !== undefined && x !== '').map((x) => (/^\d+$/.test(x) ? Number(x) : x));
+      if (writtenIn(own, path) || !writtenIn(defaults.tasks, path.slice(0, 1))) return f;
+      const { line: _l, column: _c, ...rest } = f;
+      return { ...rest, message: `${f.message} (set in ${defaults.display} tasks: ${f.field})` };
+    };
+    const schemaErrors = (await schemaFindings(raw, locate, prefix)).map(fromConfig);
     if (schemaErrors.length > 0) {
       errors.push(...schemaErrors);
       continue;
@@ -75,10 +88,11 @@ export async function loadSource(read: SourceResult, opts: LoadOptions): Promise
     const task = raw as unknown as RawTask;
     const rules = semanticFindings(task, source, locate, prefix);
     if (rules.errors.length > 0) {
-      errors.push(...rules.errors);
+      errors.push(...rules.errors.map(fromConfig));
       continue;
     }
-    const payload = normalise(task, source, opts.registries, rules.successFile);
+    const normalised = normalise(task, source, opts.registries, rules.successFile);
+    const payload = defaults ? { ...normalised, source: { ...normalised.source, config: { path: defaults.path, sha256: defaults.sha256 } } } : normalised;
     const findings = lintTask(task, payload, rules.successFile?.text, locate, prefix);
     const here = prefix.length > 0 ? `${source.display} [${String(prefix[0])}]` : source.display;
     const dup = duplicateName(payload.task.name, names, here);

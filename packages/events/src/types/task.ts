@@ -81,6 +81,15 @@ export const TaskLoaded = defineEvent({
       path: Type.String({ description: 'The task file as given (or `-` for stdin).' }),
       sha256: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'sha256 of the file bytes.' }),
       format: Type.Union([Type.Literal('yaml'), Type.Literal('json')]),
+      config: Type.Optional(
+        Type.Object(
+          {
+            path: Type.String({ description: 'The project config (quickloop.yaml) whose tasks: defaults were merged under this task.' }),
+            sha256: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'sha256 of its bytes: with the task file\'s, what this task is.' }),
+          },
+          { description: 'Absent when no project config applied.' },
+        ),
+      ),
     }),
     task: NormalizedTask,
     mode: Type.Union([Type.Literal('replay+agent'), Type.Literal('agent-only')], { description: 'agent-only when the task has no replay commands.' }),

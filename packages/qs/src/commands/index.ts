@@ -1,8 +1,12 @@
-// Every `qs` subcommand; a new one (check, report, init, doctor, examples, schema) is a file here and a line below.
+// Every `qs` subcommand; a new one (report, init) is a file here and a line below.
 import type { Command } from '../command.js';
+import { check } from './check.js';
 import { diff } from './diff.js';
+import { doctor } from './doctor.js';
+import { examples } from './examples.js';
 import { results } from './results.js';
 import { run } from './run.js';
+import { schema } from './schema.js';
 import { show } from './show.js';
 
-export const COMMANDS: readonly Command[] = [run, results, diff, show];
+export const COMMANDS: readonly Command[] = [run, results, diff, show, check, examples, schema, doctor];

@@ -5,6 +5,8 @@ import { dirname, resolve } from 'node:path';
 import { logLevel, parseArgs, QsExit, terminalSafe, UsageError, wantsColour } from '@quickloop/cli-kit';
 import { checkModelConfig, isModelAgent } from '@quickloop/qs-agent/config';
 import type { Command } from '../command.js';
+import { findExample, materialise, type Materialised } from '../examples/examples.js';
+import { findProjectConfig, loadProjectConfig, type ProjectConfig } from '@quickloop/task';
 import { foldResults, serialiseResults, type Results } from '../results/fold.js';
 import { resultsFromDir } from '../results/load.js';
 import { githubAnnotations, junitXml, rateText, summaryMarkdown } from '../results/reports.js';
@@ -28,7 +30,9 @@ function count(name: string, value: unknown, max: number): number {
 export const run: Command = {
   name: 'run',
   summary: 'Run tasks through validate | sandbox | agent | check, repeated and in parallel; results.json, JUnit, summary',
-  async run(argv, io) {
+  async run(typedArgv, io) {
+    const config = projectConfig(typedArgv, io.cwd);
+    const argv = [...configFlags(config, typedArgv), ...typedArgv];
     const args = parseArgs(argv, { name: 'qs run', version: VERSION, usage: USAGE, out: io.stderr, positionals: 1000 }, (y) =>
       y
         .option('agent', { type: 'string', default: 'replay', describe: 'Who works on the task (passed to qs-agent)' })
@@ -44,6 +48,8 @@ export const run: Command = {
         .option('junit', { type: 'string', describe: 'Write JUnit XML here' })
         .option('summary', { type: 'string', describe: 'Write a Markdown summary here' })
         .option('strict-inconclusive', { type: 'boolean', default: false, describe: 'An inconclusive run makes the exit code 2 even when others passed' })
+        .option('config', { type: 'string', describe: 'The project config (default: the nearest quickloop.yaml from here up); --no-config for none' })
+        .option('example', { type: 'string', describe: 'Run a bundled example task offline instead of task files (see qs examples)' })
         .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
         .option('cache-dir', { type: 'string', describe: 'Keep docs pages in this folder, keyed by URL, with their content hashes' })
         .option('refresh', { type: 'boolean', default: false, describe: 'Re-fetch cached docs pages (docs.changed when one changed)' })
@@ -85,91 +91,129 @@ export const run: Command = {
       if (String(value) === '' || (existsSync(file) && statSync(file).isDirectory())) throw new UsageError(`qs run: --${flag} ${String(value)}: name a file`);
       if (!existsSync(dirname(file))) throw new UsageError(`qs run: --${flag} ${String(value)}: its folder does not exist`);
     }
-    const keep = args['keep-sandbox'] ? ['--keep'] : [];
-    const registries = args['allow-registry'].flatMap((h) => ['--allow-registry', String(h)]);
-    // The docs reader's flags go to qs-agent as given; it validates them (one wording of each error).
-    const docs = [
-      ...(args['cache-dir'] !== undefined ? ['--cache-dir', resolve(io.cwd, String(args['cache-dir']))] : []),
-      ...(args.refresh ? ['--refresh'] : []),
-      ...(args.offline ? ['--offline'] : []),
-      ...(args['ignore-robots'] ? ['--ignore-robots'] : []),
-      ...(args['rate-limit'] !== undefined ? ['--rate-limit', String(args['rate-limit'])] : []),
-      ...(args.affordances !== 'all' ? ['--affordances', String(args.affordances)] : []),
-      ...(args['probe-affordances'] ? ['--probe-affordances'] : []),
-    ];
-    const colour = wantsColour(io.stderr, io.env);
-    const loaded = await loadTasks([...args._.map(String), ...registries, ...quiet], io, (t) => io.stderr.write(t));
-    for (const e of loaded.other) io.stdout.write(`${JSON.stringify(e)}\n`);
-    if (loaded.tasks.length === 0) {
-      io.stderr.write('qs run: no valid task to run\n');
-      return QsExit.usage;
+    let example: Materialised | undefined;
+    if (args.example !== undefined) {
+      if (args._.length > 0) throw new UsageError('qs run: --example runs the bundled task; name no task files with it');
+      example = materialise(findExample(String(args.example)));
     }
-    if (out !== null) mkdirSync(out, { recursive: true });
-    const total = loaded.tasks.length * repeat;
-    const sweepProgress = createProgress({ stream: io.stderr, colour, live: io.stderr.isTTY === true && io.env.TERM !== 'dumb', quiet: level === 'quiet', total, now: () => io.now().getTime() });
-    const many = total > 1;
-    const outcome = await sweep(
-      {
-        tasks: loaded.tasks,
-        repeat,
-        workers,
-        out,
-        progress: sweepProgress,
-        label: (slug, attempt) => (many ? `${slug}#${attempt}` : slug),
-        argvOf: {
-          'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...keep, ...quiet],
-          'qs-agent': [
-            '--agent',
-            args.agent,
-            ...(args.model !== undefined ? ['--model', String(args.model)] : []),
-            ...(args['base-url'] !== undefined ? ['--base-url', String(args['base-url'])] : []),
-            ...(args.prices !== undefined ? ['--prices', resolve(io.cwd, String(args.prices))] : []),
-            ...(args.stream ? [] : ['--no-stream']),
-            ...(args.from !== undefined ? ['--from', resolve(io.cwd, String(args.from))] : []),
-            ...(args['from-run'] !== undefined ? ['--from-run', String(args['from-run'])] : []),
-            ...args['docs-map'].flatMap((m) => ['--docs-map', String(m)]),
-            ...docs,
-            ...quiet,
-          ],
-          'qs-check': [...keep, ...quiet],
-        },
-      },
-      io,
-      io.newId,
-    );
-    sweepProgress.close();
-    let results: Results;
-    if (out !== null) {
-      // Folded from the files, not from memory: what is written is by construction what `qs results` rebuilds.
-      results = await resultsFromDir(out, VERSION, String(args.out));
-      writeFileSync(resolve(out, 'results.json'), serialiseResults(results));
-    } else results = foldResults(outcome.attempts, VERSION);
-    if (args.junit !== undefined) writeFileSync(resolve(io.cwd, String(args.junit)), junitXml(results));
-    const summary = summaryMarkdown(results);
-    if (args.summary !== undefined) writeFileSync(resolve(io.cwd, String(args.summary)), summary);
-    if (io.env.GITHUB_ACTIONS === 'true') {
-      // Workflow commands are read from the step's output: stderr here, as stdout carries events only.
-      for (const line of githubAnnotations(results)) io.stderr.write(`${line}\n`);
-      const stepSummary = io.env.GITHUB_STEP_SUMMARY;
-      try {
-        if (stepSummary) appendFileSync(stepSummary, summary);
-      } catch (error) {
-        // The runner's file, not the user's input: say so, and let the verdict stand.
-        io.stderr.write(`qs run: warning: could not append to GITHUB_STEP_SUMMARY (${terminalSafe((error as Error).message)})\n`);
+    try {
+      const keep = args['keep-sandbox'] ? ['--keep'] : [];
+      // The docs reader's flags go to qs-agent as given; it validates them (one wording of each error).
+      const docs = [
+        ...(args['cache-dir'] !== undefined ? ['--cache-dir', resolve(io.cwd, String(args['cache-dir']))] : []),
+        ...(args.refresh ? ['--refresh'] : []),
+        ...(args.offline ? ['--offline'] : []),
+        ...(args['ignore-robots'] ? ['--ignore-robots'] : []),
+        ...(args['rate-limit'] !== undefined ? ['--rate-limit', String(args['rate-limit'])] : []),
+        ...(args.affordances !== 'all' ? ['--affordances', String(args.affordances)] : []),
+        ...(args['probe-affordances'] ? ['--probe-affordances'] : []),
+      ];
+      const docsMaps = [...args['docs-map'].map(String), ...(example ? [example.docsMap] : [])];
+      const taskArgs = example ? [example.taskPath] : args._.map(String);
+      const registries = args['allow-registry'].flatMap((h) => ['--allow-registry', String(h)]);
+      const colour = wantsColour(io.stderr, io.env);
+      const configArg = config === undefined ? ['--no-config'] : ['--config', config.path];
+      const loaded = await loadTasks([...taskArgs, ...registries, ...configArg, ...quiet], io, (t) => io.stderr.write(t));
+      for (const e of loaded.other) io.stdout.write(`${JSON.stringify(e)}\n`);
+      if (loaded.tasks.length === 0) {
+        io.stderr.write('qs run: no valid task to run\n');
+        return QsExit.usage;
       }
+      if (out !== null) mkdirSync(out, { recursive: true });
+      const total = loaded.tasks.length * repeat;
+      const sweepProgress = createProgress({ stream: io.stderr, colour, live: io.stderr.isTTY === true && io.env.TERM !== 'dumb', quiet: level === 'quiet', total, now: () => io.now().getTime() });
+      const many = total > 1;
+      const outcome = await sweep(
+        {
+          tasks: loaded.tasks,
+          repeat,
+          workers,
+          out,
+          progress: sweepProgress,
+          label: (slug, attempt) => (many ? `${slug}#${attempt}` : slug),
+          argvOf: {
+            'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...keep, ...quiet],
+            'qs-agent': [
+              '--agent',
+              args.agent,
+              ...(args.model !== undefined ? ['--model', String(args.model)] : []),
+              ...(args['base-url'] !== undefined ? ['--base-url', String(args['base-url'])] : []),
+              ...(args.prices !== undefined ? ['--prices', resolve(io.cwd, String(args.prices))] : []),
+              ...(args.stream ? [] : ['--no-stream']),
+              ...(args.from !== undefined ? ['--from', resolve(io.cwd, String(args.from))] : []),
+              ...(args['from-run'] !== undefined ? ['--from-run', String(args['from-run'])] : []),
+              ...docsMaps.flatMap((m) => ['--docs-map', m]),
+              ...docs,
+              ...quiet,
+            ],
+            'qs-check': [...keep, ...quiet],
+          },
+        },
+        io,
+        io.newId,
+      );
+      sweepProgress.close();
+      let results: Results;
+      if (out !== null) {
+        // Folded from the files, not from memory: what is written is by construction what `qs results` rebuilds.
+        results = await resultsFromDir(out, VERSION, String(args.out));
+        writeFileSync(resolve(out, 'results.json'), serialiseResults(results));
+      } else results = foldResults(outcome.attempts, VERSION);
+      if (args.junit !== undefined) writeFileSync(resolve(io.cwd, String(args.junit)), junitXml(results));
+      const summary = summaryMarkdown(results);
+      if (args.summary !== undefined) writeFileSync(resolve(io.cwd, String(args.summary)), summary);
+      if (io.env.GITHUB_ACTIONS === 'true') {
+        // Workflow commands are read from the step's output: stderr here, as stdout carries events only.
+        for (const line of githubAnnotations(results)) io.stderr.write(`${line}\n`);
+        const stepSummary = io.env.GITHUB_STEP_SUMMARY;
+        try {
+          if (stepSummary) appendFileSync(stepSummary, summary);
+        } catch (error) {
+          // The runner's file, not the user's input: say so, and let the verdict stand.
+          io.stderr.write(`qs run: warning: could not append to GITHUB_STEP_SUMMARY (${terminalSafe((error as Error).message)})\n`);
+        }
+      }
+      if (many || level === 'verbose') {
+        for (const t of results.tasks) io.stderr.write(`${t.task}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${Object.keys(t.discarded).length ? ` · discarded ${Object.entries(t.discarded).map(([k, n]) => `${k} ${n}`).join(', ')}` : ''}\n`);
+      }
+      if (out !== null && level !== 'quiet') io.stderr.write(`results: ${resolve(out, 'results.json')}\n`);
+      if (outcome.interrupted) {
+        io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded\n`);
+        return QsExit.interrupted;
+      }
+      if (outcome.usageErrors > 0) io.stderr.write(`qs run: a stage refused its input or flags in ${outcome.usageErrors} attempt${outcome.usageErrors === 1 ? '' : 's'} (its message is above)\n`);
+      return exitCode(results, loaded.code + outcome.usageErrors, args['strict-inconclusive']);
+    } finally {
+      example?.remove();
     }
-    if (many || level === 'verbose') {
-      for (const t of results.tasks) io.stderr.write(`${t.task}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${Object.keys(t.discarded).length ? ` · discarded ${Object.entries(t.discarded).map(([k, n]) => `${k} ${n}`).join(', ')}` : ''}\n`);
-    }
-    if (out !== null && level !== 'quiet') io.stderr.write(`results: ${resolve(out, 'results.json')}\n`);
-    if (outcome.interrupted) {
-      io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded\n`);
-      return QsExit.interrupted;
-    }
-    if (outcome.usageErrors > 0) io.stderr.write(`qs run: a stage refused its input or flags in ${outcome.usageErrors} attempt${outcome.usageErrors === 1 ? '' : 's'} (its message is above)\n`);
-    return exitCode(results, loaded.code + outcome.usageErrors, args['strict-inconclusive']);
   },
 };
+
+/** The config in force: --config FILE, none with --no-config, else the nearest quickloop.yaml. */
+function projectConfig(argv: readonly string[], cwd: string): ProjectConfig | undefined {
+  if (argv.includes('--no-config')) return undefined;
+  const i = argv.findIndex((a) => a === '--config' || a.startsWith('--config='));
+  const given = i < 0 ? undefined : argv[i]?.startsWith('--config=') ? argv[i]?.slice('--config='.length) : argv[i + 1];
+  if (i >= 0 && (given === undefined || given === '')) throw new UsageError('qs run: --config needs a file');
+  const path = given !== undefined ? resolve(cwd, given) : findProjectConfig(cwd);
+  return path === undefined ? undefined : loadProjectConfig(path, cwd);
+}
+
+/** The config's `run:` settings as flags, each only where the command line does not give that flag itself. */
+function configFlags(config: ProjectConfig | undefined, argv: readonly string[]): string[] {
+  if (!config) return [];
+  const typed = (flag: string, alias?: string) => argv.some((a) => [flag, alias].some((f) => f !== undefined && (a === `--${f}` || a.startsWith(`--${f}=`) || a === `--no-${f}`)));
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(config.run)) {
+    const flag = key.replace(/_/g, '-');
+    if (typed(flag, flag === 'keep-sandbox' ? 'keep' : undefined)) continue;
+    if (typeof value === 'boolean') {
+      if (value) out.push(`--${flag}`);
+    } else if (Array.isArray(value)) for (const v of value) out.push(`--${flag}`, String(v));
+    else out.push(`--${flag}`, String(value));
+  }
+  return out;
+}
 
 /** The exit-code table: 3 for an invalid file or a stage's usage error (after the rest ran), 1 any docs gap, 2 no evidence. */
 export function exitCode(results: Results, usage: number, strict: boolean): number {

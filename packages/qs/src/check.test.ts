@@ -1,0 +1,91 @@
+// `qs check`: a kept workspace re-checked with the task file read again, so an edited check counts.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memoryIo } from '@quickloop/cli-kit';
+import { removeLayout } from '@quickloop/sandbox';
+import { cli } from './cli.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const BIN = join(ROOT, 'node_modules', '.bin');
+const env = { PATH: `${BIN}:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: process.env.HOME ?? '/root', NO_COLOR: '1' };
+
+const task = (check: string) => `name: note-taker
+goal: Write a note that says hello.
+docs:
+  entrypoint: https://docs.greeter.test/index.html
+replay:
+  - echo hello > note.txt
+  - echo the note is written
+success:
+${check}
+`;
+
+let work: string;
+let kept: string;
+let stream: string;
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'qs-check-cmd-'));
+  writeFileSync(join(work, 'task.yaml'), task('  script: grep -q hello note.txt'));
+  const r = spawnSync('qs', ['run', 'task.yaml', '--docs-map', `https://docs.greeter.test/=${join(ROOT, 'fixtures', 'docs-site')}`, '--keep', '-q'], { cwd: work, env, encoding: 'utf8' });
+  expect(r.status, r.stderr).toBe(0);
+  stream = join(work, 'run.ndjson');
+  writeFileSync(stream, r.stdout);
+  const done = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === 'run.completed');
+  kept = String(done?.workspace_kept);
+});
+
+afterAll(() => {
+  if (kept) removeLayout({ root: kept });
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function qsCheck(...argv: string[]) {
+  const io = memoryIo({ cwd: work, env });
+  const code = await cli(['check', ...argv], io);
+  return { code, out: io.out(), err: io.err() };
+}
+
+describe('qs check', () => {
+  it('passes the unchanged check against the kept workspace, given its root or its workspace folder', async () => {
+    for (const dir of [kept, join(kept, 'workspace')]) {
+      const r = await qsCheck('task.yaml', '--sandbox', dir);
+      expect(r.code).toBe(0);
+      expect(r.out).toMatch(/^\[PASS\] note-taker check exited 0 \(bwrap\)/m);
+    }
+  });
+
+  it('reads the task file again: an edited check is the one that runs', async () => {
+    writeFileSync(join(work, 'edited.yaml'), task("  script: grep -q goodbye note.txt || qs_fail 'the note does not say goodbye'"));
+    const r = await qsCheck('edited.yaml', '--sandbox', kept);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('the note does not say goodbye');
+    expect(r.out).toMatch(/^\[FAIL\] note-taker check exited 1 \(bwrap\)/m);
+  });
+
+  it('gives expect_output the saved run\'s transcript with --stream, and says when it has none', async () => {
+    writeFileSync(join(work, 'printed.yaml'), task('  expect_output:\n    contains: the note is written'));
+    expect((await qsCheck('printed.yaml', '--sandbox', kept, '--stream', stream)).code).toBe(0);
+    const bare = await qsCheck('printed.yaml', '--sandbox', kept);
+    expect(bare.code).toBe(1);
+    expect(bare.err).toContain('no --stream was given, so it sees an empty transcript');
+  });
+
+  it('--show prints the compiled check without a sandbox', async () => {
+    const r = await qsCheck('task.yaml', '--show');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('grep -q hello note.txt');
+  });
+
+  it('refuses what is not a kept sandbox or not a task, in one line', async () => {
+    await expect(qsCheck('task.yaml', '--sandbox', work)).rejects.toThrow(`qs check: ${work} is not a kept quickloop sandbox`);
+    await expect(qsCheck('task.yaml')).rejects.toThrow('--sandbox DIR is required');
+    await expect(qsCheck('missing.yaml', '--sandbox', kept)).rejects.toThrow(/^qs check: missing\.yaml: /);
+    await expect(qsCheck('task.yaml', '--sandbox', kept, '--stream', 'nope.ndjson')).rejects.toThrow('qs check: --stream');
+    await expect(qsCheck('task.yaml', '--sandbox', kept, '--backend', 'local')).rejects.toThrow('--allow-unenforced');
+  });
+});

@@ -1,0 +1,19 @@
+// `qs schema [NAME]`: prints one of the repository's JSON Schemas (the task format by default) for editors and CI.
+import { parseArgs, QsExit, UsageError } from '@quickloop/cli-kit';
+import type { Command } from '../command.js';
+import { SCHEMAS } from '../examples/schemas.generated.js';
+import { VERSION } from '../version.js';
+
+export const schema: Command = {
+  name: 'schema',
+  summary: 'Print a JSON Schema: task (default), task-enforced, events, loop or loop-resolved',
+  async run(argv, io) {
+    const names = Object.keys(SCHEMAS);
+    const args = parseArgs(argv, { name: 'qs schema', version: VERSION, usage: `$0 [${names.join('|')}]`, out: io.stderr, positionals: 1 }, (y) => y);
+    const name = String(args._[0] ?? 'task');
+    const text = SCHEMAS[name];
+    if (text === undefined) throw new UsageError(`qs schema: no schema named '${name}'; available: ${names.join(', ')}`);
+    io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+    return QsExit.passed;
+  },
+};

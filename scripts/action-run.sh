@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The GitHub Action's steps (action.yml): its inputs arrive as QL_* variables, never spliced into a
+# script, so a task path or a model name cannot inject shell. `doctor` runs qs doctor on the tasks;
+# otherwise qs run, with its exit code written to $GITHUB_OUTPUT and returned.
+set -uo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+qs=(node "$here/packages/qs/bin/qs.js")
+set -f # the tasks are passed as written: qs expands globs itself
+read -r -a tasks <<<"${QL_TASKS:-}"
+read -r -a maps <<<"${QL_DOCS_MAP:-}"
+set +f
+
+if [ "${1:-}" = doctor ]; then
+  exec "${qs[@]}" doctor "${tasks[@]}"
+fi
+
+args=(run)
+if [ -n "${QL_EXAMPLE:-}" ]; then args+=(--example "$QL_EXAMPLE"); else args+=("${tasks[@]}"); fi
+args+=(--agent "${QL_AGENT:-replay}" --repeat "${QL_REPEAT:-1}" --workers "${QL_WORKERS:-1}")
+[ -n "${QL_MODEL:-}" ] && args+=(--model "$QL_MODEL")
+[ -n "${QL_BASE_URL:-}" ] && args+=(--base-url "$QL_BASE_URL")
+for m in "${maps[@]}"; do args+=(--docs-map "$m"); done
+if [ -n "${QL_OUT:-}" ]; then
+  args+=(--out "$QL_OUT")
+fi
+if [ -n "${QL_JUNIT:-}" ]; then
+  mkdir -p "$(dirname "$QL_JUNIT")"
+  args+=(--junit "$QL_JUNIT")
+fi
+[ "${QL_STRICT:-false}" = true ] && args+=(--strict-inconclusive)
+[ "${QL_UNENFORCED:-false}" = true ] && args+=(--allow-unenforced)
+
+# The events go to the out folder's streams; the log shows people what happened.
+"${qs[@]}" "${args[@]}" >/dev/null
+code=$?
+if [ -n "${GITHUB_OUTPUT:-}" ]; then
+  echo "exit-code=$code" >>"$GITHUB_OUTPUT"
+  [ -n "${QL_OUT:-}" ] && echo "results=$QL_OUT/results.json" >>"$GITHUB_OUTPUT"
+fi
+exit "$code"

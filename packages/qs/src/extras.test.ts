@@ -6,7 +6,9 @@ import { memoryIo } from '@quickloop/cli-kit';
 import { cli } from './cli.js';
 import { EXAMPLES_MODULE_PATH, renderExamplesModule, renderSchemasModule, SCHEMAS_MODULE_PATH } from './examples/source.js';
 import { findExample, materialise } from './examples/examples.js';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -48,6 +50,36 @@ describe('qs run --example', () => {
     expect(source).toMatch(/qs-example-greeter-docs-gap-/);
     expect(existsSync(source)).toBe(false);
     await expect(cli(['run', '--example', 'greeter', 'tasks/x.yaml'], memoryIo())).rejects.toThrow('--example runs the bundled task; name no task files with it');
+  });
+});
+
+describe('qs run with a quickloop.yaml', () => {
+  it('takes the flags it sets where none was typed, lets a typed flag win, and refuses a setting that changes a result', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qs-config-run-'));
+    try {
+      mkdirSync(join(dir, 'sub'));
+      writeFileSync(join(dir, 'quickloop.yaml'), `run:\n  docs_map: https://docs.greeter.test/=${ROOT}fixtures/docs-site\n  summary: summary.md\ntasks:\n  budgets:\n    max_seconds: 77\n`);
+      writeFileSync(join(dir, 'sub', 'greeter.yaml'), readFileSync(`${ROOT}fixtures/examples/greeter.yaml`, 'utf8'));
+      const env = { PATH: `${ROOT}node_modules/.bin:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: process.env.HOME ?? '/root', NO_COLOR: '1' };
+      const io = memoryIo({ cwd: join(dir, 'sub'), env });
+      expect(await cli(['run', 'greeter.yaml', '-q'], io), io.err()).toBe(0);
+      const events = io.out().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const loaded = events.find((e) => e.type === 'task.loaded') as { task: { budgets: { max_seconds: number } }; source: { config?: { path: string } } };
+      expect(loaded.task.budgets.max_seconds).toBe(77);
+      expect(loaded.source.config?.path).toBe(join(dir, 'quickloop.yaml'));
+      expect(events.filter((e) => e.type === 'docs.read')).toHaveLength(2);
+      expect(existsSync(join(dir, 'summary.md'))).toBe(true);
+      const typed = memoryIo({ cwd: join(dir, 'sub'), env });
+      expect(await cli(['run', 'greeter.yaml', '-q', '--summary', 'mine.md'], typed), typed.err()).toBe(0);
+      expect(existsSync(join(dir, 'sub', 'mine.md'))).toBe(true);
+      const none = memoryIo({ cwd: join(dir, 'sub'), env });
+      expect(await cli(['run', 'greeter.yaml', '-q', '--no-config'], none)).toBe(0);
+      expect(none.out()).not.toContain('"max_seconds":77');
+      writeFileSync(join(dir, 'quickloop.yaml'), 'run:\n  model: gpt-5\n');
+      await expect(cli(['run', 'greeter.yaml'], memoryIo({ cwd: join(dir, 'sub'), env }))).rejects.toThrow('../quickloop.yaml:2:3: run.model: settings that change what a result means stay on the command line (--model)');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -32,7 +32,9 @@ export const run: Command = {
   summary: 'Run tasks through validate | sandbox | agent | check, repeated and in parallel; results.json, JUnit, summary',
   async run(typedArgv, io) {
     const config = projectConfig(typedArgv, io.cwd);
-    const argv = [...configFlags(config, typedArgv), ...typedArgv];
+    // After what was typed (list flags would swallow the task files that follow them), before any `--`.
+    const end = typedArgv.indexOf('--');
+    const argv = end < 0 ? [...typedArgv, ...configFlags(config, typedArgv)] : [...typedArgv.slice(0, end), ...configFlags(config, typedArgv), ...typedArgv.slice(end)];
     const args = parseArgs(argv, { name: 'qs run', version: VERSION, usage: USAGE, out: io.stderr, positionals: 1000 }, (y) =>
       y
         .option('agent', { type: 'string', default: 'replay', describe: 'Who works on the task (passed to qs-agent)' })
@@ -209,8 +211,8 @@ function configFlags(config: ProjectConfig | undefined, argv: readonly string[])
     if (typed(flag, flag === 'keep-sandbox' ? 'keep' : undefined)) continue;
     if (typeof value === 'boolean') {
       if (value) out.push(`--${flag}`);
-    } else if (Array.isArray(value)) for (const v of value) out.push(`--${flag}`, String(v));
-    else out.push(`--${flag}`, String(value));
+    } else if (Array.isArray(value)) for (const v of value) out.push(`--${flag}=${String(v)}`);
+    else out.push(`--${flag}=${String(value)}`);
   }
   return out;
 }

@@ -14,4 +14,5 @@ export type * from './types/sandbox.js';
 export type * from './types/agent.js';
 export type * from './types/docs.js';
 export type * from './types/run.js';
+export type * from './types/sweep.js';
 export type * from './types/loop.js';

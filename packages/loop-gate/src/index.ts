@@ -1,5 +1,5 @@
 // Public surface of @quickloop/loop-gate: the gate round and the send pipeline that loop-run builds on.
-export { loadSpec, validateSpec, checkConsentIds, maxRevisions, timeoutMs, type LoadedSpec } from './spec.js';
+export { loadSpec, validateSpec, checkConsentIds, refusePlaceholders, maxRevisions, timeoutMs, type LoadedSpec } from './spec.js';
 export { runArgv, type ExecResult, type ExecOptions } from './exec.js';
 export { outputMode } from './model-output.js';
 export { parseJudgeOutput, type JudgeVerdict } from './judge.js';
@@ -9,6 +9,6 @@ export { Session, totalTokens, type SessionHooks, type SessionOptions, type Cons
 export { runGateRound, substitute, evaluate, FIXED_PASSES_MARKER, type RoundInput, type RoundResult } from './gate.js';
 export { planPrompt, deliveryPrompt, revisePrompt, reviewerPrompt, judgePrompt, type PriorDelivery } from './prompts.js';
 export { LoopStop, ConsentRefused, InputRequired, ModelCallFailed } from './errors.js';
-export { LineReader } from './line-reader.js';
+export { LineReader, answerOrInterrupt } from './line-reader.js';
 export { run, gateName, type RunOptions } from './run.js';
 export { cli, main } from './cli.js';

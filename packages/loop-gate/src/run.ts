@@ -6,9 +6,9 @@ import { EventWriter, createEmitter, detachableEvents, readEvents } from '@quick
 import type { GateName } from '@quickloop/loop-spec';
 import { LoopStop } from './errors.js';
 import { runGateRound } from './gate.js';
-import { LineReader } from './line-reader.js';
+import { LineReader, answerOrInterrupt } from './line-reader.js';
 import { Session, type ConsentRecord } from './session.js';
-import { checkConsentIds, loadSpec } from './spec.js';
+import { checkConsentIds, loadSpec, refusePlaceholders } from './spec.js';
 
 export interface RunOptions {
   spec: string;
@@ -42,6 +42,7 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
   const log = createLogger({ stream: io.stderr, env: io.env, level: opts.level });
   const loaded = loadSpec(opts.spec, io.cwd, io.env);
   checkConsentIds(loaded.spec, opts.consent);
+  refusePlaceholders(loaded);
   const writer = new EventWriter(io.stdout);
   const emitter = createEmitter({ stage: 'loop-gate', writer, now: io.now });
   const answers = new LineReader(io.stdin);
@@ -66,8 +67,8 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
       ask: async (question) => {
         if (!opts.artifact) return null;
         // A prompt quotes the spec (commands, file names): shown with its controls made visible.
-            io.stderr.write(terminalSafe(question.endsWith(' ') ? question : `${question}\n`, 'block'));
-        return answers.next();
+        io.stderr.write(terminalSafe(question.endsWith(' ') ? question : `${question}\n`, 'block'));
+        return answerOrInterrupt(answers, io.signal);
       },
       onUsage: () => undefined,
       info: (l) => log.info(l),

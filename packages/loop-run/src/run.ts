@@ -1,7 +1,7 @@
 // run(opts, io): loop-run as tests call it — events on stdout, people on stderr, answers from stdin.
-import { InterruptedError, LoopExit, createLogger, type Io, type LogLevel, terminalSafe } from '@quickloop/cli-kit';
+import { LoopExit, createLogger, type Io, type LogLevel, terminalSafe } from '@quickloop/cli-kit';
 import { EventWriter, createEmitter, detachableEvents } from '@quickloop/events';
-import { LineReader, checkConsentIds, loadSpec } from '@quickloop/loop-gate';
+import { LineReader, answerOrInterrupt, checkConsentIds, loadSpec, refusePlaceholders } from '@quickloop/loop-gate';
 import { runLoop } from './runner.js';
 
 export interface RunOptions {
@@ -22,12 +22,6 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
   const emitter = createEmitter({ stage: 'loop-run', writer, now: io.now });
   const runId = io.newId();
   const answers = new LineReader(io.stdin);
-  const interrupted = new Promise<never>((_, reject) => {
-    const fail = (): void => reject(new InterruptedError('interrupted while waiting for an answer on stdin'));
-    if (io.signal.aborted) fail();
-    else io.signal.addEventListener('abort', fail, { once: true });
-  });
-  interrupted.catch(() => undefined);
   // A reader that went away (`| head`) stops the events, not the loop: exit 0 must keep meaning
   // "passed", so the run goes on and its state and exit code stay the record.
   const { emit, flush } = detachableEvents({ emitter, writer, runId: () => runId });
@@ -36,6 +30,7 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
     try {
       const loaded = loadSpec(opts.spec, io.cwd, io.env);
       checkConsentIds(loaded.spec, opts.consent);
+      refusePlaceholders(loaded);
       const outcome = await runLoop(
         loaded,
         {
@@ -44,7 +39,7 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
             // A prompt quotes the spec (commands, file names): shown with its controls made visible.
             io.stderr.write(terminalSafe(question.endsWith(' ') ? question : `${question}\n`, 'block'));
             // A signal must not wait for an answer that may never come (a TTY left open).
-            return Promise.race([answers.next(), interrupted]);
+            return answerOrInterrupt(answers, io.signal);
           },
           info: (l) => log.info(l),
           warn: (l) => log.warn(log.color.yellow(l)),

@@ -1,13 +1,16 @@
 // The loop under the runner contract: context, plan, plan gate, deliveries, delivery gate, caps, one terminal state.
+import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { InputError, LoopExit } from '@quickloop/cli-kit';
 import type { EventType, Payload } from '@quickloop/events';
 import type { GateName } from '@quickloop/loop-spec';
 import {
+  InputRequired,
   LoopStop,
   ModelCallFailed,
   Session,
+  outputMode,
   deliveryPrompt,
   isRedacted,
   maxRevisions,
@@ -22,7 +25,7 @@ import {
   type TokenUsage,
 } from '@quickloop/loop-gate';
 import { isInside } from './paths.js';
-import { acquireLock, loadState, sortedJson, writeStateAtomic, type LoopState } from './state.js';
+import { acquireLock, loadState, peekPassed, sortedJson, writeStateAtomic, type LoopState } from './state.js';
 
 export interface RunnerIo {
   emit<T extends EventType>(type: T, payload: Payload<T>, meta?: { id?: string; parent_id?: string }): void;
@@ -32,6 +35,8 @@ export interface RunnerIo {
   now(): Date;
   newId(): string;
 }
+
+const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 
 export interface Outcome {
   code: number;
@@ -55,6 +60,20 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   const logPath = resolve(workspace, logName);
   for (const [field, p] of [['observability.state_file', statePath], ['observability.run_log', logPath]] as const) {
     if (!isInside(workspace, p) || p === workspace) throw new InputError(`${field} '${rel(p)}' escapes the workspace ${workspace}`);
+  }
+  // An already-passed loop is reported without writing anything (no lock, no state save), so it
+  // also works on a read-only filesystem or a checkout that is only being inspected.
+  const passed = peekPassed(statePath);
+  if (passed) {
+    io.info('loop already passed; delete the workspace state to run it again');
+    io.emit('loop.completed', {
+      final_delivery: passed.final_delivery ? rel(passed.final_delivery) : '',
+      iteration: Math.max(1, passed.iteration),
+      wall_clock_used_sec: passed.wall_clock_used_sec,
+      usage: passed.usage,
+      already_passed: true,
+    });
+    return { code: LoopExit.passed, state: passed };
   }
   mkdirSync(workspace, { recursive: true });
   const release = acquireLock(join(workspace, '.loop-run.lock'));
@@ -82,6 +101,10 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   };
   const usage = state.usage;
   const advisoryNoted = new Set<string>();
+  // Tokens promised to calls now running (parallel reviewers), and each member's largest call: a
+  // call cannot be stopped once started, so one the budget cannot cover is not started.
+  let reservedTokens = 0;
+  const largestCall = new Map<string, number>();
 
   const session = new Session(
     loaded,
@@ -98,7 +121,25 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
         save();
       },
       ask: io.ask,
+      beforeCall: (id, promptChars) => {
+        const cap = spec.loop_control.budget?.tokens;
+        if (typeof cap !== 'number') return;
+        const inv = id === 'host' ? spec.host : spec.council_by_id?.[id];
+        // A CLI in plain text mode reports no usage: its calls count nothing (the cap is advisory for it).
+        if (!inv || outputMode(inv.invoke) === 'text') return;
+        // At least the prompt (about 4 characters a token), and at least as much as its largest call so far.
+        const need = Math.max(Math.ceil(promptChars / 4), largestCall.get(id) ?? 0);
+        const spent = totalTokens(usage);
+        if (spent + reservedTokens + need > cap) {
+          stop('failed', 'token_budget_exceeded', `token budget of ${cap} cannot cover the next call to ${id} (${spent} counted, ${reservedTokens} reserved for calls running, about ${need} needed)`, LoopExit.failed);
+        }
+        reservedTokens += need;
+        return () => {
+          reservedTokens -= need;
+        };
+      },
       onUsage: (id, u: TokenUsage | null, usd) => {
+        if (u) largestCall.set(id, Math.max(largestCall.get(id) ?? 0, totalTokens(u)));
         usage.calls += 1;
         if (u) {
           usage.input_tokens += u.input_tokens;
@@ -146,19 +187,13 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     io.emit('artifact.written', { path: rel(path), phase, iteration });
   };
   const host = async (prompt: string, purpose: string): Promise<string> => session.send('host', 'host', spec.host, prompt, purpose);
+  // What a plan pass depends on besides the plan: the gate and the criteria it evaluates.
+  const planGateHash = (): string => {
+    const g = spec.gates.plan_gate;
+    return sha256(sortedJson({ gate: g, criteria: (g.criteria ?? []).map((id) => spec.criteria_by_id[id] ?? null), members: (g.members ?? []).map((id) => spec.council_by_id?.[id] ?? null) }));
+  };
 
   try {
-    if (state.status === 'passed') {
-      io.info('loop already passed; delete the workspace state to run it again');
-      io.emit('loop.completed', {
-        final_delivery: state.final_delivery ? rel(state.final_delivery) : '',
-        iteration: Math.max(1, state.iteration),
-        wall_clock_used_sec: state.wall_clock_used_sec,
-        usage,
-        already_passed: true,
-      });
-      return { code: LoopExit.passed, state };
-    }
     const previous = state.status;
     io.emit('loop.started', { spec: loaded.path, loop_dir: loopDir, workspace, resumed: existed, status: previous, wall_clock_used_sec: priorSec });
     // Stale stall counts never carry into a new run (Looper resets them too).
@@ -219,6 +254,7 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
       log('host_start', { phase: 'plan', target: rel(planPath) });
       writeArtifact(planPath, await host(planPrompt(spec, context), 'plan'), 'plan', 0);
       log('host_done', { phase: 'plan', target: rel(planPath) });
+      if (state.gate_progress?.gate === 'plan_gate') delete state.gate_progress;
       save();
     }
 
@@ -226,7 +262,16 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
       const g = spec.gates[gate];
       const max = maxRevisions(g);
       const p = state.gate_progress;
-      let revision = p && p.gate === gate && p.iteration === iteration ? p.revision : 0;
+      const mine = p && p.gate === gate && p.iteration === iteration ? p : undefined;
+      let revision = mine ? mine.revision : 0;
+      // A re-run must not hand an artifact that used up its revisions a fresh budget; a raised
+      // max_revisions does give it the difference.
+      if (mine?.exhausted && revision >= max) {
+        log('gate_exhausted', { gate, iteration, revisions: revision, resumed: true });
+        if (gate === 'plan_gate') stop('failed', 'plan_gate_max_revisions_reached', `plan_gate: still revise after ${max} revision(s) (in an earlier run; change plan.md or raise max_revisions)`, LoopExit.failed);
+        io.info(`${gate}: ${rel(artifact)} already used its ${max} revision(s) in an earlier run`);
+        return false;
+      }
       if (revision > 0) io.info(`${gate}: resuming at revision ${revision} of ${max}`);
       for (;;) {
         enforceCaps();
@@ -236,7 +281,9 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
         const res = await runGateRound(session, { gate, artifact, iteration, round, revision, reviewPath: join(workspace, `review-${gate}-${round}.md`) });
         if (res.passed) {
           delete state.gate_progress;
-          save({ status: `${gate}_passed`, [gate]: { passed_at: io.now().toISOString() } });
+          const record: { passed_at: string; sha256?: string; gate_sha256?: string } = { passed_at: io.now().toISOString() };
+          if (gate === 'plan_gate') [record.sha256, record.gate_sha256] = [sha256(readFileSync(artifact)), planGateHash()];
+          save({ status: `${gate}_passed`, [gate]: record });
           log('gate_passed', { gate, artifact: rel(artifact), round });
           io.info(`${gate}: passed`);
           return true;
@@ -255,6 +302,7 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
             let override = false;
             if (np.action === 'human_checkpoint') {
               const answer = await io.ask("No-progress detected. Type 'continue' to allow one more revision: ");
+              if (answer === null) throw new InputRequired(`no-progress checkpoint on ${gate}`);
               override = answer?.trim().toLowerCase() === 'continue';
               if (override) {
                 save({ no_progress: { gate, signature, count: 0, threshold } });
@@ -268,11 +316,10 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
           }
         }
         if (revision >= max) {
+          save({ gate_progress: { gate, iteration, revision, exhausted: true } });
           if (gate === 'plan_gate') stop('failed', 'plan_gate_max_revisions_reached', `plan_gate: still revise after ${max} revision(s)`, LoopExit.failed);
           log('gate_exhausted', { gate, iteration, revisions: revision });
           io.info(`${gate}: revise after ${max} revision(s); next iteration`);
-          delete state.gate_progress;
-          save();
           return false;
         }
         enforceCaps();
@@ -285,13 +332,24 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
       }
     };
 
-    // A passed plan gate is kept across resumes: re-judging it would spend calls and could undo it.
-    if (!state.plan_gate?.passed_at) await runGate('plan_gate', planPath, 0);
+    // A passed plan gate is kept across resumes (re-judging it would spend calls and could undo it),
+    // but only for the plan it judged under the gate it passed: a redrafted or edited plan, or a
+    // changed plan gate, is gated again, and so is a pass recorded without those hashes (Looper's).
+    const pg = state.plan_gate;
+    const planGated = !!pg?.passed_at && pg.sha256 === sha256(readFileSync(planPath)) && pg.gate_sha256 === planGateHash();
+    if (!planGated) {
+      if (pg?.passed_at) {
+        log('plan_regated', { reason: pg.sha256 === undefined ? 'no hash recorded' : pg.gate_sha256 !== planGateHash() ? 'plan_gate changed' : 'plan.md changed' });
+        delete state.plan_gate;
+        if (state.checkpoints?.after_plan) delete state.checkpoints.after_plan;
+      }
+      await runGate('plan_gate', planPath, 0);
+    }
 
     const checkpoints = Array.isArray(spec.loop_control.human_checkpoints) ? spec.loop_control.human_checkpoints : [];
     if (checkpoints.includes('after_plan') && !state.checkpoints?.after_plan) {
       const answer = await io.ask("Human checkpoint 'after_plan': type 'continue' to proceed: ");
-      if (answer === null) stop('blocked', 'interactive_input_required:after_plan', 'human checkpoint after_plan needs an answer but stdin is closed', LoopExit.error);
+      if (answer === null) throw new InputRequired('human checkpoint after_plan');
       if (answer!.trim().toLowerCase() !== 'continue') stop('blocked', 'human_checkpoint:after_plan', 'human checkpoint after_plan was not continued', LoopExit.error);
       state.checkpoints = { ...(state.checkpoints ?? {}), after_plan: io.now().toISOString() };
       log('human_checkpoint_passed', { checkpoint: 'after_plan' });
@@ -333,7 +391,8 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     if (error instanceof LoopStop) [status, failure, code] = [error.status, error.failure, error.exitCode ?? LoopExit.error];
     else if (opts.signal?.aborted) [failure, code] = ['interrupted', 130];
     else [failure, code] = [error instanceof Error ? error.message : String(error), LoopExit.error];
-    if (opts.signal?.aborted && !(error instanceof LoopStop && error.status === 'blocked')) [status, failure, code] = ['failed', 'interrupted', 130];
+    // A Ctrl-C at a question can also end stdin, which reads as a refusal: the signal is what happened.
+    if (opts.signal?.aborted) [status, failure, code] = ['failed', 'interrupted', 130];
     try {
       save({ status, failure, completed_at: io.now().toISOString() });
       // A decision (cap, refusal, signal) is a `stop`; a model CLI failure or a crash is a `run_error`.

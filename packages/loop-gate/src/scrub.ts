@@ -33,15 +33,28 @@ export function envSecrets(env: Record<string, string | undefined>): [string, st
     .sort((a, b) => b[1].length - a[1].length);
 }
 
-function isFileTarget(abs: string): boolean {
-  try {
-    return statSync(abs).isFile();
-  } catch {
-    return false; // a dangling link holds nothing to leak
-  }
+interface CachedDir {
+  mtimeNs: bigint;
+  ino: bigint;
+  readAtNs: bigint;
+  /** Names of files and links (a link to a directory is never walked). */
+  files: string[];
+  dirs: string[];
+  /** The flagged names among `files`, per glob set. */
+  matched: Map<string, string[]>;
 }
 
+const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n;
+/**
+ * A change in the same clock tick as our read leaves the mtime as it was: an entry modified that
+ * close to when we read it is read again next time (git's "racy" rule). Whole-second timestamps
+ * (some filesystems) widen the window to two seconds.
+ */
+const racy = (mtimeNs: bigint, readAtNs: bigint): boolean => mtimeNs + (mtimeNs % 1_000_000_000n === 0n ? 2_000_000_000n : 50_000_000n) >= readAtNs;
+
 export class Scrubber {
+  readonly #dirs = new Map<string, CachedDir>();
+  readonly #files = new Map<string, { stamp: string; readAtNs: bigint; file: FlaggedFile | undefined }>();
   readonly #loopDir: string;
   readonly #onBlindSpot: (rel: string, reason: string) => void;
   readonly #reported = new Set<string>();
@@ -58,33 +71,86 @@ export class Scrubber {
   }
 
   /**
-   * Walks the loop directory on every call (workspace included): Looper cached the walk and so
-   * missed flagged files created after the first send.
+   * The flagged files of the loop directory (workspace included), sorted. The tree is walked once;
+   * later calls stat each known directory and re-read only those whose entries changed (a new or
+   * renamed file changes its directory's mtime), and re-read a flagged file only when it changed.
+   * So a flagged file created after the first send is still caught (Looper's cached walk missed it)
+   * without a full walk per prompt.
    */
   flagged(globs: readonly string[]): FlaggedFile[] {
+    const key = globs.join('\0');
     const found: FlaggedFile[] = [];
-    const walk = (dir: string, rel: string): void => {
-      let entries;
-      try {
-        entries = readdirSync(dir, { withFileTypes: true });
-      } catch {
-        return;
+    const seen = new Set<string>();
+    const visit = (abs: string, rel: string): void => {
+      const dir = this.#dir(abs, rel);
+      if (!dir) return;
+      seen.add(rel);
+      let names = dir.matched.get(key);
+      if (!names) {
+        names = dir.files.filter((name) => isRedacted(rel ? `${rel}/${name}` : name, globs));
+        dir.matched.set(key, names);
       }
-      for (const e of entries) {
-        const childRel = rel ? `${rel}/${e.name}` : e.name;
-        const abs = join(dir, e.name);
-        if (e.isDirectory()) {
-          if (!SKIP_DIRS.has(e.name)) walk(abs, childRel);
-          continue;
-        }
-        // A flagged name linked to a file (a shared .env) is as secret as the file; links to directories are not followed (no cycles).
-        if (!isRedacted(childRel, globs) || !(e.isFile() || (e.isSymbolicLink() && isFileTarget(abs)))) continue;
-        const file = this.#read(abs, childRel);
+      for (const name of names) {
+        const childRel = rel ? `${rel}/${name}` : name;
+        const file = this.#flaggedFile(join(abs, name), childRel);
         if (file) found.push(file);
       }
+      for (const sub of dir.dirs) visit(join(abs, sub), rel ? `${rel}/${sub}` : sub);
     };
-    walk(this.#loopDir, '');
+    visit(this.#loopDir, '');
+    // Directories that went away take their entries with them.
+    for (const rel of this.#dirs.keys()) if (!seen.has(rel)) this.#dirs.delete(rel);
     return found.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  }
+
+  /** A directory's entries, from the cache while its mtime says nothing was added, removed or renamed. */
+  #dir(abs: string, rel: string): CachedDir | undefined {
+    let st;
+    try {
+      st = statSync(abs, { bigint: true });
+    } catch {
+      this.#dirs.delete(rel);
+      return undefined;
+    }
+    const cached = this.#dirs.get(rel);
+    if (cached && cached.mtimeNs === st.mtimeNs && cached.ino === st.ino && !racy(st.mtimeNs, cached.readAtNs)) return cached;
+    const readAtNs = nowNs();
+    let entries;
+    try {
+      entries = readdirSync(abs, { withFileTypes: true });
+    } catch {
+      this.#dirs.delete(rel);
+      return undefined;
+    }
+    const dir: CachedDir = { mtimeNs: st.mtimeNs, ino: st.ino, readAtNs, files: [], dirs: [], matched: new Map() };
+    for (const e of entries) {
+      if (e.isDirectory()) {
+        if (!SKIP_DIRS.has(e.name)) dir.dirs.push(e.name);
+      } else if (e.isFile() || e.isSymbolicLink()) dir.files.push(e.name);
+    }
+    this.#dirs.set(rel, dir);
+    return dir;
+  }
+
+  /** A flagged file's content, re-read only when its size, times or inode changed. */
+  #flaggedFile(abs: string, rel: string): FlaggedFile | undefined {
+    let st;
+    try {
+      // stat follows links: a flagged name linked to a file (a shared .env) is as secret as the file;
+      // links to directories are not followed (no cycles).
+      st = statSync(abs, { bigint: true });
+    } catch {
+      this.#files.delete(rel);
+      return undefined; // a dangling link holds nothing to leak
+    }
+    if (!st.isFile()) return undefined;
+    const stamp = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+    const cached = this.#files.get(rel);
+    if (cached && cached.stamp === stamp && !racy(st.mtimeNs, cached.readAtNs)) return cached.file;
+    const readAtNs = nowNs();
+    const file = this.#read(abs, rel);
+    this.#files.set(rel, { stamp, readAtNs, file });
+    return file;
   }
 
   #read(abs: string, rel: string): FlaggedFile | undefined {

@@ -10,5 +10,6 @@ export { runGateRound, substitute, evaluate, FIXED_PASSES_MARKER, type RoundInpu
 export { planPrompt, deliveryPrompt, revisePrompt, reviewerPrompt, judgePrompt, type PriorDelivery } from './prompts.js';
 export { LoopStop, ConsentRefused, InputRequired, ModelCallFailed } from './errors.js';
 export { LineReader, answerOrInterrupt } from './line-reader.js';
+export { ProgressView, openEvents, type EventSinks } from './progress.js';
 export { run, gateName, type RunOptions } from './run.js';
 export { cli, main } from './cli.js';

@@ -2,11 +2,12 @@
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { InputError, LoopExit, UsageError, createLogger, type Io, type LogLevel, terminalSafe } from '@quickloop/cli-kit';
-import { EventWriter, createEmitter, detachableEvents, readEvents } from '@quickloop/events';
+import { readEvents } from '@quickloop/events';
 import type { GateName } from '@quickloop/loop-spec';
 import { LoopStop } from './errors.js';
 import { runGateRound } from './gate.js';
 import { LineReader, answerOrInterrupt } from './line-reader.js';
+import { openEvents } from './progress.js';
 import { Session, type ConsentRecord } from './session.js';
 import { checkConsentIds, loadSpec, refusePlaceholders } from './spec.js';
 
@@ -26,6 +27,8 @@ export interface RunOptions {
   retries: number;
   retryDelayMs: number;
   level: LogLevel;
+  /** Also write the events to this file (NDJSON), whatever stdout is. */
+  events?: string;
 }
 
 export function gateName(value: string): GateName {
@@ -43,14 +46,13 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
   const loaded = loadSpec(opts.spec, io.cwd, io.env);
   checkConsentIds(loaded.spec, opts.consent);
   refusePlaceholders(loaded);
-  const writer = new EventWriter(io.stdout);
-  const emitter = createEmitter({ stage: 'loop-gate', writer, now: io.now });
   const answers = new LineReader(io.stdin);
   const consent = new Map<string, ConsentRecord>();
   const warnings: string[] = [];
   let runId = io.newId();
   // A reader that went away stops the events, not the verdict: exit 0 must keep meaning "pass".
-  const events = detachableEvents({ emitter, writer, runId: () => runId });
+  // On a terminal a person reads a progress view instead of NDJSON (which goes to --events FILE).
+  const events = openEvents({ io, stage: 'loop-gate', runId: () => runId, ...(opts.events ? { eventsFile: opts.events } : {}) });
   const flush = events.flush;
   const session = new Session(
     loaded,
@@ -71,7 +73,9 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
         return answerOrInterrupt(answers, io.signal);
       },
       onUsage: () => undefined,
-      info: (l) => log.info(l),
+      info: (l) => {
+        if (!events.viewing) log.info(l);
+      },
       warn: (l) => log.warn(log.color.yellow(l)),
       now: io.now,
       newId: io.newId,
@@ -89,7 +93,8 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
       revision: opts.revision,
       ...(opts.review ? { reviewPath: resolve(io.cwd, opts.review) } : {}),
     });
-    log.info(`${gate}: ${r.passed ? 'pass' : 'revise'}${r.failures.length ? ` (${r.failures.join('; ')})` : ''}`);
+    if (events.view) events.view.verdictLine(r.passed);
+    else log.info(`${gate}: ${r.passed ? 'pass' : 'revise'}${r.failures.length ? ` (${r.failures.join('; ')})` : ''}`);
     return r.passed ? LoopExit.passed : LoopExit.failed;
   };
 

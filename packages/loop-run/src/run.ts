@@ -1,7 +1,6 @@
 // run(opts, io): loop-run as tests call it — events on stdout, people on stderr, answers from stdin.
 import { LoopExit, createLogger, type Io, type LogLevel, terminalSafe } from '@quickloop/cli-kit';
-import { EventWriter, createEmitter, detachableEvents } from '@quickloop/events';
-import { LineReader, answerOrInterrupt, checkConsentIds, loadSpec, refusePlaceholders } from '@quickloop/loop-gate';
+import { LineReader, answerOrInterrupt, checkConsentIds, loadSpec, openEvents, refusePlaceholders } from '@quickloop/loop-gate';
 import { runLoop } from './runner.js';
 
 export interface RunOptions {
@@ -14,17 +13,18 @@ export interface RunOptions {
   /** Members consented to up front (`--consent ID`); everyone else is asked on stdin. */
   consent: string[];
   level: LogLevel;
+  /** Also write the events to this file (NDJSON), whatever stdout is. */
+  events?: string;
 }
 
 export async function run(opts: RunOptions, io: Io): Promise<number> {
   const log = createLogger({ stream: io.stderr, env: io.env, level: opts.level });
-  const writer = new EventWriter(io.stdout);
-  const emitter = createEmitter({ stage: 'loop-run', writer, now: io.now });
   const runId = io.newId();
   const answers = new LineReader(io.stdin);
   // A reader that went away (`| head`) stops the events, not the loop: exit 0 must keep meaning
   // "passed", so the run goes on and its state and exit code stay the record.
-  const { emit, flush } = detachableEvents({ emitter, writer, runId: () => runId });
+  // On a terminal a person reads a progress view instead of NDJSON (which goes to --events FILE).
+  const { emit, flush, viewing } = openEvents({ io, stage: 'loop-run', runId: () => runId, ...(opts.events ? { eventsFile: opts.events } : {}) });
   try {
     let code: number;
     try {
@@ -41,7 +41,9 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
             // A signal must not wait for an answer that may never come (a TTY left open).
             return answerOrInterrupt(answers, io.signal);
           },
-          info: (l) => log.info(l),
+          info: (l) => {
+            if (!viewing) log.info(l);
+          },
           warn: (l) => log.warn(log.color.yellow(l)),
           now: io.now,
           newId: io.newId,

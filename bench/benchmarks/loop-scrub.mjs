@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ROOT } from '../helpers.mjs';
 
-const { Scrubber, DEFAULT_GLOBS, isRedacted } = await import(`${ROOT}packages/loop-gate/dist/index.js`);
+const { Scrubber, DEFAULT_GLOBS, isRedacted } = await import(`${ROOT}packages/loop-engine/dist/index.js`);
 
 const DIRS = 200;
 const PER_DIR = 200;

@@ -4,12 +4,7 @@ import { basename, resolve } from 'node:path';
 import { InputError, LoopExit, UsageError, createLogger, type Io, type LogLevel, terminalSafe } from '@quickloop/cli-kit';
 import { readEvents } from '@quickloop/events';
 import type { GateName } from '@quickloop/loop-spec';
-import { LoopStop } from './errors.js';
-import { runGateRound } from './gate.js';
-import { LineReader, answerOrInterrupt } from './line-reader.js';
-import { openEvents } from './progress.js';
-import { Session, type ConsentRecord } from './session.js';
-import { checkConsentIds, loadSpec, refusePlaceholders } from './spec.js';
+import { LineReader, LoopStop, Session, answerOrInterrupt, checkConsentIds, loadSpec, openEvents, refusePlaceholders, runGateRound, type ConsentRecord } from '@quickloop/loop-engine';
 
 export interface RunOptions {
   spec: string;

@@ -1,6 +1,6 @@
 // run(opts, io): loop-run as tests call it — events on stdout, people on stderr, answers from stdin.
 import { LoopExit, createLogger, type Io, type LogLevel, terminalSafe } from '@quickloop/cli-kit';
-import { LineReader, answerOrInterrupt, checkConsentIds, loadSpec, openEvents, refusePlaceholders } from '@quickloop/loop-gate';
+import { LineReader, answerOrInterrupt, checkConsentIds, loadSpec, openEvents, refusePlaceholders } from '@quickloop/loop-engine';
 import { runLoop } from './runner.js';
 
 export interface RunOptions {

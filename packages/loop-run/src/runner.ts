@@ -23,7 +23,7 @@ import {
   type LoadedSpec,
   type SessionOptions,
   type TokenUsage,
-} from '@quickloop/loop-gate';
+} from '@quickloop/loop-engine';
 import { isInside } from './paths.js';
 import { acquireLock, loadState, peekPassed, sortedJson, writeStateAtomic, type LoopState } from './state.js';
 

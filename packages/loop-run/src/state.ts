@@ -2,7 +2,7 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { InputError } from '@quickloop/cli-kit';
 import type { Payload } from '@quickloop/events';
-import type { ConsentRecord } from '@quickloop/loop-gate';
+import type { ConsentRecord } from '@quickloop/loop-engine';
 
 export type Usage = Payload<'loop.completed'>['usage'];
 

@@ -24,6 +24,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
         .option('round', { type: 'string', default: '1', describe: 'The round number shown in events' })
         .option('iteration', { type: 'string', describe: 'The {n} checks see (default: from delivery-<n>.md, 0 for plan.md)' })
         .option('revision', { type: 'string', default: '0', describe: 'Host revisions so far (fixed_passes asks for another pass below max_revisions)' })
+        .option('events', { type: 'string', describe: 'Also write the events (NDJSON) to FILE; on a terminal stdout shows progress instead' })
         .option('consent', { type: 'string', array: true, default: [] as string[], describe: 'Consent to sending to this member (repeatable); others are asked on stdin' })
         .option('retries', { type: 'string', default: '2', describe: 'Extra attempts for a transient model CLI failure' })
         .option('retry-delay-ms', { type: 'string', default: '1000', describe: 'Base of the jittered backoff between attempts' }),
@@ -40,6 +41,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       ...(args.iteration !== undefined ? { iteration: int(args.iteration, 'iteration', 0) } : {}),
       revision: int(args.revision, 'revision', 0),
       consent: (args.consent as unknown[]).map(String),
+      ...(args.events !== undefined ? { events: String(args.events) } : {}),
       retries: int(args.retries, 'retries', 0),
       retryDelayMs: int(args['retry-delay-ms'], 'retry-delay-ms', 0),
       level: logLevel(args),

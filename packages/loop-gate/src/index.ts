@@ -1,14 +1,3 @@
-// Public surface of @quickloop/loop-gate: the gate round and the send pipeline that loop-run builds on.
-export { loadSpec, validateSpec, checkConsentIds, maxRevisions, timeoutMs, type LoadedSpec } from './spec.js';
-export { runArgv, type ExecResult, type ExecOptions } from './exec.js';
-export { outputMode } from './model-output.js';
-export { parseJudgeOutput, type JudgeVerdict } from './judge.js';
-export { fnmatch, isRedacted } from './globs.js';
-export { Scrubber, DEFAULT_GLOBS, envSecrets, type ScrubResult } from './scrub.js';
-export { Session, totalTokens, type SessionHooks, type SessionOptions, type ConsentRecord, type Role, type TokenUsage } from './session.js';
-export { runGateRound, substitute, evaluate, FIXED_PASSES_MARKER, type RoundInput, type RoundResult } from './gate.js';
-export { planPrompt, deliveryPrompt, revisePrompt, reviewerPrompt, judgePrompt, type PriorDelivery } from './prompts.js';
-export { LoopStop, ConsentRefused, InputRequired, ModelCallFailed } from './errors.js';
-export { LineReader } from './line-reader.js';
+// Public surface of @quickloop/loop-gate: the binary (one gate round). The engine it runs on is @quickloop/loop-engine.
 export { run, gateName, type RunOptions } from './run.js';
 export { cli, main } from './cli.js';

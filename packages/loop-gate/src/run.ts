@@ -2,13 +2,9 @@
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { InputError, LoopExit, UsageError, createLogger, type Io, type LogLevel, terminalSafe } from '@quickloop/cli-kit';
-import { EventWriter, createEmitter, detachableEvents, readEvents } from '@quickloop/events';
+import { readEvents } from '@quickloop/events';
 import type { GateName } from '@quickloop/loop-spec';
-import { LoopStop } from './errors.js';
-import { runGateRound } from './gate.js';
-import { LineReader } from './line-reader.js';
-import { Session, type ConsentRecord } from './session.js';
-import { checkConsentIds, loadSpec } from './spec.js';
+import { LineReader, LoopStop, Session, answerOrInterrupt, checkConsentIds, loadSpec, openEvents, refusePlaceholders, runGateRound, type ConsentRecord } from '@quickloop/loop-engine';
 
 export interface RunOptions {
   spec: string;
@@ -26,6 +22,8 @@ export interface RunOptions {
   retries: number;
   retryDelayMs: number;
   level: LogLevel;
+  /** Also write the events to this file (NDJSON), whatever stdout is. */
+  events?: string;
 }
 
 export function gateName(value: string): GateName {
@@ -42,14 +40,14 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
   const log = createLogger({ stream: io.stderr, env: io.env, level: opts.level });
   const loaded = loadSpec(opts.spec, io.cwd, io.env);
   checkConsentIds(loaded.spec, opts.consent);
-  const writer = new EventWriter(io.stdout);
-  const emitter = createEmitter({ stage: 'loop-gate', writer, now: io.now });
+  refusePlaceholders(loaded);
   const answers = new LineReader(io.stdin);
   const consent = new Map<string, ConsentRecord>();
   const warnings: string[] = [];
   let runId = io.newId();
   // A reader that went away stops the events, not the verdict: exit 0 must keep meaning "pass".
-  const events = detachableEvents({ emitter, writer, runId: () => runId });
+  // On a terminal a person reads a progress view instead of NDJSON (which goes to --events FILE).
+  const events = openEvents({ io, stage: 'loop-gate', runId: () => runId, ...(opts.events ? { eventsFile: opts.events } : {}) });
   const flush = events.flush;
   const session = new Session(
     loaded,
@@ -66,11 +64,13 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
       ask: async (question) => {
         if (!opts.artifact) return null;
         // A prompt quotes the spec (commands, file names): shown with its controls made visible.
-            io.stderr.write(terminalSafe(question.endsWith(' ') ? question : `${question}\n`, 'block'));
-        return answers.next();
+        io.stderr.write(terminalSafe(question.endsWith(' ') ? question : `${question}\n`, 'block'));
+        return answerOrInterrupt(answers, io.signal);
       },
       onUsage: () => undefined,
-      info: (l) => log.info(l),
+      info: (l) => {
+        if (!events.viewing) log.info(l);
+      },
       warn: (l) => log.warn(log.color.yellow(l)),
       now: io.now,
       newId: io.newId,
@@ -88,7 +88,8 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
       revision: opts.revision,
       ...(opts.review ? { reviewPath: resolve(io.cwd, opts.review) } : {}),
     });
-    log.info(`${gate}: ${r.passed ? 'pass' : 'revise'}${r.failures.length ? ` (${r.failures.join('; ')})` : ''}`);
+    if (events.view) events.view.verdictLine(r.passed);
+    else log.info(`${gate}: ${r.passed ? 'pass' : 'revise'}${r.failures.length ? ` (${r.failures.join('; ')})` : ''}`);
     return r.passed ? LoopExit.passed : LoopExit.failed;
   };
 

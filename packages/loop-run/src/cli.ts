@@ -14,6 +14,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
     y
       .option('retries', { type: 'string', default: '2', describe: 'Extra attempts for a transient model CLI failure' })
       .option('retry-delay-ms', { type: 'string', default: '1000', describe: 'Base of the jittered backoff between attempts' })
+      .option('events', { type: 'string', describe: 'Also write the events (NDJSON) to FILE; on a terminal stdout shows progress instead' })
       .option('consent', { type: 'string', array: true, default: [] as string[], describe: 'Consent to sending to this member up front (repeatable); others are asked on stdin' }),
   );
   if (args._.length !== 1) throw new UsageError('loop-run needs the spec path (loop.resolved.json) as its one argument (see loop-run --help)');
@@ -23,6 +24,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       retries: int(args.retries, 'retries'),
       retryDelayMs: int(args['retry-delay-ms'], 'retry-delay-ms'),
       consent: (args.consent as string[]).map(String),
+      ...(args.events !== undefined ? { events: String(args.events) } : {}),
       level: logLevel(args),
     },
     io,

@@ -1,7 +1,6 @@
 // run(opts, io): loop-run as tests call it — events on stdout, people on stderr, answers from stdin.
-import { InterruptedError, LoopExit, createLogger, type Io, type LogLevel, terminalSafe } from '@quickloop/cli-kit';
-import { EventWriter, createEmitter, detachableEvents } from '@quickloop/events';
-import { LineReader, checkConsentIds, loadSpec } from '@quickloop/loop-gate';
+import { LoopExit, createLogger, type Io, type LogLevel, terminalSafe } from '@quickloop/cli-kit';
+import { LineReader, answerOrInterrupt, checkConsentIds, loadSpec, openEvents, refusePlaceholders } from '@quickloop/loop-engine';
 import { runLoop } from './runner.js';
 
 export interface RunOptions {
@@ -14,28 +13,24 @@ export interface RunOptions {
   /** Members consented to up front (`--consent ID`); everyone else is asked on stdin. */
   consent: string[];
   level: LogLevel;
+  /** Also write the events to this file (NDJSON), whatever stdout is. */
+  events?: string;
 }
 
 export async function run(opts: RunOptions, io: Io): Promise<number> {
   const log = createLogger({ stream: io.stderr, env: io.env, level: opts.level });
-  const writer = new EventWriter(io.stdout);
-  const emitter = createEmitter({ stage: 'loop-run', writer, now: io.now });
   const runId = io.newId();
   const answers = new LineReader(io.stdin);
-  const interrupted = new Promise<never>((_, reject) => {
-    const fail = (): void => reject(new InterruptedError('interrupted while waiting for an answer on stdin'));
-    if (io.signal.aborted) fail();
-    else io.signal.addEventListener('abort', fail, { once: true });
-  });
-  interrupted.catch(() => undefined);
   // A reader that went away (`| head`) stops the events, not the loop: exit 0 must keep meaning
   // "passed", so the run goes on and its state and exit code stay the record.
-  const { emit, flush } = detachableEvents({ emitter, writer, runId: () => runId });
+  // On a terminal a person reads a progress view instead of NDJSON (which goes to --events FILE).
+  const { emit, flush, viewing } = openEvents({ io, stage: 'loop-run', runId: () => runId, ...(opts.events ? { eventsFile: opts.events } : {}) });
   try {
     let code: number;
     try {
       const loaded = loadSpec(opts.spec, io.cwd, io.env);
       checkConsentIds(loaded.spec, opts.consent);
+      refusePlaceholders(loaded);
       const outcome = await runLoop(
         loaded,
         {
@@ -44,9 +39,11 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
             // A prompt quotes the spec (commands, file names): shown with its controls made visible.
             io.stderr.write(terminalSafe(question.endsWith(' ') ? question : `${question}\n`, 'block'));
             // A signal must not wait for an answer that may never come (a TTY left open).
-            return Promise.race([answers.next(), interrupted]);
+            return answerOrInterrupt(answers, io.signal);
           },
-          info: (l) => log.info(l),
+          info: (l) => {
+            if (!viewing) log.info(l);
+          },
           warn: (l) => log.warn(log.color.yellow(l)),
           now: io.now,
           newId: io.newId,

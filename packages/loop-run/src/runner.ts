@@ -1,13 +1,16 @@
-// The loop under the runner contract: context, plan, plan gate, deliveries, delivery gate, caps, one terminal state.
+// The loop under the runner contract, in its phases: start, context, plan (with its gate), deliveries (each through the delivery gate), stop — one terminal state.
+import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { InputError, LoopExit } from '@quickloop/cli-kit';
 import type { EventType, Payload } from '@quickloop/events';
 import type { GateName } from '@quickloop/loop-spec';
 import {
+  InputRequired,
   LoopStop,
   ModelCallFailed,
   Session,
+  outputMode,
   deliveryPrompt,
   isRedacted,
   maxRevisions,
@@ -20,9 +23,9 @@ import {
   type LoadedSpec,
   type SessionOptions,
   type TokenUsage,
-} from '@quickloop/loop-gate';
+} from '@quickloop/loop-engine';
 import { isInside } from './paths.js';
-import { acquireLock, loadState, sortedJson, writeStateAtomic, type LoopState } from './state.js';
+import { acquireLock, loadState, peekPassed, sortedJson, writeStateAtomic, type LoopState } from './state.js';
 
 export interface RunnerIo {
   emit<T extends EventType>(type: T, payload: Payload<T>, meta?: { id?: string; parent_id?: string }): void;
@@ -32,6 +35,8 @@ export interface RunnerIo {
   now(): Date;
   newId(): string;
 }
+
+const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 
 export interface Outcome {
   code: number;
@@ -55,6 +60,20 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   const logPath = resolve(workspace, logName);
   for (const [field, p] of [['observability.state_file', statePath], ['observability.run_log', logPath]] as const) {
     if (!isInside(workspace, p) || p === workspace) throw new InputError(`${field} '${rel(p)}' escapes the workspace ${workspace}`);
+  }
+  // An already-passed loop is reported without writing anything (no lock, no state save), so it
+  // also works on a read-only filesystem or a checkout that is only being inspected.
+  const passed = peekPassed(statePath);
+  if (passed) {
+    io.info('loop already passed; delete the workspace state to run it again');
+    io.emit('loop.completed', {
+      final_delivery: passed.final_delivery ? rel(passed.final_delivery) : '',
+      iteration: Math.max(1, passed.iteration),
+      wall_clock_used_sec: passed.wall_clock_used_sec,
+      usage: passed.usage,
+      already_passed: true,
+    });
+    return { code: LoopExit.passed, state: passed };
   }
   mkdirSync(workspace, { recursive: true });
   const release = acquireLock(join(workspace, '.loop-run.lock'));
@@ -82,6 +101,10 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   };
   const usage = state.usage;
   const advisoryNoted = new Set<string>();
+  // Tokens promised to calls now running (parallel reviewers), and each member's largest call: a
+  // call cannot be stopped once started, so one the budget cannot cover is not started.
+  let reservedTokens = 0;
+  const largestCall = new Map<string, number>();
 
   const session = new Session(
     loaded,
@@ -98,7 +121,25 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
         save();
       },
       ask: io.ask,
+      beforeCall: (id, promptChars) => {
+        const cap = spec.loop_control.budget?.tokens;
+        if (typeof cap !== 'number') return;
+        const inv = id === 'host' ? spec.host : spec.council_by_id?.[id];
+        // A CLI in plain text mode reports no usage: its calls count nothing (the cap is advisory for it).
+        if (!inv || outputMode(inv.invoke) === 'text') return;
+        // At least the prompt (about 4 characters a token), and at least as much as its largest call so far.
+        const need = Math.max(Math.ceil(promptChars / 4), largestCall.get(id) ?? 0);
+        const spent = totalTokens(usage);
+        if (spent + reservedTokens + need > cap) {
+          stop('failed', 'token_budget_exceeded', `token budget of ${cap} cannot cover the next call to ${id} (${spent} counted, ${reservedTokens} reserved for calls running, about ${need} needed)`, LoopExit.failed);
+        }
+        reservedTokens += need;
+        return () => {
+          reservedTokens -= need;
+        };
+      },
       onUsage: (id, u: TokenUsage | null, usd) => {
+        if (u) largestCall.set(id, Math.max(largestCall.get(id) ?? 0, totalTokens(u)));
         usage.calls += 1;
         if (u) {
           usage.input_tokens += u.input_tokens;
@@ -146,206 +187,278 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     io.emit('artifact.written', { path: rel(path), phase, iteration });
   };
   const host = async (prompt: string, purpose: string): Promise<string> => session.send('host', 'host', spec.host, prompt, purpose);
+  // What a plan pass depends on besides the plan: the gate and the criteria it evaluates.
+  const planGateHash = (): string => {
+    const g = spec.gates.plan_gate;
+    return sha256(sortedJson({ gate: g, criteria: (g.criteria ?? []).map((id) => spec.criteria_by_id[id] ?? null), members: (g.members ?? []).map((id) => spec.council_by_id?.[id] ?? null) }));
+  };
 
+  const r: Run = { loaded, spec, loopDir, workspace, io, opts, state, existed, priorSec, session, save, log, rel, stop, enforceCaps, writeArtifact, host, planGateHash, planPath: join(workspace, 'plan.md') };
   try {
-    if (state.status === 'passed') {
-      io.info('loop already passed; delete the workspace state to run it again');
-      io.emit('loop.completed', {
-        final_delivery: state.final_delivery ? rel(state.final_delivery) : '',
-        iteration: Math.max(1, state.iteration),
-        wall_clock_used_sec: state.wall_clock_used_sec,
-        usage,
-        already_passed: true,
-      });
-      return { code: LoopExit.passed, state };
-    }
-    const previous = state.status;
-    io.emit('loop.started', { spec: loaded.path, loop_dir: loopDir, workspace, resumed: existed, status: previous, wall_clock_used_sec: priorSec });
-    // Stale stall counts never carry into a new run (Looper resets them too).
-    delete state.failure;
-    delete state.completed_at;
-    delete state.blocking_issues;
-    save({ status: 'running', run_id: opts.runId, no_progress: { count: 0, signature: '', gate: '' } });
-    log('run_start', { spec: loaded.path, resumed: existed, previous_status: previous });
-
-    // Judge criteria only a revise_until_clean judge can evaluate: anywhere else they would be skipped unseen.
-    for (const gate of ['plan_gate', 'delivery_gate'] as const) {
-      const g = spec.gates[gate];
-      const judged = (g.criteria ?? []).filter((id) => spec.criteria_by_id[id]?.type === 'judge');
-      const why = g.verdict_policy === 'fixed_passes' ? 'the gate is fixed_passes' : g.verdict_source === 'human' ? 'verdict_source is human' : null;
-      if (judged.length > 0 && why) {
-        const w = `${gate}: judge criteria ${judged.join(', ')} are never evaluated because ${why}`;
-        if (!state.warnings.includes(w)) state.warnings.push(w);
-        log('judge_criteria_unreachable', { gate, criteria: judged, reason: why });
-        io.warn(`warning: ${w}`);
-      }
-    }
-
-    // Context: regathered on every run, withheld files marked, command output scrubbed.
-    const chunks: string[] = [];
-    const sources = Array.isArray(spec.goal.context_sources) ? spec.goal.context_sources : [];
-    for (const [i, src] of sources.entries()) {
-      enforceCaps();
-      const n = i + 1;
-      if (typeof (src as { file?: unknown }).file === 'string') {
-        const file = (src as { file: string }).file;
-        const abs = resolve(loopDir, file);
-        let status: 'read' | 'redacted' | 'missing' | 'blocked_outside_base';
-        let body: string;
-        if (!isInside(loopDir, abs)) [status, body] = ['blocked_outside_base', '[blocked: outside loop directory]'];
-        else if (isRedacted(rel(abs), session.hostGlobs())) [status, body] = ['redacted', '[redacted]'];
-        else if (existsSync(abs)) [status, body] = ['read', new TextDecoder('utf-8').decode(readFileSync(abs))];
-        else [status, body] = ['missing', '[missing]'];
-        chunks.push(`## Context source ${n}: ${file}\n${body}\n`);
-        log('context', { source: file, status });
-        io.emit('loop.context', { index: n, source: file, status });
-      } else {
-        const cmd = (src as { cmd: string[] }).cmd;
-        const joined = cmd.join(' ');
-        const r = await runArgv(cmd, { cwd: loopDir, input: '', timeoutMs: timeoutMs((src as { timeout_sec?: unknown }).timeout_sec, 60), env: opts.env, ...(opts.signal ? { signal: opts.signal } : {}) });
-        const block = session.scrub(`exit=${r.exitCode}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}\n`, `context command output (${joined})`, session.hostGlobs());
-        chunks.push(`## Context source ${n}: ${joined}\n${block}`);
-        log('context_cmd', { argv: cmd, returncode: r.exitCode });
-        io.emit('loop.context', { index: n, source: joined, status: 'ran', exit_code: r.exitCode });
-      }
-    }
-    const context = chunks.length ? chunks.join('\n') : 'No context sources configured.';
-    writeFileSync(join(workspace, 'context.md'), `${context.trimEnd()}\n`);
-    save();
-
-    const planPath = join(workspace, 'plan.md');
-    if (!existsSync(planPath)) {
-      enforceCaps();
-      log('host_start', { phase: 'plan', target: rel(planPath) });
-      writeArtifact(planPath, await host(planPrompt(spec, context), 'plan'), 'plan', 0);
-      log('host_done', { phase: 'plan', target: rel(planPath) });
-      save();
-    }
-
-    const runGate = async (gate: GateName, artifact: string, iteration: number): Promise<boolean> => {
-      const g = spec.gates[gate];
-      const max = maxRevisions(g);
-      const p = state.gate_progress;
-      let revision = p && p.gate === gate && p.iteration === iteration ? p.revision : 0;
-      if (revision > 0) io.info(`${gate}: resuming at revision ${revision} of ${max}`);
-      for (;;) {
-        enforceCaps();
-        const round = (state.review_rounds[gate] ?? 0) + 1;
-        state.review_rounds[gate] = round;
-        save({ gate_progress: { gate, iteration, revision } });
-        const res = await runGateRound(session, { gate, artifact, iteration, round, revision, reviewPath: join(workspace, `review-${gate}-${round}.md`) });
-        if (res.passed) {
-          delete state.gate_progress;
-          save({ status: `${gate}_passed`, [gate]: { passed_at: io.now().toISOString() } });
-          log('gate_passed', { gate, artifact: rel(artifact), round });
-          io.info(`${gate}: passed`);
-          return true;
-        }
-        if (res.reviewRel) state.last_review = resolve(loopDir, res.reviewRel);
-        if (!res.anotherPass) {
-          // No-progress: the same gate failing the same way, round after round.
-          const signature = [...res.failures].sort().join('\n');
-          const np = spec.loop_control.no_progress ?? { max_stalled_iterations: 2, action: 'stop' };
-          const threshold = typeof np.max_stalled_iterations === 'number' ? np.max_stalled_iterations : 2;
-          const count = state.no_progress.gate === gate && state.no_progress.signature === signature ? state.no_progress.count + 1 : 1;
-          save({ no_progress: { gate, signature, count, threshold, updated_at: io.now().toISOString() } });
-          if (count >= threshold) {
-            log('no_progress_detected', { gate, count, failures: res.failures });
-            io.emit('no_progress.detected', { gate, count, threshold, failures: res.failures, action: String(np.action) });
-            let override = false;
-            if (np.action === 'human_checkpoint') {
-              const answer = await io.ask("No-progress detected. Type 'continue' to allow one more revision: ");
-              override = answer?.trim().toLowerCase() === 'continue';
-              if (override) {
-                save({ no_progress: { gate, signature, count: 0, threshold } });
-                log('no_progress_override', { gate });
-              }
-            }
-            if (!override) {
-              state.blocking_issues = res.failures;
-              stop('failed', 'no_progress_detected', `no progress: ${gate} failed the same way ${count} times in a row`, LoopExit.failed);
-            }
-          }
-        }
-        if (revision >= max) {
-          if (gate === 'plan_gate') stop('failed', 'plan_gate_max_revisions_reached', `plan_gate: still revise after ${max} revision(s)`, LoopExit.failed);
-          log('gate_exhausted', { gate, iteration, revisions: revision });
-          io.info(`${gate}: revise after ${max} revision(s); next iteration`);
-          delete state.gate_progress;
-          save();
-          return false;
-        }
-        enforceCaps();
-        const current = readFileSync(artifact, 'utf8');
-        writeArtifact(artifact, await host(revisePrompt(spec, current, res.review), 'revise'), 'revise', iteration);
-        revision += 1;
-        save({ status: `${gate}_revision_${revision}`, gate_progress: { gate, iteration, revision } });
-        log('revision', { gate, revision, artifact: rel(artifact) });
-        io.emit('gate.revision', { gate, revision, artifact: rel(artifact) });
-      }
-    };
-
-    // A passed plan gate is kept across resumes: re-judging it would spend calls and could undo it.
-    if (!state.plan_gate?.passed_at) await runGate('plan_gate', planPath, 0);
-
-    const checkpoints = Array.isArray(spec.loop_control.human_checkpoints) ? spec.loop_control.human_checkpoints : [];
-    if (checkpoints.includes('after_plan') && !state.checkpoints?.after_plan) {
-      const answer = await io.ask("Human checkpoint 'after_plan': type 'continue' to proceed: ");
-      if (answer === null) stop('blocked', 'interactive_input_required:after_plan', 'human checkpoint after_plan needs an answer but stdin is closed', LoopExit.error);
-      if (answer!.trim().toLowerCase() !== 'continue') stop('blocked', 'human_checkpoint:after_plan', 'human checkpoint after_plan was not continued', LoopExit.error);
-      state.checkpoints = { ...(state.checkpoints ?? {}), after_plan: io.now().toISOString() };
-      log('human_checkpoint_passed', { checkpoint: 'after_plan' });
-      save();
-    }
-
-    const maxIt = spec.loop_control.max_iterations;
-    for (let iteration = Math.max(1, state.iteration); iteration <= maxIt; iteration += 1) {
-      enforceCaps();
-      const resumedHere = iteration === state.iteration;
-      save({ status: 'delivery', iteration });
-      io.emit('iteration.started', { iteration, max_iterations: maxIt });
-      const path = join(workspace, `delivery-${iteration}.md`);
-      if (!existsSync(path)) {
-        const priorPath = join(workspace, `delivery-${iteration - 1}.md`);
-        const prior =
-          iteration > 1 && existsSync(priorPath)
-            ? { name: `delivery-${iteration - 1}.md`, text: readFileSync(priorPath, 'utf8'), review: state.last_review && existsSync(state.last_review) ? readFileSync(state.last_review, 'utf8') : null }
-            : null;
-        log('host_start', { phase: 'delivery', target: rel(path) });
-        writeArtifact(path, await host(deliveryPrompt(spec, { context, plan: readFileSync(planPath, 'utf8'), iteration, prior }), 'delivery'), 'delivery', iteration);
-        log('host_done', { phase: 'delivery', target: rel(path) });
-      } else if (!resumedHere) io.info(`delivery-${iteration}.md exists; gating it as is`);
-      if (await runGate('delivery_gate', path, iteration)) {
-        save({ status: 'passed', final_delivery: path, completed_at: io.now().toISOString() });
-        log('run_passed', { final_delivery: path });
-        io.info(`loop passed: ${rel(path)}`);
-        io.emit('loop.completed', { final_delivery: rel(path), iteration, wall_clock_used_sec: state.wall_clock_used_sec, usage, already_passed: false });
-        return { code: LoopExit.passed, state };
-      }
-    }
-    stop('failed', 'max_iterations_reached', `no delivery passed in ${maxIt} iteration(s)`, LoopExit.failed);
-    return { code: LoopExit.failed, state };
+    await startPhase(r);
+    const context = await contextPhase(r);
+    await planPhase(r, context);
+    return await deliveryPhase(r, context);
   } catch (error) {
-    // Exactly one terminal state, whatever went wrong.
-    let status: 'failed' | 'blocked' = 'failed';
-    let failure: string;
-    let code: number;
-    if (error instanceof LoopStop) [status, failure, code] = [error.status, error.failure, error.exitCode ?? LoopExit.error];
-    else if (opts.signal?.aborted) [failure, code] = ['interrupted', 130];
-    else [failure, code] = [error instanceof Error ? error.message : String(error), LoopExit.error];
-    if (opts.signal?.aborted && !(error instanceof LoopStop && error.status === 'blocked')) [status, failure, code] = ['failed', 'interrupted', 130];
-    try {
-      save({ status, failure, completed_at: io.now().toISOString() });
-      // A decision (cap, refusal, signal) is a `stop`; a model CLI failure or a crash is a `run_error`.
-      const decided = (error instanceof LoopStop && !(error instanceof ModelCallFailed)) || failure === 'interrupted';
-      log(decided ? 'stop' : 'run_error', decided ? { reason: failure } : { error: failure });
-    } catch {
-      /* the disk itself failed: the event below still ends the stream */
-    }
-    io.warn(`loop ${status}: ${error instanceof Error ? error.message : String(error)}`);
-    io.emit('loop.failed', { status, failure, exit_code: code, iteration: state.iteration, wall_clock_used_sec: state.wall_clock_used_sec, usage });
-    return { code, state };
+    return stopPhase(r, error);
   } finally {
     release();
   }
+}
+
+/** What every phase works with: the spec, the state and its writers, the session, the caps. */
+interface Run {
+  loaded: LoadedSpec;
+  spec: LoadedSpec['spec'];
+  loopDir: string;
+  workspace: string;
+  io: RunnerIo;
+  opts: SessionOptions & { runId: string };
+  state: LoopState;
+  existed: boolean;
+  priorSec: number;
+  session: Session;
+  save(patch?: Partial<LoopState>): void;
+  log(name: string, fields: Record<string, unknown>): void;
+  rel(p: string): string;
+  stop(status: 'failed' | 'blocked', failure: string, message: string, code: number): never;
+  enforceCaps(): void;
+  writeArtifact(path: string, text: string, phase: 'plan' | 'delivery' | 'revise', iteration: number): void;
+  host(prompt: string, purpose: string): Promise<string>;
+  planGateHash(): string;
+  planPath: string;
+}
+
+/** Start: the loop.started event, a clean slate for this run's stop record, unreachable criteria surfaced. */
+async function startPhase(r: Run): Promise<void> {
+  const { spec, state, io, opts, loaded, loopDir, workspace, save, log, existed, priorSec } = r;
+  const previous = state.status;
+  io.emit('loop.started', { spec: loaded.path, loop_dir: loopDir, workspace, resumed: existed, status: previous, wall_clock_used_sec: priorSec });
+  // Stale stall counts never carry into a new run (Looper resets them too).
+  delete state.failure;
+  delete state.completed_at;
+  delete state.blocking_issues;
+  save({ status: 'running', run_id: opts.runId, no_progress: { count: 0, signature: '', gate: '' } });
+  log('run_start', { spec: loaded.path, resumed: existed, previous_status: previous });
+
+  // Judge criteria only a revise_until_clean judge can evaluate: anywhere else they would be skipped unseen.
+  for (const gate of ['plan_gate', 'delivery_gate'] as const) {
+    const g = spec.gates[gate];
+    const judged = (g.criteria ?? []).filter((id) => spec.criteria_by_id[id]?.type === 'judge');
+    const why = g.verdict_policy === 'fixed_passes' ? 'the gate is fixed_passes' : g.verdict_source === 'human' ? 'verdict_source is human' : null;
+    if (judged.length > 0 && why) {
+      const w = `${gate}: judge criteria ${judged.join(', ')} are never evaluated because ${why}`;
+      if (!state.warnings.includes(w)) state.warnings.push(w);
+      log('judge_criteria_unreachable', { gate, criteria: judged, reason: why });
+      io.warn(`warning: ${w}`);
+    }
+  }
+}
+
+/** Context: regathered on every run into context.md; withheld files marked, command output scrubbed. */
+async function contextPhase(r: Run): Promise<string> {
+  const { spec, io, opts, loopDir, workspace, session, save, log, rel, enforceCaps } = r;
+  // Context: regathered on every run, withheld files marked, command output scrubbed.
+  const chunks: string[] = [];
+  const sources = Array.isArray(spec.goal.context_sources) ? spec.goal.context_sources : [];
+  for (const [i, src] of sources.entries()) {
+    enforceCaps();
+    const n = i + 1;
+    if (typeof (src as { file?: unknown }).file === 'string') {
+      const file = (src as { file: string }).file;
+      const abs = resolve(loopDir, file);
+      let status: 'read' | 'redacted' | 'missing' | 'blocked_outside_base';
+      let body: string;
+      if (!isInside(loopDir, abs)) [status, body] = ['blocked_outside_base', '[blocked: outside loop directory]'];
+      else if (isRedacted(rel(abs), session.hostGlobs())) [status, body] = ['redacted', '[redacted]'];
+      else if (existsSync(abs)) [status, body] = ['read', new TextDecoder('utf-8').decode(readFileSync(abs))];
+      else [status, body] = ['missing', '[missing]'];
+      chunks.push(`## Context source ${n}: ${file}\n${body}\n`);
+      log('context', { source: file, status });
+      io.emit('loop.context', { index: n, source: file, status });
+    } else {
+      const cmd = (src as { cmd: string[] }).cmd;
+      const joined = cmd.join(' ');
+      const r = await runArgv(cmd, { cwd: loopDir, input: '', timeoutMs: timeoutMs((src as { timeout_sec?: unknown }).timeout_sec, 60), env: opts.env, ...(opts.signal ? { signal: opts.signal } : {}) });
+      const block = session.scrub(`exit=${r.exitCode}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}\n`, `context command output (${joined})`, session.hostGlobs());
+      chunks.push(`## Context source ${n}: ${joined}\n${block}`);
+      log('context_cmd', { argv: cmd, returncode: r.exitCode });
+      io.emit('loop.context', { index: n, source: joined, status: 'ran', exit_code: r.exitCode });
+    }
+  }
+  const context = chunks.length ? chunks.join('\n') : 'No context sources configured.';
+  writeFileSync(join(workspace, 'context.md'), `${context.trimEnd()}\n`);
+  save();
+  return context;
+}
+
+/** Plan: drafted unless kept, gated unless this very plan passed this very gate, then the after_plan checkpoint. */
+async function planPhase(r: Run, context: string): Promise<void> {
+  const { spec, state, io, save, log, rel, stop, enforceCaps, writeArtifact, host, planGateHash, planPath } = r;
+  if (!existsSync(planPath)) {
+    enforceCaps();
+    log('host_start', { phase: 'plan', target: rel(planPath) });
+    writeArtifact(planPath, await host(planPrompt(spec, context), 'plan'), 'plan', 0);
+    log('host_done', { phase: 'plan', target: rel(planPath) });
+    if (state.gate_progress?.gate === 'plan_gate') delete state.gate_progress;
+    save();
+  }
+
+  // A passed plan gate is kept across resumes (re-judging it would spend calls and could undo it),
+  // but only for the plan it judged under the gate it passed: a redrafted or edited plan, or a
+  // changed plan gate, is gated again, and so is a pass recorded without those hashes (Looper's).
+  const pg = state.plan_gate;
+  const planGated = !!pg?.passed_at && pg.sha256 === sha256(readFileSync(planPath)) && pg.gate_sha256 === planGateHash();
+  if (!planGated) {
+    if (pg?.passed_at) {
+      log('plan_regated', { reason: pg.sha256 === undefined ? 'no hash recorded' : pg.gate_sha256 !== planGateHash() ? 'plan_gate changed' : 'plan.md changed' });
+      delete state.plan_gate;
+      if (state.checkpoints?.after_plan) delete state.checkpoints.after_plan;
+    }
+    await runGate(r, 'plan_gate', planPath, 0);
+  }
+
+  const checkpoints = Array.isArray(spec.loop_control.human_checkpoints) ? spec.loop_control.human_checkpoints : [];
+  if (checkpoints.includes('after_plan') && !state.checkpoints?.after_plan) {
+    const answer = await io.ask("Human checkpoint 'after_plan': type 'continue' to proceed: ");
+    if (answer === null) throw new InputRequired('human checkpoint after_plan');
+    if (answer!.trim().toLowerCase() !== 'continue') stop('blocked', 'human_checkpoint:after_plan', 'human checkpoint after_plan was not continued', LoopExit.error);
+    state.checkpoints = { ...(state.checkpoints ?? {}), after_plan: io.now().toISOString() };
+    log('human_checkpoint_passed', { checkpoint: 'after_plan' });
+    save();
+  }
+}
+
+/** The gates phase: rounds on one artifact until it passes, runs out of revisions, or the run stops. */
+async function runGate(r: Run, gate: GateName, artifact: string, iteration: number): Promise<boolean> {
+  const { spec, state, io, loopDir, workspace, session, save, log, rel, stop, enforceCaps, writeArtifact, host, planGateHash } = r;
+  const g = spec.gates[gate];
+  const max = maxRevisions(g);
+  const p = state.gate_progress;
+  const mine = p && p.gate === gate && p.iteration === iteration ? p : undefined;
+  let revision = mine ? mine.revision : 0;
+  // A re-run must not hand an artifact that used up its revisions a fresh budget; a raised
+  // max_revisions does give it the difference.
+  if (mine?.exhausted && revision >= max) {
+    log('gate_exhausted', { gate, iteration, revisions: revision, resumed: true });
+    if (gate === 'plan_gate') stop('failed', 'plan_gate_max_revisions_reached', `plan_gate: still revise after ${max} revision(s) (in an earlier run; change plan.md or raise max_revisions)`, LoopExit.failed);
+    io.info(`${gate}: ${rel(artifact)} already used its ${max} revision(s) in an earlier run`);
+    return false;
+  }
+  if (revision > 0) io.info(`${gate}: resuming at revision ${revision} of ${max}`);
+  for (;;) {
+    enforceCaps();
+    const round = (state.review_rounds[gate] ?? 0) + 1;
+    state.review_rounds[gate] = round;
+    save({ gate_progress: { gate, iteration, revision } });
+    const res = await runGateRound(session, { gate, artifact, iteration, round, revision, reviewPath: join(workspace, `review-${gate}-${round}.md`) });
+    if (res.passed) {
+      delete state.gate_progress;
+      const record: { passed_at: string; sha256?: string; gate_sha256?: string } = { passed_at: io.now().toISOString() };
+      if (gate === 'plan_gate') [record.sha256, record.gate_sha256] = [sha256(readFileSync(artifact)), planGateHash()];
+      save({ status: `${gate}_passed`, [gate]: record });
+      log('gate_passed', { gate, artifact: rel(artifact), round });
+      io.info(`${gate}: passed`);
+      return true;
+    }
+    if (res.reviewRel) state.last_review = resolve(loopDir, res.reviewRel);
+    if (!res.anotherPass) {
+      // No-progress: the same gate failing the same way, round after round.
+      const signature = [...res.failures].sort().join('\n');
+      const np = spec.loop_control.no_progress ?? { max_stalled_iterations: 2, action: 'stop' };
+      const threshold = typeof np.max_stalled_iterations === 'number' ? np.max_stalled_iterations : 2;
+      const count = state.no_progress.gate === gate && state.no_progress.signature === signature ? state.no_progress.count + 1 : 1;
+      save({ no_progress: { gate, signature, count, threshold, updated_at: io.now().toISOString() } });
+      if (count >= threshold) {
+        log('no_progress_detected', { gate, count, failures: res.failures });
+        io.emit('no_progress.detected', { gate, count, threshold, failures: res.failures, action: String(np.action) });
+        let override = false;
+        if (np.action === 'human_checkpoint') {
+          const answer = await io.ask("No-progress detected. Type 'continue' to allow one more revision: ");
+          if (answer === null) throw new InputRequired(`no-progress checkpoint on ${gate}`);
+          override = answer?.trim().toLowerCase() === 'continue';
+          if (override) {
+            save({ no_progress: { gate, signature, count: 0, threshold } });
+            log('no_progress_override', { gate });
+          }
+        }
+        if (!override) {
+          state.blocking_issues = res.failures;
+          stop('failed', 'no_progress_detected', `no progress: ${gate} failed the same way ${count} times in a row`, LoopExit.failed);
+        }
+      }
+    }
+    if (revision >= max) {
+      save({ gate_progress: { gate, iteration, revision, exhausted: true } });
+      if (gate === 'plan_gate') stop('failed', 'plan_gate_max_revisions_reached', `plan_gate: still revise after ${max} revision(s)`, LoopExit.failed);
+      log('gate_exhausted', { gate, iteration, revisions: revision });
+      io.info(`${gate}: revise after ${max} revision(s); next iteration`);
+      return false;
+    }
+    enforceCaps();
+    const current = readFileSync(artifact, 'utf8');
+    writeArtifact(artifact, await host(revisePrompt(spec, current, res.review), 'revise'), 'revise', iteration);
+    revision += 1;
+    save({ status: `${gate}_revision_${revision}`, gate_progress: { gate, iteration, revision } });
+    log('revision', { gate, revision, artifact: rel(artifact) });
+    io.emit('gate.revision', { gate, revision, artifact: rel(artifact) });
+  }
+}
+
+/** Deliveries: one draft per iteration (kept ones are gated as they are), each through the delivery gate. */
+async function deliveryPhase(r: Run, context: string): Promise<Outcome> {
+  const { spec, state, io, workspace, save, log, rel, stop, enforceCaps, writeArtifact, host, planPath } = r;
+  const usage = state.usage;
+  const maxIt = spec.loop_control.max_iterations;
+  for (let iteration = Math.max(1, state.iteration); iteration <= maxIt; iteration += 1) {
+    enforceCaps();
+    const resumedHere = iteration === state.iteration;
+    save({ status: 'delivery', iteration });
+    io.emit('iteration.started', { iteration, max_iterations: maxIt });
+    const path = join(workspace, `delivery-${iteration}.md`);
+    if (!existsSync(path)) {
+      const priorPath = join(workspace, `delivery-${iteration - 1}.md`);
+      const prior =
+        iteration > 1 && existsSync(priorPath)
+          ? { name: `delivery-${iteration - 1}.md`, text: readFileSync(priorPath, 'utf8'), review: state.last_review && existsSync(state.last_review) ? readFileSync(state.last_review, 'utf8') : null }
+          : null;
+      log('host_start', { phase: 'delivery', target: rel(path) });
+      writeArtifact(path, await host(deliveryPrompt(spec, { context, plan: readFileSync(planPath, 'utf8'), iteration, prior }), 'delivery'), 'delivery', iteration);
+      log('host_done', { phase: 'delivery', target: rel(path) });
+    } else if (!resumedHere) io.info(`delivery-${iteration}.md exists; gating it as is`);
+    if (await runGate(r, 'delivery_gate', path, iteration)) {
+      save({ status: 'passed', final_delivery: path, completed_at: io.now().toISOString() });
+      log('run_passed', { final_delivery: path });
+      io.info(`loop passed: ${rel(path)}`);
+      io.emit('loop.completed', { final_delivery: rel(path), iteration, wall_clock_used_sec: state.wall_clock_used_sec, usage, already_passed: false });
+      return { code: LoopExit.passed, state };
+    }
+  }
+  stop('failed', 'max_iterations_reached', `no delivery passed in ${maxIt} iteration(s)`, LoopExit.failed);
+  return { code: LoopExit.failed, state };
+}
+
+/** Stop: exactly one terminal state, whatever went wrong. */
+function stopPhase(r: Run, error: unknown): Outcome {
+  const { state, io, opts, save, log } = r;
+  const usage = state.usage;
+  let status: 'failed' | 'blocked' = 'failed';
+  let failure: string;
+  let code: number;
+  if (error instanceof LoopStop) [status, failure, code] = [error.status, error.failure, error.exitCode ?? LoopExit.error];
+  else if (opts.signal?.aborted) [failure, code] = ['interrupted', 130];
+  else [failure, code] = [error instanceof Error ? error.message : String(error), LoopExit.error];
+  // A Ctrl-C at a question can also end stdin, which reads as a refusal: the signal is what happened.
+  if (opts.signal?.aborted) [status, failure, code] = ['failed', 'interrupted', 130];
+  try {
+    save({ status, failure, completed_at: io.now().toISOString() });
+    // A decision (cap, refusal, signal) is a `stop`; a model CLI failure or a crash is a `run_error`.
+    const decided = (error instanceof LoopStop && !(error instanceof ModelCallFailed)) || failure === 'interrupted';
+    log(decided ? 'stop' : 'run_error', decided ? { reason: failure } : { error: failure });
+  } catch {
+    /* the disk itself failed: the event below still ends the stream */
+  }
+  io.warn(`loop ${status}: ${error instanceof Error ? error.message : String(error)}`);
+  io.emit('loop.failed', { status, failure, exit_code: code, iteration: state.iteration, wall_clock_used_sec: state.wall_clock_used_sec, usage });
+  return { code, state };
 }

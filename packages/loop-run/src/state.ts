@@ -2,7 +2,7 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { InputError } from '@quickloop/cli-kit';
 import type { Payload } from '@quickloop/events';
-import type { ConsentRecord } from '@quickloop/loop-gate';
+import type { ConsentRecord } from '@quickloop/loop-engine';
 
 export type Usage = Payload<'loop.completed'>['usage'];
 
@@ -11,6 +11,8 @@ export interface GateProgress {
   iteration: number;
   /** Host revisions already made to this gate's artifact: a resume continues the count. */
   revision: number;
+  /** The gate ran out of revisions on this artifact: a re-run does not start its count again. */
+  exhausted?: boolean;
 }
 
 export interface LoopState {
@@ -27,7 +29,8 @@ export interface LoopState {
   no_progress: { gate: string; signature: string; count: number; threshold?: number; updated_at?: string };
   blocking_issues?: string[];
   last_review?: string;
-  plan_gate?: { passed_at: string };
+  /** The plan and the plan gate that passed, by hash: any other plan (or gate) is gated again. */
+  plan_gate?: { passed_at: string; sha256?: string; gate_sha256?: string };
   delivery_gate?: { passed_at: string };
   final_delivery?: string;
   gate_progress?: GateProgress;
@@ -96,6 +99,18 @@ export function loadState(path: string, now: string): { state: LoopState; existe
   return { state: s, existed: true };
 }
 
+/** The state of a loop that already passed, read without writing anything; null otherwise. */
+export function peekPassed(path: string): LoopState | null {
+  if (!existsSync(path)) return null;
+  let loaded;
+  try {
+    loaded = loadState(path, new Date(0).toISOString());
+  } catch {
+    return null; // the normal path refuses it, with the lock handling that goes with it
+  }
+  return loaded.state.status === 'passed' ? loaded.state : null;
+}
+
 /** A reader (or a kill -9) never sees half a state file: the new one replaces the old in one rename. */
 export function writeStateAtomic(path: string, state: LoopState): void {
   const tmp = `${path}.${process.pid}.tmp`;
@@ -112,12 +127,46 @@ const alive = (pid: number): boolean => {
   }
 };
 
-/** One runner per workspace. A lock left by a dead process (kill -9) is taken over. */
+/** The kernel's start time of a process (clock ticks since boot), or null where /proc cannot tell. */
+export function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether /proc says the process is a loop runner (a lock from before start times were recorded). */
+function looksLikeRunner(pid: number): boolean | null {
+  let argv: string[];
+  try {
+    argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  } catch {
+    return null;
+  }
+  return argv.some((a) => /(^|\/)(loop-run|loop)(\.js)?$/.test(a) || /\/(loop-run|loop)\/(bin|dist)\//.test(a));
+}
+
+/**
+ * Whether the lock's holder is still the process that took it. A pid alone is not enough: after a
+ * crash or a reboot the pid can belong to any live process, which would block the loop forever.
+ */
+function holderAlive(pid: number, start: string | undefined): boolean {
+  if (!alive(pid)) return false;
+  const now = processStart(pid);
+  if (now === null) return true; // no /proc: the pid is all there is to go on
+  if (start !== undefined) return now === start;
+  return looksLikeRunner(pid) !== false;
+}
+
+/** One runner per workspace. A lock left by a dead process (kill -9), or by a pid now reused, is taken over. */
 export function acquireLock(path: string): () => void {
   for (let attempt = 0; attempt < 3; attempt += 1) {
     try {
       const fd = openSync(path, 'wx');
-      writeFileSync(fd, `${process.pid}\n`);
+      writeFileSync(fd, `${process.pid}\n${processStart(process.pid) ?? ''}\n`);
       closeSync(fd);
       return () => {
         try {
@@ -128,8 +177,10 @@ export function acquireLock(path: string): () => void {
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      const [pidLine, startLine] = readFileSync(path, 'utf8').split('\n');
+      const pid = Number.parseInt(pidLine ?? '', 10);
+      const start = startLine?.trim() ? startLine.trim() : undefined;
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && holderAlive(pid, start)) {
         throw new InputError(`another loop-run (pid ${pid}) is running this loop (lock ${path})`);
       }
       try {

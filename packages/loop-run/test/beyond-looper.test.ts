@@ -43,8 +43,9 @@ describe('loop-run past Looper', () => {
     expect(code).toBe(1);
     const state = loop.state();
     expect(state).toMatchObject({ status: 'failed', failure: 'token_budget_exceeded' });
-    // plan (150) + delivery (150): the cap is checked at the next step boundary, before the delivery gate.
-    expect(state.usage).toMatchObject({ input_tokens: 200, output_tokens: 100, usd: 0.02, calls: 3, calls_without_usage: 1 });
+    // plan (150), then the judge (text mode: no usage); the delivery (about 150 again) would cross 200, so it never starts.
+    expect(state.usage).toMatchObject({ input_tokens: 100, output_tokens: 50, usd: 0.01, calls: 2, calls_without_usage: 1 });
+    expect(loop.calls('host')).toBe(1);
     expect(state.warnings.join('\n')).toContain('budget.tokens is advisory for judge-1');
     expect(events.find((e) => e.type === 'model.result' && e.member === 'host')?.usage).toEqual({ input_tokens: 100, cache_read_tokens: 0, cache_write_tokens: 0, output_tokens: 50, reasoning_tokens: 0 });
     expect(loop.calls('judge')).toBe(1);

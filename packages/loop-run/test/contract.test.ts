@@ -74,15 +74,6 @@ describe('runner contract details', () => {
     expect(loop.calls('judge')).toBe(0);
   });
 
-  it('refuses to run while another live loop-run holds the lock', async () => {
-    const loop = track(makeLoop());
-    mkdirSync(join(loop.dir, 'loop-workspace'));
-    writeFileSync(loop.ws('.loop-run.lock'), `${process.ppid}\n`);
-    await expect(runLoopIn(loop)).rejects.toThrow(/another loop-run \(pid \d+\) is running this loop/);
-    expect(loop.calls('host')).toBe(0);
-    expect(existsSync(loop.ws('state.json'))).toBe(false);
-  });
-
   it.each([
     ['state_file', '../../stolen.json'],
     ['run_log', '../run-log.md'],

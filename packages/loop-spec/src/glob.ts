@@ -26,9 +26,19 @@ function toRegExp(pattern: string): RegExp {
   return new RegExp(`^(?:${out})$`, 's');
 }
 
+// A scrub matches every path of a loop folder against the same few globs: compile each once
+// (as Python's fnmatch caches its patterns).
+const compiled = new Map<string, RegExp>();
+
 /** fnmatch.fnmatch on a POSIX system (case-sensitive). */
 export function fnmatch(name: string, pattern: string): boolean {
-  return toRegExp(pattern).test(name);
+  let re = compiled.get(pattern);
+  if (!re) {
+    if (compiled.size >= 1024) compiled.clear();
+    re = toRegExp(pattern);
+    compiled.set(pattern, re);
+  }
+  return re.test(name);
 }
 
 /**

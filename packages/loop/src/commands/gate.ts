@@ -15,6 +15,7 @@ export const gateCommand: LoopCommand = {
       .option('round', { type: 'string', default: '1', describe: 'The round number shown in events' })
       .option('iteration', { type: 'string', describe: 'The {n} checks see (default: from delivery-<n>.md)' })
       .option('revision', { type: 'string', default: '0', describe: 'Host revisions so far (fixed_passes)' })
+      .option('events', { type: 'string', describe: 'Also write the events (NDJSON) to FILE; on a terminal stdout shows progress instead' })
       .option('consent', { type: 'string', array: true, default: [] as string[], describe: 'Consent to sending to this member (repeatable)' })
       .option('retries', { type: 'string', default: '2', describe: 'Extra attempts for a transient model CLI failure' })
       .option('retry-delay-ms', { type: 'string', default: '1000', describe: 'Base of the jittered backoff between attempts' }),
@@ -30,6 +31,7 @@ export const gateCommand: LoopCommand = {
         ...(args.iteration !== undefined ? { iteration: intFlag(args.iteration, 'iteration', 0, 'gate') } : {}),
         revision: intFlag(args.revision, 'revision', 0, 'gate'),
         consent: (args.consent as unknown[]).map(String),
+        ...(args.events !== undefined ? { events: String(args.events) } : {}),
         retries: intFlag(args.retries, 'retries', 0, 'gate'),
         retryDelayMs: intFlag(args['retry-delay-ms'], 'retry-delay-ms', 0, 'gate'),
         level: logLevel({ quiet: args.quiet === true, verbose: args.verbose === true }),

@@ -11,6 +11,7 @@ export const runCommand: LoopCommand = {
   positionals: { min: 1, max: 1, names: 'SPEC' },
   configure: (y) =>
     y
+      .option('events', { type: 'string', describe: 'Also write the events (NDJSON) to FILE; on a terminal stdout shows progress instead' })
       .option('consent', { type: 'string', array: true, default: [] as string[], describe: 'Consent to sending to this member up front (repeatable)' })
       .option('retries', { type: 'string', default: '2', describe: 'Extra attempts for a transient model CLI failure' })
       .option('retry-delay-ms', { type: 'string', default: '1000', describe: 'Base of the jittered backoff between attempts' }),
@@ -19,6 +20,7 @@ export const runCommand: LoopCommand = {
       {
         spec: args.positionals[0] as string,
         consent: (args.consent as unknown[]).map(String),
+        ...(args.events !== undefined ? { events: String(args.events) } : {}),
         retries: intFlag(args.retries, 'retries', 0, 'run'),
         retryDelayMs: intFlag(args['retry-delay-ms'], 'retry-delay-ms', 0, 'run'),
         level: logLevel({ quiet: args.quiet === true, verbose: args.verbose === true }),

@@ -7,11 +7,16 @@ export interface Classified {
 }
 
 const CONTEXT = /prompt is too long|prompt_too_long|context.?window|context_length_exceeded|maximum context length|too many tokens|exceeds the maximum number of tokens/i;
-const CONFIG = /unknown option|unknown argument|unexpected argument|unrecognized (option|argument)|invalid value for|invalid auth method|not logged in|invalid api key|authentication|unauthori[sz]ed|forbidden|\b40[13]\b|model .* not found|command not found/i;
-const TRANSIENT = /\b429\b|rate.?limit|too many requests|overloaded|\b5\d\d\b|high demand|ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|socket hang up|network error|temporarily unavailable|RESOURCE_EXHAUSTED|UNAVAILABLE|timed? ?out/i;
+const CONFIG = /unknown option|unknown argument|unexpected argument|unrecognized (option|argument)|invalid value for|invalid (--)?model|unknown model|invalid auth method|not logged in|invalid api key|authentication|unauthori[sz]ed|forbidden|\b40[13]\b|model .* not found|command not found/i;
+// A bare 5xx number is not a status (a stack frame's line number, a byte count): it needs an HTTP word beside it.
+const TRANSIENT = /\b429\b|rate.?limit|too many requests|overloaded|(?:status|http|error|code)[ :=]*\(?5\d\d\b|\b5\d\d (?:internal|bad gateway|service unavailable|gateway time-?out)|high demand|ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|socket hang up|network error|temporarily unavailable|RESOURCE_EXHAUSTED|UNAVAILABLE|timed? ?out/i;
 
 /** Classifies a failure from free text (stderr, an error message, a text-mode stdout). */
-export function classifyText(text: string): Classified {
+/** Stack frames (node's `at f (file:1:2)`, Python's `File "x", line 1`): a crash's own words, not the CLI's. */
+const FRAME = /^\s+at .*$|^\s+File ".*", line \d+.*$/gm;
+
+export function classifyText(raw: string): Classified {
+  const text = raw.replace(FRAME, '');
   if (CONTEXT.test(text)) return { errorKind: 'context_overflow', transient: false };
   if (CONFIG.test(text)) return { errorKind: 'config', transient: false };
   if (TRANSIENT.test(text)) return { errorKind: 'infra', transient: true };

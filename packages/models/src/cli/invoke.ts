@@ -23,6 +23,11 @@ export interface InvokeCliOptions {
   outputMode?: OutputMode;
   /** Per stream; more output than this kills the CLI and is a harness error (default 16 MiB). */
   maxOutputBytes?: number;
+  /**
+   * What more output than maxOutputBytes means: `kill` (the default) ends the call as a harness error;
+   * `tail` lets the CLI finish and keeps the last maxOutputBytes of stdout (`outputTruncated` says so).
+   */
+  overflow?: 'kill' | 'tail';
   /** Between SIGTERM and SIGKILL (default 2000 ms). */
   killGraceMs?: number;
   /** Retries for transient failures (rate limits, overload, 5xx); `{ retries: 0 }` turns them off. */
@@ -49,6 +54,37 @@ export interface CliResult {
   message?: string;
   /** The last 2000 characters of stderr of the last attempt. */
   stderrTail: string;
+  /** With `overflow: 'tail'`: stdout was longer than maxOutputBytes and only its tail was kept. */
+  outputTruncated?: boolean;
+}
+
+/** The last `max` bytes of a stream, held in chunks so a long output never sits in memory whole. */
+class Tail {
+  readonly #max: number;
+  #chunks: Buffer[] = [];
+  #bytes = 0;
+  dropped = false;
+  constructor(max: number) {
+    this.#max = max;
+  }
+  push(chunk: Buffer | string): void {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    this.#chunks.push(b);
+    this.#bytes += b.length;
+    while (this.#bytes - (this.#chunks[0]?.length ?? 0) >= this.#max) {
+      this.#bytes -= this.#chunks.shift()!.length;
+      this.dropped = true;
+    }
+  }
+  text(): string {
+    let all = Buffer.concat(this.#chunks);
+    if (all.length > this.#max) {
+      all = all.subarray(all.length - this.#max);
+      this.dropped = true;
+    }
+    // A cut through a multi-byte character becomes U+FFFD, never an exception.
+    return new TextDecoder('utf-8').decode(all);
+  }
 }
 
 const DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
@@ -63,6 +99,8 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
   const [file, ...args] = options.argv;
   const grace = options.killGraceMs ?? 2000;
   const env = options.env ?? cliEnv(process.env);
+  const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
+  const tails = options.overflow === 'tail' ? { out: new Tail(maxBytes), err: new Tail(64 * 1024) } : undefined;
   const subprocess = execa(file!, args, {
     input: options.prompt,
     cwd: options.cwd,
@@ -73,9 +111,15 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
     reject: false,
     stripFinalNewline: false,
     encoding: 'utf8',
-    maxBuffer: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
+    maxBuffer: maxBytes,
     windowsHide: true,
+    // Tail mode reads the streams itself, so nothing is buffered whole and nothing is killed for its length.
+    ...(tails ? { buffer: false } : {}),
   });
+  if (tails) {
+    subprocess.stdout?.on('data', (c: Buffer | string) => tails.out.push(c));
+    subprocess.stderr?.on('data', (c: Buffer | string) => tails.err.push(c));
+  }
   const pgid = subprocess.pid;
   let timedOut = false;
   let aborted = false;
@@ -100,8 +144,8 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
   if (killing) await killing;
   if (aborted) throw new InterruptedError(`model CLI ${file} interrupted`);
 
-  const stdout = typeof done.stdout === 'string' ? done.stdout : '';
-  const stderr = typeof done.stderr === 'string' ? done.stderr : '';
+  const stdout = tails ? tails.out.text() : typeof done.stdout === 'string' ? done.stdout : '';
+  const stderr = tails ? tails.err.text() : typeof done.stderr === 'string' ? done.stderr : '';
   const base = {
     exitCode: done.exitCode ?? null,
     signal: done.signal ?? null,
@@ -109,6 +153,7 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
     durationMs: Math.round(performance.now() - started),
     attempts: 1,
     stderrTail: stderr.slice(-TAIL),
+    ...(tails?.out.dropped ? { outputTruncated: true } : {}),
   };
   const code = (done as { code?: string }).code;
   if (done.exitCode === undefined && done.signal === undefined && code) {

@@ -1,7 +1,7 @@
 // Loads a resolved loop spec and checks, before anything runs, every field the runner relies on.
 import { basename, dirname, resolve } from 'node:path';
 import { InputError, UsageError } from '@quickloop/cli-kit';
-import { loadResolved, type CouncilMember, type Criterion, type Gate, type GateName, type ModelInvocation, type ResolvedSpec } from '@quickloop/loop-spec';
+import { findPlaceholders, loadResolved, placeholderWarningText, type CouncilMember, type Criterion, type Gate, type GateName, type ModelInvocation, type ResolvedSpec } from '@quickloop/loop-spec';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isArgv = (v: unknown): v is string[] => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string') && (v[0] as string).trim() !== '';
@@ -63,6 +63,9 @@ export function validateSpec(spec: Record<string, unknown>, name: string): void 
   const council = spec.council_by_id ?? {};
   if (!isObject(council)) bad('council_by_id', 'must be an object');
   for (const [id, m] of Object.entries(council as Record<string, unknown>)) {
+    // `host` names the host in consent records, `--consent host` and `privacy.egress[].to`: a member
+    // called that would share the host's consent, so it is refused before anything is sent.
+    if (id === 'host') bad('council.host', "uses the id 'host', which names the host CLI (its consent, --consent host, privacy.egress to: host); rename the member");
     if (!isObject(m) || !isArgv(m.invoke)) bad(`council.${id}.invoke`, 'must be a non-empty argv array of strings');
     if (m.role !== 'reviewer' && m.role !== 'judge') bad(`council.${id}.role`, 'must be reviewer or judge');
   }
@@ -91,6 +94,15 @@ export function validateSpec(spec: Record<string, unknown>, name: string): void 
     const mr = gt.max_revisions;
     if (mr !== undefined && (typeof mr !== 'number' || !Number.isInteger(mr) || mr < 0)) bad(`${gate}.max_revisions`, 'must be a non-negative integer');
   }
+}
+
+/**
+ * A template's `{{TOKEN}}` left in would be sent to a paid model as is: the runner and loop-gate
+ * refuse it before any call (loading alone accepts it, as compile and lint only warn).
+ */
+export function refusePlaceholders(loaded: LoadedSpec): void {
+  const placeholders = findPlaceholders(loaded.spec as unknown as Parameters<typeof findPlaceholders>[0]);
+  if (placeholders.length > 0) throw new InputError(`${basename(loaded.path)}: ${placeholderWarningText(placeholders)}`);
 }
 
 /** `--consent ID` must name the host or a council member: a typo would otherwise be ignored and the run refused later. */

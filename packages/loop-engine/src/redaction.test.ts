@@ -1,5 +1,5 @@
 // Redaction: fnmatch globs on every suffix, the content scrub with attribution and blind spots, output modes.
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -84,4 +84,26 @@ describe('outputMode', () => {
     expect(outputMode(['gemini', '-m', 'x', '-o', 'json'])).toBe('gemini-json');
     expect(outputMode(['ollama', 'run', 'llama3'])).toBe('text');
   });
+
+describe('Scrubber across calls (one walk, then only what changed)', () => {
+  it('catches a flagged file created, renamed into place or rewritten after the first scrub, deep or shallow', () => {
+    const d = mkdtempSync(join(tmpdir(), 'scrub-'));
+    dirs.push(d);
+    mkdirSync(join(d, 'a', 'b', 'c'), { recursive: true });
+    for (let i = 0; i < 50; i += 1) writeFileSync(join(d, 'a', 'b', `f${i}.md`), `file ${i}\n`);
+    const s = new Scrubber(d, () => undefined);
+    const text = 'token=first-secret-value other=second-secret-value third=third-secret-value';
+    expect(s.scrub(text, DEFAULT_GLOBS).sources).toEqual([]);
+    writeFileSync(join(d, 'a', 'b', 'c', '.env'), 'token=first-secret-value\n');
+    expect(s.scrub(text, DEFAULT_GLOBS).sources).toEqual(['a/b/c/.env']);
+    writeFileSync(join(d, 'a', 'b', 'staged.txt'), 'other=second-secret-value\n');
+    renameSync(join(d, 'a', 'b', 'staged.txt'), join(d, 'a', 'b', 'id.key'));
+    expect(s.scrub(text, DEFAULT_GLOBS).sources).toEqual(['a/b/c/.env', 'a/b/id.key']);
+    writeFileSync(join(d, 'a', 'b', 'c', '.env'), 'third=third-secret-value\n'); // the same size, within the same tick
+    const r = s.scrub(text, DEFAULT_GLOBS);
+    expect(r.text).toBe('token=first-secret-value [redacted:a/b/id.key] [redacted:a/b/c/.env]');
+    rmSync(join(d, 'a', 'b', 'c'), { recursive: true });
+    expect(s.scrub(text, DEFAULT_GLOBS).sources).toEqual(['a/b/id.key']);
+  });
+});
 });

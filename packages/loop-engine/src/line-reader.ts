@@ -1,5 +1,6 @@
 // Answers read from stdin one line at a time, across many questions; end of input is null, never a hang.
 import type { Readable } from 'node:stream';
+import { InterruptedError } from '@quickloop/cli-kit';
 
 export class LineReader {
   readonly #lines: string[] = [];
@@ -57,5 +58,26 @@ export class LineReader {
   close(): void {
     if (this.#started) this.#input.pause();
     (this.#input as Readable & { unref?: () => void }).unref?.();
+  }
+}
+
+/**
+ * One answer, or InterruptedError once `signal` aborts: a Ctrl-C at a question is an interruption,
+ * even when the terminal also ends stdin (which would otherwise read as a refusal).
+ */
+export async function answerOrInterrupt(reader: LineReader, signal: AbortSignal): Promise<string | null> {
+  const interrupted = (): InterruptedError => new InterruptedError('interrupted while waiting for an answer on stdin');
+  if (signal.aborted) throw interrupted();
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(interrupted());
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    const answer = await Promise.race([reader.next(), aborted]);
+    if (signal.aborted) throw interrupted();
+    return answer;
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
   }
 }

@@ -27,6 +27,11 @@ export interface SessionHooks {
   /** Puts a question on stderr and reads one line of stdin; null at end of input. */
   ask(question: string): Promise<string | null>;
   onUsage(member: string, usage: TokenUsage | null, usd: number | null): void;
+  /**
+   * Before a call starts (after consent): may throw a LoopStop to refuse it (a budget it cannot fit
+   * in). The function it returns, if any, is called once the call has ended, whatever the outcome.
+   */
+  beforeCall?(member: string, promptChars: number): (() => void) | void;
   info(line: string): void;
   warn(line: string): void;
   now(): Date;
@@ -58,6 +63,9 @@ export interface TokenUsage {
 export function totalTokens(u: TokenUsage): number {
   return u.input_tokens + u.cache_read_tokens + u.cache_write_tokens + u.output_tokens;
 }
+
+/** What invokeCli keeps of a model's stdout (its default cap; the tail, not a failure). */
+const OUTPUT_TAIL_BYTES = 16 * 1024 * 1024;
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : []);
 
@@ -189,6 +197,15 @@ export class Session {
 
   /** Calls a model CLI with an already prepared prompt: argv verbatim, prompt on stdin, cwd = loop dir. */
   async call(id: string, role: Role, inv: ModelInvocation, prompt: string, purpose: string): Promise<string> {
+    const done = this.hooks.beforeCall?.(id, prompt.length);
+    try {
+      return await this.#call(id, role, inv, prompt, purpose);
+    } finally {
+      done?.();
+    }
+  }
+
+  async #call(id: string, role: Role, inv: ModelInvocation, prompt: string, purpose: string): Promise<string> {
     const argv = inv.invoke;
     const callId = this.hooks.newId();
     this.hooks.emit('model.call', { member: id, role, purpose, argv0: argv[0] ?? '', prompt_chars: prompt.length, attempt: 1 }, { id: callId });
@@ -201,6 +218,8 @@ export class Session {
       timeoutMs: timeoutMs(inv.timeout_sec, 600),
       outputMode: outputMode(argv),
       retry: { retries: this.#opts.retries, baseMs: this.#opts.retryBaseMs },
+      // A verdict or an answer sits at the end of a long output: keep the tail rather than fail the call.
+      overflow: 'tail',
       ...(this.#opts.signal ? { signal: this.#opts.signal } : {}),
     });
     const failed = r.errorKind !== undefined || r.exitCode !== 0;
@@ -235,6 +254,11 @@ export class Session {
       usd: r.costUsd ?? null,
     });
     this.hooks.onUsage(id, usage, r.costUsd ?? null);
+    if (r.outputTruncated) {
+      const w = `${id} printed more than ${Math.round(OUTPUT_TAIL_BYTES / 2 ** 20)} MiB; only the tail was kept (${purpose})`;
+      this.hooks.addWarning(w);
+      this.hooks.warn(`warning: ${w}`);
+    }
     if (r.attempts > 1) this.hooks.warn(`warning: ${id} needed ${r.attempts} attempts (transient CLI failures were retried)`);
     if (!failed) return r.text.trim();
     throw new ModelCallFailed(mask(`Model invocation failed (${argv.join(' ')}): exit ${exitCode}${r.timedOut ? ' (timed out)' : ''}\n${detail}`.trimEnd()));

@@ -1,0 +1,152 @@
+// Where a loop's events go: NDJSON to stdout when it is a pipe or a file, a readable view when it is a
+// terminal, and NDJSON to --events FILE on request (with either).
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { resolve } from 'node:path';
+import { createLogger, type Io } from '@quickloop/cli-kit';
+import { EventWriter, createEmitter, detachableEvents, type EventType, type Payload } from '@quickloop/events';
+
+type Emit = <T extends EventType>(type: T, payload: Payload<T>, meta?: { id?: string; parent_id?: string }) => void;
+
+export interface EventSinks {
+  emit: Emit;
+  /** Passes a line read from stdin on, unchanged (loop-gate reading artifact.written events). */
+  forward(raw: string): Promise<void>;
+  flush(): Promise<void>;
+  /** True when a person reads the run on a terminal: progress lines replace the info log. */
+  readonly viewing: boolean;
+}
+
+const seconds = (ms: number): string => (ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
+
+/**
+ * Turns events into lines for a person: phase, iteration, who is called and for how long, each
+ * verdict with its first blocking issue and the review file to open, and a last line with the cause.
+ */
+export class ProgressView {
+  readonly #line: (text: string) => void;
+  readonly #c: ReturnType<typeof createLogger>['color'];
+  readonly #calls = new Map<string, { member: string; purpose: string }>();
+  #lastVerdict: { gate: string; failures: string[]; review: string | null } | null = null;
+
+  constructor(line: (text: string) => void, color: ReturnType<typeof createLogger>['color']) {
+    this.#line = line;
+    this.#c = color;
+  }
+
+  on(type: EventType, p: Record<string, any>, meta: { id?: string; parent_id?: string } = {}): void {
+    const c = this.#c;
+    switch (type) {
+      case 'loop.started':
+        this.#line(`${c.bold('loop')} ${p.spec} ${c.dim(`(workspace ${p.workspace}${p.resumed ? `, resuming from ${p.status}` : ''})`)}`);
+        break;
+      case 'iteration.started':
+        this.#line(c.bold(`iteration ${p.iteration} of ${p.max_iterations}`));
+        break;
+      case 'artifact.written':
+        this.#line(`  wrote ${p.path}${p.phase === 'revise' ? ' (revised)' : ''}`);
+        break;
+      case 'gate.started':
+        this.#line(`${c.bold(p.gate)} round ${p.round} on ${p.artifact}${p.revision ? ` (after revision ${p.revision})` : ''}`);
+        break;
+      case 'model.call':
+        if (meta.id) this.#calls.set(meta.id, { member: p.member, purpose: p.purpose });
+        this.#line(`  calling ${p.member} (${p.role}: ${p.purpose}) …`);
+        break;
+      case 'model.result': {
+        const call = meta.parent_id ? this.#calls.get(meta.parent_id) : undefined;
+        const what = `${p.member}${call ? ` (${call.purpose})` : ''}`;
+        if (p.ok) this.#line(`  ${what} answered in ${seconds(p.duration_ms)}`);
+        else this.#line(c.red(`  ${what} failed after ${seconds(p.duration_ms)}${p.timed_out ? ' (timed out)' : ''}: ${String(p.error ?? `exit ${p.exit_code}`).split('\n')[0]}`));
+        break;
+      }
+      case 'gate.check':
+        this.#line(`  ${p.passed ? c.green('✓') : c.red('✗')} ${p.criterion} (${p.kind}${p.exit_code !== null && p.exit_code !== undefined ? `, exit ${p.exit_code}` : ''})`);
+        break;
+      case 'review.completed':
+        this.#line(`  review from ${p.member} (${p.chars} chars)`);
+        break;
+      case 'gate.verdict': {
+        this.#lastVerdict = { gate: p.gate, failures: p.failures, review: p.review };
+        if (p.verdict === 'pass') this.#line(`${c.bold(p.gate)}: ${c.green('pass')}`);
+        else {
+          const first = p.failures[0] ?? 'another pass';
+          const more = p.failures.length > 1 ? ` (+${p.failures.length - 1} more)` : '';
+          this.#line(`${c.bold(p.gate)}: ${c.yellow('revise')} — ${first}${more}${p.review ? ` — see ${p.review}` : ''}`);
+        }
+        break;
+      }
+      case 'gate.revision':
+        this.#line(`  host revised ${p.artifact} (revision ${p.revision})`);
+        break;
+      case 'no_progress.detected':
+        this.#line(c.yellow(`no progress: ${p.gate} failed the same way ${p.count} times (${p.failures[0] ?? ''})`));
+        break;
+      case 'consent.answered':
+        this.#line(`  consent for ${p.member}: ${p.granted ? 'granted' : p.how === 'end_of_input' ? 'refused (stdin closed)' : 'refused'}`);
+        break;
+      case 'redaction.applied':
+        this.#line(c.yellow(`  scrubbed flagged content from ${p.sources.join(', ')} out of ${p.where}`));
+        break;
+      case 'loop.completed':
+        this.#line(c.green(`${c.bold('PASSED')}${p.already_passed ? ' (already)' : ''}: ${p.final_delivery || 'the loop'} — iteration ${p.iteration}, ${p.usage.calls} call(s), ${p.wall_clock_used_sec} s`));
+        break;
+      case 'loop.failed':
+        this.#line(c.red(`${c.bold(String(p.status).toUpperCase())}: ${this.cause(p.failure)}`));
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** The failure and, for a gate that never passed, what still blocked it and where the review is. */
+  cause(failure: string): string {
+    const v = this.#lastVerdict;
+    if (!v || v.failures.length === 0 || !/max_iterations|max_revisions|no_progress/.test(failure)) return failure.split('\n')[0] ?? failure;
+    return `${failure} — ${v.gate} still blocked by: ${v.failures.join('; ')}${v.review ? ` (see ${v.review})` : ''}`;
+  }
+
+  /** loop-gate's own last line: the round's outcome. */
+  verdictLine(passed: boolean): void {
+    const v = this.#lastVerdict;
+    if (passed) this.#line(this.#c.green(this.#c.bold('PASS')));
+    else this.#line(this.#c.yellow(`${this.#c.bold('REVISE')}${v ? `: ${v.failures.join('; ') || 'another pass'}${v.review ? ` (see ${v.review})` : ''}` : ''}`));
+  }
+}
+
+export function openEvents(o: { io: Io; stage: 'loop-run' | 'loop-gate'; runId: () => string; eventsFile?: string }): EventSinks & { view: ProgressView | null } {
+  const { io } = o;
+  const tty = (io.stdout as { isTTY?: boolean }).isTTY === true;
+  const sinks: { emit: Emit; forward(raw: string): Promise<void>; flush(): Promise<void> }[] = [];
+  let file: WriteStream | undefined;
+  if (!tty) {
+    const writer = new EventWriter(io.stdout);
+    sinks.push(detachableEvents({ emitter: createEmitter({ stage: o.stage, writer, now: io.now }), writer, runId: o.runId }));
+  }
+  if (o.eventsFile) {
+    file = createWriteStream(resolve(io.cwd, o.eventsFile));
+    const writer = new EventWriter(file);
+    sinks.push(detachableEvents({ emitter: createEmitter({ stage: o.stage, writer, now: io.now }), writer, runId: o.runId }));
+  }
+  // The view is on the terminal itself; NO_COLOR (and a terminal that is not one) turn colour off.
+  const log = createLogger({ stream: io.stdout as Io['stderr'], env: io.env });
+  const view = tty ? new ProgressView((l) => log.error(l), log.color) : null;
+  return {
+    viewing: tty,
+    view,
+    emit: (type, payload, meta) => {
+      for (const s of sinks) s.emit(type, payload, meta);
+      view?.on(type, payload as Record<string, any>, meta);
+    },
+    forward: async (raw) => {
+      for (const s of sinks) await s.forward(raw);
+    },
+    flush: async () => {
+      for (const s of sinks) await s.flush();
+      if (file) {
+        const f = file;
+        file = undefined;
+        await new Promise<void>((res, rej) => f.end((e?: Error | null) => (e ? rej(e) : res())));
+      }
+    },
+  };
+}

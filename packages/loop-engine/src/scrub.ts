@@ -1,0 +1,199 @@
+// The content scrub (redaction layer 2): flagged files' content is replaced wherever it appears in outgoing text.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { isRedacted } from './globs.js';
+
+/** The normative defaults: always in force, whatever privacy.egress says. */
+export const DEFAULT_GLOBS: readonly string[] = ['.env', '.env.*', 'secrets/**', '**/*.key'];
+
+const SKIP_DIRS = new Set(['.git', '__pycache__', 'node_modules', '.venv']);
+const MAX_BYTES = 1_000_000;
+/** Shorter lines are left alone: they would mask common text (`}` or `fi`) everywhere. */
+const MIN_LINE = 8;
+
+export interface ScrubResult {
+  text: string;
+  /** Every flagged file whose content was found, sorted. */
+  sources: string[];
+}
+
+interface FlaggedFile {
+  rel: string;
+  content: string;
+  lines: string[];
+}
+
+/** Environment variables whose values are credentials by their name. */
+const SECRET_NAME = /(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|ACCESS_KEY)/i;
+
+/** `[name, value]` of the secret-looking variables worth masking (short values would mask common text). */
+export function envSecrets(env: Record<string, string | undefined>): [string, string][] {
+  return Object.entries(env)
+    .filter((e): e is [string, string] => typeof e[1] === 'string' && e[1].length >= MIN_LINE && SECRET_NAME.test(e[0]))
+    .sort((a, b) => b[1].length - a[1].length);
+}
+
+interface CachedDir {
+  mtimeNs: bigint;
+  ino: bigint;
+  readAtNs: bigint;
+  /** Names of files and links (a link to a directory is never walked). */
+  files: string[];
+  dirs: string[];
+  /** The flagged names among `files`, per glob set. */
+  matched: Map<string, string[]>;
+}
+
+const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n;
+/**
+ * A change in the same clock tick as our read leaves the mtime as it was: an entry modified that
+ * close to when we read it is read again next time (git's "racy" rule). Whole-second timestamps
+ * (some filesystems) widen the window to two seconds.
+ */
+const racy = (mtimeNs: bigint, readAtNs: bigint): boolean => mtimeNs + (mtimeNs % 1_000_000_000n === 0n ? 2_000_000_000n : 50_000_000n) >= readAtNs;
+
+export class Scrubber {
+  readonly #dirs = new Map<string, CachedDir>();
+  readonly #files = new Map<string, { stamp: string; readAtNs: bigint; file: FlaggedFile | undefined }>();
+  readonly #loopDir: string;
+  readonly #onBlindSpot: (rel: string, reason: string) => void;
+  readonly #reported = new Set<string>();
+  readonly #env: [string, string][];
+
+  /**
+   * `env` holds secret-looking variables: the model CLIs need the operator's keys in their
+   * environment, so a context command or an artifact that echoes one must not carry it on.
+   */
+  constructor(loopDir: string, onBlindSpot: (rel: string, reason: string) => void, env: [string, string][] = []) {
+    this.#loopDir = loopDir;
+    this.#onBlindSpot = onBlindSpot;
+    this.#env = env;
+  }
+
+  /**
+   * The flagged files of the loop directory (workspace included), sorted. The tree is walked once;
+   * later calls stat each known directory and re-read only those whose entries changed (a new or
+   * renamed file changes its directory's mtime), and re-read a flagged file only when it changed.
+   * So a flagged file created after the first send is still caught (Looper's cached walk missed it)
+   * without a full walk per prompt.
+   */
+  flagged(globs: readonly string[]): FlaggedFile[] {
+    const key = globs.join('\0');
+    const found: FlaggedFile[] = [];
+    const seen = new Set<string>();
+    const visit = (abs: string, rel: string): void => {
+      const dir = this.#dir(abs, rel);
+      if (!dir) return;
+      seen.add(rel);
+      let names = dir.matched.get(key);
+      if (!names) {
+        names = dir.files.filter((name) => isRedacted(rel ? `${rel}/${name}` : name, globs));
+        dir.matched.set(key, names);
+      }
+      for (const name of names) {
+        const childRel = rel ? `${rel}/${name}` : name;
+        const file = this.#flaggedFile(join(abs, name), childRel);
+        if (file) found.push(file);
+      }
+      for (const sub of dir.dirs) visit(join(abs, sub), rel ? `${rel}/${sub}` : sub);
+    };
+    visit(this.#loopDir, '');
+    // Directories that went away take their entries with them.
+    for (const rel of this.#dirs.keys()) if (!seen.has(rel)) this.#dirs.delete(rel);
+    return found.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  }
+
+  /** A directory's entries, from the cache while its mtime says nothing was added, removed or renamed. */
+  #dir(abs: string, rel: string): CachedDir | undefined {
+    let st;
+    try {
+      st = statSync(abs, { bigint: true });
+    } catch {
+      this.#dirs.delete(rel);
+      return undefined;
+    }
+    const cached = this.#dirs.get(rel);
+    if (cached && cached.mtimeNs === st.mtimeNs && cached.ino === st.ino && !racy(st.mtimeNs, cached.readAtNs)) return cached;
+    const readAtNs = nowNs();
+    let entries;
+    try {
+      entries = readdirSync(abs, { withFileTypes: true });
+    } catch {
+      this.#dirs.delete(rel);
+      return undefined;
+    }
+    const dir: CachedDir = { mtimeNs: st.mtimeNs, ino: st.ino, readAtNs, files: [], dirs: [], matched: new Map() };
+    for (const e of entries) {
+      if (e.isDirectory()) {
+        if (!SKIP_DIRS.has(e.name)) dir.dirs.push(e.name);
+      } else if (e.isFile() || e.isSymbolicLink()) dir.files.push(e.name);
+    }
+    this.#dirs.set(rel, dir);
+    return dir;
+  }
+
+  /** A flagged file's content, re-read only when its size, times or inode changed. */
+  #flaggedFile(abs: string, rel: string): FlaggedFile | undefined {
+    let st;
+    try {
+      // stat follows links: a flagged name linked to a file (a shared .env) is as secret as the file;
+      // links to directories are not followed (no cycles).
+      st = statSync(abs, { bigint: true });
+    } catch {
+      this.#files.delete(rel);
+      return undefined; // a dangling link holds nothing to leak
+    }
+    if (!st.isFile()) return undefined;
+    const stamp = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+    const cached = this.#files.get(rel);
+    if (cached && cached.stamp === stamp && !racy(st.mtimeNs, cached.readAtNs)) return cached.file;
+    const readAtNs = nowNs();
+    const file = this.#read(abs, rel);
+    this.#files.set(rel, { stamp, readAtNs, file });
+    return file;
+  }
+
+  #read(abs: string, rel: string): FlaggedFile | undefined {
+    let reason: string | undefined;
+    let content = '';
+    try {
+      if (statSync(abs).size > MAX_BYTES) reason = 'larger than 1MB';
+      else content = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(abs));
+    } catch (error) {
+      reason = error instanceof TypeError ? 'not valid UTF-8' : 'unreadable';
+    }
+    if (reason) {
+      if (!this.#reported.has(rel)) {
+        this.#reported.add(rel);
+        this.#onBlindSpot(rel, reason);
+      }
+      return undefined;
+    }
+    if (content.trim() === '') return undefined;
+    const lines = content
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter((l) => l.length >= MIN_LINE)
+      // Longest first, so a line that contains another is replaced whole.
+      .sort((a, b) => b.length - a.length);
+    return { rel, content, lines };
+  }
+
+  /** Replaces flagged content in `text`; hits are found on the original text so every source is named. */
+  scrub(text: string, globs: readonly string[]): ScrubResult {
+    const hits = this.flagged(globs).filter((f) => text.includes(f.content) || f.lines.some((l) => text.includes(l)));
+    let out = text;
+    for (const f of hits) {
+      const marker = `[redacted:${f.rel}]`;
+      out = out.split(f.content).join(marker);
+      for (const l of f.lines) out = out.split(l).join(marker);
+    }
+    const sources = hits.map((f) => f.rel);
+    for (const [name, value] of this.#env) {
+      if (!out.includes(value)) continue;
+      out = out.split(value).join(`[redacted:env:${name}]`);
+      sources.push(`env:${name}`);
+    }
+    return { text: out, sources };
+  }
+}

@@ -1,0 +1,81 @@
+// A person at a terminal: a progress view instead of NDJSON on a TTY, events to --events FILE, NDJSON on a pipe.
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { memoryIo } from '@quickloop/cli-kit';
+import { run as gate } from '@quickloop/loop-gate';
+import { afterEach, describe, expect, it } from 'vitest';
+import { run } from '../src/run.js';
+import { BIN, makeLoop, type Loop } from './helpers.js';
+
+const loops: Loop[] = [];
+const track = (l: Loop): Loop => (loops.push(l), l);
+afterEach(() => {
+  for (const l of loops.splice(0)) l.cleanup();
+});
+
+/** memoryIo whose stdout says it is a terminal, as a TTY's stream does. */
+function ttyIo(env: Record<string, string> = {}) {
+  const io = memoryIo({ stdin: '', env: { ...process.env, NO_COLOR: '1', ...env } });
+  Object.assign(io.stdout, { isTTY: true });
+  return io;
+}
+const failing = () => makeLoop({ judge: ['--verdicts', 'pass,revise'], tweak: (s) => (s.loop_control.max_iterations = 1) });
+
+describe('progress view on a terminal', () => {
+  it('shows phases, calls with durations, verdicts with the review to open, and a last line with the cause', async () => {
+    const loop = track(failing());
+    const io = ttyIo();
+    const events = join(loop.dir, 'events.ndjson');
+    expect(await run({ spec: loop.specPath, retries: 0, retryDelayMs: 0, consent: [], level: 'normal', events }, io)).toBe(1);
+    const out = io.out();
+    expect(out).not.toContain('{"v":1');
+    expect(out).toMatch(/^plan_gate round 1 on loop-workspace\/plan\.md$/m);
+    expect(out).toMatch(/^iteration 1 of 1$/m);
+    expect(out).toMatch(/^ {2}calling judge-1 \(judge: verdict\) …$/m);
+    expect(out).toMatch(/^ {2}judge-1 \(verdict\) answered in \d+\.\d s$/m);
+    expect(out).toContain('delivery_gate: revise — the plan has no milestones — see loop-workspace/review-delivery_gate-1.md');
+    expect(out.trimEnd().split('\n').at(-1)).toBe('FAILED: no_progress_detected — delivery_gate still blocked by: the plan has no milestones (see loop-workspace/review-delivery_gate-2.md)');
+    // No escape sequences under NO_COLOR, and the info log does not repeat the view on stderr.
+    expect(out).not.toContain('\u001b[');
+    expect(io.err()).not.toContain('round 1 on');
+    // --events FILE still gets every event, ending with the terminal one.
+    const lines = readFileSync(events, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines[0].type).toBe('loop.started');
+    expect(lines.at(-1)).toMatchObject({ type: 'loop.failed', failure: 'no_progress_detected' });
+  });
+
+  it('colours the view without NO_COLOR, and names a model failure as the cause', async () => {
+    const loop = track(makeLoop({ host: ['--fail-first', '9', '--stderr', "error: invalid --model 'gpt-9'"] }));
+    const io = ttyIo({ NO_COLOR: '' });
+    expect(await run({ spec: loop.specPath, retries: 0, retryDelayMs: 0, consent: [], level: 'normal' }, io)).toBe(2);
+    const out = io.out();
+    expect(out).toContain('\u001b[');
+    const last = out.trimEnd().split('\n').at(-1)!.replace(/\u001b\[[0-9;]*m/g, '');
+    expect(last).toMatch(/^FAILED: Model invocation failed \(.*\): exit 1$/);
+    expect(out).toContain("host (plan) failed after");
+  });
+
+  it('loop gate on a terminal ends with the verdict and the review file', async () => {
+    const loop = track(makeLoop({ judge: ['--verdicts', 'revise'] }));
+    const artifact = join(loop.dir, 'plan.md');
+    writeFileSync(artifact, '# plan\n');
+    const io = ttyIo();
+    const review = join(loop.dir, 'review.md');
+    const code = await gate({ spec: loop.specPath, gate: 'plan', artifact, review, round: 1, revision: 0, consent: [], retries: 0, retryDelayMs: 0, level: 'normal' }, io);
+    expect(code).toBe(1);
+    expect(io.out()).not.toContain('{"v":1');
+    expect(io.out().trimEnd().split('\n').at(-1)).toBe('REVISE: the plan has no milestones (see review.md)');
+  });
+
+  it('a real pseudo-terminal gets the view; a pipe gets NDJSON', () => {
+    const loop = track(makeLoop());
+    const tty = spawnSync('script', ['-q', '-e', '-c', `'${process.execPath}' '${BIN}' loop.resolved.json < /dev/null`, '/dev/null'], { cwd: loop.dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+    expect(tty.status).toBe(0);
+    expect(tty.stdout).not.toContain('{"v":1');
+    expect(tty.stdout.trimEnd().split(/\r?\n/).at(-1)).toMatch(/^PASSED: loop-workspace\/delivery-1\.md — iteration 1, 4 call\(s\), [\d.]+ s$/);
+    const pipe = spawnSync(process.execPath, [BIN, loop.specPath], { cwd: loop.dir, encoding: 'utf8', input: '' });
+    expect(pipe.status).toBe(0);
+    expect(JSON.parse(pipe.stdout.trim().split('\n').at(-1)!)).toMatchObject({ type: 'loop.completed', already_passed: true });
+  });
+});

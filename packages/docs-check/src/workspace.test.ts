@@ -48,4 +48,12 @@ describe('the workspace', () => {
     expect(root.engines.node).toBe('>=20.19');
     expect(readFileSync(join(ROOT, 'pnpm-workspace.yaml'), 'utf8')).toMatch(/^engineStrict: true$/m);
   });
+
+  it('each binary\'s version.generated.ts is what scripts/versions.mjs writes from its package.json', () => {
+    for (const p of packages) {
+      const pkg = json(`packages/${p}/package.json`) as { version: string; bin?: unknown };
+      if (!pkg.bin) continue;
+      expect(readFileSync(join(ROOT, 'packages', p, 'src/version.generated.ts'), 'utf8'), p).toContain(`export const VERSION = ${JSON.stringify(pkg.version)};`);
+    }
+  });
 });

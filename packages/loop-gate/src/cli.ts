@@ -1,6 +1,7 @@
 // loop-gate's argv: SPEC GATE [ARTIFACT] and a few flags; without ARTIFACT the artifacts come from stdin events.
 import { UsageError, logLevel, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
 import { run } from './run.js';
+import { VERSION } from './version.generated.js';
 
 const int = (v: unknown, name: string, min: number): number => {
   const n = Number(v);
@@ -13,7 +14,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
     argv,
     {
       name: 'loop-gate',
-      version: '0.1.0',
+      version: VERSION,
       usage: '$0 SPEC GATE [ARTIFACT]\n\nOne gate round (plan|delivery) on ARTIFACT, or on each artifact.written event read from stdin. Exit 0 pass, 1 revise, 2 error.',
       positionals: 3,
       out: io.stderr,

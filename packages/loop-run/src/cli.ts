@@ -1,6 +1,7 @@
 // loop-run's argv: the spec path as the sole positional argument, a few optional flags.
 import { UsageError, logLevel, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
 import { run } from './run.js';
+import { VERSION } from './version.generated.js';
 
 /** A bad number is a usage error (exit 2), never a NaN that quietly turns retries off. */
 const int = (v: unknown, name: string): number => {
@@ -10,7 +11,7 @@ const int = (v: unknown, name: string): number => {
 };
 
 export async function cli(argv: string[], io: Io): Promise<number> {
-  const args = parseArgs(argv, { name: 'loop-run', version: '0.1.0', usage: '$0 SPEC\n\nRun a compiled Looper loop (loop.resolved.json, or loop.yaml) under the runner contract.', positionals: 1, out: io.stderr }, (y) =>
+  const args = parseArgs(argv, { name: 'loop-run', version: VERSION, usage: '$0 SPEC\n\nRun a compiled Looper loop (loop.resolved.json, or loop.yaml) under the runner contract.', positionals: 1, out: io.stderr }, (y) =>
     y
       .option('retries', { type: 'string', default: '2', describe: 'Extra attempts for a transient model CLI failure' })
       .option('retry-delay-ms', { type: 'string', default: '1000', describe: 'Base of the jittered backoff between attempts' })

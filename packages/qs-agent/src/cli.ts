@@ -4,7 +4,8 @@ import { allowRegistry } from '@quickloop/sandbox';
 import { parseDocsMap } from './docs/docs-map.js';
 import { AGENTS, run } from './run.js';
 
-export const VERSION = '0.1.0';
+export { VERSION } from './version.generated.js';
+import { VERSION } from './version.generated.js';
 
 export async function cli(argv: string[], io: Io): Promise<number> {
   const args = parseArgs(argv, { name: 'qs-agent', version: VERSION, usage: '$0 [--agent replay] [--docs-map URL_PREFIX=DIR]... < events', out: io.stderr }, (y) =>

@@ -5,7 +5,8 @@ import { logLevel, parseArgs, runBin, UsageError, type Io } from '@quickloop/cli
 import { allowRegistry, type BackendChoice } from '@quickloop/sandbox';
 import { run } from './run.js';
 
-export const VERSION = '0.1.0';
+export { VERSION } from './version.generated.js';
+import { VERSION } from './version.generated.js';
 
 export async function cli(argv: string[], io: Io): Promise<number> {
   const args = parseArgs(argv, { name: 'qs-sandbox', version: VERSION, usage: '$0 [--backend auto|bwrap|local] [--allow-registry HOST]... [--keep] < events', out: io.stderr }, (y) =>

@@ -17,7 +17,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       version: VERSION,
       usage: '$0 SPEC GATE [ARTIFACT]\n\nOne gate round (plan|delivery) on ARTIFACT, or on each artifact.written event read from stdin. Exit 0 pass, 1 revise, 2 error.',
       positionals: 3,
-      out: io.stderr,
+      out: io.stdout,
     },
     (y) =>
       y

@@ -11,7 +11,7 @@ const int = (v: unknown, name: string): number => {
 };
 
 export async function cli(argv: string[], io: Io): Promise<number> {
-  const args = parseArgs(argv, { name: 'loop-run', version: VERSION, usage: '$0 SPEC\n\nRun a compiled Looper loop (loop.resolved.json, or loop.yaml) under the runner contract.', positionals: 1, out: io.stderr }, (y) =>
+  const args = parseArgs(argv, { name: 'loop-run', version: VERSION, usage: '$0 SPEC\n\nRun a compiled Looper loop (loop.resolved.json, or loop.yaml) under the runner contract.', positionals: 1, out: io.stdout }, (y) =>
     y
       .option('retries', { type: 'string', default: '2', describe: 'Extra attempts for a transient model CLI failure' })
       .option('retry-delay-ms', { type: 'string', default: '1000', describe: 'Base of the jittered backoff between attempts' })

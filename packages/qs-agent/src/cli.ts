@@ -8,7 +8,7 @@ export { VERSION } from './version.generated.js';
 import { VERSION } from './version.generated.js';
 
 export async function cli(argv: string[], io: Io): Promise<number> {
-  const args = parseArgs(argv, { name: 'qs-agent', version: VERSION, usage: '$0 [--agent replay] [--docs-map URL_PREFIX=DIR]... < events', out: io.stderr }, (y) =>
+  const args = parseArgs(argv, { name: 'qs-agent', version: VERSION, usage: '$0 [--agent replay] [--docs-map URL_PREFIX=DIR]... < events', out: io.stdout }, (y) =>
     y
       .option('agent', { type: 'string', default: 'replay', choices: Object.keys(AGENTS), describe: 'Who works on the task' })
       .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })

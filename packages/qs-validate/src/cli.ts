@@ -22,7 +22,7 @@ async function parseWithYargs(argv: string[], io: Pick<Io, 'stdout' | 'stderr'>)
   const { parseArgs } = await import('@quickloop/cli-kit');
   return parseArgs(
     argv,
-    { name: 'qs-validate', version: VERSION, usage: '$0 [FILE|DIR|GLOB|-]...', out: io.stderr, positionals: Number.POSITIVE_INFINITY },
+    { name: 'qs-validate', version: VERSION, usage: '$0 [FILE|DIR|GLOB|-]...', out: io.stdout, positionals: Number.POSITIVE_INFINITY },
     (y) =>
       y
         // cli-kit's settings, plus: an array flag takes one value per use and repeats accumulate.

@@ -13,7 +13,7 @@ export const run: Command = {
   name: 'run',
   summary: 'Validate, sandbox, run the agent and check: the whole pipeline for the given task files',
   async run(argv, io) {
-    const args = parseArgs(argv, { name: 'qs run', version: VERSION, usage: '$0 TASK... [--agent replay] [--docs-map URL_PREFIX=DIR]... [--keep]', out: io.stderr, positionals: 1000 }, (y) =>
+    const args = parseArgs(argv, { name: 'qs run', version: VERSION, usage: '$0 TASK... [--agent replay] [--docs-map URL_PREFIX=DIR]... [--keep]', out: io.stdout, positionals: 1000 }, (y) =>
       y
         .option('agent', { type: 'string', default: 'replay', describe: 'Who works on the task' })
         .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })

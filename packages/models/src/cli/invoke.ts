@@ -5,7 +5,7 @@ import { execa } from 'execa';
 import { withRetries, type RetryPolicy } from '../retry.js';
 import { addUsage, type ErrorKind, type Usage } from '../types.js';
 import { cliEnv } from './env.js';
-import { groupAlive, killTree } from './kill-tree.js';
+import { endGroup, groupAlive } from '@quickloop/cli-kit/process-group';
 import { parseCliOutput, type OutputMode, type ParsedOutput } from './parse.js';
 
 export interface InvokeCliOptions {
@@ -80,7 +80,7 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
   let timedOut = false;
   let aborted = false;
   let killing: Promise<void> | undefined;
-  const killAll = () => (killing ??= pgid === undefined ? Promise.resolve() : killTree(pgid, grace));
+  const killAll = () => (killing ??= pgid === undefined ? Promise.resolve() : endGroup(pgid, grace));
   const timer = setTimeout(() => {
     timedOut = true;
     void killAll();

@@ -4,6 +4,7 @@ import { logLevel, parseArgs, QsExit, UsageError, type Io } from '@quickloop/cli
 import type { Command } from '../command.js';
 import { stageCommand, STAGES, type StageName } from '../bins.js';
 import { VERSION } from '../version.js';
+import { exitCodeOf } from '@quickloop/cli-kit/process-group';
 
 /**
  * Real processes rather than in-process calls: each stage keeps its own signal handling, sandbox
@@ -64,7 +65,7 @@ async function pipeline(argvOf: Record<StageName, string[]>, io: Io): Promise<nu
     (c) =>
       new Promise<number>((resolve) => {
         c.once('error', () => resolve(QsExit.usage));
-        c.once('exit', (code, signal) => resolve(code ?? (signal ? 128 + (signal === 'SIGINT' ? 2 : 15) : QsExit.noEvidence)));
+        c.once('exit', (code, signal) => resolve(exitCodeOf(code, signal, QsExit.noEvidence)));
       }),
   );
   const onAbort = (): void => {

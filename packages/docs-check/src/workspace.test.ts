@@ -77,4 +77,14 @@ describe('the workspace', () => {
       expect(readFileSync(join(ROOT, 'packages', p, 'src/version.generated.ts'), 'utf8'), p).toContain(`export const VERSION = ${JSON.stringify(pkg.version)};`);
     }
   });
+
+  it('the loop binaries start from a bundle that holds none of the vendor SDKs (they use model CLIs only)', () => {
+    for (const p of ['loop', 'loop-run', 'loop-gate']) {
+      const bin = readFileSync(join(ROOT, 'packages', p, 'bin', `${p}.js`), 'utf8');
+      expect(bin, p).toContain("startBundle(new URL('../dist/bundle.cjs', import.meta.url))");
+      const sources = (json(`packages/${p}/dist/bundle.cjs.map`) as { sources: string[] }).sources;
+      expect(sources.length, p).toBeGreaterThan(10);
+      expect(sources.filter((s) => /@anthropic-ai|\/openai@|@google\/genai|\/models\/dist\/api\//.test(s)), p).toEqual([]);
+    }
+  });
 });

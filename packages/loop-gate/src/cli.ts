@@ -1,6 +1,5 @@
 // loop-gate's argv: SPEC GATE [ARTIFACT] and a few flags; without ARTIFACT the artifacts come from stdin events.
 import { UsageError, logLevel, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
-import { run } from './run.js';
 import { VERSION } from './version.generated.js';
 
 const int = (v: unknown, name: string, min: number): number => {
@@ -31,6 +30,8 @@ export async function cli(argv: string[], io: Io): Promise<number> {
   );
   const [spec, gate, artifact] = args._.map(String);
   if (spec === undefined || gate === undefined) throw new UsageError('loop-gate needs SPEC and GATE (see loop-gate --help)');
+  // Loaded only once the arguments are good: --help and a usage error never pay for the runner.
+  const { run } = await import('./run.js');
   return run(
     {
       spec,

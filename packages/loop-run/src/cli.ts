@@ -1,6 +1,5 @@
 // loop-run's argv: the spec path as the sole positional argument, a few optional flags.
 import { UsageError, logLevel, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
-import { run } from './run.js';
 import { VERSION } from './version.generated.js';
 
 /** A bad number is a usage error (exit 2), never a NaN that quietly turns retries off. */
@@ -18,6 +17,8 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       .option('consent', { type: 'string', array: true, default: [] as string[], describe: 'Consent to sending to this member up front (repeatable); others are asked on stdin' }),
   );
   if (args._.length !== 1) throw new UsageError('loop-run needs the spec path (loop.resolved.json) as its one argument (see loop-run --help)');
+  // Loaded only once the arguments are good: --help and a usage error never pay for the runner.
+  const { run } = await import('./run.js');
   return run(
     {
       spec: String(args._[0]),

@@ -1,6 +1,6 @@
 // invokeCli: one model CLI call — argv only, prompt on stdin, a deadline that kills the whole tree, retries, parsing.
 import { existsSync } from 'node:fs';
-import { InterruptedError } from '@quickloop/cli-kit';
+import { InterruptedError } from '@quickloop/cli-kit/errors';
 import { execa } from 'execa';
 import { withRetries, type RetryPolicy } from '../retry.js';
 import { addUsage, type ErrorKind, type Usage } from '../types.js';

@@ -1,5 +1,9 @@
 // loop-gate's argv: SPEC GATE [ARTIFACT] and a few flags; without ARTIFACT the artifacts come from stdin events.
-import { UsageError, logLevel, parseArgs, runBin, type Io } from '@quickloop/cli-kit';
+import { UsageError } from '@quickloop/cli-kit/errors';
+import { parseFast, type FastFlag } from '@quickloop/cli-kit/fast-args';
+import type { Io } from '@quickloop/cli-kit/io';
+import { logLevel } from '@quickloop/cli-kit/logger';
+import { runBin } from '@quickloop/cli-kit/run-bin';
 import { VERSION } from './version.generated.js';
 
 const int = (v: unknown, name: string, min: number): number => {
@@ -8,8 +12,24 @@ const int = (v: unknown, name: string, min: number): number => {
   return n;
 };
 
-export async function cli(argv: string[], io: Io): Promise<number> {
-  const args = parseArgs(
+// The same flags as the yargs configuration below, for node:util's parser: an ordinary command line
+// never loads yargs, whose start-up alone is as long as the rest of a short round.
+const FLAGS: Record<string, FastFlag> = {
+  review: { type: 'string' },
+  round: { type: 'string' },
+  iteration: { type: 'string' },
+  revision: { type: 'string' },
+  consent: { type: 'string', multiple: true },
+  retries: { type: 'string' },
+  'retry-delay-ms': { type: 'string' },
+};
+
+type Args = Record<string, unknown> & { _: (string | number)[]; quiet: boolean; verbose: boolean };
+
+/** yargs answers --help and --version and words every usage error. */
+async function parseWithYargs(argv: string[], io: Io): Promise<Args> {
+  const { parseArgs } = await import('@quickloop/cli-kit/args');
+  return parseArgs(
     argv,
     {
       name: 'loop-gate',
@@ -27,7 +47,15 @@ export async function cli(argv: string[], io: Io): Promise<number> {
         .option('consent', { type: 'string', array: true, default: [] as string[], describe: 'Consent to sending to this member (repeatable); others are asked on stdin' })
         .option('retries', { type: 'string', default: '2', describe: 'Extra attempts for a transient model CLI failure' })
         .option('retry-delay-ms', { type: 'string', default: '1000', describe: 'Base of the jittered backoff between attempts' }),
-  );
+  ) as unknown as Args;
+}
+
+export async function cli(argv: string[], io: Io): Promise<number> {
+  const fast = parseFast(argv, FLAGS);
+  // yargs reads `--consent a b` as two ids (a greedy array) where node:util sees an id and a
+  // positional, so a command line with --consent keeps yargs' reading.
+  const plain = fast !== undefined && fast._.length <= 3 && (fast.consent as unknown[]).length === 0;
+  const args: Args = plain ? fast : await parseWithYargs(argv, io);
   const [spec, gate, artifact] = args._.map(String);
   if (spec === undefined || gate === undefined) throw new UsageError('loop-gate needs SPEC and GATE (see loop-gate --help)');
   // Loaded only once the arguments are good: --help and a usage error never pay for the runner.
@@ -38,12 +66,12 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       gate,
       ...(artifact !== undefined ? { artifact } : {}),
       ...(args.review !== undefined ? { review: String(args.review) } : {}),
-      round: int(args.round, 'round', 1),
+      round: int(args.round ?? '1', 'round', 1),
       ...(args.iteration !== undefined ? { iteration: int(args.iteration, 'iteration', 0) } : {}),
-      revision: int(args.revision, 'revision', 0),
-      consent: (args.consent as unknown[]).map(String),
-      retries: int(args.retries, 'retries', 0),
-      retryDelayMs: int(args['retry-delay-ms'], 'retry-delay-ms', 0),
+      revision: int(args.revision ?? '0', 'revision', 0),
+      consent: ((args.consent as unknown[] | undefined) ?? []).map(String),
+      retries: int(args.retries ?? '2', 'retries', 0),
+      retryDelayMs: int(args['retry-delay-ms'] ?? '1000', 'retry-delay-ms', 0),
       level: logLevel(args),
     },
     io,

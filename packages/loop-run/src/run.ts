@@ -1,5 +1,9 @@
 // run(opts, io): loop-run as tests call it — events on stdout, people on stderr, answers from stdin.
-import { InterruptedError, LoopExit, createLogger, type Io, type LogLevel, terminalSafe } from '@quickloop/cli-kit';
+import { InterruptedError } from '@quickloop/cli-kit/errors';
+import { LoopExit } from '@quickloop/cli-kit/exit-codes';
+import type { Io } from '@quickloop/cli-kit/io';
+import { createLogger, type LogLevel } from '@quickloop/cli-kit/logger';
+import { terminalSafe } from '@quickloop/cli-kit/safe-text';
 import { EventWriter, createEmitter, detachableEvents } from '@quickloop/events';
 import { LineReader, checkConsentIds, loadSpec } from '@quickloop/loop-gate';
 import { runLoop } from './runner.js';

@@ -87,4 +87,13 @@ describe('the workspace', () => {
       expect(sources.filter((s) => /@anthropic-ai|\/openai@|@google\/genai|\/models\/dist\/api\//.test(s)), p).toEqual([]);
     }
   });
+
+  it('nothing in the repository points at documents outside it: the design lives in ARCHITECTURE.md', () => {
+    const files = spawnSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).stdout.split('\n').filter((f) => /\.(ts|mjs|js|md|sh|json|ya?ml)$/.test(f));
+    expect(files.length).toBeGreaterThan(100);
+    const outside = /\.\.\/shared\/|\bresearch\/[a-z-]+\.md|(?<![A-Z_])(DESIGN|STYLE)\.md\b/;
+    const offenders = files.filter((f) => existsSync(join(ROOT, f)) && outside.test(readFileSync(join(ROOT, f), 'utf8')));
+    expect(offenders).toEqual([]);
+    expect(existsSync(join(ROOT, 'ARCHITECTURE.md'))).toBe(true);
+  });
 });

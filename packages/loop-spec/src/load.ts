@@ -58,7 +58,7 @@ export function lintFile(path: string, options: Omit<CompileOptions, 'path'> & L
   return lintSpecText(readSpecText(source), { displayPath: path, ...options, path: source });
 }
 
-/** The fields the runner contract says a runner must refuse to guess (RUNNER-CONTRACT §1). */
+/** The fields the runner contract says a runner must refuse to guess: missing, the run stops before any work. */
 const REQUIRED: readonly string[][] = [
   ['goal', 'statement'],
   ['gates', 'plan_gate'],

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything quickloop needs on a fresh Debian/Ubuntu machine with Node 20.19+:
-# the sandbox tools (bubblewrap, socat, nsenter and setpriv, ip, ripgrep) through apt when root or sudo allows, the pinned
-# pnpm, the workspace's dependencies, and a build. Safe to run again.
+# through apt when root or sudo allows, the sandbox tools (bubblewrap, socat, nsenter and setpriv, ip) and
+# what the tests run inside and beside it (curl, wget, python3, ps), then the pinned pnpm, the workspace's
+# dependencies, and a build. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TURBO_TELEMETRY_DISABLED=1
@@ -12,10 +13,11 @@ if [ "$node_ok" != 1 ]; then
   exit 1
 fi
 
-# The enforced sandbox needs every one of these (slim images lack iproute2, some util-linux).
+# The enforced sandbox needs the first five (slim images lack iproute2, some util-linux); the tests
+# also run curl, wget and python3 in the sandbox (every HTTP client a check may fall back on) and ps.
 missing=()
 packages=()
-for pair in bwrap:bubblewrap socat:socat nsenter:util-linux setpriv:util-linux ip:iproute2 rg:ripgrep; do
+for pair in bwrap:bubblewrap socat:socat nsenter:util-linux setpriv:util-linux ip:iproute2 curl:curl wget:wget python3:python3 ps:procps; do
   tool=${pair%%:*}
   if ! command -v "$tool" >/dev/null 2>&1; then
     missing+=("$tool")
@@ -26,8 +28,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo"; else sudo="none"; fi
   if [ "$sudo" = none ] || ! command -v apt-get >/dev/null 2>&1; then
     echo "note: ${missing[*]} not found and cannot be installed here (needs apt-get as root or sudo)." >&2
-    echo "      Install ${packages[*]} yourself for the enforced sandbox; without them only" >&2
-    echo "      the unenforced 'local' backend runs (and only with --allow-unenforced)." >&2
+    echo "      Install ${packages[*]} yourself: without the sandbox tools only the unenforced" >&2
+    echo "      'local' backend runs (and only with --allow-unenforced), and the tests need them all." >&2
   else
     echo "installing ${packages[*]} (apt)…" >&2
     $sudo apt-get update -qq >/dev/null

@@ -1,7 +1,6 @@
 // yargs in strict mode: an unknown flag is a usage error, help and version are answered without exiting.
 import yargs, { type Argv } from 'yargs';
 import { ExitError, UsageError } from './errors.js';
-import type { LogLevel } from './logger.js';
 
 export interface ArgsMeta {
   /** Binary name, shown in usage and errors. */
@@ -21,10 +20,8 @@ export interface CommonOptions {
   verbose: boolean;
 }
 
-export function logLevel(opts: CommonOptions): LogLevel {
-  if (opts.verbose) return 'verbose';
-  return opts.quiet ? 'quiet' : 'normal';
-}
+// Lives beside the logger, so a binary that parses without yargs (fast-args) can use it without loading yargs.
+export { logLevel } from './logger.js';
 
 /**
  * Parses argv with the binary's own options added by `configure`. Throws UsageError on a bad flag

@@ -1,4 +1,4 @@
-// The exit-code tables of DESIGN.md: one per family, never changed once published.
+// The exit-code tables (ARCHITECTURE.md): one per family, never changed once published.
 
 /** Exit codes of `qs-*` binaries and `qs`. */
 export const QsExit = {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
 import { parseArgs } from './args.js';
-import { parseFast, type FastFlag } from './fast-args.js';
+import { fastFlagsOf, helpText, parseFast, type FastFlag } from './fast-args.js';
 
 const FLAGS: Record<string, FastFlag> = {
   strict: { type: 'boolean' },
@@ -42,4 +42,20 @@ describe('parseFast', () => {
       expect(parseFast(argv, FLAGS)).toBeUndefined();
     },
   );
+});
+
+describe('helpText', () => {
+  it('lists every flag once, with its default, then the shared flags', () => {
+    const text = helpText('x', '$0 SPEC\n\nDoes x.', {
+      retries: { type: 'string', default: '2', describe: 'Extra attempts' },
+      id: { type: 'string', multiple: true, describe: 'An id' },
+      dry: { type: 'boolean', short: 'n', describe: 'Do nothing' },
+    });
+    expect(text.startsWith('x SPEC\n\nDoes x.\n\nOptions:\n')).toBe(true);
+    expect(text).toMatch(/^ {6}--retries VALUE +Extra attempts \[default: 2\]$/m);
+    expect(text).toMatch(/^ {6}--id VALUE \(repeatable\) +An id$/m);
+    expect(text).toMatch(/^ {2}-n, --dry +Do nothing$/m);
+    for (const shared of ['--quiet', '--verbose', '--help', '--version']) expect(text).toContain(shared);
+    expect(fastFlagsOf({ dry: { type: 'boolean', short: 'n', describe: 'd' } })).toEqual({ dry: { type: 'boolean', short: 'n' } });
+  });
 });

@@ -41,3 +41,28 @@ export function parseFast(argv: readonly string[], flags: Record<string, FastFla
   }
   return result;
 }
+
+/** A flag as a binary declares it once: for node:util, for yargs, and for its help text. */
+export interface FlagSpec extends FastFlag {
+  describe: string;
+  /** Shown in the help; the binary applies it. */
+  default?: string;
+}
+
+export function fastFlagsOf(specs: Record<string, FlagSpec>): Record<string, FastFlag> {
+  return Object.fromEntries(Object.entries(specs).map(([name, { type, short, multiple }]) => [name, { type, ...(short ? { short } : {}), ...(multiple ? { multiple } : {}) }]));
+}
+
+/**
+ * The --help text, written without yargs (whose own start-up would be most of the answer's cost):
+ * the usage, then one line per flag with its description and default, then the shared flags.
+ */
+export function helpText(name: string, usage: string, specs: Record<string, FlagSpec>): string {
+  const rows: Array<[string, string]> = Object.entries(specs).map(([flag, spec]) => [
+    `${spec.short ? `-${spec.short}, ` : '    '}--${flag}${spec.type === 'string' ? (spec.multiple ? ' VALUE (repeatable)' : ' VALUE') : ''}`,
+    `${spec.describe}${spec.default !== undefined ? ` [default: ${spec.default}]` : ''}`,
+  ]);
+  rows.push(['-q, --quiet', 'Only errors on stderr'], ['-v, --verbose', 'More detail on stderr'], ['-h, --help', 'Show help'], ['    --version', 'Show version number']);
+  const width = Math.max(...rows.map(([left]) => left.length));
+  return `${usage.replaceAll('$0', name)}\n\nOptions:\n${rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`).join('\n')}\n`;
+}

@@ -15,3 +15,4 @@ export { parseArgs, logLevel, type ArgsMeta, type CommonOptions } from './args.j
 export { parseFast, type FastFlag, type FastResult } from './fast-args.js';
 export { runBin, reportError, type Main, type RunBinOptions } from './run-bin.js';
 export { memoryIo, type MemoryIo } from './memory-io.js';
+export { endGroup, endGroups, exitCodeOf, groupAlive, groupRunning, signalGroup, signalNumber } from './process-group.js';

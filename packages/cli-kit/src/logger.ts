@@ -5,6 +5,12 @@ import { terminalSafe, terminalSafeStyled } from './safe-text.js';
 
 export type LogLevel = 'quiet' | 'normal' | 'verbose';
 
+/** --quiet and --verbose as a level. */
+export function logLevel(opts: { quiet: boolean; verbose: boolean }): LogLevel {
+  if (opts.verbose) return 'verbose';
+  return opts.quiet ? 'quiet' : 'normal';
+}
+
 export interface Logger {
   readonly level: LogLevel;
   readonly color: ChalkInstance;

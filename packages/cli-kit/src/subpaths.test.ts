@@ -9,6 +9,8 @@ import * as memoryIo from '@quickloop/cli-kit/memory-io';
 import * as runBin from '@quickloop/cli-kit/run-bin';
 import * as fastArgs from '@quickloop/cli-kit/fast-args';
 import * as safeText from '@quickloop/cli-kit/safe-text';
+import * as args from '@quickloop/cli-kit/args';
+import * as processGroup from '@quickloop/cli-kit/process-group';
 
 describe('subpath exports', () => {
   it('resolve to the same classes and functions as the package index', () => {
@@ -21,5 +23,9 @@ describe('subpath exports', () => {
     expect(runBin.runBin).toBe(index.runBin);
     expect(fastArgs.parseFast).toBe(index.parseFast);
     expect(safeText.terminalSafe).toBe(index.terminalSafe);
+    expect(args.parseArgs).toBe(index.parseArgs);
+    expect(args.logLevel).toBe(logger.logLevel);
+    expect(index.logLevel).toBe(logger.logLevel);
+    expect(processGroup.endGroups).toBe(index.endGroups);
   });
 });

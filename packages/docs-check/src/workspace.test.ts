@@ -1,5 +1,6 @@
 // What the README promises about the workspace itself: `pnpm typecheck` covers every package, every
 // package is a vitest project, and every binary runs from the root as `pnpm exec <name>`.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,5 +48,52 @@ describe('the workspace', () => {
     expect(root.packageManager).toBe('pnpm@12.4.2');
     expect(root.engines.node).toBe('>=20.19');
     expect(readFileSync(join(ROOT, 'pnpm-workspace.yaml'), 'utf8')).toMatch(/^engineStrict: true$/m);
+  });
+
+  it('every binary (and every subcommand of qs and loop) answers --help and --version on stdout, with the version in its package.json', () => {
+    for (const p of packages) {
+      const pkg = json(`packages/${p}/package.json`) as { version: string; bin?: Record<string, string> };
+      for (const bin of Object.keys(pkg.bin ?? {})) {
+        const subcommands = bin === 'qs' ? ['run', 'show'] : bin === 'loop' ? ['compile', 'lint', 'session-prompt', 'detect-models', 'register-model', 'run', 'gate'] : [];
+        for (const prefix of [[], ...subcommands.map((c) => [c])]) {
+          for (const flag of ['--help', '--version']) {
+            const argv = [...prefix, flag];
+            const r = spawnSync(join(ROOT, 'node_modules', '.bin', bin), argv, { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+            const what = `${bin} ${argv.join(' ')}`;
+            expect(r.status, `${what}: ${r.stderr}`).toBe(0);
+            expect(r.stderr, what).toBe('');
+            if (flag === '--version') expect(r.stdout, what).toBe(`${pkg.version}\n`);
+            else expect(r.stdout, what).toContain(prefix.length > 0 ? `${bin} ${prefix[0] as string}` : bin);
+          }
+        }
+      }
+    }
+  });
+
+  it('each binary\'s version.generated.ts is what scripts/versions.mjs writes from its package.json', () => {
+    for (const p of packages) {
+      const pkg = json(`packages/${p}/package.json`) as { version: string; bin?: unknown };
+      if (!pkg.bin) continue;
+      expect(readFileSync(join(ROOT, 'packages', p, 'src/version.generated.ts'), 'utf8'), p).toContain(`export const VERSION = ${JSON.stringify(pkg.version)};`);
+    }
+  });
+
+  it('the loop binaries start from a bundle that holds none of the vendor SDKs (they use model CLIs only)', () => {
+    for (const p of ['loop', 'loop-run', 'loop-gate']) {
+      const bin = readFileSync(join(ROOT, 'packages', p, 'bin', `${p}.js`), 'utf8');
+      expect(bin, p).toContain("startBundle(new URL('../dist/bundle.cjs', import.meta.url))");
+      const sources = (json(`packages/${p}/dist/bundle.cjs.map`) as { sources: string[] }).sources;
+      expect(sources.length, p).toBeGreaterThan(10);
+      expect(sources.filter((s) => /@anthropic-ai|\/openai@|@google\/genai|\/models\/dist\/api\//.test(s)), p).toEqual([]);
+    }
+  });
+
+  it('nothing in the repository points at documents outside it: the design lives in ARCHITECTURE.md', () => {
+    const files = spawnSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).stdout.split('\n').filter((f) => /\.(ts|mjs|js|md|sh|json|ya?ml)$/.test(f));
+    expect(files.length).toBeGreaterThan(100);
+    const outside = /\.\.\/shared\/|\bresearch\/[a-z-]+\.md|(?<![A-Z_])(DESIGN|STYLE)\.md\b/;
+    const offenders = files.filter((f) => existsSync(join(ROOT, f)) && outside.test(readFileSync(join(ROOT, f), 'utf8')));
+    expect(offenders).toEqual([]);
+    expect(existsSync(join(ROOT, 'ARCHITECTURE.md'))).toBe(true);
   });
 });

@@ -1,5 +1,6 @@
 // The ways a loop stops that are decisions rather than crashes: each carries state.json's status and failure.
-import { CliError, LoopExit } from '@quickloop/cli-kit';
+import { CliError } from '@quickloop/cli-kit/errors';
+import { LoopExit } from '@quickloop/cli-kit/exit-codes';
 
 /** A stop with a state record: `blocked` for refusals, `failed` for errors and caps. */
 export class LoopStop extends CliError {

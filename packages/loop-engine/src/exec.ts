@@ -1,5 +1,6 @@
 // Runs one argv (never a shell) with input on stdin, a timeout that kills the whole process group, UTF-8 output.
 import { spawn } from 'node:child_process';
+import { endGroup, exitCodeOf, signalGroup } from '@quickloop/cli-kit/process-group';
 
 export interface ExecResult {
   /** 124 on timeout, 127 when the program cannot be started, 128+n on a signal. */
@@ -22,8 +23,6 @@ export interface ExecOptions {
   killGraceMs?: number;
 }
 
-const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
-
 export function runArgv(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
   const started = performance.now();
   return new Promise((resolveResult) => {
@@ -31,7 +30,6 @@ export function runArgv(argv: readonly string[], options: ExecOptions): Promise<
     const err: Buffer[] = [];
     let timedOut = false;
     let settled = false;
-    let killTimer: NodeJS.Timeout | undefined;
     // detached: the child leads its own process group, so a timeout reaches its descendants too.
     const child = spawn(argv[0] as string, argv.slice(1), {
       cwd: options.cwd,
@@ -39,16 +37,9 @@ export function runArgv(argv: readonly string[], options: ExecOptions): Promise<
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });
-    const killGroup = (sig: NodeJS.Signals): void => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, sig);
-      } catch {
-        /* already gone */
-      }
-    };
+    let ending: Promise<void> | undefined;
     const stop = (): void => {
-      killGroup('SIGTERM');
-      killTimer ??= setTimeout(() => killGroup('SIGKILL'), options.killGraceMs ?? 1000);
+      if (child.pid !== undefined) ending ??= endGroup(child.pid, options.killGraceMs ?? 1000);
     };
     const timer = setTimeout(() => {
       timedOut = true;
@@ -60,10 +51,9 @@ export function runArgv(argv: readonly string[], options: ExecOptions): Promise<
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      if (killTimer) clearTimeout(killTimer);
       options.signal?.removeEventListener('abort', onAbort);
       // Strays the CLI left behind in its group must not outlive the call.
-      if (result.spawnError === undefined) killGroup('SIGKILL');
+      if (result.spawnError === undefined && child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
       resolveResult({ ...result, durationMs: Math.round(performance.now() - started) });
     };
     child.stdout.on('data', (c: Buffer) => out.push(c));
@@ -74,7 +64,7 @@ export function runArgv(argv: readonly string[], options: ExecOptions): Promise<
     child.on('close', (code, signal) => {
       // TextDecoder without `fatal` replaces bad bytes, whatever the locale says.
       const decode = (parts: Buffer[]): string => new TextDecoder('utf-8').decode(Buffer.concat(parts));
-      const exitCode = timedOut ? 124 : code ?? (signal ? 128 + (SIGNALS[signal] ?? 1) : 1);
+      const exitCode = timedOut ? 124 : exitCodeOf(code, signal);
       finish({ exitCode, stdout: decode(out), stderr: decode(err), timedOut });
     });
     // A CLI that exits without reading its prompt closes the pipe: that is its answer, not our error.

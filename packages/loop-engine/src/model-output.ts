@@ -1,5 +1,5 @@
 // Which JSON output mode an invoke argv asked for, so usage and cost can be read from the CLI's answer.
-import type { OutputMode } from '@quickloop/models';
+import type { OutputMode } from '@quickloop/models/cli';
 
 /**
  * Decided by the flags (`--output-format json|stream-json`, `-o json`, `--json`), so a spec's own

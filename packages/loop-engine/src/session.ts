@@ -2,7 +2,7 @@
 import type { EventType, Payload } from '@quickloop/events';
 import type { ModelInvocation } from '@quickloop/loop-spec';
 import { ConsentRefused, ModelCallFailed } from './errors.js';
-import { invokeCli } from '@quickloop/models';
+import { invokeCli } from '@quickloop/models/cli';
 import { outputMode } from './model-output.js';
 import { DEFAULT_GLOBS, Scrubber, envSecrets } from './scrub.js';
 import { timeoutMs, type LoadedSpec } from './spec.js';

@@ -1,6 +1,6 @@
 // Loads a resolved loop spec and checks, before anything runs, every field the runner relies on.
 import { basename, dirname, resolve } from 'node:path';
-import { InputError, UsageError } from '@quickloop/cli-kit';
+import { InputError, UsageError } from '@quickloop/cli-kit/errors';
 import { findPlaceholders, loadResolved, placeholderWarningText, type CouncilMember, type Criterion, type Gate, type GateName, type ModelInvocation, type ResolvedSpec } from '@quickloop/loop-spec';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -1,3 +1,3 @@
 #!/usr/bin/env node
-import { main } from '../dist/cli.js';
-await main();
+import { startBundle } from '@quickloop/cli-kit/code-cache';
+await startBundle(new URL('../dist/bundle.cjs', import.meta.url));

@@ -1,7 +1,11 @@
 // run(opts, io): loop-gate as tests call it — one gate round on an artifact named in args or in the event stream.
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { InputError, LoopExit, UsageError, createLogger, type Io, type LogLevel, terminalSafe } from '@quickloop/cli-kit';
+import { InputError, UsageError } from '@quickloop/cli-kit/errors';
+import { LoopExit } from '@quickloop/cli-kit/exit-codes';
+import type { Io } from '@quickloop/cli-kit/io';
+import { createLogger, type LogLevel } from '@quickloop/cli-kit/logger';
+import { terminalSafe } from '@quickloop/cli-kit/safe-text';
 import { readEvents } from '@quickloop/events';
 import type { GateName } from '@quickloop/loop-spec';
 import { LineReader, LoopStop, Session, answerOrInterrupt, checkConsentIds, loadSpec, openEvents, refusePlaceholders, runGateRound, type ConsentRecord } from '@quickloop/loop-engine';

@@ -1,5 +1,8 @@
 // run(opts, io): loop-run as tests call it — events on stdout, people on stderr, answers from stdin.
-import { LoopExit, createLogger, type Io, type LogLevel, terminalSafe } from '@quickloop/cli-kit';
+import { LoopExit } from '@quickloop/cli-kit/exit-codes';
+import type { Io } from '@quickloop/cli-kit/io';
+import { createLogger, type LogLevel } from '@quickloop/cli-kit/logger';
+import { terminalSafe } from '@quickloop/cli-kit/safe-text';
 import { LineReader, answerOrInterrupt, checkConsentIds, loadSpec, openEvents, refusePlaceholders } from '@quickloop/loop-engine';
 import { runLoop } from './runner.js';
 

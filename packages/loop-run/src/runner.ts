@@ -2,7 +2,8 @@
 import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { InputError, LoopExit } from '@quickloop/cli-kit';
+import { InputError } from '@quickloop/cli-kit/errors';
+import { LoopExit } from '@quickloop/cli-kit/exit-codes';
 import type { EventType, Payload } from '@quickloop/events';
 import type { GateName } from '@quickloop/loop-spec';
 import {

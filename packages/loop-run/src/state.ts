@@ -1,6 +1,6 @@
 // state.json: loaded once, rewritten whole and atomically (temp file + rename) on every save; and the run lock.
 import { closeSync, existsSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { InputError } from '@quickloop/cli-kit';
+import { InputError } from '@quickloop/cli-kit/errors';
 import type { Payload } from '@quickloop/events';
 import type { ConsentRecord } from '@quickloop/loop-engine';
 

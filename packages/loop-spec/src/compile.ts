@@ -71,6 +71,7 @@ export function compileSpec(yamlText: string, options: CompileOptions): CompileR
     json: resolvedJson(resolved),
     loopMd: renderLoopMd(resolved),
     runInSessionMd: renderRunInSessionMd(resolved),
+    looper: { loopMd: renderLoopMd(resolved, { flavour: 'looper' }), runInSessionMd: renderRunInSessionMd(resolved, { flavour: 'looper' }) },
     placeholders: findPlaceholders(resolved),
   };
 }

@@ -2,12 +2,13 @@
 export * from './types.js';
 export { SpecError } from './errors.js';
 export { compileSpec, lintSpecText, resolvedJson, type CompileOptions, type LintResult } from './compile.js';
-export { compileFile, lintFile, loadResolved, assertRunnable, absoluteSpecPath, readSpecText, type LoadedSpec } from './load.js';
+export { compileFile, lintFile, loadResolved, readResolvedForRender, assertRunnable, absoluteSpecPath, readSpecText, type LoadedSpec } from './load.js';
 export { lintSpec, findPlaceholders, placeholderWarningText, LINT_RULES, type LintOptions } from './lint.js';
-export { renderLoopMd, renderAsciiDiagram } from './render-loop.js';
+export { renderLoopMd, renderAsciiDiagram, type RenderFlavour, type RenderOptions } from './render-loop.js';
 export { renderRunInSessionMd } from './render-session.js';
+export { isDict, type PyDict, type PyValue } from './py.js';
 export { shlexSplit, ShlexError } from './shlex.js';
 export { fnmatch, isRedactedPath } from './glob.js';
 export { RESOLVED_SCHEMA_URL } from './normalize.js';
-export { pyJsonDumps } from './py-json.js';
+export { pyJsonDumps, pyJsonLoads } from './py-json.js';
 export { resolvedJsonSchema, RESOLVED_SCHEMA_ID } from './resolved-schema.js';

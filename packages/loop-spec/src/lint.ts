@@ -254,7 +254,7 @@ export function lintSpec(resolved: PyDict, rawStringChecks: readonly PyValue[], 
   return findings;
 }
 
-/** Rules for the gaps quickloop closes (research §9): things Looper lets through silently. */
+/** Rules for the gaps quickloop closes: specs Looper lets through silently that will not run as they read. */
 function lintBeyondLooper(resolved: PyDict, add: (check: string, severity: Severity, message: string) => void): void {
   const observability = dictOf(get(resolved, 'observability'));
   for (const key of ['state_file', 'run_log']) {

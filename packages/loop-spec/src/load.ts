@@ -4,6 +4,8 @@ import { resolve as resolvePath } from 'node:path';
 import { compileSpec, lintSpecText, type CompileOptions, type LintResult } from './compile.js';
 import { SpecError } from './errors.js';
 import type { LintOptions } from './lint.js';
+import { pyJsonLoads } from './py-json.js';
+import { isDict, type PyDict, type PyValue } from './py.js';
 import type { CompileResult, ResolvedSpec } from './types.js';
 
 const ERRNO: Record<string, [number, string]> = {
@@ -56,7 +58,7 @@ export function lintFile(path: string, options: Omit<CompileOptions, 'path'> & L
   return lintSpecText(readSpecText(source), { displayPath: path, ...options, path: source });
 }
 
-/** The fields the runner contract says a runner must refuse to guess (RUNNER-CONTRACT §1). */
+/** The fields the runner contract says a runner must refuse to guess: missing, the run stops before any work. */
 const REQUIRED: readonly string[][] = [
   ['goal', 'statement'],
   ['gates', 'plan_gate'],
@@ -106,4 +108,20 @@ export function loadResolved(path: string, options: Omit<CompileOptions, 'path'>
   const spec = data as Record<string, unknown>;
   assertRunnable(spec);
   return { spec, path: absolute, compiled: false };
+}
+
+/**
+ * Looper's `load_json` for `session-prompt`: the resolved JSON with Python's values (floats stay
+ * floats), a BOM tolerated, and Looper's error texts.
+ */
+export function readResolvedForRender(path: string): PyDict {
+  const raw = readSpecText(path);
+  let data: PyValue;
+  try {
+    data = pyJsonLoads(raw.startsWith('\uFEFF') ? raw.slice(1) : raw);
+  } catch (error) {
+    throw new SpecError(`Could not parse JSON in ${path}: ${(error as Error).message}`);
+  }
+  if (!isDict(data)) throw new SpecError(`${path} must contain a JSON object`);
+  return data;
 }

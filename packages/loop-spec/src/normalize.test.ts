@@ -1,4 +1,4 @@
-// Every compile error of Looper's compiler (research §1.3): its exact text, and which one wins when several apply.
+// Every compile error of Looper's compiler: its exact text, and which one wins when several apply.
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { compileSpec } from './compile.js';

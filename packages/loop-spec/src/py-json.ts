@@ -1,5 +1,5 @@
 // Python's json.dumps, byte for byte: ensure_ascii escapes, float repr, sort_keys by code point.
-import { PyDate, PyFloat, compareCodePoints, floatRepr, isDict, type PyValue } from './py.js';
+import { PyDate, PyFloat, compareCodePoints, floatRepr, isDict, newDict, type PyValue } from './py.js';
 
 export interface DumpOptions {
   /** `indent=2` style pretty printing; without it the separators are `, ` and `: ` on one line. */
@@ -72,4 +72,115 @@ export function pyJsonDumps(value: PyValue | undefined, options: DumpOptions = {
     return `${open}\n${pad}${items.join(`,\n${pad}`)}\n${end}${close}`;
   };
   return walk(value, 0);
+}
+
+/**
+ * json.loads: like JSON.parse, but a number written with a fraction or an exponent stays a float
+ * (`5.0` prints as `5.0` again), and NaN/Infinity are read as Python reads them.
+ * Throws SyntaxError naming the line and column.
+ */
+export function pyJsonLoads(text: string): PyValue {
+  let i = 0;
+  const fail = (what: string): never => {
+    const before = text.slice(0, i);
+    const line = before.split('\n').length;
+    const column = i - before.lastIndexOf('\n');
+    throw new SyntaxError(`${what}: line ${line} column ${column} (char ${i})`);
+  };
+  const space = (): void => {
+    while (i < text.length && ' \t\n\r'.includes(text[i] as string)) i += 1;
+  };
+  const literal = (word: string, value: PyValue): PyValue => {
+    if (!text.startsWith(word, i)) fail('Expecting value');
+    i += word.length;
+    return value;
+  };
+  const value = (depth: number): PyValue => {
+    if (depth > 1000) fail('Nested too deeply');
+    space();
+    const ch = text[i];
+    if (ch === '{') {
+      i += 1;
+      const dict = newDict();
+      space();
+      if (text[i] === '}') {
+        i += 1;
+        return dict;
+      }
+      for (;;) {
+        space();
+        if (text[i] !== '"') fail('Expecting property name enclosed in double quotes');
+        const key = string();
+        space();
+        if (text[i] !== ':') fail("Expecting ':' delimiter");
+        i += 1;
+        dict[key] = value(depth + 1);
+        space();
+        if (text[i] === ',') {
+          i += 1;
+          continue;
+        }
+        if (text[i] === '}') {
+          i += 1;
+          return dict;
+        }
+        fail("Expecting ',' delimiter");
+      }
+    }
+    if (ch === '[') {
+      i += 1;
+      const items: PyValue[] = [];
+      space();
+      if (text[i] === ']') {
+        i += 1;
+        return items;
+      }
+      for (;;) {
+        items.push(value(depth + 1));
+        space();
+        if (text[i] === ',') {
+          i += 1;
+          continue;
+        }
+        if (text[i] === ']') {
+          i += 1;
+          return items;
+        }
+        fail("Expecting ',' delimiter");
+      }
+    }
+    if (ch === '"') return string();
+    if (ch === 't') return literal('true', true);
+    if (ch === 'f') return literal('false', false);
+    if (ch === 'n') return literal('null', null);
+    if (ch === 'N') return literal('NaN', new PyFloat(Number.NaN));
+    if (ch === 'I') return literal('Infinity', new PyFloat(Number.POSITIVE_INFINITY));
+    if (text.startsWith('-Infinity', i)) return literal('-Infinity', new PyFloat(Number.NEGATIVE_INFINITY));
+    const match = /^-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/.exec(text.slice(i, i + 400));
+    if (!match) return fail('Expecting value');
+    i += match[0].length;
+    const n = Number(match[0]);
+    return match[1] !== undefined || match[2] !== undefined ? new PyFloat(n) : n;
+  };
+  const string = (): string => {
+    const start = i;
+    i += 1;
+    while (i < text.length && text[i] !== '"') {
+      const c = text.charCodeAt(i);
+      if (c < 0x20) fail('Invalid control character at');
+      i += text[i] === '\\' ? 2 : 1;
+    }
+    if (i >= text.length) fail('Unterminated string starting at');
+    i += 1;
+    try {
+      return JSON.parse(text.slice(start, i)) as string;
+    } catch {
+      i = start;
+      return fail('Invalid \\escape');
+    }
+  };
+  const result = value(0);
+  space();
+  if (i < text.length) fail('Extra data');
+  return result;
 }

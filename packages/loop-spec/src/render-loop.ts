@@ -8,6 +8,17 @@ const BOX_WIDTH = 30;
 export const DEFAULT_MAX_REVISIONS = 1;
 const INDENT = '               ';
 
+/**
+ * Whose text a render follows. `quickloop` (the directory form of `loop compile`) shows the revision cap
+ * the runner applies; `looper` is Looper's renderer byte for byte, for the files a Looper command line
+ * (`--render`, `--session-prompt`, `loop session-prompt`) asks for by name.
+ */
+export type RenderFlavour = 'quickloop' | 'looper';
+
+export interface RenderOptions {
+  flavour?: RenderFlavour;
+}
+
 /** `d.get(key, fallback)` on a value that may not be a dict (a renderer must never throw). */
 function pick(value: PyValue | undefined, key: string, fallback?: PyValue): PyValue | undefined {
   if (!isDict(value)) return fallback;
@@ -35,7 +46,8 @@ function box(...rows: string[]): string[] {
 }
 
 /** The six-box diagram: goal, plan, plan gate, delivery, delivery gate, final output; then the stops. */
-export function renderAsciiDiagram(resolved: PyDict): string {
+export function renderAsciiDiagram(resolved: PyDict, options: RenderOptions = {}): string {
+  const revisionDefault = options.flavour === 'looper' ? 0 : DEFAULT_MAX_REVISIONS;
   const gates = pick(resolved, 'gates', {});
   const control = pick(resolved, 'loop_control', {});
   const observability = pick(resolved, 'observability', {});
@@ -57,9 +69,9 @@ export function renderAsciiDiagram(resolved: PyDict): string {
     lines.push(`${INDENT}|`, `${INDENT}v`);
   };
   const gateExit = (gate: PyValue | undefined, step: number): void => {
-    // An absent max_revisions is shown as the 1 quickloop's runner applies (Looper showed 0 and ran 0,
-    // although its compiler validates against 1: research gap 1).
-    lines.push(`${INDENT}| needs work -> revise <= ${pyStr(pick(gate, 'max_revisions', DEFAULT_MAX_REVISIONS))} -> step ${step}`, `${INDENT}| pass`, `${INDENT}v`);
+    // An absent max_revisions is shown as the 1 quickloop's runner applies; Looper shows (and runs) 0,
+    // although its compiler validates against a default of 1.
+    lines.push(`${INDENT}| needs work -> revise <= ${pyStr(pick(gate, 'max_revisions', revisionDefault))} -> step ${step}`, `${INDENT}| pass`, `${INDENT}v`);
   };
   lines.push(...box('1. Goal + context', 'read sources'));
   arrow();
@@ -85,7 +97,7 @@ function text(value: PyValue | undefined): string {
 }
 
 /** LOOP.md: the human summary of a resolved spec. */
-export function renderLoopMd(resolved: PyDict): string {
+export function renderLoopMd(resolved: PyDict, options: RenderOptions = {}): string {
   const meta = pick(resolved, 'meta', {});
   const goal = pick(resolved, 'goal', {});
   const gates = pick(resolved, 'gates', {});
@@ -137,7 +149,7 @@ export function renderLoopMd(resolved: PyDict): string {
     '## Flow Preview',
     '',
     '```text',
-    renderAsciiDiagram(resolved),
+    renderAsciiDiagram(resolved, options),
     '```',
     '',
   );

@@ -211,6 +211,8 @@ export interface CompileResult {
   json: string;
   loopMd: string;
   runInSessionMd: string;
+  /** The same two files as Looper's renderer writes them (for `--render` and `--session-prompt`). */
+  looper: { loopMd: string; runInSessionMd: string };
   /** Sorted unique `{{TOKEN}}` placeholders still present (compile warns, lint reports). */
   placeholders: string[];
 }

@@ -1,4 +1,4 @@
-// The real bin, spawned: exit codes and stderr as a shell or a Makefile sees them, and the README's examples.
+// The real bin, spawned: exit codes and stderr as a shell or a Makefile sees them (docs-check runs the README's examples).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,31 +64,5 @@ describe('the loop binary', () => {
     const r = sh('loop compile --nope x.yaml');
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/^loop: error: Unknown argument: nope/);
-  });
-});
-
-/** `$ command` lines of the README's sh blocks, each with the stdout printed under it. */
-function readmeExamples(): { command: string; expected: string }[] {
-  const readme = readFileSync(join(PKG, 'README.md'), 'utf8');
-  const examples: { command: string; expected: string }[] = [];
-  for (const block of readme.matchAll(/```sh\n([\s\S]*?)```/g)) {
-    for (const line of (block[1] as string).split('\n')) {
-      if (line.startsWith('$ ')) examples.push({ command: line.slice(2), expected: '' });
-      else if (line !== '' && examples.length > 0) (examples[examples.length - 1] as { expected: string }).expected += `${line}\n`;
-    }
-  }
-  return examples;
-}
-
-describe('README examples', () => {
-  const examples = readmeExamples();
-  it('has some', () => {
-    expect(examples.length).toBeGreaterThanOrEqual(4);
-  });
-  it.each(examples)('$command', ({ command, expected }) => {
-    const r = sh(command);
-    expect(r.err).not.toContain('error');
-    expect(r.code).toBe(0);
-    expect(r.out).toBe(expected);
   });
 });

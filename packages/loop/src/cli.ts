@@ -1,5 +1,4 @@
 // argv -> a subcommand and its typed options (yargs, strict), then run(); runBin owns the exit code.
-import { readFileSync } from 'node:fs';
 import { ExitError, UsageError } from '@quickloop/cli-kit/errors';
 import { parseFast } from '@quickloop/cli-kit/fast-args';
 import type { Io } from '@quickloop/cli-kit/io';
@@ -8,7 +7,7 @@ import type { LoopCommand } from './command.js';
 import { COMMANDS } from './commands/index.js';
 import { reportLoopError, run } from './run.js';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+import { VERSION } from './version.generated.js';
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

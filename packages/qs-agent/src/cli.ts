@@ -8,10 +8,11 @@ import { readFileSync } from 'node:fs';
 import { readPricesFile } from './config.js';
 import { AGENT_NAMES, run } from './run.js';
 
-export const VERSION = '0.1.0';
+export { VERSION } from './version.generated.js';
+import { VERSION } from './version.generated.js';
 
 export async function cli(argv: string[], io: Io): Promise<number> {
-  const args = parseArgs(argv, { name: 'qs-agent', version: VERSION, usage: '$0 [--agent replay|recorded|anthropic|openai|openai-chat|gemini|claude-code|codex] [--from FILE [--from-run ID]] [--model M] [--base-url URL] [--prices FILE] [--docs-map URL_PREFIX=DIR]... [--cache-dir DIR [--refresh|--offline]] [--rate-limit SECONDS] [--ignore-robots] [--affordances all|none] [--probe-affordances] < events', out: io.stderr }, (y) =>
+  const args = parseArgs(argv, { name: 'qs-agent', version: VERSION, usage: '$0 [--agent replay|recorded|anthropic|openai|openai-chat|gemini|claude-code|codex] [--from FILE [--from-run ID]] [--model M] [--base-url URL] [--prices FILE] [--docs-map URL_PREFIX=DIR]... [--cache-dir DIR [--refresh|--offline]] [--rate-limit SECONDS] [--ignore-robots] [--affordances all|none] [--probe-affordances] < events', out: io.stdout }, (y) =>
     y
       .option('agent', { type: 'string', default: 'replay', choices: [...AGENT_NAMES], describe: 'Who works on the task' })
       .option('model', { type: 'string', describe: 'Model agents: the model to ask for (defaults: anthropic claude-sonnet-4-6, openai gpt-5, gemini gemini-2.5-flash; openai-chat needs one)' })

@@ -8,7 +8,7 @@ import { createLayout, removeLayout } from '@quickloop/sandbox';
 import { run } from './run.js';
 
 const DIR = fileURLToPath(new URL('../../../fixtures/streams/qs-check', import.meta.url));
-const UPDATE = process.env.UPDATE_GOLDEN === '1';
+const UPDATE = process.env.QUICKLOOP_UPDATE_GOLDEN === '1';
 const cases = readdirSync(DIR).filter((d) => existsSync(join(DIR, d, 'in.ndjson')));
 
 /** What varies between machines and runs: the sandbox path and how long things took. */

@@ -5,10 +5,11 @@ import { logLevel, parseArgs, runBin, UsageError, type Io } from '@quickloop/cli
 import { allowRegistry, type BackendChoice } from '@quickloop/sandbox';
 import { run } from './run.js';
 
-export const VERSION = '0.1.0';
+export { VERSION } from './version.generated.js';
+import { VERSION } from './version.generated.js';
 
 export async function cli(argv: string[], io: Io): Promise<number> {
-  const args = parseArgs(argv, { name: 'qs-sandbox', version: VERSION, usage: '$0 [--backend auto|bwrap|local] [--allow-registry HOST]... [--keep] < events', out: io.stderr }, (y) =>
+  const args = parseArgs(argv, { name: 'qs-sandbox', version: VERSION, usage: '$0 [--backend auto|bwrap|local] [--allow-registry HOST]... [--keep] < events', out: io.stdout }, (y) =>
     y
       .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend; auto picks the best available and says why' })
       .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })

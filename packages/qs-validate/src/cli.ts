@@ -7,7 +7,8 @@ import { runBin } from '@quickloop/cli-kit/run-bin';
 import { formatEndpoint, registryEndpoint } from '@quickloop/sandbox/hosts';
 import { run, type ValidateOptions } from './run.js';
 
-export const VERSION = '0.1.0';
+export { VERSION } from './version.generated.js';
+import { VERSION } from './version.generated.js';
 
 /** The flags of an ordinary run, decided without yargs (see parseFast). */
 const FLAGS: Record<string, FastFlag> = {
@@ -20,11 +21,11 @@ const FLAGS: Record<string, FastFlag> = {
 };
 
 /** The same flags through yargs: help text, version, and the wording of every usage error. */
-async function parseWithYargs(argv: string[], io: Pick<Io, 'stderr'>): Promise<Record<string, unknown> & { _: (string | number)[]; quiet: boolean; verbose: boolean }> {
+async function parseWithYargs(argv: string[], io: Pick<Io, 'stdout' | 'stderr'>): Promise<Record<string, unknown> & { _: (string | number)[]; quiet: boolean; verbose: boolean }> {
   const { parseArgs } = await import('@quickloop/cli-kit');
   return parseArgs(
     argv,
-    { name: 'qs-validate', version: VERSION, usage: '$0 [FILE|DIR|GLOB|-]...', out: io.stderr, positionals: Number.POSITIVE_INFINITY },
+    { name: 'qs-validate', version: VERSION, usage: '$0 [FILE|DIR|GLOB|-]...', out: io.stdout, positionals: Number.POSITIVE_INFINITY },
     (y) =>
       y
         // cli-kit's settings, plus: an array flag takes one value per use and repeats accumulate.
@@ -39,7 +40,7 @@ async function parseWithYargs(argv: string[], io: Pick<Io, 'stderr'>): Promise<R
 }
 
 /** argv → ValidateOptions; throws UsageError on a bad flag (and ExitError(0) after --help). */
-export async function parseOptions(argv: string[], io: Pick<Io, 'stderr'>): Promise<ValidateOptions> {
+export async function parseOptions(argv: string[], io: Pick<Io, 'stdout' | 'stderr'>): Promise<ValidateOptions> {
   const args = parseFast(argv, FLAGS) ?? (await parseWithYargs(argv, io));
   return {
     inputs: args._.map(String),

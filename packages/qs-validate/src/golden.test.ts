@@ -10,7 +10,7 @@ import { run } from './run.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const GOLDEN = join(ROOT, 'fixtures/golden/qs-validate');
-const UPDATE = process.env.UPDATE_GOLDEN === '1';
+const UPDATE = process.env.QUICKLOOP_UPDATE_GOLDEN === '1';
 
 // A machine with no npm, pip or apt of its own: the registries come from the environment only, so
 // the output is the same on every machine.

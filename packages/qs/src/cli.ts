@@ -12,11 +12,11 @@ export async function cli(argv: string[], io: Io): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined) throw new UsageError(`no command given\n${usage()}`);
   if (name === '--help' || name === '-h') {
-    io.stderr.write(usage());
+    io.stdout.write(usage());
     return 0;
   }
   if (name === '--version') {
-    io.stderr.write(`${VERSION}\n`);
+    io.stdout.write(`${VERSION}\n`);
     return 0;
   }
   const command = COMMANDS.find((c) => c.name === name);

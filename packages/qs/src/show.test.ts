@@ -13,7 +13,7 @@ describe('qs show', () => {
   it.each(cases)('renders %s', async (name) => {
     const io = memoryIo({ cwd: DIR });
     expect(await cli(['show', join(name, 'out.ndjson')], io)).toBe(0);
-    if (process.env.UPDATE_GOLDEN === '1') writeFileSync(join(DIR, name, 'show.txt'), io.out());
+    if (process.env.QUICKLOOP_UPDATE_GOLDEN === '1') writeFileSync(join(DIR, name, 'show.txt'), io.out());
     expect(io.out()).toBe(readFileSync(join(DIR, name, 'show.txt'), 'utf8'));
   });
 

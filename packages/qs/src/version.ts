@@ -1,2 +1,2 @@
-// The version `qs --version` and every subcommand report.
-export const VERSION = '0.1.0';
+// The version `qs --version` and every subcommand report (from package.json, at build time).
+export { VERSION } from './version.generated.js';

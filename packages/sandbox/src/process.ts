@@ -1,5 +1,6 @@
 // Runs one process in its own group with a timeout, merged capped output, and a kill that reaches its children.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { endGroups, exitCodeOf, groupAlive, signalGroup } from '@quickloop/cli-kit/process-group';
 import type { Readable } from 'node:stream';
 import type { DenialScanner } from './denials.js';
 import { OutputCap } from './output.js';
@@ -27,33 +28,16 @@ export interface RunOptions {
  */
 const DRAIN_AFTER_EXIT_MS = 150;
 
-const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
-
-/** Kills a whole process group; a group already gone is fine. */
+/** Kills a whole process group at once (a sandboxed command gets no grace); a group already gone is fine. */
 export function killGroup(pgid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: nothing left to kill.
-  }
+  signalGroup(pgid, signal);
 }
 
-/** True while any process of the group exists (a zombie only until its parent reaps it). */
-export function groupExists(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export const groupExists = groupAlive;
 
 /** Kills groups and waits, bounded, until the kernel has removed them: close() promises none is left. */
-export async function killGroupsAndWait(pgids: Iterable<number>, maxWaitMs = 2000): Promise<void> {
-  const list = [...pgids];
-  for (const g of list) killGroup(g);
-  const deadline = Date.now() + maxWaitMs;
-  while (list.some(groupExists) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+export function killGroupsAndWait(pgids: Iterable<number>, maxWaitMs = 2000): Promise<void> {
+  return endGroups(pgids, 0, maxWaitMs);
 }
 
 export function runProcess(options: RunOptions): Promise<ExecResult> {
@@ -120,7 +104,7 @@ export function runProcess(options: RunOptions): Promise<ExecResult> {
       finish(127);
     });
     child.once('exit', (code, signal) => {
-      const exitCode = code ?? 128 + (signal ? (SIGNALS[signal] ?? 1) : 1);
+      const exitCode = exitCodeOf(code, signal, 129);
       let open = 2;
       const done = (): void => {
         open -= 1;

@@ -12,4 +12,3 @@ export {
   type FakeStep,
 } from './fake-clis.js';
 export { REAL_CLI_ARGV, claudeMockEnv, codexMockEnv, findOnPath, geminiMockEnv } from './real-clis.js';
-export { jsExamples, runJsExample, type JsExample } from './readme-examples.js';

@@ -74,7 +74,7 @@ export function geminiMockEnv(mock: MockServer, home: string): Record<string, st
   return { HOME: home, TMPDIR: tmp, GOOGLE_GEMINI_BASE_URL: mock.url, GEMINI_API_KEY: 'dummy', GEMINI_CLI_TRUST_WORKSPACE: 'true' };
 }
 
-/** Argv that worked offline against the mock (research: agents.md §7.2); prompts go on stdin. */
+/** Argv that the real CLIs accepted offline against the mock servers; prompts go on stdin. */
 export const REAL_CLI_ARGV = {
   claudeJudge: ['claude', '-p', '--output-format', 'json', '--no-session-persistence', '--bare', '--tools', '', '--model', 'claude-sonnet-4-6'],
   claudeHost: ['claude', '-p', '--output-format', 'json', '--no-session-persistence', '--model', 'claude-sonnet-4-6'],

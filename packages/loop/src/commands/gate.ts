@@ -1,5 +1,5 @@
 // `loop gate SPEC GATE [ARTIFACT]`: delegates to loop-gate (one gate round); exit 0 pass, 1 revise, 2 error.
-import { logLevel } from '@quickloop/cli-kit';
+import { logLevel } from '@quickloop/cli-kit/logger';
 import { run as loopGate } from '@quickloop/loop-gate';
 import type { LoopCommand } from '../command.js';
 import { intFlag } from '../int-flag.js';

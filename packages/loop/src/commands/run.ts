@@ -1,5 +1,5 @@
 // `loop run SPEC`: delegates to loop-run (the runner contract); the same flags, events and exit codes.
-import { logLevel } from '@quickloop/cli-kit';
+import { logLevel } from '@quickloop/cli-kit/logger';
 import { run as loopRun } from '@quickloop/loop-run';
 import type { LoopCommand } from '../command.js';
 import { intFlag } from '../int-flag.js';

@@ -1,11 +1,11 @@
 // invokeCli: one model CLI call — argv only, prompt on stdin, a deadline that kills the whole tree, retries, parsing.
 import { existsSync } from 'node:fs';
-import { InterruptedError } from '@quickloop/cli-kit';
+import { InterruptedError } from '@quickloop/cli-kit/errors';
 import { execa } from 'execa';
 import { withRetries, type RetryPolicy } from '../retry.js';
 import { addUsage, type ErrorKind, type Usage } from '../types.js';
 import { cliEnv } from './env.js';
-import { groupAlive, killTree } from './kill-tree.js';
+import { endGroup, groupAlive } from '@quickloop/cli-kit/process-group';
 import { parseCliOutput, type OutputMode, type ParsedOutput } from './parse.js';
 
 export interface InvokeCliOptions {
@@ -124,7 +124,7 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
   let timedOut = false;
   let aborted = false;
   let killing: Promise<void> | undefined;
-  const killAll = () => (killing ??= pgid === undefined ? Promise.resolve() : killTree(pgid, grace));
+  const killAll = () => (killing ??= pgid === undefined ? Promise.resolve() : endGroup(pgid, grace));
   const timer = setTimeout(() => {
     timedOut = true;
     void killAll();

@@ -1,4 +1,5 @@
 // How a CLI result is reported on the wire and in state files: Looper's exit numbering, the events' token names.
+import { exitCodeOf } from '@quickloop/cli-kit/process-group';
 import type { Usage } from '../types.js';
 import type { CliResult } from './invoke.js';
 
@@ -9,8 +10,7 @@ import type { CliResult } from './invoke.js';
 export function conventionalExitCode(result: Pick<CliResult, 'exitCode' | 'signal' | 'timedOut'>): number {
   if (result.timedOut) return 124;
   if (result.exitCode !== null) return result.exitCode;
-  const signals: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
-  return 128 + (result.signal ? (signals[result.signal] ?? 0) : 0);
+  return exitCodeOf(null, result.signal, 128);
 }
 
 /** The five counters under the names the event payloads use (`model.result`, `loop.*` usage). */

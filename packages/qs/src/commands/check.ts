@@ -59,7 +59,7 @@ export const check: Command = {
   name: 'check',
   summary: 'Re-run a task\'s check (read again from its file) against a kept workspace',
   async run(argv, io) {
-    const args = parseArgs(argv, { name: 'qs check', version: VERSION, usage: '$0 TASK --sandbox DIR [--stream FILE] [--show]', out: io.stderr, positionals: 1 }, (y) =>
+    const args = parseArgs(argv, { name: 'qs check', version: VERSION, usage: '$0 TASK --sandbox DIR [--stream FILE] [--show]', out: io.stdout, positionals: 1 }, (y) =>
       y
         .option('sandbox', { type: 'string', describe: 'The kept sandbox (its root or its workspace, as --keep printed it)' })
         .option('stream', { type: 'string', describe: 'The saved stream of the run, for expect_output (its bash outputs are the transcript)' })

@@ -10,7 +10,7 @@ export const diff: Command = {
   name: 'diff',
   summary: 'Compare two results (results.json files or --out folders): per-task exact test, intervals, regressions',
   async run(argv, io) {
-    const args = parseArgs(argv, { name: 'qs diff', version: VERSION, usage: '$0 BEFORE AFTER [--fail-on-regression] [--json] [--allow-different]', out: io.stderr, positionals: 2 }, (y) =>
+    const args = parseArgs(argv, { name: 'qs diff', version: VERSION, usage: '$0 BEFORE AFTER [--fail-on-regression] [--json] [--allow-different]', out: io.stdout, positionals: 2 }, (y) =>
       y
         .option('fail-on-regression', { type: 'boolean', default: false, describe: 'Exit 1 when any task regressed significantly' })
         .option('json', { type: 'boolean', default: false, describe: 'Print the whole comparison as JSON (p-values at full precision)' })

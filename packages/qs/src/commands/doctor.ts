@@ -77,7 +77,7 @@ export const doctor: Command = {
   name: 'doctor',
   summary: 'What this machine gives a run: backends and their limits, model keys found, registries, tasks',
   async run(argv, io) {
-    const args = parseArgs(argv, { name: 'qs doctor', version: VERSION, usage: '$0 [TASK|DIR...]', out: io.stderr, positionals: 1000 }, (y) => y);
+    const args = parseArgs(argv, { name: 'qs doctor', version: VERSION, usage: '$0 [TASK|DIR...]', out: io.stdout, positionals: 1000 }, (y) => y);
     const out = (line = ''): void => {
       io.stdout.write(`${line}\n`);
     };

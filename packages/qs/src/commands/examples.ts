@@ -8,7 +8,7 @@ export const examples: Command = {
   name: 'examples',
   summary: 'List the bundled example tasks (they run offline: qs run --example NAME)',
   async run(argv, io) {
-    parseArgs(argv, { name: 'qs examples', version: VERSION, usage: '$0', out: io.stderr, positionals: 0 }, (y) => y);
+    parseArgs(argv, { name: 'qs examples', version: VERSION, usage: '$0', out: io.stdout, positionals: 0 }, (y) => y);
     for (const e of EXAMPLES) {
       io.stdout.write(`${e.name}  ${e.route[0] ?? ''}  (${e.mode}) — ${e.summary}\n`);
       for (const p of e.route.slice(1)) io.stdout.write(`    then ${p}\n`);

@@ -12,7 +12,7 @@ export const results: Command = {
   name: 'results',
   summary: 'Rebuild results.json (and JUnit, the summary) from the streams a `qs run --out DIR` saved',
   async run(argv, io) {
-    const args = parseArgs(argv, { name: 'qs results', version: VERSION, usage: '$0 DIR [--write] [--junit FILE] [--summary FILE]', out: io.stderr, positionals: 1 }, (y) =>
+    const args = parseArgs(argv, { name: 'qs results', version: VERSION, usage: '$0 DIR [--write] [--junit FILE] [--summary FILE]', out: io.stdout, positionals: 1 }, (y) =>
       y
         .option('write', { type: 'boolean', default: false, describe: 'Write DIR/results.json instead of printing it' })
         .option('junit', { type: 'string', describe: 'Also write JUnit XML here' })

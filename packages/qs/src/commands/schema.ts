@@ -9,7 +9,7 @@ export const schema: Command = {
   summary: 'Print a JSON Schema: task (default), task-enforced, events, loop or loop-resolved',
   async run(argv, io) {
     const names = Object.keys(SCHEMAS);
-    const args = parseArgs(argv, { name: 'qs schema', version: VERSION, usage: `$0 [${names.join('|')}]`, out: io.stderr, positionals: 1 }, (y) => y);
+    const args = parseArgs(argv, { name: 'qs schema', version: VERSION, usage: `$0 [${names.join('|')}]`, out: io.stdout, positionals: 1 }, (y) => y);
     const name = String(args._[0] ?? 'task');
     const text = SCHEMAS[name];
     if (text === undefined) throw new UsageError(`qs schema: no schema named '${name}'; available: ${names.join(', ')}`);

@@ -21,7 +21,7 @@ export const show: Command = {
   name: 'show',
   summary: 'Render an event stream (a file, or - for stdin) for people: stamped lines, failed commands with their output',
   async run(argv, io) {
-    const args = parseArgs(argv, { name: 'qs show', version: VERSION, usage: '$0 FILE|- [--verbose]', out: io.stderr, positionals: 1 }, (y) => y);
+    const args = parseArgs(argv, { name: 'qs show', version: VERSION, usage: '$0 FILE|- [--verbose]', out: io.stdout, positionals: 1 }, (y) => y);
     const file = String(args._[0] ?? '');
     if (file === '') throw new InputError('qs show: name a stream file, or - for stdin');
     const colour = wantsColour(io.stdout as { isTTY?: boolean }, io.env);

@@ -10,6 +10,24 @@ read -r -a tasks <<<"${QL_TASKS:-}"
 read -r -a maps <<<"${QL_DOCS_MAP:-}"
 set +f
 
+# Ubuntu 24.04 runners set kernel.apparmor_restrict_unprivileged_userns=1, so bubblewrap cannot make
+# the namespaces the sandbox is built from. Turning the restriction off for this job (the runner is
+# thrown away afterwards) is what the action changes on the machine, and it says so.
+if [ "${1:-}" = userns ]; then
+  knob=${QL_USERNS_KNOB:-/proc/sys/kernel/apparmor_restrict_unprivileged_userns}
+  if [ -r "$knob" ] && [ "$(cat "$knob")" = 1 ]; then
+    if sudo -n sysctl -q -w kernel.apparmor_restrict_unprivileged_userns=0; then
+      echo "quickloop: set kernel.apparmor_restrict_unprivileged_userns=0 for this job, so bubblewrap can make user namespaces"
+      [ -n "${GITHUB_STEP_SUMMARY:-}" ] && echo "quickloop set \`kernel.apparmor_restrict_unprivileged_userns=0\` on this runner so the sandbox (bubblewrap) can make user namespaces." >>"$GITHUB_STEP_SUMMARY"
+    else
+      echo "quickloop: kernel.apparmor_restrict_unprivileged_userns is 1 and sudo could not change it: the enforced sandbox will not start" >&2
+    fi
+  else
+    echo "quickloop: user namespaces are not restricted here; nothing changed"
+  fi
+  exit 0
+fi
+
 if [ "${1:-}" = doctor ]; then
   exec "${qs[@]}" doctor "${tasks[@]}"
 fi

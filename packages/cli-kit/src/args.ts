@@ -38,7 +38,7 @@ export function parseArgs<T>(
     .option('quiet', { alias: 'q', type: 'boolean', describe: 'Only errors on stderr' })
     .option('verbose', { alias: 'v', type: 'boolean', describe: 'More detail on stderr' })
     .strictOptions()
-    .parserConfiguration({ 'parse-numbers': false, 'parse-positional-numbers': false, 'duplicate-arguments-array': false })
+    .parserConfiguration({ 'parse-numbers': false, 'parse-positional-numbers': false, 'duplicate-arguments-array': true, 'greedy-arrays': false })
     .help('help')
     .alias('help', 'h')
     .version('version', 'Show version number', meta.version)
@@ -61,6 +61,12 @@ export function parseArgs<T>(
     if (m && booleans.has(m[1]!) && !/^(true|false)$/.test(m[2]!)) {
       throw new UsageError(`--${m[1]!} is a switch: give it alone (or =true/=false), not '${m[2]!}' (see ${meta.name} --help)`);
     }
+  }
+  // A repeatable flag collects every use (`--docs-map A --docs-map B`) and takes one value per use, so
+  // it never swallows the positionals after it; any other flag given twice keeps its last value.
+  const arrays = new Set((parsed as unknown as { getOptions(): { array: string[] } }).getOptions().array.flatMap((k) => [k, k.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase())]));
+  for (const [key, value] of Object.entries(result as Record<string, unknown>)) {
+    if (key !== '_' && !arrays.has(key) && Array.isArray(value)) (result as Record<string, unknown>)[key] = value.at(-1);
   }
   // checked here rather than with yargs' conflicts(), which counts a default as given
   if (result.quiet && result.verbose) throw new UsageError(`--quiet and --verbose cannot be used together (see ${meta.name} --help)`);

@@ -1,7 +1,7 @@
 // The GitHub Action: every input reaches qs run through the environment (never spliced into a script),
 // and its run step, executed here as the runner would, writes results, JUnit, the step summary and outputs.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +35,7 @@ describe('action.yml', () => {
       if (s.run !== undefined) expect(s.run).not.toContain('${{');
     }
     const given = new Set(action.runs.steps.flatMap((s) => Object.keys(s.env ?? {})));
-    const read = new Set([...script.matchAll(/\bQL_[A-Z_]+/g)].map((m) => m[0]));
+    const read = new Set([...script.matchAll(/\bQL_[A-Z_]+/g)].map((m) => m[0]).filter((v) => v !== 'QL_USERNS_KNOB'));
     expect([...read].sort()).toEqual([...given].sort());
   });
 
@@ -68,6 +68,25 @@ describe('action.yml', () => {
     const r = step({ QL_TASKS: '$(touch pwned) `touch pwned2`;touch pwned3', QL_OUT: '', QL_JUNIT: '', QL_MODEL: '$(touch pwned4)' });
     expect(r.status).toBe(3);
     for (const f of ['pwned', 'pwned2', 'pwned3', 'pwned4']) expect(existsSync(join(work, f))).toBe(false);
+  });
+
+  it('lifts the AppArmor user-namespace restriction where it is set, and says what it changed', () => {
+    const bin = join(work, 'fake-bin');
+    mkdirSync(bin, { recursive: true });
+    // sudo is the runner's; here a stand-in records what it was asked.
+    writeFileSync(join(bin, 'sudo'), `#!/bin/sh\nprintf '%s\\n' "$*" >> ${join(work, 'sudo.log')}\n`, { mode: 0o755 });
+    const knob = join(work, 'knob');
+    const summary = join(work, 'userns-summary.md');
+    writeFileSync(knob, '1\n');
+    const r = step({ QL_USERNS_KNOB: knob, GITHUB_STEP_SUMMARY: summary, PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}` }, 'userns');
+    expect(r.status).toBe(0);
+    expect(readFileSync(join(work, 'sudo.log'), 'utf8')).toBe('-n sysctl -q -w kernel.apparmor_restrict_unprivileged_userns=0\n');
+    expect(r.stdout).toContain('set kernel.apparmor_restrict_unprivileged_userns=0 for this job');
+    expect(readFileSync(summary, 'utf8')).toContain('kernel.apparmor_restrict_unprivileged_userns=0');
+    writeFileSync(knob, '0\n');
+    const none = step({ QL_USERNS_KNOB: knob, PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}` }, 'userns');
+    expect(none.stdout).toContain('nothing changed');
+    expect(readFileSync(join(work, 'sudo.log'), 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
   });
 
   it('runs qs doctor for its doctor step', () => {

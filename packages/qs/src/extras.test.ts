@@ -49,7 +49,7 @@ describe('qs run --example', () => {
     const source = String((events.find((e) => e.type === 'task.loaded')?.source as { path: string }).path);
     expect(source).toMatch(/qs-example-greeter-docs-gap-/);
     expect(existsSync(source)).toBe(false);
-    await expect(cli(['run', '--example', 'greeter', 'tasks/x.yaml'], memoryIo())).rejects.toThrow('--example runs the bundled task; name no task files with it');
+    await expect(cli(['run', '--example', 'greeter', 'tasks/x.yaml'], memoryIo())).rejects.toThrow('--example runs the bundled tasks; name no task files with it');
   });
 });
 

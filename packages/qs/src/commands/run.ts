@@ -52,7 +52,7 @@ export const run: Command = {
         .option('summary', { type: 'string', describe: 'Write a Markdown summary here' })
         .option('strict-inconclusive', { type: 'boolean', default: false, describe: 'An inconclusive run makes the exit code 2 even when others passed' })
         .option('config', { type: 'string', describe: 'The project config (default: the nearest quickloop.yaml from here up); --no-config for none' })
-        .option('example', { type: 'string', describe: 'Run a bundled example task offline instead of task files (see qs examples)' })
+        .option('example', { type: 'string', array: true, default: [] as string[], describe: 'Run this bundled example offline instead of task files (repeatable; see qs examples)' })
         .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
         .option('cache-dir', { type: 'string', describe: 'Keep docs pages in this folder, keyed by URL, with their content hashes' })
         .option('refresh', { type: 'boolean', default: false, describe: 'Re-fetch cached docs pages (docs.changed when one changed)' })
@@ -94,11 +94,10 @@ export const run: Command = {
       if (String(value) === '' || (existsSync(file) && statSync(file).isDirectory())) throw new UsageError(`qs run: --${flag} ${String(value)}: name a file`);
       if (!existsSync(dirname(file))) throw new UsageError(`qs run: --${flag} ${String(value)}: its folder does not exist`);
     }
-    let example: Materialised | undefined;
-    if (args.example !== undefined) {
-      if (args._.length > 0) throw new UsageError('qs run: --example runs the bundled task; name no task files with it');
-      example = materialise(findExample(String(args.example)));
-    }
+    const examples: Materialised[] = [];
+    if (args.example.length > 0 && args._.length > 0) throw new UsageError('qs run: --example runs the bundled tasks; name no task files with it');
+    // Looked up first: an unknown name leaves nothing written.
+    for (const e of [...new Set(args.example.map(String))].map(findExample)) examples.push(materialise(e));
     try {
       const keep = args['keep-sandbox'] ? ['--keep'] : [];
       // The docs reader's flags go to qs-agent as given; it validates them (one wording of each error).
@@ -111,8 +110,8 @@ export const run: Command = {
         ...(args.affordances !== 'all' ? ['--affordances', String(args.affordances)] : []),
         ...(args['probe-affordances'] ? ['--probe-affordances'] : []),
       ];
-      const docsMaps = [...args['docs-map'].map(String), ...(example ? [example.docsMap] : [])];
-      const taskArgs = example ? [example.taskPath] : args._.map(String);
+      const docsMaps = [...args['docs-map'].map(String), ...examples.map((e) => e.docsMap)];
+      const taskArgs = examples.length > 0 ? examples.map((e) => e.taskPath) : args._.map(String);
       const registries = args['allow-registry'].flatMap((h) => ['--allow-registry', String(h)]);
       const colour = wantsColour(io.stderr, io.env);
       const configArg = config === undefined ? ['--no-config'] : ['--config', config.path];
@@ -187,7 +186,7 @@ export const run: Command = {
       if (outcome.usageErrors > 0) io.stderr.write(`qs run: a stage refused its input or flags in ${outcome.usageErrors} attempt${outcome.usageErrors === 1 ? '' : 's'} (its message is above)\n`);
       return exitCode(results, loaded.code + outcome.usageErrors, args['strict-inconclusive']);
     } finally {
-      example?.remove();
+      for (const e of examples) e.remove();
     }
   },
 };

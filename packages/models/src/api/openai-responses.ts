@@ -73,8 +73,13 @@ async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSi
   return requestId ? Object.assign(snapshot, { _request_id: requestId }) : snapshot;
 }
 
-function toResult(res: OpenAI.Responses.Response, attempts: number, durationMs: number): TurnResult {
+/** A failed response is an error, inside the retry loop: its code says whether another attempt may help. */
+function unlessFailed(res: OpenAI.Responses.Response): OpenAI.Responses.Response {
   if (res.status === 'failed') throw streamError('openai-responses', res.error?.code, `response failed: ${res.error?.message ?? 'no message'}`, (res as { _request_id?: string | null })._request_id);
+  return res;
+}
+
+function toResult(res: OpenAI.Responses.Response, attempts: number, durationMs: number): TurnResult {
   const blocks: Block[] = [];
   let refusal: string | undefined;
   for (const item of res.output) {
@@ -124,7 +129,7 @@ export class OpenAIResponsesAdapter implements ModelAdapter {
     const params = toParams(request);
     const opts = request.signal ? { signal: request.signal } : {};
     const { value, attempts } = await retryingTurn(this.name, this.#retry, request, (): Promise<OpenAI.Responses.Response> =>
-      request.stream ? streamed(this.#client, params, opts) : this.#client.responses.create(params, opts),
+      (request.stream ? streamed(this.#client, params, opts) : this.#client.responses.create(params, opts)).then(unlessFailed),
     );
     return toResult(value, attempts, Math.round(performance.now() - started));
   }

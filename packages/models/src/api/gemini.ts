@@ -41,6 +41,8 @@ function merge(chunks: GenerateContentResponse[]): GenerateContentResponse {
   if (!last) throw new ModelError('harness', 'gemini: the stream ended without a chunk');
   const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
   const finishReason = [...chunks].reverse().find((c) => c.candidates?.[0]?.finishReason)?.candidates?.[0]?.finishReason;
+  // The last chunk of a whole stream carries the finish reason (a blocked prompt has none, and no candidates).
+  if (!finishReason && !chunks.some((c) => c.promptFeedback?.blockReason)) throw new ModelError('infra', 'gemini: the stream ended before a finish reason', { transient: true });
   const usageMetadata = [...chunks].reverse().find((c) => c.usageMetadata)?.usageMetadata;
   return Object.assign(Object.create(Object.getPrototypeOf(last)), last, {
     candidates: [{ ...(last.candidates?.[0] ?? {}), content: { role: 'model', parts }, finishReason }],

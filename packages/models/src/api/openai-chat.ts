@@ -77,7 +77,13 @@ function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs:
 /** The SDK's own stream helper drops the response headers, and with them the request id: read the stream and hand it to the helper. */
 async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSignal }): Promise<OpenAI.Chat.ChatCompletion> {
   const { data, request_id: requestId } = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, opts).withResponse();
-  const completion = await ChatCompletionStream.fromReadableStream(data.toReadableStream()).finalChatCompletion();
+  const completion = await ChatCompletionStream.fromReadableStream(data.toReadableStream())
+    .finalChatCompletion()
+    .catch((error: unknown) => {
+      // Chunks that stop before a finish reason: the connection was cut, worth another try.
+      if (/missing finish_reason/i.test(String((error as Error)?.message))) throw new ModelError('infra', 'openai-chat: the stream ended before a finish reason', { transient: true, ...(requestId ? { requestId } : {}) });
+      throw error;
+    });
   return requestId ? Object.assign(completion, { _request_id: requestId }) : completion;
 }
 

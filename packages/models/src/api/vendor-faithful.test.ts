@@ -69,6 +69,14 @@ describe.each(APIS)('%s against the faithful mock', (api) => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('never takes a stream that stopped before its end for a finished answer: transient, retried', async () => {
+    const { turn, server } = await setup(api, [{ cut: 'half an ans' }, { text: 'whole answer' }]);
+    const result = await turn(true);
+    expect(result.blocks).toEqual([{ type: 'text', text: 'whole answer' }]);
+    expect(result.attempts).toBe(2);
+    expect(server.requests).toHaveLength(2);
+  });
+
   it('gives zeros, never NaN, for a usage object with fields missing', async () => {
     const raw = { anthropic: { output_tokens: 5 }, responses: { output_tokens: 3 }, chat: { completion_tokens: 2 }, gemini: { candidatesTokenCount: 4 } };
     for (const stream of [true, false]) {

@@ -27,7 +27,9 @@ export type FaithfulTurn =
   | { geminiFinish: string; text?: string }
   | { geminiBlocked: string }
   | { anthropicStop: string; text?: string }
-  | { usageRaw: Partial<Record<MockApi, unknown>>; text: string };
+  | { usageRaw: Partial<Record<MockApi, unknown>>; text: string }
+  /** The stream starts a text and stops, the connection closed cleanly, with no terminal event. */
+  | { cut: string };
 
 export type FaithfulStep = FaithfulTurn | ((request: RecordedRequest) => FaithfulTurn);
 
@@ -111,6 +113,11 @@ function sendAnthropic(res: ServerResponse, turn: FaithfulTurn, body: any, reque
   // message_start carries the input side; output_tokens there is a placeholder the final message_delta replaces.
   sse(res, { type: 'message_start', message: { ...head, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } }, 'message_start');
   sse(res, { type: 'ping' }, 'ping');
+  if ('cut' in turn) {
+    sse(res, { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start');
+    sse(res, { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: turn.cut } }, 'content_block_delta');
+    return void res.end();
+  }
   if ('streamError' in turn) {
     if (turn.text) {
       sse(res, { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start');
@@ -191,6 +198,15 @@ function sendResponses(res: ServerResponse, turn: FaithfulTurn, body: any, reque
     ev('response.failed', { response: final });
     return void res.end();
   }
+  // An event type newer than any client: a faithful client skips it.
+  ev('response.vendor_future_event', { detail: { anything: true } });
+  if ('cut' in turn) {
+    const id = uid('msg_');
+    ev('response.output_item.added', { output_index: 0, item: { type: 'message', id, status: 'in_progress', role: 'assistant', content: [] } });
+    ev('response.content_part.added', { output_index: 0, content_index: 0, item_id: id, part: { type: 'output_text', text: '', annotations: [] } });
+    ev('response.output_text.delta', { output_index: 0, content_index: 0, item_id: id, delta: turn.cut, logprobs: [] });
+    return void res.end();
+  }
   output.forEach((item, output_index) => {
     if (item.type === 'message') {
       ev('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } });
@@ -244,6 +260,10 @@ function sendChat(res: ServerResponse, turn: FaithfulTurn, body: any, requestId:
   startSse(res, headers);
   const chunk = (delta: Record<string, unknown>, finish_reason: string | null = null) => sse(res, { ...head, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: null, finish_reason }], usage: null });
   chunk({ role: 'assistant', content: '', refusal: null });
+  if ('cut' in turn) {
+    chunk({ content: turn.cut });
+    return void res.end();
+  }
   if ('streamError' in turn) {
     if (text) chunk({ content: text });
     // How OpenAI-compatible servers report a failure after the 200: a data line with an error and no choices.
@@ -315,6 +335,10 @@ function sendGemini(res: ServerResponse, turn: FaithfulTurn, url: string, reques
   startSse(res, headers);
   const chunk = (ps: any[], last: boolean) =>
     sse(res, { candidates: [{ content: { role: 'model', parts: ps }, ...(last ? { finishReason } : {}), index: 0 }], ...(last ? { usageMetadata: geminiUsage(turn) } : {}), ...meta });
+  if ('cut' in turn) {
+    chunk([{ text: turn.cut }], false);
+    return void res.end();
+  }
   if ('streamError' in turn) {
     if (turn.text) chunk([{ text: turn.text }], false);
     sse(res, errorBody(turn.streamError));

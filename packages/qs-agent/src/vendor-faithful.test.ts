@@ -109,4 +109,26 @@ describe('the model agent against an independent mock of the published wire form
       }
     });
   }
+
+  it('an overloaded error inside a 200 stream is retried as infra (an agent.retry event), and the run goes on as before', async () => {
+    const OVERLOADED = { anthropic: 'overloaded_error', openai: 'server_error', 'openai-chat': 'server_error', gemini: 'UNAVAILABLE' } as const;
+    const strip = (events: Array<Record<string, unknown>>) => norm(events.filter((e) => e.type !== 'agent.retry')).map(({ attempts: _a, ...e }) => e);
+    for (const vendor of VENDORS) {
+      const base = norm((await onFirst(vendor, true, SCRIPT)).events);
+      const got = await onFaithful(vendor, true, [{ streamError: { type: OVERLOADED[vendor] }, text: 'I will st' }, ...SCRIPT]);
+      expect(got.code, got.err).toBe(0);
+      const retries = got.events.filter((e) => e.type === 'agent.retry');
+      expect(retries, vendor).toMatchObject([{ turn: 1, attempt: 1, error_kind: 'infra' }]);
+      expect(got.events.find((e) => e.type === 'agent.turn'), vendor).toMatchObject({ turn: 1, attempts: 2 });
+      expect(strip(got.events), vendor).toEqual(base.map(({ attempts: _a, ...e }) => e));
+    }
+  });
+
+  it('an error event that persists past the retries ends the run as an infra error, which is no docs gap', async () => {
+    const err = { streamError: { type: 'overloaded_error' } };
+    const got = await onFaithful('anthropic', true, [err, err, err]);
+    expect(got.completed).toMatchObject({ stop_reason: 'error', error_kind: 'infra', turns: 0 });
+    expect(got.events.filter((e) => e.type === 'agent.retry')).toHaveLength(2);
+    expect(verdict(got.out).classification).not.toBe('docs_gap');
+  });
 });

@@ -116,10 +116,18 @@ export class GeminiAdapter implements ModelAdapter {
     if (request.signal) config.abortSignal = request.signal;
     const params = { model: request.model, contents: contents(request.messages, this.#madeUp), config };
     const { value, attempts } = await retryingTurn(this.name, this.#retry, request, async (): Promise<GenerateContentResponse> => {
-      if (!request.stream) return this.#client.models.generateContent(params);
-      const chunks: GenerateContentResponse[] = [];
-      for await (const chunk of await this.#client.models.generateContentStream(params)) chunks.push(chunk);
-      return merge(chunks);
+      let res: GenerateContentResponse;
+      if (!request.stream) res = await this.#client.models.generateContent(params);
+      else {
+        const chunks: GenerateContentResponse[] = [];
+        for await (const chunk of await this.#client.models.generateContentStream(params)) chunks.push(chunk);
+        res = merge(chunks);
+      }
+      // The model wrote a call the API could not parse and sent none of it: a bad sample, not an answer, and
+      // not the docs' fault. The same request again usually gets a good one.
+      const reason = res.candidates?.[0]?.finishReason;
+      if (reason === 'MALFORMED_FUNCTION_CALL') throw new ModelError('infra', `gemini: the model's function call was malformed (finishReason ${reason})`, { transient: true });
+      return res;
     });
     return toResult(value, attempts, Math.round(performance.now() - started), () => {
       const id = `gemini_call_${this.#madeUp.size + 1}`;

@@ -175,6 +175,18 @@ describe('details of one vendor', () => {
     }
   });
 
+  it('gemini: MALFORMED_FUNCTION_CALL is a bad sample to ask again for, not a finished answer', async () => {
+    for (const stream of [true, false]) {
+      const { turn, server } = await setup('gemini', [{ geminiFinish: 'MALFORMED_FUNCTION_CALL' }, { toolCalls: [{ name: 'bash', input: { command: 'ls' } }] }]);
+      const r = await turn(stream);
+      expect(r.attempts).toBe(2);
+      expect(r.stop).toBe('tool_use');
+      expect(server.requests).toHaveLength(2);
+      const again = await setup('gemini', [{ geminiFinish: 'MALFORMED_FUNCTION_CALL' }], 0);
+      expect(await failure(again.turn(stream))).toMatchObject({ errorKind: 'infra', transient: true });
+    }
+  });
+
   it('gemini: RECITATION is a refusal, MAX_TOKENS a max-tokens stop', async () => {
     const { turn } = await setup('gemini', [{ geminiFinish: 'RECITATION', text: 'quoted' }, { geminiFinish: 'MAX_TOKENS', text: 'cut' }]);
     expect((await turn(true)).stop).toBe('refusal');

@@ -1,7 +1,7 @@
 // The API adapters against the testkit's second mock, written from the vendors' published formats:
 // what the first mock never sends (errors inside a 200 stream, response.failed, ids left out, usage
 // with fields missing, finish reasons beyond STOP) and what a faithful client must make of it.
-import { startVendorFaithfulServer, type FaithfulServer, type FaithfulStep } from '@quickloop/testkit';
+import { MOCK_ENCRYPTED_REASONING, MOCK_SIGNATURE, startVendorFaithfulServer, type FaithfulServer, type FaithfulStep } from '@quickloop/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
@@ -109,6 +109,26 @@ describe.each(APIS)('%s against the faithful mock', (api) => {
         // The API sent no ids, so none goes back: a response is paired with its call by name and order.
         expect(JSON.stringify(last.contents)).not.toMatch(/"id"/);
         expect(last.contents.at(-1).parts).toHaveLength(2);
+      }
+    }
+  });
+
+  it('replays streamed reasoning (thinking deltas and signature, encrypted reasoning, thought signatures) verbatim next turn', async () => {
+    for (const stream of [true, false]) {
+      const { turn, server } = await setup(api, [{ reasoning: 'Let me think about this at length.', toolCalls: [{ name: 'bash', input: { command: 'ls' } }] }, { text: 'done' }]);
+      const messages: Message[] = [{ role: 'user', blocks: [{ type: 'text', text: 'go' }] }];
+      const first = await turn(stream, messages);
+      expect(first.blocks.map((b) => b.type), `${api} stream=${stream}`).toEqual(['tool_call']);
+      const call = first.blocks[0]!;
+      messages.push({ role: 'assistant', blocks: first.blocks, native: first.native }, { role: 'user', blocks: [{ type: 'tool_result', id: (call as { id: string }).id, name: 'bash', output: 'x' }] });
+      await turn(stream, messages);
+      const sent = JSON.stringify(server.requests[1]!.body);
+      if (api === 'anthropic') {
+        expect(server.requests[1]!.body.messages[1].content[0]).toMatchObject({ type: 'thinking', thinking: 'Let me think about this at length.', signature: MOCK_SIGNATURE });
+      } else if (api === 'responses') {
+        expect(sent).toContain(MOCK_ENCRYPTED_REASONING);
+      } else if (api === 'gemini') {
+        expect(sent).toContain(MOCK_SIGNATURE);
       }
     }
   });

@@ -303,7 +303,9 @@ function geminiParts(turn: FaithfulTurn): any[] {
   if (isReply(turn) && 'reasoning' in turn && turn.reasoning) parts.push({ text: turn.reasoning, thought: true });
   if (textOf(turn)) parts.push({ text: textOf(turn) });
   // The Gemini API leaves functionCall.id out; only a scripted id is sent.
-  if (isReply(turn) && 'toolCalls' in turn) for (const c of turn.toolCalls ?? []) parts.push({ functionCall: { name: c.name, args: c.input, ...(c.id?.startsWith('gem-') ? { id: c.id } : {}) }, ...(parts.length === 0 ? { thoughtSignature: MOCK_SIGNATURE } : {}) });
+  // A thinking model's signature rides on its first function call part, and must come back with it.
+  if (isReply(turn) && 'toolCalls' in turn)
+    (turn.toolCalls ?? []).forEach((c, i) => parts.push({ functionCall: { name: c.name, args: c.input, ...(c.id?.startsWith('gem-') ? { id: c.id } : {}) }, ...(i === 0 && turn.reasoning ? { thoughtSignature: MOCK_SIGNATURE } : {}) }));
   return parts;
 }
 

@@ -138,7 +138,8 @@ describe.each(APIS)('%s against the faithful mock', (api) => {
       const { turn } = await setup(api, [{ refusal: 'I will not help with that.', category: 'cyber' }]);
       const r = await turn(stream);
       expect(r.stop, `${api} stream=${stream}`).toBe('refusal');
-      expect(r.refusal).toBeDefined();
+      const want = { anthropic: { category: 'cyber', explanation: 'I will not help with that.' }, responses: { explanation: 'I will not help with that.' }, chat: { explanation: 'I will not help with that.' }, gemini: { category: 'SAFETY' } };
+      expect(r.refusal, `${api} stream=${stream}`).toEqual(want[api]);
     }
   });
 

@@ -99,6 +99,10 @@ function anthropicStop(turn: FaithfulTurn): string {
   return 'stop' in turn && turn.stop === 'max_tokens' ? 'max_tokens' : 'end_turn';
 }
 
+function refusalDetails(turn: FaithfulTurn) {
+  return isReply(turn) && 'refusal' in turn ? { stop_details: { type: 'refusal', category: turn.category ?? null, explanation: turn.refusal } } : {};
+}
+
 function sendAnthropic(res: ServerResponse, turn: FaithfulTurn, body: any, requestId: string): void {
   const head = { id: uid('msg_'), type: 'message', role: 'assistant', model: String(body.model), stop_sequence: null, ...EXTRA };
   const content = anthropicContent(turn);
@@ -106,7 +110,7 @@ function sendAnthropic(res: ServerResponse, turn: FaithfulTurn, body: any, reque
   const headers = { 'request-id': requestId, 'anthropic-organization-id': 'org-vf' };
   if (!body.stream) {
     if ('streamError' in turn) return json(res, 529, { type: 'error', error: { type: turn.streamError.type, message: turn.streamError.message ?? 'Overloaded' }, request_id: requestId }, headers);
-    return json(res, 200, { ...head, content, stop_reason: stop, usage: anthropicUsage(turn) }, headers);
+    return json(res, 200, { ...head, content, stop_reason: stop, ...refusalDetails(turn), usage: anthropicUsage(turn) }, headers);
   }
   startSse(res, headers);
   const usage = anthropicUsage(turn) as Record<string, unknown> | undefined;
@@ -143,8 +147,7 @@ function sendAnthropic(res: ServerResponse, turn: FaithfulTurn, body: any, reque
     sse(res, { type: 'content_block_stop', index }, 'content_block_stop');
     sse(res, { type: 'ping' }, 'ping');
   });
-  const stopDetails = isReply(turn) && 'refusal' in turn ? { stop_details: { type: 'refusal', category: turn.category ?? null, explanation: turn.refusal } } : {};
-  sse(res, { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null, ...stopDetails }, usage }, 'message_delta');
+  sse(res, { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null, ...refusalDetails(turn) }, usage }, 'message_delta');
   sse(res, { type: 'message_stop', ...EXTRA }, 'message_stop');
   res.end();
 }

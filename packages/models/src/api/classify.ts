@@ -52,7 +52,9 @@ export function streamError(adapter: string, type: string | null | undefined, me
   const t = type ?? '';
   const text = `${t} ${message ?? ''}`.trim();
   const fromText = classifyText(text);
-  const c = fromText.errorKind === 'context_overflow' ? fromText : TRANSIENT_TYPES.has(t) ? { errorKind: 'infra' as const, transient: true } : CONFIG_TYPES.has(t) ? { errorKind: 'config' as const, transient: false } : fromText;
+  // `code` may be null (the Responses schema allows it): then the words of OpenAI's own server-error message count.
+  const transient = TRANSIENT_TYPES.has(t) || (t === '' && /server had an error|try again later|retry your request/i.test(message ?? ''));
+  const c = fromText.errorKind === 'context_overflow' ? fromText : transient ? { errorKind: 'infra' as const, transient: true } : CONFIG_TYPES.has(t) ? { errorKind: 'config' as const, transient: false } : fromText;
   return new ModelError(c.errorKind, `${adapter}: error in the stream: ${text || 'no detail'}`, { transient: c.transient, ...(requestId ? { requestId } : {}) });
 }
 

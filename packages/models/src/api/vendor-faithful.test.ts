@@ -161,6 +161,11 @@ describe('details of one vendor', () => {
     }
   });
 
+  it('responses: an error event with a null code and the server-error message is retried', async () => {
+    const { turn } = await setup('responses', [{ streamError: { type: null as unknown as string, message: 'The server had an error while processing your request. Sorry about that!' } }, { text: 'ok' }]);
+    expect((await turn(true)).attempts).toBe(2);
+  });
+
   it('responses: a response.failed with a server error is retried; one with a bad prompt is not', async () => {
     const a = await setup('responses', [{ failed: { code: 'server_error', message: 'oops' } }, { text: 'ok' }]);
     expect((await a.turn(true)).attempts).toBe(2);

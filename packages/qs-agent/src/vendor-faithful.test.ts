@@ -78,6 +78,14 @@ function norm(events: Array<Record<string, unknown>>) {
     });
 }
 
+/** The first mock's run of SCRIPT, once per vendor for the whole file (its sandbox is removed after the test that made it). */
+const bases = new Map<Vendor, Promise<{ events: Array<Record<string, unknown>>; out: string; code: number }>>();
+function baseFor(vendor: Vendor) {
+  let p = bases.get(vendor);
+  if (!p) bases.set(vendor, (p = onFirst(vendor, true, SCRIPT)));
+  return p;
+}
+
 const callIds = (events: Array<Record<string, unknown>>) => events.filter((e) => e.type === 'tool.call').map((e) => String(e.call_id));
 
 // No ids: Gemini leaves them out, and the others' ids are the server's own.
@@ -91,7 +99,7 @@ const SCRIPT = [
 describe('the model agent against an independent mock of the published wire formats', () => {
   for (const vendor of VENDORS) {
     it(`${vendor}: the same normalised events and verdict as with the first mock, streaming and not`, async () => {
-      const base = await onFirst(vendor, true, SCRIPT);
+      const base = await baseFor(vendor);
       expect(base.code).toBe(0);
       const want = norm(base.events);
       const wantVerdict = verdict(base.out);
@@ -114,7 +122,7 @@ describe('the model agent against an independent mock of the published wire form
     const OVERLOADED = { anthropic: 'overloaded_error', openai: 'server_error', 'openai-chat': 'server_error', gemini: 'UNAVAILABLE' } as const;
     const strip = (events: Array<Record<string, unknown>>) => norm(events.filter((e) => e.type !== 'agent.retry')).map(({ attempts: _a, ...e }) => e);
     for (const vendor of VENDORS) {
-      const base = norm((await onFirst(vendor, true, SCRIPT)).events);
+      const base = norm((await baseFor(vendor)).events);
       const got = await onFaithful(vendor, true, [{ streamError: { type: OVERLOADED[vendor] }, text: 'I will st' }, ...SCRIPT]);
       expect(got.code, got.err).toBe(0);
       const retries = got.events.filter((e) => e.type === 'agent.retry');

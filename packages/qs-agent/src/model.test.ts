@@ -295,6 +295,17 @@ describe('the model agent loop', () => {
 });
 
 describe('the loop over any ModelAdapter', () => {
+  it('never calls an unknown stop with no tool call "completed": it is a harness error, not evidence', async () => {
+    const adapter: ModelAdapter = { name: 'odd', turn: async () => ({ blocks: [{ type: 'text', text: 'partial' }], stop: 'other', usage: { input: 1, cache_read: 0, cache_write: 0, output: 1, reasoning: 0 }, attempts: 1, durationMs: 0 }) };
+    const io = memoryIo({ stdin: ndjson([taskLoaded('r1', { script: 'false' })]), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    const agent = createModelAgent('odd', () => adapter, { model: 'odd-model' });
+    expect(await run({ agent: 'odd', agentImpl: agent, docs: { maps: [] }, backend: 'local', allowUnenforced: true, keep: false, allowRegistries: [], level: 'quiet' }, io)).toBe(0);
+    const events = parseOut(io.out());
+    for (const e of events) if (e.type === 'sandbox.ready') made.push(String(e.root));
+    expect(events.find((e) => e.type === 'agent.completed')).toMatchObject({ stop_reason: 'error', error_kind: 'harness', detail: expect.stringContaining('a reason other than finishing') });
+  });
+
+
   it('runs turns from an adapter that is not a vendor (as a recorded run will), calling afterTool once each call is recorded', async () => {
     const zero = { input: 1, cache_read: 0, cache_write: 0, output: 1, reasoning: 0 };
     const turns: TurnResult[] = [

@@ -89,7 +89,11 @@ function toResult(msg: Anthropic.Message, attempts: number, durationMs: number):
 
 /** A streamed message with the stream's request id on it, where a non-streamed one carries it. */
 async function streamed(stream: ReturnType<Anthropic['messages']['stream']>): Promise<Anthropic.Message> {
-  const msg = await stream.finalMessage();
+  const msg = await stream.finalMessage().catch((error: unknown) => {
+    // Well-formed events that stop before message_stop: the connection was cut (a proxy, the vendor), worth another try.
+    if (/stream ended without producing/i.test(String((error as Error)?.message))) throw new ModelError('infra', 'anthropic: the stream ended before message_stop', { transient: true, ...(stream.request_id ? { requestId: stream.request_id } : {}) });
+    throw error;
+  });
   const id = stream.request_id;
   return id ? Object.assign(msg, { _request_id: id }) : msg;
 }

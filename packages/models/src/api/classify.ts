@@ -27,6 +27,37 @@ function retryDelayInBody(message: string): number | undefined {
   return match ? Math.round(Number(match[1]) * 1000) : undefined;
 }
 
+/** Error types and codes the vendors send inside a 200 stream (or a failed response) that mean "try again later". */
+const TRANSIENT_TYPES = new Set([
+  'overloaded_error', // Anthropic's 529 in a stream
+  'api_error', // Anthropic's 500
+  'rate_limit_error',
+  'timeout_error',
+  'server_error', // OpenAI
+  'rate_limit_exceeded',
+  'internal_error',
+  'service_unavailable',
+  'UNAVAILABLE', // Google's canonical codes
+  'RESOURCE_EXHAUSTED',
+  'INTERNAL',
+  'DEADLINE_EXCEEDED',
+]);
+const CONFIG_TYPES = new Set(['authentication_error', 'permission_error', 'not_found_error', 'invalid_api_key', 'UNAUTHENTICATED', 'PERMISSION_DENIED', 'NOT_FOUND']);
+
+/**
+ * An error the vendor reported after answering 200 (an SSE `error` event, a `response.failed`): no
+ * status to go by, so the type or code it names decides, and its words only when it names none we know.
+ */
+export function streamError(adapter: string, type: string | null | undefined, message: string | null | undefined, requestId?: string | null): ModelError {
+  const t = type ?? '';
+  const text = `${t} ${message ?? ''}`.trim();
+  const fromText = classifyText(text);
+  // `code` may be null (the Responses schema allows it): then the words of OpenAI's own server-error message count.
+  const transient = TRANSIENT_TYPES.has(t) || (t === '' && /server had an error|try again later|retry your request/i.test(message ?? ''));
+  const c = fromText.errorKind === 'context_overflow' ? fromText : transient ? { errorKind: 'infra' as const, transient: true } : CONFIG_TYPES.has(t) ? { errorKind: 'config' as const, transient: false } : fromText;
+  return new ModelError(c.errorKind, `${adapter}: error in the stream: ${text || 'no detail'}`, { transient: c.transient, ...(requestId ? { requestId } : {}) });
+}
+
 export function toModelError(error: unknown, adapter: string, signal?: AbortSignal): Error {
   if (error instanceof ModelError || error instanceof InterruptedError) return error;
   const e = error as { status?: unknown; headers?: unknown; error?: any; message?: unknown; code?: unknown; requestID?: unknown; constructor?: { name?: string } };
@@ -39,6 +70,12 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
     return new ModelError('infra', `${adapter}: request timed out`, { transient: true, cause: error });
   }
   const requestId = typeof e?.requestID === 'string' ? e.requestID : undefined;
+  // The SDKs throw an APIError without a status for an error event inside a 200 stream.
+  if (e?.status === undefined && name === 'APIError' && e.error && typeof e.error === 'object') {
+    const body = e.error;
+    const type = [(e as { type?: unknown }).type, body.error?.type, body.type === 'error' ? undefined : body.type, body.code, body.status].find((x): x is string => typeof x === 'string' && x !== '');
+    return streamError(adapter, type, typeof body.error?.message === 'string' ? body.error.message : typeof body.message === 'string' ? body.message : message, requestId);
+  }
   if (typeof e?.status === 'number') {
     // Vendors disagree on where the detail lives: Anthropic `error.error.message`, OpenAI `error.message` and `code`.
     const detail = [e.error?.error?.type, e.error?.error?.message, e.error?.message, e.error?.code, e.error?.type, e.code, message].filter((x) => typeof x === 'string').join(' ');

@@ -13,7 +13,7 @@ export interface GeminiAdapterOptions {
   retry?: RetryPolicy;
 }
 
-function contents(messages: Message[]): Content[] {
+function contents(messages: Message[], madeUp: ReadonlySet<string>): Content[] {
   const out: Content[] = [];
   for (const m of messages) {
     if (m.role === 'assistant' && m.native && typeof m.native === 'object') {
@@ -22,9 +22,11 @@ function contents(messages: Message[]): Content[] {
     }
     const parts: Part[] = m.blocks.map((b) => {
       if (b.type === 'text') return { text: b.text };
-      if (b.type === 'tool_call') return { functionCall: { id: b.id, name: b.name, args: b.input } };
+      // An id we made up for a call the API sent without one is ours: the API never saw it, so it is not sent.
+      const id = madeUp.has(b.id) ? {} : { id: b.id };
+      if (b.type === 'tool_call') return { functionCall: { ...id, name: b.name, args: b.input } };
       // Gemini pairs a response with its call by name (ids are optional), hence `name` on every tool_result.
-      return { functionResponse: { id: b.id, name: b.name, response: b.is_error ? { error: b.output } : { output: b.output } } };
+      return { functionResponse: { ...id, name: b.name, response: b.is_error ? { error: b.output } : { output: b.output } } };
     });
     out.push({ role: m.role === 'assistant' ? 'model' : 'user', parts });
   }
@@ -39,6 +41,8 @@ function merge(chunks: GenerateContentResponse[]): GenerateContentResponse {
   if (!last) throw new ModelError('harness', 'gemini: the stream ended without a chunk');
   const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
   const finishReason = [...chunks].reverse().find((c) => c.candidates?.[0]?.finishReason)?.candidates?.[0]?.finishReason;
+  // The last chunk of a whole stream carries the finish reason (a blocked prompt has none, and no candidates).
+  if (!finishReason && !chunks.some((c) => c.promptFeedback?.blockReason)) throw new ModelError('infra', 'gemini: the stream ended before a finish reason', { transient: true });
   const usageMetadata = [...chunks].reverse().find((c) => c.usageMetadata)?.usageMetadata;
   return Object.assign(Object.create(Object.getPrototypeOf(last)), last, {
     candidates: [{ ...(last.candidates?.[0] ?? {}), content: { role: 'model', parts }, finishReason }],
@@ -46,16 +50,23 @@ function merge(chunks: GenerateContentResponse[]): GenerateContentResponse {
   });
 }
 
-function toResult(res: GenerateContentResponse, attempts: number, durationMs: number): TurnResult {
+function toResult(res: GenerateContentResponse, attempts: number, durationMs: number, newId: () => string): TurnResult {
   const candidate = res.candidates?.[0];
   const blockReason = res.promptFeedback?.blockReason;
   const parts = candidate?.content?.parts ?? [];
   const blocks: Block[] = [];
-  parts.forEach((p, i) => {
+  for (const p of parts) {
+    const prev = blocks.at(-1);
     // Thought parts are the model's reasoning summary, not its answer.
-    if (typeof p.text === 'string' && !p.thought) blocks.push({ type: 'text', text: p.text });
-    else if (p.functionCall) blocks.push({ type: 'tool_call', id: p.functionCall.id ?? `call_${i}`, name: p.functionCall.name ?? '', input: (p.functionCall.args ?? {}) as Record<string, unknown> });
-  });
+    if (typeof p.text === 'string' && !p.thought) {
+      // A stream cuts one text into parts across chunks (so may the API in one answer): it is one text.
+      if (prev?.type === 'text') prev.text += p.text;
+      else blocks.push({ type: 'text', text: p.text });
+    } else if (p.functionCall) {
+      // Ids are optional in the API (and usually absent); the agent needs one per call, unique in the run.
+      blocks.push({ type: 'tool_call', id: p.functionCall.id || newId(), name: p.functionCall.name ?? '', input: (p.functionCall.args ?? {}) as Record<string, unknown> });
+    }
+  }
   const reason = candidate?.finishReason ?? '';
   let stop: Stop;
   if (blockReason || REFUSALS.has(reason)) stop = 'refusal';
@@ -89,6 +100,8 @@ export class GeminiAdapter implements ModelAdapter {
   readonly name = 'gemini';
   readonly #client: GoogleGenAI;
   readonly #retry: RetryPolicy;
+  /** The call ids this adapter made up; one adapter serves one run, so they are unique in it. */
+  readonly #madeUp = new Set<string>();
 
   constructor(options: GeminiAdapterOptions) {
     // No retryOptions: the SDK then makes one attempt, and the adapter retries like every other adapter.
@@ -101,13 +114,25 @@ export class GeminiAdapter implements ModelAdapter {
     const config: GenerateContentConfig = { systemInstruction: request.system, maxOutputTokens: request.maxTokens };
     if (request.tools?.length) config.tools = [{ functionDeclarations: request.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.schema })) }];
     if (request.signal) config.abortSignal = request.signal;
-    const params = { model: request.model, contents: contents(request.messages), config };
+    const params = { model: request.model, contents: contents(request.messages, this.#madeUp), config };
     const { value, attempts } = await retryingTurn(this.name, this.#retry, request, async (): Promise<GenerateContentResponse> => {
-      if (!request.stream) return this.#client.models.generateContent(params);
-      const chunks: GenerateContentResponse[] = [];
-      for await (const chunk of await this.#client.models.generateContentStream(params)) chunks.push(chunk);
-      return merge(chunks);
+      let res: GenerateContentResponse;
+      if (!request.stream) res = await this.#client.models.generateContent(params);
+      else {
+        const chunks: GenerateContentResponse[] = [];
+        for await (const chunk of await this.#client.models.generateContentStream(params)) chunks.push(chunk);
+        res = merge(chunks);
+      }
+      // The model wrote a call the API could not parse and sent none of it: a bad sample, not an answer, and
+      // not the docs' fault. The same request again usually gets a good one.
+      const reason = res.candidates?.[0]?.finishReason;
+      if (reason === 'MALFORMED_FUNCTION_CALL') throw new ModelError('infra', `gemini: the model's function call was malformed (finishReason ${reason})`, { transient: true });
+      return res;
     });
-    return toResult(value, attempts, Math.round(performance.now() - started));
+    return toResult(value, attempts, Math.round(performance.now() - started), () => {
+      const id = `gemini_call_${this.#madeUp.size + 1}`;
+      this.#madeUp.add(id);
+      return id;
+    });
   }
 }

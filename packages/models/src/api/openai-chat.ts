@@ -1,5 +1,6 @@
 // The OpenAI Chat Completions adapter: the lowest common denominator that "OpenAI-compatible" servers speak.
 import OpenAI from 'openai';
+import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
@@ -39,13 +40,15 @@ function chatMessages(system: string, messages: Message[]): ChatMessage[] {
 
 const STOPS: Record<string, Stop> = { stop: 'end_turn', tool_calls: 'tool_use', function_call: 'tool_use', length: 'max_tokens', content_filter: 'refusal' };
 
-function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs: number): TurnResult {
+function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs: number, newId: () => string): TurnResult {
   const choice = res.choices[0];
   if (!choice) throw new ModelError('harness', 'openai-chat: response has no choices');
   const message = choice.message;
   const blocks: Block[] = [];
   if (message.content) blocks.push({ type: 'text', text: message.content });
-  for (const call of message.tool_calls ?? []) {
+  // Some compatible servers send calls without ids; the results are paired by id, so each gets one, unique in the run.
+  const calls = (message.tool_calls ?? []).map((call) => (call.id ? call : { ...call, id: newId() }));
+  for (const call of calls) {
     if (call.type !== 'function') continue;
     blocks.push(toolCall(call.id, call.function.name, call.function.arguments));
   }
@@ -54,7 +57,7 @@ function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs:
   const cacheRead = u?.prompt_tokens_details?.cached_tokens ?? 0;
   const cacheWrite = (u?.prompt_tokens_details as { cache_write_tokens?: number } | undefined)?.cache_write_tokens ?? 0;
   const native: Record<string, unknown> = { role: 'assistant', content: message.content ?? null };
-  if (message.tool_calls?.length) native.tool_calls = message.tool_calls;
+  if (calls.length) native.tool_calls = calls;
   const result: TurnResult = {
     blocks,
     stop,
@@ -71,10 +74,24 @@ function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs:
   return result;
 }
 
+/** The SDK's own stream helper drops the response headers, and with them the request id: read the stream and hand it to the helper. */
+async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSignal }): Promise<OpenAI.Chat.ChatCompletion> {
+  const { data, request_id: requestId } = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, opts).withResponse();
+  const completion = await ChatCompletionStream.fromReadableStream(data.toReadableStream())
+    .finalChatCompletion()
+    .catch((error: unknown) => {
+      // Chunks that stop before a finish reason: the connection was cut, worth another try.
+      if (/missing finish_reason/i.test(String((error as Error)?.message))) throw new ModelError('infra', 'openai-chat: the stream ended before a finish reason', { transient: true, ...(requestId ? { requestId } : {}) });
+      throw error;
+    });
+  return requestId ? Object.assign(completion, { _request_id: requestId }) : completion;
+}
+
 export class OpenAIChatAdapter implements ModelAdapter {
   readonly name = 'openai-chat';
   readonly #client: OpenAI;
   readonly #retry: RetryPolicy;
+  #madeUp = 0;
 
   constructor(options: OpenAIChatAdapterOptions) {
     this.#client = new OpenAI({ apiKey: options.apiKey, ...(options.baseURL ? { baseURL: options.baseURL } : {}), maxRetries: 0, timeout: options.timeoutMs ?? 600_000 });
@@ -88,10 +105,8 @@ export class OpenAIChatAdapter implements ModelAdapter {
     if (request.tools?.length) params.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.schema } }));
     const opts = request.signal ? { signal: request.signal } : {};
     const { value, attempts } = await retryingTurn(this.name, this.#retry, request, (): Promise<OpenAI.Chat.ChatCompletion> =>
-      request.stream
-        ? this.#client.chat.completions.stream({ ...params, stream: true, stream_options: { include_usage: true } }, opts).finalChatCompletion()
-        : this.#client.chat.completions.create(params, opts),
+      request.stream ? streamed(this.#client, params, opts) : this.#client.chat.completions.create(params, opts),
     );
-    return toResult(value, attempts, Math.round(performance.now() - started));
+    return toResult(value, attempts, Math.round(performance.now() - started), () => `chat_call_${++this.#madeUp}`);
   }
 }

@@ -1,6 +1,8 @@
 // The OpenAI Responses adapter over the openai SDK: stateless turns (store: false) that replay the provider's items.
 import OpenAI from 'openai';
+import { accumulateResponse } from 'openai/lib/responses/ResponseAccumulator';
 import { ModelError } from '../errors.js';
+import { streamError } from './classify.js';
 import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type TurnRequest, type TurnResult } from '../types.js';
 import { retryingTurn } from './run-turn.js';
@@ -47,8 +49,37 @@ function toParams(request: TurnRequest): Params {
   return params;
 }
 
+/**
+ * A streamed response read event by event with the SDK's accumulator, so that the request id (a header)
+ * is kept, an `error` event fails the turn, an event type newer than the SDK is skipped rather than
+ * fatal, and a stream that stops before its terminal event is not taken for a finished answer.
+ */
+async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSignal }): Promise<OpenAI.Responses.Response> {
+  const { data, request_id: requestId } = await client.responses.create({ ...params, stream: true }, opts).withResponse();
+  let snapshot: OpenAI.Responses.Response | undefined;
+  for await (const event of data) {
+    if (event.type === 'error') throw streamError('openai-responses', event.code, event.message, requestId);
+    try {
+      snapshot = accumulateResponse(event, snapshot);
+    } catch (error) {
+      if (snapshot && /^Unhandled response stream event/.test(String((error as Error).message))) continue;
+      throw error;
+    }
+  }
+  if (!snapshot) throw new ModelError('harness', 'openai-responses: the stream ended without an event');
+  if (snapshot.status !== 'completed' && snapshot.status !== 'incomplete' && snapshot.status !== 'failed') {
+    throw new ModelError('infra', `openai-responses: the stream ended before the response finished (status ${snapshot.status ?? 'none'})`, { transient: true, ...(requestId ? { requestId } : {}) });
+  }
+  return requestId ? Object.assign(snapshot, { _request_id: requestId }) : snapshot;
+}
+
+/** A failed response is an error, inside the retry loop: its code says whether another attempt may help. */
+function unlessFailed(res: OpenAI.Responses.Response): OpenAI.Responses.Response {
+  if (res.status === 'failed') throw streamError('openai-responses', res.error?.code, `response failed: ${res.error?.message ?? 'no message'}`, (res as { _request_id?: string | null })._request_id);
+  return res;
+}
+
 function toResult(res: OpenAI.Responses.Response, attempts: number, durationMs: number): TurnResult {
-  if (res.status === 'failed') throw new ModelError('infra', `openai-responses: response failed: ${res.error?.message ?? 'no message'}`, { transient: false });
   const blocks: Block[] = [];
   let refusal: string | undefined;
   for (const item of res.output) {
@@ -98,7 +129,7 @@ export class OpenAIResponsesAdapter implements ModelAdapter {
     const params = toParams(request);
     const opts = request.signal ? { signal: request.signal } : {};
     const { value, attempts } = await retryingTurn(this.name, this.#retry, request, (): Promise<OpenAI.Responses.Response> =>
-      request.stream ? this.#client.responses.stream({ ...params, stream: true } as OpenAI.Responses.ResponseCreateParamsStreaming, opts).finalResponse() : this.#client.responses.create(params, opts),
+      (request.stream ? streamed(this.#client, params, opts) : this.#client.responses.create(params, opts)).then(unlessFailed),
     );
     return toResult(value, attempts, Math.round(performance.now() - started));
   }

@@ -1,5 +1,5 @@
 import { defineProject } from 'vitest/config';
 
 export default defineProject({
-  test: { name: 'loop-spec', include: ['src/**/*.test.ts'] },
+  test: { name: 'loop-spec', include: ['src/**/*.test.ts'], testTimeout: 30_000 },
 });

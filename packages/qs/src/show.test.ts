@@ -32,7 +32,7 @@ describe('qs show', () => {
   });
 
   it('refuses an unknown subcommand and lists the known ones', async () => {
-    await expect(cli(['frobnicate'], memoryIo())).rejects.toThrow("unknown command 'frobnicate' (known: run, results, diff, show)");
+    await expect(cli(['frobnicate'], memoryIo())).rejects.toThrow(/^unknown command 'frobnicate' \(known: run, results, diff, show, /);
   });
 });
 
@@ -48,5 +48,40 @@ describe('qs show over several runs', () => {
     const one = memoryIo({ stdin: passed });
     await cli(['show', '-'], one);
     expect(one.out()).not.toContain('evidential');
+  });
+});
+
+describe('qs show over loop streams', () => {
+  // A loop-run stream: show.txt beside each .ndjson of fixtures/streams/loop-run is the golden.
+  const LOOP = fileURLToPath(new URL('../../../fixtures/streams/loop-run', import.meta.url));
+  const loops = readdirSync(LOOP).filter((f) => f.endsWith('.ndjson'));
+
+  it.each(loops)('renders %s', async (name) => {
+    const golden = join(LOOP, name.replace(/\.ndjson$/, '.show.txt'));
+    const io = memoryIo({ cwd: LOOP });
+    expect(await cli(['show', name], io)).toBe(0);
+    if (process.env.UPDATE_GOLDEN === '1') writeFileSync(golden, io.out());
+    expect(io.out()).toBe(readFileSync(golden, 'utf8'));
+    expect(io.out()).not.toContain('incomplete stream');
+  });
+
+  it('renders the loop events the demo does not reach: consent, redaction, no progress, a failed loop', async () => {
+    const EVENTS = fileURLToPath(new URL('../../../fixtures/events', import.meta.url));
+    const types = ['loop.started', 'consent.asked', 'consent.answered', 'redaction.applied', 'redaction.blind_spot', 'gate.started', 'gate.check', 'review.completed', 'gate.verdict', 'no_progress.detected', 'loop.failed'];
+    const stream = types.map((t) => JSON.stringify(JSON.parse(readFileSync(join(EVENTS, `${t}.json`), 'utf8')))).join('\n');
+    const refused = JSON.stringify({ ...JSON.parse(readFileSync(join(EVENTS, 'consent.answered.json'), 'utf8')), member: 'reviewer-2', granted: false, how: 'end_of_input' });
+    const io = memoryIo({ stdin: `${stream}\n${refused}\n` });
+    expect(await cli(['show', '-'], io)).toBe(0);
+    const text = io.out();
+    expect(text).toContain('consent asked for judge-1: sends plan.md, delivery artifacts; redacts .env, .env.*, secrets/**, **/*.key');
+    expect(text).toMatch(/\] {5}consent judge-1: granted \(answered yes\)/);
+    expect(text).toContain('consent reviewer-2: REFUSED (end of input)');
+    expect(text).toContain('redacted .env in prompt for host');
+    expect(text).toContain('redaction blind spot secrets/dump.bin: not valid UTF-8');
+    expect(text).toContain('NO PROGRESS delivery_gate failed the same way 2 times (threshold 2): stop');
+    expect(text).toContain('  - missing citations');
+    expect(text).toContain('LOOP FAILED at iteration 1: no_progress_detected (exit 1)');
+    expect(text).toContain('loop total: 4 model calls (1 without usage), 1,200 in, 340 out, $0.01, 61.2s');
+    expect(text).not.toContain('incomplete stream');
   });
 });

@@ -5,6 +5,13 @@ import { InputError } from '@quickloop/cli-kit';
 import { readEvents, type WireEvent } from '@quickloop/events';
 import { foldResults, type AttemptStream, type Results } from './fold.js';
 
+/** One saved stream's events in order; a bad line stops it with `SHOWN:LINE: message`. */
+export async function readStreamFile(file: string, shown: string): Promise<WireEvent[]> {
+  const events: WireEvent[] = [];
+  for await (const { event } of readEvents(createReadStream(file), { source: shown })) events.push(event);
+  return events;
+}
+
 /** Every `SLUG/ATTEMPT/events.ndjson` under `dir`; a bad line stops it with `FILE:LINE: message`. */
 export async function readAttempts(dir: string, shown = dir): Promise<AttemptStream[]> {
   const attempts: AttemptStream[] = [];
@@ -15,9 +22,7 @@ export async function readAttempts(dir: string, shown = dir): Promise<AttemptStr
       if (!/^[1-9]\d*$/.test(attempt)) continue;
       const file = join(taskDir, attempt, 'events.ndjson');
       if (!existsSync(file)) continue;
-      const events: WireEvent[] = [];
-      for await (const { event } of readEvents(createReadStream(file), { source: join(shown, slug, attempt, 'events.ndjson') })) events.push(event);
-      attempts.push({ slug, attempt: Number(attempt), events });
+      attempts.push({ slug, attempt: Number(attempt), events: await readStreamFile(file, join(shown, slug, attempt, 'events.ndjson')) });
     }
   }
   return attempts;

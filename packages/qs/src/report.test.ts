@@ -156,7 +156,11 @@ describe('qs report', () => {
     const io = memoryIo({ cwd: work });
     writeFileSync(join(work, 'not-results.json'), '{"tasks": []}');
     writeFileSync(join(work, 'broken.json'), '{"schema_version": "2.0", "tasks": [{"task": "t", "attempts": 1, "passes": 2, "evidential_runs": 1}]}');
+    writeFileSync(join(work, 'cut.json'), '{\n  "schema_version": "2.0",\n  "tasks": [,]\n}\n');
     mkdirSync(join(work, 'empty'));
+    await expect(cli(['report', 'cut.json'], io)).rejects.toThrow(/^cut\.json:3:13: not JSON \(/);
+    writeFileSync(join(work, 'deep.json'), `${'['.repeat(200_000)}x`);
+    await expect(cli(['report', 'deep.json'], io)).rejects.toThrow(/^deep\.json(:1:200001)?: not JSON/);
     await expect(cli(['report', 'no-such'], io)).rejects.toThrow(new InputError('qs report: no-such: no such file or folder'));
     await expect(cli(['report', 'not-results.json'], io)).rejects.toThrow('not-results.json: schema_version: missing');
     await expect(cli(['report', 'broken.json'], io)).rejects.toThrow('broken.json: tasks[0]: passes <= evidential_runs <= attempts does not hold');

@@ -32,7 +32,7 @@ describe('qs show', () => {
   });
 
   it('refuses an unknown subcommand and lists the known ones', async () => {
-    await expect(cli(['frobnicate'], memoryIo())).rejects.toThrow(/^unknown command 'frobnicate' \(known: run, results, diff, );
+    await expect(cli(['frobnicate'], memoryIo())).rejects.toThrow(/^unknown command 'frobnicate' \(known: run, results, diff, report, show, /);
   });
 });
 

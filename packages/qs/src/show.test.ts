@@ -84,4 +84,19 @@ describe('qs show over loop streams', () => {
     expect(text).toContain('loop total: 4 model calls (1 without usage), 1,200 in, 340 out, $0.01, 61.2s');
     expect(text).not.toContain('incomplete stream');
   });
+
+  it("takes loop-gate's rounds as a whole stream once each has its verdict, and a loop cut short as incomplete", async () => {
+    const lines = readFileSync(join(LOOP, 'demo-haiku.ndjson'), 'utf8').trimEnd().split('\n');
+    const rounds = lines.filter((l) => /"type":"(gate\.|model\.|review\.)/.test(l)).map((l) => l.replace('"stage":"loop-run"', '"stage":"loop-gate"'));
+    const whole = memoryIo({ stdin: `${rounds.join('\n')}\n` });
+    expect(await cli(['show', '-'], whole)).toBe(0);
+    expect(whole.out()).toContain('PASS delivery_gate round 1 (judge-1)');
+    expect(whole.out()).not.toContain('incomplete stream');
+    const cut = memoryIo({ stdin: `${rounds.slice(0, -1).join('\n')}\n` });
+    await cli(['show', '-'], cut);
+    expect(cut.out()).toContain('(incomplete stream: a gate round without its gate.verdict for run id-1)');
+    const loop = memoryIo({ stdin: `${lines.slice(0, -1).join('\n')}\n` });
+    await cli(['show', '-'], loop);
+    expect(loop.out()).toContain('(incomplete stream: no loop.completed or loop.failed for run id-1)');
+  });
 });

@@ -122,6 +122,16 @@ describe('qs report', () => {
     const c = await qs(['report', 'model/results.json']);
     expect(c.code, c.err).toBe(0);
     expect(existsSync(join(work, 'model', 'results.html'))).toBe(true);
+    // From inside the folder: `.` is the folder, so the page goes beside it.
+    const io = memoryIo({ cwd: join(work, 'nested') });
+    mkdirSync(join(work, 'nested', 'copy'), { recursive: true });
+    cpSync(join(work, 'model'), join(work, 'nested', 'copy'), { recursive: true });
+    const inside = memoryIo({ cwd: join(work, 'nested', 'copy') });
+    expect(await cli(['report', '.'], inside)).toBe(0);
+    expect(inside.err()).toBe('qs report: wrote ../copy.html (1 task, 1 run, 1 transcript)\n');
+    expect(existsSync(join(work, 'nested', 'copy.html'))).toBe(true);
+    expect(await cli(['report', 'copy/'], io)).toBe(0);
+    expect(io.err()).toBe('qs report: wrote copy.html (1 task, 1 run, 1 transcript)\n');
   });
 
   it('puts every pass rate with its interval, every docs gap with its check and page, and the egress, denials and cost on the page', () => {

@@ -55,8 +55,9 @@ export const report: Command = {
     if (target === '') throw new InputError('qs report: name a results.json or the folder a `qs run --out DIR` wrote');
     const path = resolve(io.cwd, target);
     const { results, streams, fromFolder } = await load(path, target);
-    const shownOut = args.out !== undefined ? String(args.out) : defaultOut(target);
-    if (shownOut === '') throw new InputError('qs report: --out: name a file');
+    // The default is made from the resolved path, so `qs report .` writes ../NAME.html, not `..html`.
+    const shownOut = args.out !== undefined ? String(args.out) : relative(io.cwd, defaultOut(path));
+    if (args.out !== undefined && shownOut === '') throw new InputError('qs report: --out: name a file');
     const out = resolve(io.cwd, shownOut);
     if (out === path) throw new InputError(`qs report: --out ${shownOut}: is the results it reads`);
     if (existsSync(out) && statSync(out).isDirectory()) throw new InputError(`qs report: --out ${shownOut}: is a folder, not a file`);

@@ -329,6 +329,7 @@ code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-s
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--code);padding:.5rem;border-radius:4px;margin:.25rem 0;max-height:28rem;overflow-y:auto}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
+th{overflow-wrap:normal}
 tr.total td{border-top:2px solid var(--line)}
 .muted{color:var(--muted)}.pass{color:var(--pass)}.fail{color:var(--fail)}.warn{color:var(--warn)}
 .badge{display:inline-block;padding:0 .4em;border-radius:3px;font-size:12px;font-weight:700;border:1px solid currentColor}

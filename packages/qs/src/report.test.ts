@@ -11,7 +11,8 @@ import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { InputError, memoryIo } from '@quickloop/cli-kit';
 import { startMockServer, type MockServer } from '@quickloop/testkit';
 import { cli } from './cli.js';
-import { esc } from './results/html.js';
+import { esc, reportHtml } from './results/html.js';
+import type { WireEvent } from '@quickloop/events';
 import type { Results } from './results/fold.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -186,7 +187,7 @@ describe('qs report', () => {
     const doc = {
       schema_version: '2.0',
       generated_at: '2026-01-01T00:00:00Z',
-      tasks: [{ task: 'theirs', attempts: 3, passes: 1, evidential_runs: 2, runs: [{ attempt: 1, classification: 'passed' }, { attempt: 2, classification: 'docs_gap', suspect_page: 'javascript:alert(1)', success_check: { exit_code: 1, output: 'nope' } }, { attempt: 3, classification: 'infra_error' }, null, 'x'] }],
+      tasks: [{ task: 'theirs', attempts: 3, passes: 1, evidential_runs: 2, runs: [{ attempt: 1, classification: 'passed' }, { attempt: 2, classification: 'docs_gap', suspect_page: 'javascript:alert(1)', success_check: { exit_code: 1, output: 'nope' } }, { attempt: 3, classification: 'infra_error' }, null, 'x'], suspect_pages: { 'https://a.test/"><script>window.__owned=1</script>': 1 } }],
     };
     writeFileSync(join(work, 'theirs.json'), JSON.stringify(doc));
     const io = memoryIo({ cwd: work });
@@ -194,8 +195,39 @@ describe('qs report', () => {
     const html = readFileSync(join(work, 'theirs.html'), 'utf8');
     expect(html).toContain('95% CI 9%–91%');
     expect(html).toContain('<code>javascript:alert(1)</code>');
+    expect(html).toContain('href="https://a.test/&quot;&gt;&lt;script&gt;window.__owned=1&lt;/script&gt;"');
     expect(html).not.toContain('href="javascript:');
     expect(html).toContain('No stream beside the results document');
+  });
+
+  it('renders a results document with every field replaced by the wrong type or by markup, without a crash or a tag from it', () => {
+    const real = results('sweep');
+    // Each run's transcript is every saved stream, its payloads swapped the same way.
+    const streams = new Map<string, WireEvent[]>();
+    // Only the counts loadResults checks keep their meaning: the page must survive the rest.
+    const KEEP = new Set(['attempts', 'passes', 'evidential_runs', 'schema_version']);
+    const swap = (v: unknown, leaf: () => unknown, key = ''): unknown => {
+      if (KEEP.has(key)) return v;
+      if (Array.isArray(v)) return v.length === 0 ? [leaf()] : v.map((x) => swap(x, leaf));
+      if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, swap(x, leaf, k)]));
+      return leaf();
+    };
+    const leaves: Array<() => unknown> = [() => '<script>window.__owned=1</script>"\'&', () => -1.5, () => null, () => ({ '<svg onload=x>': '<math>' }), () => ['<xmp>'], () => true, () => Number.MAX_SAFE_INTEGER];
+    const ENVELOPE = new Set(['v', 'type', 'ts', 'run_id', 'stage', 'id', 'parent_id']);
+    const events = ['greeter-docs-gap', 'greeter-denied-write', 'greeter-quiet-telemetry', 'greeter-hostile-output'].flatMap((slug) =>
+      readFileSync(join(work, 'sweep', slug, '1', 'events.ndjson'), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as WireEvent),
+    );
+    const model = readFileSync(join(work, 'model', 'greeter-quickstart', '1', 'events.ndjson'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as WireEvent);
+    for (const leaf of leaves) {
+      const hostile = [...events, ...model].map((e) => Object.fromEntries(Object.entries(e).map(([k, x]) => [k, ENVELOPE.has(k) ? x : swap(x, leaf)])) as WireEvent);
+      for (const t of real.tasks) for (const r of t.runs) streams.set(r.stream, hostile);
+      const html = reportHtml(swap(real, leaf) as Results, streams, { fromFolder: false });
+      expect(html.match(/<script/g)).toHaveLength(1);
+      expect(html).not.toMatch(/<(svg|math|xmp)\b/);
+    }
   });
 
   it('escapes text from a stream: markup, quotes, controls, bidi overrides and lone surrogates', () => {

@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 // `qs report` over real sweeps (the replay agent in the bwrap sandbox, and a model agent against the
 // testkit mock), opened in real headless Chromium: no request leaves the page, the facts are there
 // with JavaScript off, nothing overflows a phone's width, and markup from a stream stays text.

@@ -37,6 +37,7 @@ const TURN_XSS = '</summary><script>window.__owned="turn"</script>';
 let work: string;
 let mock: MockServer;
 let browser: Browser | undefined;
+let written: Array<{ code: number | null; out: string; err: string }> = [];
 
 function qs(args: string[], bin = QS): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
@@ -93,6 +94,8 @@ beforeAll(async () => {
   expect(model.code, model.err).toBe(0);
   const r = await replay;
   expect(r.code, r.err).toBe(1);
+  // The pages every test reads, by the real binary at its default paths.
+  written = [await qs(['report', 'sweep']), await qs(['report', 'model/results.json'])];
   if (HAS_CHROMIUM) {
     // launch() gives every browser a fresh profile of its own in a temporary folder, removed at close.
     browser = await chromium.launch({
@@ -113,7 +116,7 @@ const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
 describe('qs report', () => {
   it('writes RESULTS.html beside an --out folder by default, and to --out from a results.json', async () => {
-    const a = await qs(['report', 'sweep']);
+    const [a, c] = written as [{ code: number; out: string; err: string }, { code: number; out: string; err: string }];
     expect(a.code, a.err).toBe(0);
     expect(a.out).toBe('');
     expect(a.err).toBe('qs report: wrote sweep.html (5 tasks, 5 runs, 5 transcripts)\n');
@@ -121,8 +124,8 @@ describe('qs report', () => {
     expect(b.code, b.err).toBe(0);
     // A results.json still in its folder finds its streams beside it: the same page.
     expect(readFileSync(join(work, 'from-json.html'), 'utf8')).toBe(readFileSync(join(work, 'sweep.html'), 'utf8'));
-    const c = await qs(['report', 'model/results.json']);
     expect(c.code, c.err).toBe(0);
+    expect(c.err).toBe('qs report: wrote model/results.html (1 task, 1 run, 1 transcript)\n');
     expect(existsSync(join(work, 'model', 'results.html'))).toBe(true);
     // From inside the folder: `.` is the folder, so the page goes beside it.
     const io = memoryIo({ cwd: join(work, 'nested') });
@@ -147,6 +150,9 @@ describe('qs report', () => {
         expect(html).toContain(`href="${r.suspect_page}"`);
       }
     }
+    const denied = doc.tasks.find((t) => t.task === 'greeter-denied-write')?.runs[0];
+    expect(html).toContain('Runs without a verdict <span class="count">1</span>');
+    expect(html).toContain(esc(denied?.outcome.detail));
     expect(html).toContain('<code>telemetry.example.test</code>');
     expect(html).toContain('<code>write /etc/profile.d/greeter.sh</code>');
     expect(html).not.toMatch(/<(link|img|iframe|object|embed)\b(?![^>]*href="data:,")/i);
@@ -187,6 +193,7 @@ describe('qs report', () => {
     // quickstarted's schema 2.0 fields only: no egress hosts, denials, streams or intervals.
     const doc = {
       schema_version: '2.0',
+      interrupted: true,
       generated_at: '2026-01-01T00:00:00Z',
       tasks: [{ task: 'theirs', attempts: 3, passes: 1, evidential_runs: 2, runs: [{ attempt: 1, classification: 'passed' }, { attempt: 2, classification: 'docs_gap', suspect_page: 'javascript:alert(1)', success_check: { exit_code: 1, output: 'nope' } }, { attempt: 3, classification: 'infra_error' }, null, 'x'], suspect_pages: { 'https://a.test/"><script>window.__owned=1</script>': 1 } }],
     };
@@ -199,6 +206,8 @@ describe('qs report', () => {
     expect(html).toContain('href="https://a.test/&quot;&gt;&lt;script&gt;window.__owned=1&lt;/script&gt;"');
     expect(html).not.toContain('href="javascript:');
     expect(html).toContain('No stream beside the results document');
+    expect(html).toContain('<strong>The sweep was interrupted</strong>');
+    expect(html).toContain('<li><b>unknown</b>cost</li>');
   });
 
   it('renders a results document with every field replaced by the wrong type or by markup, without a crash or a tag from it', () => {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything quickloop needs on a fresh Debian/Ubuntu machine with Node 20.19+:
 # through apt when root or sudo allows, the sandbox tools (bubblewrap, socat, nsenter and setpriv, ip) and
-# what the tests run inside and beside it (curl, wget, python3, ps), then the pinned pnpm, the workspace's
+# what the tests run inside and beside it (curl, wget, python3, ps; Debian's chromium for the report's
+# browser tests), then the pinned pnpm, the workspace's
 # dependencies, and a build. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +35,20 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "installing ${packages[*]} (apt)…" >&2
     $sudo apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${packages[@]}" >/dev/null
+  fi
+fi
+
+# chromium only opens `qs report`'s page in the tests, which say so and skip without it. Debian has the
+# package; Ubuntu's is a snap wrapper that may not install in a container, so a failure is only a note.
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ]; then csudo=""; elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then csudo="sudo"; else csudo="none"; fi
+  if [ "$csudo" != none ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing chromium (apt, for the report's browser tests)…" >&2
+    if ! { $csudo apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $csudo apt-get install -y -qq chromium >/dev/null 2>&1 && [ -x /usr/bin/chromium ]; }; then
+      echo "note: chromium could not be installed through apt; the report's browser tests will skip and say so." >&2
+    fi
+  else
+    echo "note: /usr/bin/chromium not found and cannot be installed here; the report's browser tests will skip and say so." >&2
   fi
 fi
 

@@ -147,7 +147,7 @@ describe('qs diff', () => {
 
   it.each([
     ['a missing file', () => [join(work, 'nope.json'), doc([])], /nope\.json: no such file or folder/],
-    ['not JSON', () => [(writeFileSync(join(work, 'bad.json'), '{oops'), join(work, 'bad.json')), doc([])], /bad\.json: not JSON/],
+    ['not JSON', () => [(writeFileSync(join(work, 'bad.json'), '{oops'), join(work, 'bad.json')), doc([])], /bad\.json:1:2: not JSON/],
     ['another major version', () => [doc([], { schema_version: '3.0' }), doc([])], /schema_version: 3\.0 is not a version 2 results document/],
     ['a task without counts', () => [(writeFileSync(join(work, 'nc.json'), JSON.stringify({ schema_version: '2.0', tasks: [{ task: 'x', passes: 'many' }] })), join(work, 'nc.json')), doc([])], /tasks\[0\]\.attempts: expected a non-negative integer/],
     ['impossible counts', () => [doc([{ task: 'x', passes: 4, evidential: 3 }]), doc([])], /tasks\[0\]: passes <= evidential_runs <= attempts does not hold/],

@@ -74,6 +74,14 @@ function usdText(v: unknown): string {
   return `$${v < 0.01 ? v.toFixed(4) : v.toFixed(2)}`;
 }
 
+/** A loop's usage: its model calls, tokens and cost, and how many calls reported no usage. */
+function loopUsage(usage: unknown): string {
+  const u = (usage ?? {}) as Record<string, unknown>;
+  const calls = typeof u.calls === 'number' ? u.calls : 0;
+  const without = typeof u.calls_without_usage === 'number' && u.calls_without_usage > 0 ? ` (${u.calls_without_usage} without usage)` : '';
+  return `${count(calls)} model call${calls === 1 ? '' : 's'}${without}, ${tokensText(u)}, ${usdText(u.usd)}`;
+}
+
 /** A stateful renderer: feed it events in order, get the lines to print for each. */
 export function createRenderer(options: RenderOptions): (event: WireEvent) => string[] {
   const style = options.style ?? ((_k, t) => t);
@@ -84,6 +92,8 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
   const seenRuns = new Set<string>();
   /** Indentation by event id: a model turn's tool calls, and their results, are folded under it. */
   const indent = new Map<string, string>();
+  /** Runs with a gate round begun and not yet decided. */
+  const openGate = new Set<string>();
 
   return (event) => {
     const t = Date.parse(event.ts);
@@ -93,7 +103,9 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
     const out: string[] = [];
     const eAny = event as { id?: unknown; parent_id?: unknown };
     const parent = typeof eAny.parent_id === 'string' ? eAny.parent_id : undefined;
-    const pad = parent !== undefined ? (indent.get(parent) ?? '') : '';
+    // A judge's or reviewer's model call names no parent, but belongs to the gate round it runs in.
+    const inGate = parent === undefined && event.type === 'model.call' && openGate.has(event.run_id);
+    const pad = parent !== undefined ? (indent.get(parent) ?? '') : inGate ? '    ' : '';
     if (pad !== '' && typeof eAny.id === 'string') indent.set(eAny.id, pad);
     const line = (text: string): void => {
       out.push(`${stamp} ${pad}${text}`);
@@ -246,6 +258,88 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
         break;
       case 'run.interrupted':
         line(style('warn', `INTERRUPTED (${str(e.signal)}) during ${str(e.phase)}`));
+        break;
+      // A loop's stream: the spec, its context, each gate round with its checks, reviews and verdict
+      // folded under it, the model CLIs called and what they cost, and how the loop ended.
+      case 'loop.started':
+        line(style('bold', `loop ${str(e.spec)}${e.resumed === true ? ` (resumed, was ${str(e.status)}, ${str(e.wall_clock_used_sec)}s used)` : ''}`) + style('dim', `  workspace ${str(e.workspace)}`));
+        break;
+      case 'loop.context': {
+        const status = str(e.status);
+        const note = status === 'read' || status === 'ran' ? status : style('warn', status.replace(/_/g, ' '));
+        line(`context ${str(e.index)} ${str(e.source)}: ${note}${typeof e.exit_code === 'number' ? ` (exit ${e.exit_code})` : ''}`);
+        break;
+      }
+      case 'iteration.started':
+        line(style('bold', `iteration ${str(e.iteration)} of ${str(e.max_iterations)}`));
+        break;
+      case 'consent.asked': {
+        if (typeof e.id === 'string') indent.set(e.id, '    ');
+        const list = (v: unknown): string => (Array.isArray(v) ? v.map(str).join(', ') : '');
+        line(`consent asked for ${str(e.member)}: sends ${list(e.sends) || 'nothing'}${Array.isArray(e.redact) && e.redact.length > 0 ? `; redacts ${list(e.redact)}` : ''}`);
+        for (const w of Array.isArray(e.warnings) ? e.warnings : []) line(`    ${style('warn', 'warning')}: ${str(w)}`);
+        break;
+      }
+      case 'consent.answered':
+        line(`consent ${str(e.member)}: ${e.granted === true ? style('pass', 'granted') : style('fail', 'REFUSED')} (${str(e.how).replace(/_/g, ' ')})`);
+        break;
+      case 'redaction.applied':
+        line(`${style('warn', 'redacted')} ${Array.isArray(e.sources) ? e.sources.map(str).join(', ') : ''} in ${str(e.where)}`);
+        break;
+      case 'redaction.blind_spot':
+        line(`${style('warn', 'redaction blind spot')} ${str(e.source)}: ${str(e.reason)} (a leak of it would go undetected)`);
+        break;
+      case 'model.call':
+        if (typeof e.id === 'string') indent.set(e.id, `${pad}    `);
+        line(`model ${str(e.member)} (${str(e.role)}) ${str(e.purpose)}: ${str(e.argv0)}, ${count(e.prompt_chars)} prompt chars${typeof e.attempt === 'number' && e.attempt > 1 ? `, attempt ${e.attempt}` : ''}`);
+        break;
+      case 'model.result': {
+        const secsTaken = typeof e.duration_ms === 'number' ? `, ${(e.duration_ms / 1000).toFixed(1)}s` : '';
+        const used = e.usage === null || e.usage === undefined ? 'no usage reported' : tokensText(e.usage);
+        const retried = typeof e.attempts === 'number' && e.attempts > 1 ? `, ${e.attempts} attempts` : '';
+        const state = e.ok === true ? `exit ${str(e.exit_code)}` : style('fail', `FAILED exit ${str(e.exit_code)}`);
+        line(`${state}${e.timed_out === true ? style('fail', ' TIMED OUT') : ''}: ${count(e.output_chars)} chars out, ${used}, ${usdText(e.usd)}${style('dim', `${secsTaken}${retried}`)}`);
+        if (typeof e.error === 'string' && e.error !== '') line(`${style('fail', 'error')}: ${str(e.error)}`);
+        break;
+      }
+      case 'artifact.written':
+        line(`wrote ${str(e.path)} (${str(e.phase)}${typeof e.iteration === 'number' && e.iteration > 0 ? `, iteration ${e.iteration}` : ''})`);
+        break;
+      case 'gate.started':
+        openGate.add(event.run_id);
+        if (typeof e.id === 'string') indent.set(e.id, '    ');
+        line(style('bold', `gate ${str(e.gate)} round ${str(e.round)}`) + ` on ${str(e.artifact)}${typeof e.revision === 'number' && e.revision > 0 ? ` (revision ${e.revision})` : ''}`);
+        break;
+      case 'gate.check': {
+        const argv = Array.isArray(e.argv) && (options.verbose || e.passed !== true) ? style('dim', `  ${e.argv.map(str).join(' ')}`) : '';
+        line(`check ${str(e.criterion)} (${str(e.kind)}) ${e.passed === true ? style('pass', 'passed') : style('fail', `FAILED${typeof e.exit_code === 'number' ? `, exit ${e.exit_code}` : ''}`)}${argv}`);
+        break;
+      }
+      case 'review.completed':
+        line(`review by ${str(e.member)}: ${count(e.chars)} chars`);
+        break;
+      case 'gate.verdict': {
+        openGate.delete(event.run_id);
+        const pass = e.verdict === 'pass';
+        line(`${pass ? style('pass', 'PASS') : style('warn', 'REVISE')} ${str(e.gate)} round ${str(e.round)} (${str(e.source)})${typeof e.review === 'string' ? style('dim', `  review ${str(e.review)}`) : ''}`);
+        for (const f of Array.isArray(e.failures) ? e.failures : []) line(`  - ${str(f)}`);
+        for (const w of Array.isArray(e.warnings) ? e.warnings : []) line(`  ${style('warn', 'warning')}: ${str(w)}`);
+        break;
+      }
+      case 'gate.revision':
+        line(`revised ${str(e.artifact)} for ${str(e.gate)} (revision ${str(e.revision)})`);
+        break;
+      case 'no_progress.detected':
+        line(`${style('warn', 'NO PROGRESS')} ${str(e.gate)} failed the same way ${str(e.count)} times (threshold ${str(e.threshold)}): ${str(e.action)}`);
+        for (const f of Array.isArray(e.failures) ? e.failures : []) line(`  - ${str(f)}`);
+        break;
+      case 'loop.completed':
+        line(style('bold', `${style('pass', 'LOOP PASSED')} at iteration ${str(e.iteration)}: ${str(e.final_delivery)}`) + (e.already_passed === true ? ' (already passed)' : ''));
+        line(`loop total: ${loopUsage(e.usage)}, ${str(e.wall_clock_used_sec)}s`);
+        break;
+      case 'loop.failed':
+        line(style('bold', `${style('fail', `LOOP ${str(e.status).toUpperCase()}`)} at iteration ${str(e.iteration)}: ${str(e.failure)} (exit ${str(e.exit_code)})`));
+        line(`loop total: ${loopUsage(e.usage)}, ${str(e.wall_clock_used_sec)}s`);
         break;
       default:
         if (options.verbose) line(style('dim', str(event.type)));

@@ -32,7 +32,7 @@ describe('qs show', () => {
   });
 
   it('refuses an unknown subcommand and lists the known ones', async () => {
-    await expect(cli(['frobnicate'], memoryIo())).rejects.toThrow("unknown command 'frobnicate' (known: run, results, diff, show)");
+    await expect(cli(['frobnicate'], memoryIo())).rejects.toThrow(/^unknown command 'frobnicate' \(known: run, results, diff, report, show, /);
   });
 });
 
@@ -48,5 +48,55 @@ describe('qs show over several runs', () => {
     const one = memoryIo({ stdin: passed });
     await cli(['show', '-'], one);
     expect(one.out()).not.toContain('evidential');
+  });
+});
+
+describe('qs show over loop streams', () => {
+  // A loop-run stream: show.txt beside each .ndjson of fixtures/streams/loop-run is the golden.
+  const LOOP = fileURLToPath(new URL('../../../fixtures/streams/loop-run', import.meta.url));
+  const loops = readdirSync(LOOP).filter((f) => f.endsWith('.ndjson'));
+
+  it.each(loops)('renders %s', async (name) => {
+    const golden = join(LOOP, name.replace(/\.ndjson$/, '.show.txt'));
+    const io = memoryIo({ cwd: LOOP });
+    expect(await cli(['show', name], io)).toBe(0);
+    if (process.env.UPDATE_GOLDEN === '1') writeFileSync(golden, io.out());
+    expect(io.out()).toBe(readFileSync(golden, 'utf8'));
+    expect(io.out()).not.toContain('incomplete stream');
+  });
+
+  it('renders the loop events the demo does not reach: consent, redaction, no progress, a failed loop', async () => {
+    const EVENTS = fileURLToPath(new URL('../../../fixtures/events', import.meta.url));
+    const types = ['loop.started', 'consent.asked', 'consent.answered', 'redaction.applied', 'redaction.blind_spot', 'gate.started', 'gate.check', 'review.completed', 'gate.verdict', 'no_progress.detected', 'loop.failed'];
+    const stream = types.map((t) => JSON.stringify(JSON.parse(readFileSync(join(EVENTS, `${t}.json`), 'utf8')))).join('\n');
+    const refused = JSON.stringify({ ...JSON.parse(readFileSync(join(EVENTS, 'consent.answered.json'), 'utf8')), member: 'reviewer-2', granted: false, how: 'end_of_input' });
+    const io = memoryIo({ stdin: `${stream}\n${refused}\n` });
+    expect(await cli(['show', '-'], io)).toBe(0);
+    const text = io.out();
+    expect(text).toContain('consent asked for judge-1: sends plan.md, delivery artifacts; redacts .env, .env.*, secrets/**, **/*.key');
+    expect(text).toMatch(/\] {5}consent judge-1: granted \(answered yes\)/);
+    expect(text).toContain('consent reviewer-2: REFUSED (end of input)');
+    expect(text).toContain('redacted .env in prompt for host');
+    expect(text).toContain('redaction blind spot secrets/dump.bin: not valid UTF-8');
+    expect(text).toContain('NO PROGRESS delivery_gate failed the same way 2 times (threshold 2): stop');
+    expect(text).toContain('  - missing citations');
+    expect(text).toContain('LOOP FAILED at iteration 1: no_progress_detected (exit 1)');
+    expect(text).toContain('loop total: 4 model calls (1 without usage), 1,200 in, 340 out, $0.01, 61.2s');
+    expect(text).not.toContain('incomplete stream');
+  });
+
+  it("takes loop-gate's rounds as a whole stream once each has its verdict, and a loop cut short as incomplete", async () => {
+    const lines = readFileSync(join(LOOP, 'demo-haiku.ndjson'), 'utf8').trimEnd().split('\n');
+    const rounds = lines.filter((l) => /"type":"(gate\.|model\.|review\.)/.test(l)).map((l) => l.replace('"stage":"loop-run"', '"stage":"loop-gate"'));
+    const whole = memoryIo({ stdin: `${rounds.join('\n')}\n` });
+    expect(await cli(['show', '-'], whole)).toBe(0);
+    expect(whole.out()).toContain('PASS delivery_gate round 1 (judge-1)');
+    expect(whole.out()).not.toContain('incomplete stream');
+    const cut = memoryIo({ stdin: `${rounds.slice(0, -1).join('\n')}\n` });
+    await cli(['show', '-'], cut);
+    expect(cut.out()).toContain('(incomplete stream: a gate round without its gate.verdict for run id-1)');
+    const loop = memoryIo({ stdin: `${lines.slice(0, -1).join('\n')}\n` });
+    await cli(['show', '-'], loop);
+    expect(loop.out()).toContain('(incomplete stream: no loop.completed or loop.failed for run id-1)');
   });
 });

@@ -5,9 +5,10 @@ import { diff } from './diff.js';
 import { doctor } from './doctor.js';
 import { examples } from './examples.js';
 import { init } from './init.js';
+import { report } from './report.js';
 import { results } from './results.js';
 import { run } from './run.js';
 import { schema } from './schema.js';
 import { show } from './show.js';
 
-export const COMMANDS: readonly Command[] = [run, results, diff, show, check, init, examples, schema, doctor];
+export const COMMANDS: readonly Command[] = [run, results, diff, report, show, check, init, examples, schema, doctor];

@@ -46,8 +46,19 @@ export const show: Command = {
       if ((error as NodeJS.ErrnoException).code === 'EISDIR') throw new InputError(`qs show: ${file}: is a folder, not a stream file`);
       throw error;
     }
-    const open_ = [...runs].filter(([, events]) => !events.some((e) => isTerminal(e.type))).map(([id]) => id);
-    if (open_.length > 0) write(`(incomplete stream: no run.completed, run.failed or run.interrupted for run ${open_.map((id) => terminalSafe(id)).join(', ')})\n`);
+    // A loop-gate stream is one or more gate rounds and no terminal event: it is whole once every
+    // round has its verdict. Anything else (a quickstart run, a loop) ends with a terminal event.
+    const complete = (events: WireEvent[]): boolean => {
+      if (events.some((e) => isTerminal(e.type))) return true;
+      const rounds = events.filter((e) => e.type === 'gate.started').length;
+      const gateOnly = rounds > 0 && !events.some((e) => e.type === 'loop.started' || e.type === 'task.loaded');
+      return gateOnly && events.filter((e) => e.type === 'gate.verdict').length >= rounds;
+    };
+    const missing = (events: WireEvent[]): string =>
+      events.some((e) => e.type === 'loop.started') ? 'no loop.completed or loop.failed' : events.some((e) => e.type === 'task.loaded') || !events.some((e) => e.type === 'gate.started') ? 'no run.completed, run.failed or run.interrupted' : 'a gate round without its gate.verdict';
+    const open_ = new Map<string, string[]>();
+    for (const [id, events] of runs) if (!complete(events)) open_.set(missing(events), [...(open_.get(missing(events)) ?? []), terminalSafe(id)]);
+    for (const [what, ids] of open_) write(`(incomplete stream: ${what} for run ${ids.join(', ')})\n`);
     // Several task runs in one stream get their pass rates from the same fold as results.json.
     const perTask = new Map<string, number>();
     const attempts = [...runs.values()]

@@ -103,6 +103,18 @@ describe('foldRun', () => {
     expect(JSON.stringify(run.egress.blocked_hosts)).toBe('{"__proto__":2,"constructor":1}');
   });
 
+  it('counts allowed egress by host and sandbox denials by operation and path', () => {
+    const allowed = (host: string): WireEvent => ({ ...example('egress.allowed'), run_id: 'run-1', host });
+    const denied = (operation: string, path: string): WireEvent => ({ ...example('sandbox.denied'), run_id: 'run-1', operation, path });
+    const at = s.passed.length - 1;
+    const events = [...s.passed.slice(0, at), allowed('b.test'), allowed('a.test'), allowed('b.test'), denied('write', '/etc/x'), denied('write', '/etc/x'), denied('read', '/root/.npmrc'), s.passed[at] as WireEvent];
+    const run = foldRun({ slug: 'e', attempt: 1, events });
+    expect(run.egress.allowed).toBe(3);
+    expect(JSON.stringify(run.egress.allowed_hosts)).toBe('{"b.test":2,"a.test":1}');
+    expect(run.sandbox.denials).toBe(3);
+    expect(JSON.stringify(run.sandbox.denied_paths)).toBe('{"write /etc/x":2,"read /root/.npmrc":1}');
+  });
+
   it('adds up the turns\' tokens and cost; an unpriced turn makes the run\'s cost unknown', () => {
     const priced = foldRun({ slug: 'r', attempt: 1, events: modelRun(false) });
     expect(priced).toMatchObject({ model_reported: 'claude-sonnet-4-5', tokens: { input: 1210, output: 45, cache_write: 1100, cache_read: 1100 }, reasoning_tokens: 3 });

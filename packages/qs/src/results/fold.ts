@@ -46,8 +46,9 @@ export interface RunResult {
   outcome: { ended: Ended; detail: string; failed_stage: string | null; signal: string | null; check_reason: string | null };
   final_text: string | null;
   affordances: null;
-  egress: { allowed: number; blocked: number; errors: number; blocked_hosts: Record<string, number>; error_hosts: Record<string, number> };
-  sandbox: { limits: unknown[] | null; denials: number; workspace_bytes: number | null; kept: string | null };
+  egress: { allowed: number; blocked: number; errors: number; allowed_hosts: Record<string, number>; blocked_hosts: Record<string, number>; error_hosts: Record<string, number> };
+  /** `denied_paths` is keyed `OPERATION PATH` (`write /etc/x`). */
+  sandbox: { limits: unknown[] | null; denials: number; denied_paths: Record<string, number>; workspace_bytes: number | null; kept: string | null };
   retries: number;
   reasoning_tokens: number;
   estimated_cost_usd: number | null;
@@ -155,7 +156,8 @@ export function foldRun(stream: AttemptStream): RunResult {
   let retries = 0;
   let denials = 0;
   let workspaceBytes: number | null = null;
-  const egress = { allowed: 0, blocked: 0, errors: 0, blocked_hosts: tally(), error_hosts: tally() };
+  const egress = { allowed: 0, blocked: 0, errors: 0, allowed_hosts: tally(), blocked_hosts: tally(), error_hosts: tally() };
+  const deniedPaths = tally();
   let terminal: WireEvent | null = null;
   let first = Infinity;
   let last = -Infinity;
@@ -211,6 +213,7 @@ export function foldRun(stream: AttemptStream): RunResult {
         break;
       case 'egress.allowed':
         egress.allowed += 1;
+        bump(egress.allowed_hosts, String(p.host));
         break;
       case 'egress.blocked':
         egress.blocked += 1;
@@ -223,6 +226,7 @@ export function foldRun(stream: AttemptStream): RunResult {
         break;
       case 'sandbox.denied':
         denials += 1;
+        bump(deniedPaths, `${String(p.operation)} ${String(p.path)}`);
         break;
       case 'sandbox.usage':
         if (typeof p.workspace_bytes === 'number') workspaceBytes = Math.max(workspaceBytes ?? 0, p.workspace_bytes);
@@ -301,8 +305,8 @@ export function foldRun(stream: AttemptStream): RunResult {
     outcome: { ended, detail, failed_stage: failedStage, signal, check_reason: check ? check.reason : null },
     final_text: finalText,
     affordances: null,
-    egress: { ...egress, blocked_hosts: byCount(egress.blocked_hosts), error_hosts: byCount(egress.error_hosts) },
-    sandbox: { limits, denials, workspace_bytes: workspaceBytes, kept },
+    egress: { ...egress, allowed_hosts: byCount(egress.allowed_hosts), blocked_hosts: byCount(egress.blocked_hosts), error_hosts: byCount(egress.error_hosts) },
+    sandbox: { limits, denials, denied_paths: byCount(deniedPaths), workspace_bytes: workspaceBytes, kept },
     retries,
     reasoning_tokens: usage.reasoning,
     estimated_cost_usd: usd,

@@ -5,6 +5,95 @@ import { InputError } from '@quickloop/cli-kit';
 import { readEvents, type WireEvent } from '@quickloop/events';
 import { foldResults, type AttemptStream, type Results } from './fold.js';
 
+/** Where JSON.parse gave up on `text`: the offset of the first character that cannot be JSON there (-1: none found). */
+export function jsonErrorOffset(text: string): number {
+  let i = 0;
+  const ws = (): void => {
+    while (i < text.length && ' \t\n\r'.includes(text[i] as string)) i += 1;
+  };
+  const fail = (): never => {
+    throw i;
+  };
+  const literal = (word: string): void => {
+    for (const ch of word) {
+      if (text[i] !== ch) fail();
+      i += 1;
+    }
+  };
+  const string = (): void => {
+    i += 1;
+    while (text[i] !== '"') {
+      if (i >= text.length || (text.charCodeAt(i) as number) < 0x20) fail();
+      if (text[i] === '\\') {
+        i += 1;
+        if (text[i] === 'u') {
+          for (let k = 1; k <= 4; k += 1) if (!/[0-9a-fA-F]/.test(text[i + k] ?? '')) ((i += k), fail());
+          i += 4;
+        } else if (!'"\\/bfnrt'.includes(text[i] ?? 'x')) fail();
+      }
+      i += 1;
+    }
+    i += 1;
+  };
+  const value = (): void => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i += 1;
+      ws();
+      if (text[i] === '}') return void (i += 1);
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail();
+        string();
+        ws();
+        if (text[i] !== ':') fail();
+        i += 1;
+        value();
+        ws();
+        if (text[i] === ',') i += 1;
+        else if (text[i] === '}') return void (i += 1);
+        else fail();
+      }
+    } else if (c === '[') {
+      i += 1;
+      ws();
+      if (text[i] === ']') return void (i += 1);
+      for (;;) {
+        value();
+        ws();
+        if (text[i] === ',') i += 1;
+        else if (text[i] === ']') return void (i += 1);
+        else fail();
+      }
+    } else if (c === '"') string();
+    else if (c === 't') literal('true');
+    else if (c === 'f') literal('false');
+    else if (c === 'n') literal('null');
+    else {
+      const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+      if (m === null || m[0] === '' || m[0] === '-') fail();
+      i += (m as RegExpExecArray)[0].length;
+    }
+  };
+  try {
+    value();
+    ws();
+    if (i < text.length) fail();
+  } catch (at) {
+    // Nesting too deep for this scanner's stack: no position, rather than a crash.
+    return typeof at === 'number' ? Math.min(at, text.length) : -1;
+  }
+  return -1;
+}
+
+/** One saved stream's events in order; a bad line stops it with `SHOWN:LINE: message`. */
+export async function readStreamFile(file: string, shown: string): Promise<WireEvent[]> {
+  const events: WireEvent[] = [];
+  for await (const { event } of readEvents(createReadStream(file), { source: shown })) events.push(event);
+  return events;
+}
+
 /** Every `SLUG/ATTEMPT/events.ndjson` under `dir`; a bad line stops it with `FILE:LINE: message`. */
 export async function readAttempts(dir: string, shown = dir): Promise<AttemptStream[]> {
   const attempts: AttemptStream[] = [];
@@ -15,9 +104,7 @@ export async function readAttempts(dir: string, shown = dir): Promise<AttemptStr
       if (!/^[1-9]\d*$/.test(attempt)) continue;
       const file = join(taskDir, attempt, 'events.ndjson');
       if (!existsSync(file)) continue;
-      const events: WireEvent[] = [];
-      for await (const { event } of readEvents(createReadStream(file), { source: join(shown, slug, attempt, 'events.ndjson') })) events.push(event);
-      attempts.push({ slug, attempt: Number(attempt), events });
+      attempts.push({ slug, attempt: Number(attempt), events: await readStreamFile(file, join(shown, slug, attempt, 'events.ndjson')) });
     }
   }
   return attempts;
@@ -43,10 +130,16 @@ export async function loadResults(path: string, shown: string, version: string):
     return existsSync(file) ? loadResults(file, join(shown, 'results.json'), version) : resultsFromDir(path, version, shown);
   }
   let doc: unknown;
+  const source = readFileSync(path, 'utf8');
   try {
-    doc = JSON.parse(readFileSync(path, 'utf8'));
+    doc = JSON.parse(source);
   } catch (error) {
-    throw new InputError(`${shown}: not JSON (${(error as Error).message})`);
+    // V8 names a character offset only for some errors; people and editors want the line and column.
+    const message = (error as Error).message.replace(/ in JSON at position \d+.*$/, '').replace(/, ".*" is not valid JSON$/s, '');
+    const at = jsonErrorOffset(source);
+    if (at < 0) throw new InputError(`${shown}: not JSON (${message})`);
+    const before = source.slice(0, at).split('\n');
+    throw new InputError(`${shown}:${before.length}:${(before.at(-1) as string).length + 1}: not JSON (${message})`);
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new InputError(`${shown}: not a results document (expected a JSON object)`);
   const d = doc as Record<string, unknown>;

@@ -1,0 +1,74 @@
+// `qs report RESULTS [--out FILE]`: one self-contained HTML page from a results.json or a `qs run --out`
+// folder, read through the results fold; the transcripts come from the attempts' saved streams.
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { InputError, parseArgs, QsExit } from '@quickloop/cli-kit';
+import type { WireEvent } from '@quickloop/events';
+import type { Command } from '../command.js';
+import { foldResults, type Results } from '../results/fold.js';
+import { reportHtml } from '../results/html.js';
+import { loadResults, readAttempts, readStreamFile } from '../results/load.js';
+import { VERSION } from '../version.js';
+
+/** A run's `stream` as the fold writes it; anything else (`../`, an absolute path) is not read. */
+const STREAM = /^[a-z0-9._-]+\/[1-9]\d*\/events\.ndjson$/;
+
+/** `out/` → `out.html`, `out/results.json` → `out/results.html`. */
+export function defaultOut(path: string): string {
+  const p = path.replace(/\/+$/, '');
+  return p.endsWith('.json') ? `${p.slice(0, -'.json'.length)}.html` : `${p}.html`;
+}
+
+async function load(path: string, shown: string): Promise<{ results: Results; streams: Map<string, WireEvent[]>; fromFolder: boolean }> {
+  if (!existsSync(path)) throw new InputError(`qs report: ${shown}: no such file or folder`);
+  const streams = new Map<string, WireEvent[]>();
+  if (statSync(path).isDirectory()) {
+    const attempts = await readAttempts(path, shown);
+    for (const a of attempts) streams.set(`${a.slug}/${a.attempt}/events.ndjson`, a.events);
+    const file = join(path, 'results.json');
+    if (existsSync(file)) return { results: await loadResults(file, join(shown, 'results.json'), VERSION), streams, fromFolder: true };
+    if (attempts.length === 0) throw new InputError(`qs report: ${shown}: no results.json and no saved runs (expected SLUG/ATTEMPT/events.ndjson, as qs run --out writes)`);
+    return { results: foldResults(attempts, VERSION), streams, fromFolder: true };
+  }
+  const results = await loadResults(path, shown, VERSION);
+  // A results.json still in its --out folder has its streams beside it.
+  const dir = dirname(path);
+  for (const t of results.tasks) {
+    for (const r of Array.isArray(t.runs) ? t.runs : []) {
+      const stream = (r as { stream?: unknown } | null)?.stream;
+      if (typeof stream !== 'string' || !STREAM.test(stream) || streams.has(stream)) continue;
+      const file = join(dir, stream);
+      if (existsSync(file)) streams.set(stream, await readStreamFile(file, join(dirname(shown), stream)));
+    }
+  }
+  return { results, streams, fromFolder: false };
+}
+
+export const report: Command = {
+  name: 'report',
+  summary: 'Write one self-contained HTML page from results (a results.json or an --out folder): pass rates, docs gaps, transcripts, egress, cost',
+  async run(argv, io) {
+    const args = parseArgs(argv, { name: 'qs report', version: VERSION, usage: '$0 RESULTS [--out FILE]', out: io.stderr, positionals: 1 }, (y) =>
+      y.option('out', { alias: 'o', type: 'string', describe: 'Where to write the page (default: RESULTS with .html)' }),
+    );
+    const target = String(args._[0] ?? '');
+    if (target === '') throw new InputError('qs report: name a results.json or the folder a `qs run --out DIR` wrote');
+    const path = resolve(io.cwd, target);
+    const { results, streams, fromFolder } = await load(path, target);
+    // The default is made from the resolved path, so `qs report .` writes ../NAME.html, not `..html`.
+    const shownOut = args.out !== undefined ? String(args.out) : relative(io.cwd, defaultOut(path));
+    if (args.out !== undefined && shownOut === '') throw new InputError('qs report: --out: name a file');
+    const out = resolve(io.cwd, shownOut);
+    if (out === path) throw new InputError(`qs report: --out ${shownOut}: is the results it reads`);
+    if (existsSync(out) && statSync(out).isDirectory()) throw new InputError(`qs report: --out ${shownOut}: is a folder, not a file`);
+    const html = reportHtml(results, streams, { fromFolder });
+    try {
+      writeFileSync(out, html);
+    } catch (error) {
+      throw new InputError(`qs report: --out ${shownOut}: cannot write (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+    const runs = results.tasks.reduce((s, t) => s + (Array.isArray(t.runs) ? t.runs.length : 0), 0);
+    io.stderr.write(`qs report: wrote ${relative(io.cwd, out) || out} (${results.tasks.length} task${results.tasks.length === 1 ? '' : 's'}, ${runs} run${runs === 1 ? '' : 's'}, ${streams.size} transcript${streams.size === 1 ? '' : 's'})\n`);
+    return QsExit.passed;
+  },
+};

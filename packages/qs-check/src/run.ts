@@ -189,7 +189,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       await writer.forward(raw);
       if (event.type === 'agent.completed' && !f.upstreamTerminal && f.loaded && f.ready) {
         const stop = f.agent?.stopReason;
-        if (stop !== 'skipped' && stop !== 'interrupted' && !io.signal.aborted) await check(f);
+        if (stop !== 'skipped' && stop !== 'interrupted' && stop !== 'spend_cap' && !io.signal.aborted) await check(f);
       }
     }
     for (const f of runs.values()) await finish(f);

@@ -9,6 +9,7 @@ import { checkSpendable, parseMaxSpend, startSpendLedger, type SpendLedger } fro
 import type { Command } from '../command.js';
 import { findExample, materialise, type Materialised } from '../examples/examples.js';
 import { findProjectConfig, loadProjectConfig, type ProjectConfig } from '@quickloop/task';
+import { installCacheDir } from '@quickloop/sandbox';
 import { foldResults, serialiseResults, type Results } from '../results/fold.js';
 import { resultsFromDir } from '../results/load.js';
 import { githubAnnotations, junitXml, rateText, summaryMarkdown } from '../results/reports.js';
@@ -17,7 +18,7 @@ import { loadTasks, sweep } from '../sweep/sweep.js';
 import { VERSION } from '../version.js';
 
 const USAGE =
-  '$0 [TASK|DIR|GLOB...] [--agent replay|recorded|anthropic|openai|openai-chat|gemini|claude-code|codex] [--model M] [--base-url URL] [--prices FILE] [--from FILE] [--max-spend USD] [--repeat N] [--workers N] [--out DIR] [--junit FILE] [--summary FILE] [--strict-inconclusive] [--keep-sandbox] [--docs-map URL_PREFIX=DIR]...';
+  '$0 [TASK|DIR|GLOB...] [--agent replay|recorded|anthropic|openai|openai-chat|gemini|claude-code|codex] [--model M] [--base-url URL] [--prices FILE] [--from FILE] [--max-spend USD] [--repeat N] [--workers N] [--out DIR] [--install-cache DIR] [--junit FILE] [--summary FILE] [--strict-inconclusive] [--keep-sandbox] [--docs-map URL_PREFIX=DIR]...';
 
 function count(name: string, value: unknown, max: number): number {
   const n = Number(value);
@@ -56,6 +57,7 @@ export const run: Command = {
         .option('config', { type: 'string', describe: 'The project config (default: the nearest quickloop.yaml from here up); --no-config for none' })
         .option('example', { type: 'string', describe: 'Run a bundled example task offline instead of task files (see qs examples)' })
         .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
+        .option('install-cache', { type: 'string', describe: 'Share npm downloads across attempts: a store only qs writes, verified blob by blob' })
         .option('cache-dir', { type: 'string', describe: 'Keep docs pages in this folder, keyed by URL, with their content hashes' })
         .option('refresh', { type: 'boolean', default: false, describe: 'Re-fetch cached docs pages (docs.changed when one changed)' })
         .option('offline', { type: 'boolean', default: false, describe: 'Read docs from --cache-dir (and --docs-map) only' })
@@ -113,6 +115,7 @@ export const run: Command = {
         ledger = await startSpendLedger(join(ledgerDir, 'ledger.sock'), maxSpend);
       }
       const keep = args['keep-sandbox'] ? ['--keep'] : [];
+      const installCache = args['install-cache'] === undefined ? [] : ['--install-cache', installCacheDir(String(args['install-cache']), io.cwd)];
       // The docs reader's flags go to qs-agent as given; it validates them (one wording of each error).
       const docs = [
         ...(args['cache-dir'] !== undefined ? ['--cache-dir', resolve(io.cwd, String(args['cache-dir']))] : []),
@@ -148,7 +151,7 @@ export const run: Command = {
           label: (slug, attempt) => (many ? `${slug}#${attempt}` : slug),
           halted: () => ledger?.state().tripped === true,
           argvOf: {
-            'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...keep, ...quiet],
+            'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...keep, ...installCache, ...quiet],
             'qs-agent': [
               '--agent',
               args.agent,
@@ -163,7 +166,7 @@ export const run: Command = {
               ...docs,
               ...quiet,
             ],
-            'qs-check': [...keep, ...quiet],
+            'qs-check': [...keep, ...installCache, ...quiet],
           },
         },
         io,

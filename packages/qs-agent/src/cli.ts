@@ -12,13 +12,14 @@ export { VERSION } from './version.generated.js';
 import { VERSION } from './version.generated.js';
 
 export async function cli(argv: string[], io: Io): Promise<number> {
-  const args = parseArgs(argv, { name: 'qs-agent', version: VERSION, usage: '$0 [--agent replay|recorded|anthropic|openai|openai-chat|gemini|claude-code|codex] [--from FILE [--from-run ID]] [--model M] [--base-url URL] [--prices FILE] [--docs-map URL_PREFIX=DIR]... [--cache-dir DIR [--refresh|--offline]] [--rate-limit SECONDS] [--ignore-robots] [--affordances all|none] [--probe-affordances] < events', out: io.stdout }, (y) =>
+  const args = parseArgs(argv, { name: 'qs-agent', version: VERSION, usage: '$0 [--agent replay|recorded|anthropic|openai|openai-chat|gemini|claude-code|codex] [--from FILE [--from-run ID]] [--model M] [--base-url URL] [--prices FILE] [--spend-ledger SOCKET] [--docs-map URL_PREFIX=DIR]... [--cache-dir DIR [--refresh|--offline]] [--rate-limit SECONDS] [--ignore-robots] [--affordances all|none] [--probe-affordances] < events', out: io.stdout }, (y) =>
     y
       .option('agent', { type: 'string', default: 'replay', choices: [...AGENT_NAMES], describe: 'Who works on the task' })
       .option('model', { type: 'string', describe: 'Model agents: the model to ask for (defaults: anthropic claude-sonnet-4-6, openai gpt-5, gemini gemini-2.5-flash; openai-chat needs one)' })
       .option('base-url', { type: 'string', describe: 'Model agents: the API endpoint (a gateway, a proxy, a local OpenAI-compatible server)' })
       .option('prices', { type: 'string', describe: 'Model agents: a price book JSON file to use instead of the built-in one' })
       .option('stream', { type: 'boolean', default: true, describe: 'Model agents: stream responses (--no-stream asks for whole ones)' })
+      .option('spend-ledger', { type: 'string', describe: 'Model agents: the Unix socket of a sweep\'s spend ledger (qs run --max-spend); each call is reserved there first' })
       .option('from', { type: 'string', describe: '--agent recorded: the saved stream whose model turns are re-driven' })
       .option('from-run', { type: 'string', describe: '--agent recorded: the run_id to re-drive, when the stream holds several runs of the task' })
       .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
@@ -67,6 +68,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
         stream: args.stream,
         ...(from !== undefined ? { from } : {}),
         ...(args['from-run'] !== undefined ? { fromRun: String(args['from-run']) } : {}),
+        ...(args['spend-ledger'] !== undefined ? { spendLedger: resolve(io.cwd, String(args['spend-ledger'])) } : {}),
       },
       docs: {
         maps: args['docs-map'].map((spec) => parseDocsMap(String(spec), io.cwd)),

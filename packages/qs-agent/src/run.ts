@@ -34,6 +34,8 @@ export interface ModelFlags {
   /** --agent recorded: the saved stream (--from) and which of its runs (--from-run). */
   from?: { text: string; file: string };
   fromRun?: string;
+  /** The sweep's spend ledger socket (`qs run --max-spend`): model agents reserve each call there. */
+  spendLedger?: string;
 }
 
 /**
@@ -58,6 +60,7 @@ export function selectAgent(name: string, flags: ModelFlags, env: Record<string,
     prices,
     stream: flags.stream ?? true,
     redact,
+    ...(flags.spendLedger !== undefined ? { spendLedger: flags.spendLedger } : {}),
   });
 }
 

@@ -24,6 +24,8 @@ describe('classify (in order)', () => {
     ['max_turns', { stopReason: 'max_turns' }, 'budget_exhausted'],
     ['timeout (max_seconds, or a replay step killed at max_command_seconds)', { stopReason: 'timeout', egressBlocked: 1 }, 'budget_exhausted'],
     ['token_budget', { stopReason: 'token_budget' }, 'budget_exhausted'],
+    ['stopped by the sweep\'s spend cap, even with a check that passed: not evidence', { stopReason: 'spend_cap', checkPassed: true }, 'budget_exhausted'],
+    ['stopped by the spend cap before the check ran', { stopReason: 'spend_cap', checkPassed: null }, 'budget_exhausted'],
     ['an egress error of a failed command', { stopReason: 'command_failed', egressErrors: 1, egressBlocked: 1 }, 'infra_error'],
     ['a block of a failed command', { stopReason: 'command_failed', egressBlocked: 1 }, 'harness_error'],
     ['a block in the check of a completed run', { stopReason: 'completed', egressBlocked: 1 }, 'harness_error'],

@@ -29,6 +29,8 @@ const INFRA_MARKERS = [/connection error/, /api error\W{0,3}(429|500|502|503|529
 
 export function classify(run: RunEvidence): ClassificationName {
   if (run.stopReason === 'skipped') return 'skipped';
+  // Cut by the sweep's money, not the task's budgets: even a check that passes says nothing about whether the docs were enough.
+  if (run.stopReason === 'spend_cap') return 'budget_exhausted';
   if (run.checkPassed === true) return 'passed';
   if (run.checkSyntaxError !== undefined) return 'harness_error';
   if (run.stopReason === 'refusal') return 'agent_refusal';

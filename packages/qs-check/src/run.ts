@@ -1,7 +1,7 @@
 // qs-check: after each run's agent, run its check in the same sandbox, classify with every event in, end the run.
 import { CliError, createLogger, terminalSafe, QsExit, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, signalName, untilAborted, type Emitter } from '@quickloop/events';
-import { removeLayout, type EgressEvent } from '@quickloop/sandbox';
+import { harvestInstallCache, removeLayout, type EgressEvent } from '@quickloop/sandbox';
 import type { ClassificationName } from '@quickloop/events';
 import { classify, isEvidential, label } from './classify.js';
 import { runCheck } from './check.js';
@@ -13,6 +13,8 @@ export const STAGE = 'qs-check';
 export interface CheckOptions {
   /** Keep every workspace (otherwise removed unless its sandbox.ready says keep). */
   keep: boolean;
+  /** A sweep's install cache: the npm blobs each run's home holds are verified and taken into it, before the home goes. */
+  installCache?: string;
   level: LogLevel;
 }
 
@@ -49,6 +51,14 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
 
   const cleanup = (f: RunFacts): string | null => {
     if (!f.ready) return null;
+    if (opts.installCache !== undefined && !f.harvested) {
+      f.harvested = true;
+      // The stages before this one have ended, with every process they started: the home is still.
+      const h = harvestInstallCache(opts.installCache, f.ready.home);
+      const refused = Object.entries(h.refused).map(([why, n]) => `${n} ${why}`).join(', ');
+      if (refused !== '') log.warn(`${STAGE}: install cache: refused what the run left in its npm cache (${refused}); ${h.added} blob${h.added === 1 ? '' : 's'} taken`);
+      else log.verbose(`${STAGE}: install cache: ${h.added} blob${h.added === 1 ? '' : 's'} taken, ${h.known} already there`);
+    }
     if (opts.keep || f.ready.keep) return f.ready.root;
     try {
       removeLayout(f.ready);
@@ -189,7 +199,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       await writer.forward(raw);
       if (event.type === 'agent.completed' && !f.upstreamTerminal && f.loaded && f.ready) {
         const stop = f.agent?.stopReason;
-        if (stop !== 'skipped' && stop !== 'interrupted' && !io.signal.aborted) await check(f);
+        if (stop !== 'skipped' && stop !== 'interrupted' && stop !== 'spend_cap' && !io.signal.aborted) await check(f);
       }
     }
     for (const f of runs.values()) await finish(f);

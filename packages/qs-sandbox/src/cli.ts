@@ -2,20 +2,21 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { logLevel, parseArgs, runBin, UsageError, type Io } from '@quickloop/cli-kit';
-import { allowRegistry, type BackendChoice } from '@quickloop/sandbox';
+import { allowRegistry, installCacheDir, type BackendChoice } from '@quickloop/sandbox';
 import { run } from './run.js';
 
 export { VERSION } from './version.generated.js';
 import { VERSION } from './version.generated.js';
 
 export async function cli(argv: string[], io: Io): Promise<number> {
-  const args = parseArgs(argv, { name: 'qs-sandbox', version: VERSION, usage: '$0 [--backend auto|bwrap|local] [--allow-registry HOST]... [--keep] < events', out: io.stdout }, (y) =>
+  const args = parseArgs(argv, { name: 'qs-sandbox', version: VERSION, usage: '$0 [--backend auto|bwrap|local] [--allow-registry HOST]... [--keep] [--install-cache DIR] < events', out: io.stdout }, (y) =>
     y
       .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend; auto picks the best available and says why' })
       .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })
       .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Also allow this registry: a URL, HOST:PORT, or HOST (port 443) (repeatable)' })
       .option('keep', { type: 'boolean', default: false, describe: 'Keep the workspace after the last stage' })
-      .option('base-dir', { type: 'string', describe: 'Make workspaces under this folder (default: the OS temp folder)' }),
+      .option('base-dir', { type: 'string', describe: 'Make workspaces under this folder (default: the OS temp folder)' })
+      .option('install-cache', { type: 'string', describe: "Copy this install cache's verified npm blobs into each new home before setup (qs run --install-cache)" }),
   );
   return run(
     {
@@ -24,6 +25,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       allowRegistries: args['allow-registry'].map((h) => allowRegistry(String(h))),
       keep: args.keep,
       ...(args['base-dir'] ? { baseDir: baseDir(String(args['base-dir']), io.cwd) } : {}),
+      ...(args['install-cache'] !== undefined ? { installCache: installCacheDir(String(args['install-cache']), io.cwd) } : {}),
       level: logLevel(args),
     },
     io,

@@ -14,6 +14,8 @@ export interface SandboxStageOptions {
   keep: boolean;
   /** Where workspaces are made (default the OS temp folder). */
   baseDir?: string;
+  /** A sweep's install cache, seeded into each new home (`--install-cache`). */
+  installCache?: string;
   level: LogLevel;
 }
 
@@ -55,6 +57,7 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
           keep: opts.keep,
           allowRegistries: opts.allowRegistries,
           ...(opts.baseDir ? { baseDir: opts.baseDir } : {}),
+          ...(opts.installCache !== undefined ? { installCache: opts.installCache } : {}),
         },
         emitter,
         io.newId,

@@ -17,3 +17,4 @@ export { diskUsage, type DiskUsage } from './usage.js';
 export { DEFAULT_LIMITS, limitsFrom, resolveLimits } from './limits.js';
 export { checkForwards } from './forwards.js';
 export { shownInside, TOOLCHAINS } from './rootfs.js';
+export { harvestInstallCache, seedInstallCache, installCacheDir, npmCacheOf, MAX_BLOB_BYTES, type HarvestReport } from './install-cache.js';

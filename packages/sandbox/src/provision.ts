@@ -1,4 +1,5 @@
 // What a stage does to give a task its sandbox: open it under the task's policy, announce it, run setup, all as events.
+import { seedInstallCache } from './install-cache.js';
 import type { Emitter, Payload } from '@quickloop/events';
 import { effectivePolicy } from './install-hosts.js';
 import { openSandbox } from './open.js';
@@ -27,6 +28,8 @@ export interface ProvisionOptions {
   forwards?: Forward[];
   /** The docs hosts reachable through the proxy (an agent that reads docs with its own tools). */
   docsReachable?: boolean;
+  /** A sweep's install cache (`--install-cache`): its npm blobs are copied into the new home before setup. */
+  installCache?: string;
 }
 
 export interface Provisioned {
@@ -94,6 +97,7 @@ export async function provisionSandbox(
   // namespace and the proxy alive: they would keep the stage from ever exiting.
   try {
     const d = sandbox.describe();
+    if (options.installCache !== undefined) seedInstallCache(options.installCache, d.home);
     const ready: SandboxReadyPayload = { root: d.root, workspace: d.workspace, home: d.home, tmp: d.tmp, backend: d.backend, enforced: d.enforced, reason: d.reason, policy: d.policy, keep: options.keep, limits: d.limits, ...(d.forwards ? { forwards: d.forwards } : {}) };
     await emitter.emit('sandbox.ready', { run_id: runId }, ready);
     const { budgets, setup } = loaded.task;

@@ -34,9 +34,9 @@ describe('quickloop.yaml', () => {
   });
 
   it('reads run settings typed, paths relative to the file', () => {
-    const file = config('run:\n  backend: bwrap\n  workers: 3\n  out: results\n  docs_map: https://d.test/=site\n  keep_sandbox: true\n  rate_limit: 0.5\n');
+    const file = config('run:\n  backend: bwrap\n  workers: 3\n  out: results\n  docs_map: https://d.test/=site\n  keep_sandbox: true\n  rate_limit: 0.5\n  install_cache: .qs-install\n');
     const c = loadProjectConfig(file, dir);
-    expect(c.run).toEqual({ backend: 'bwrap', workers: 3, out: join(dir, 'results'), docs_map: [`https://d.test/=${join(dir, 'site')}`], keep_sandbox: true, rate_limit: 0.5 });
+    expect(c.run).toEqual({ backend: 'bwrap', workers: 3, out: join(dir, 'results'), docs_map: [`https://d.test/=${join(dir, 'site')}`], keep_sandbox: true, rate_limit: 0.5, install_cache: join(dir, '.qs-install') });
     expect(c.display).toBe('quickloop.yaml');
     expect(c.sha256).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -44,6 +44,7 @@ describe('quickloop.yaml', () => {
   it('refuses, naming file, line and column, what would change a result or is not a setting', () => {
     const cases: Array<[string, string]> = [
       ['run:\n  model: gpt-5\n', 'quickloop.yaml:2:3: run.model: settings that change what a result means stay on the command line (--model)'],
+      ['run:\n  max_spend: 5\n', 'quickloop.yaml:2:3: run.max_spend: settings that change what a result means stay on the command line (--max-spend)'],
       ['run:\n  repeat: 3\n', 'quickloop.yaml:2:3: run.repeat: settings that change what a result means stay on the command line (--repeat)'],
       ['run:\n  allow_unenforced: true\n', 'quickloop.yaml:2:3: run.allow_unenforced: settings that change what a result means'],
       ['run:\n  wrokers: 2\n', 'quickloop.yaml:2:3: run.wrokers: unknown setting'],

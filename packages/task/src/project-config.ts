@@ -23,6 +23,7 @@ export const RUN_SETTINGS = {
   keep_sandbox: 'boolean',
   prices: 'path',
   cache_dir: 'path',
+  install_cache: 'path',
   rate_limit: 'seconds',
 } as const;
 
@@ -40,6 +41,7 @@ export type RunSettings = Partial<{
   keep_sandbox: boolean;
   prices: string;
   cache_dir: string;
+  install_cache: string;
   rate_limit: number;
 }>;
 

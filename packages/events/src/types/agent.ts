@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineEvent } from '../define.js';
 
-/** Why an agent stopped; `interrupted` is a signal, `skipped` a task with nothing for this agent to do. */
+/** Why an agent stopped; `interrupted` is a signal, `skipped` a task with nothing for this agent to do, `spend_cap` the sweep's spend cap. */
 export const StopReason = Type.Union(
   [
     Type.Literal('completed'),
@@ -15,10 +15,11 @@ export const StopReason = Type.Union(
     Type.Literal('timeout'),
     Type.Literal('token_budget'),
     Type.Literal('context_overflow'),
+    Type.Literal('spend_cap'),
   ],
   {
     description:
-      'completed | command_failed (replay) | skipped | interrupted | error | refusal | max_turns | timeout | token_budget | context_overflow (the conversation outgrew the model\'s context window).',
+      'completed | command_failed (replay) | skipped | interrupted | error | refusal | max_turns | timeout | token_budget | context_overflow (the conversation outgrew the model\'s context window) | spend_cap (the sweep\'s --max-spend refused the next model call; not evidence).',
   },
 );
 export type StopReasonName = Static<typeof StopReason>;
@@ -76,6 +77,7 @@ export const AgentTurn = defineEvent({
     request_id: Type.Union([Type.String(), Type.Null()], { description: 'The provider\'s request id, when it sent one.' }),
     attempts: Type.Integer({ minimum: 1, description: 'Requests made for this turn (1 + retries).' }),
     refusal: Type.Optional(Type.Object({ category: Type.Optional(Type.String()), explanation: Type.Optional(Type.String()) })),
+    reserved_usd: Type.Optional(Type.Number({ minimum: 0, description: "Under a sweep's --max-spend: what the spend ledger reserved for this call before it started (its most the request could cost); usd is what was settled." })),
   }),
 });
 

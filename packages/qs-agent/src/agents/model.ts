@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { InterruptedError } from '@quickloop/cli-kit';
 import type { Payload } from '@quickloop/events';
 import { addUsage, DEFAULT_PRICE_BOOK, ModelError, usageTokens, usdFor, ZERO_USAGE, type Block, type Message, type ModelAdapter, type PriceBook, type ToolSpec, type TurnResult, type Usage } from '@quickloop/models/core';
+import { connectSpendLedger, estimateCallUsd, type LedgerClient } from '../spend.js';
 import type { Agent, AgentContext, AgentOutcome } from './agent.js';
 
 export type ToolOutcome =
@@ -35,6 +36,8 @@ export interface ModelLoopOptions {
   maxOutputTokens?: number;
   /** Applied to every string the loop emits or logs: removes credentials. */
   redact?: (text: string) => string;
+  /** The sweep's spend ledger (a Unix socket, `--spend-ledger`): every call is reserved before it starts and settled after. */
+  spendLedger?: string;
 }
 
 /** Makes the adapter for one run; called once per run, after the sandbox is ready. */
@@ -144,7 +147,16 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
       const timeLeftMs = () => deadline - performance.now();
       const outOfTime = () => stop('timeout', `max_seconds (${b.max_seconds}) reached after ${turns} turn${turns === 1 ? '' : 's'}`);
 
+      let ledger: LedgerClient | undefined;
       try {
+        if (options.spendLedger !== undefined) {
+          try {
+            ledger = await connectSpendLedger(options.spendLedger);
+          } catch (error) {
+            // Unaccounted calls would make the cap a lie: no call starts without the ledger.
+            return stop('error', `the spend ledger ${options.spendLedger} cannot be reached (${oneLine((error as Error).message)}): no model call was made`, { errorKind: 'harness' });
+          }
+        }
         for (;;) {
           if (ctx.signal.aborted) return stop('interrupted', `interrupted after ${turns} turns`);
           if (turns >= b.max_turns) return stop('max_turns', `max_turns (${b.max_turns}) reached without the model finishing`);
@@ -157,6 +169,26 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
             maxTokens = Math.min(maxTokens, left);
           }
           const turn = turns + 1;
+          let reservation: { id: number; estimate: number } | undefined;
+          if (ledger) {
+            const estimate = estimateCallUsd(prices, options.model, { system: SYSTEM_PROMPT, messages, tools: TOOLS, maxTokens });
+            if (estimate === null) return stop('error', `--spend-ledger: model '${options.model}' is not in the price book, so its calls cannot be reserved`, { errorKind: 'config' });
+            let r: Awaited<ReturnType<LedgerClient['reserve']>>;
+            try {
+              r = await ledger.reserve(estimate);
+            } catch (error) {
+              return stop('error', `the spend ledger failed before turn ${turn} (${oneLine((error as Error).message)}): no model call was made`, { errorKind: 'harness' });
+            }
+            if (!r.granted) return stop('spend_cap', `stopped by the spend cap before turn ${turn}: $${r.spent} spent or reserved of the $${r.cap} cap, and this call could cost up to $${estimate}`);
+            reservation = { id: r.id, estimate };
+          }
+          // Settled once whatever happens to the call: a failed one may still have been billed, so it keeps its estimate.
+          const settle = async (usd: number | null): Promise<void> => {
+            if (!ledger || !reservation) return;
+            const { id, estimate } = reservation;
+            reservation = undefined;
+            await ledger.settle(id, usd ?? estimate).catch(() => undefined);
+          };
           let result: TurnResult;
           try {
             result = await adapter.turn({
@@ -177,6 +209,7 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
               },
             });
           } catch (error) {
+            await settle(null);
             if (ctx.signal.aborted) return stop('interrupted', `interrupted during turn ${turn}`);
             if (cut.signal.aborted || (error instanceof InterruptedError && timeLeftMs() <= 0)) return stop('timeout', `max_seconds (${b.max_seconds}) reached during turn ${turn}: the model call was cut`);
             if (error instanceof ModelError) {
@@ -200,6 +233,8 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
           const turnUsd = usdFor(prices, served, result.usage);
           if (turnUsd === null) unpriced = true;
           else usdSum += turnUsd;
+          const reserved = reservation?.estimate;
+          await settle(turnUsd);
           const text = result.blocks.flatMap((x) => (x.type === 'text' ? [x.text] : [])).join('\n');
           const calls = result.blocks.filter((x): x is ToolCallBlock => x.type === 'tool_call');
           const turnId = ctx.newId();
@@ -217,6 +252,7 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
               request_id: result.requestId ?? null,
               attempts: result.attempts,
               ...(result.refusal !== undefined ? { refusal: result.refusal } : {}),
+              ...(reserved !== undefined ? { reserved_usd: reserved } : {}),
             },
           );
           if (text !== '') finalText = text;
@@ -276,6 +312,7 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
         }
       } finally {
         clearTimeout(timer);
+        ledger?.close();
       }
     },
   };

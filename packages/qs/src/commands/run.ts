@@ -1,12 +1,15 @@
 // `qs run [TASK|DIR|GLOB...]`: a sweep of the tasks qs-validate finds, each attempt the real
 // `qs-sandbox | qs-agent | qs-check` pipeline of child processes, then results.json, JUnit and the summary.
-import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { logLevel, parseArgs, QsExit, terminalSafe, UsageError, wantsColour } from '@quickloop/cli-kit';
 import { checkModelConfig, isModelAgent } from '@quickloop/qs-agent/config';
+import { checkSpendable, parseMaxSpend, startSpendLedger, type SpendLedger } from '@quickloop/qs-agent/spend';
 import type { Command } from '../command.js';
 import { findExample, materialise, type Materialised } from '../examples/examples.js';
 import { findProjectConfig, loadProjectConfig, type ProjectConfig } from '@quickloop/task';
+import { installCacheDir } from '@quickloop/sandbox';
 import { foldResults, serialiseResults, type Results } from '../results/fold.js';
 import { resultsFromDir } from '../results/load.js';
 import { githubAnnotations, junitXml, rateText, summaryMarkdown } from '../results/reports.js';
@@ -16,7 +19,7 @@ import { VERSION } from '../version.js';
 import { exitCodeOf } from '@quickloop/cli-kit/process-group';
 
 const USAGE =
-  '$0 [TASK|DIR|GLOB...] [--agent replay|recorded|anthropic|openai|openai-chat|gemini|claude-code|codex] [--model M] [--base-url URL] [--prices FILE] [--from FILE] [--repeat N] [--workers N] [--out DIR] [--junit FILE] [--summary FILE] [--strict-inconclusive] [--keep-sandbox] [--docs-map URL_PREFIX=DIR]...';
+  '$0 [TASK|DIR|GLOB...] [--agent replay|recorded|anthropic|openai|openai-chat|gemini|claude-code|codex] [--model M] [--base-url URL] [--prices FILE] [--from FILE] [--max-spend USD] [--repeat N] [--workers N] [--out DIR] [--install-cache DIR] [--junit FILE] [--summary FILE] [--strict-inconclusive] [--keep-sandbox] [--docs-map URL_PREFIX=DIR]...';
 
 function count(name: string, value: unknown, max: number): number {
   const n = Number(value);
@@ -45,6 +48,7 @@ export const run: Command = {
         .option('stream', { type: 'boolean', default: true, describe: 'Model agents: stream responses (--no-stream asks for whole ones)' })
         .option('from', { type: 'string', describe: '--agent recorded: the saved stream whose model turns are re-driven' })
         .option('from-run', { type: 'string', describe: '--agent recorded: the run_id to re-drive' })
+        .option('max-spend', { type: 'string', describe: 'Model agents: stop the sweep before any model call that could take its spending past USD (all workers together)' })
         .option('repeat', { type: 'string', default: '1', describe: 'Attempts per task' })
         .option('workers', { type: 'string', default: '1', describe: 'Attempts run at once, each in its own sandbox' })
         .option('out', { type: 'string', describe: 'Write DIR/<task>/<attempt>/events.ndjson as it happens, then DIR/results.json' })
@@ -54,6 +58,7 @@ export const run: Command = {
         .option('config', { type: 'string', describe: 'The project config (default: the nearest quickloop.yaml from here up); --no-config for none' })
         .option('example', { type: 'string', array: true, default: [] as string[], describe: 'Run this bundled example offline instead of task files (repeatable; see qs examples)' })
         .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
+        .option('install-cache', { type: 'string', describe: 'Share npm downloads across attempts: a store only qs writes, verified blob by blob' })
         .option('cache-dir', { type: 'string', describe: 'Keep docs pages in this folder, keyed by URL, with their content hashes' })
         .option('refresh', { type: 'boolean', default: false, describe: 'Re-fetch cached docs pages (docs.changed when one changed)' })
         .option('offline', { type: 'boolean', default: false, describe: 'Read docs from --cache-dir (and --docs-map) only' })
@@ -67,14 +72,17 @@ export const run: Command = {
         .option('keep-sandbox', { type: 'boolean', default: false, alias: 'keep', describe: 'Keep each workspace (for qs-check < saved.ndjson); its path is in run.completed' }),
     );
     // Checked here as qs-agent would, before any stage starts: a missing key must not leave sandboxes behind.
+    let needsLedger = false;
+    const maxSpend = args['max-spend'] === undefined ? undefined : parseMaxSpend(args['max-spend']);
     if (isModelAgent(args.agent)) {
-      checkModelConfig(
+      const checked = checkModelConfig(
         args.agent,
         { ...(args.model !== undefined ? { model: String(args.model) } : {}), ...(args['base-url'] !== undefined ? { baseUrl: String(args['base-url']) } : {}), ...(args.prices !== undefined ? { prices: String(args.prices) } : {}) },
         io.env,
         io.cwd,
       );
-    }
+      if (maxSpend !== undefined) needsLedger = checkSpendable(args.agent, checked.resolved.model, checked.prices);
+    } else if (maxSpend !== undefined) needsLedger = checkSpendable(args.agent, args.model === undefined ? undefined : String(args.model));
     const repeat = count('repeat', args.repeat, 1000);
     const workers = count('workers', args.workers, 64);
     const level = logLevel(args);
@@ -98,8 +106,16 @@ export const run: Command = {
     if (args.example.length > 0 && args._.length > 0) throw new UsageError('qs run: --example runs the bundled tasks; name no task files with it');
     // Looked up first: an unknown name leaves nothing written.
     for (const e of [...new Set(args.example.map(String))].map(findExample)) examples.push(materialise(e));
+    let ledger: SpendLedger | undefined;
+    let ledgerDir: string | undefined;
     try {
+      if (needsLedger && maxSpend !== undefined) {
+        // A private folder: only this user's agents can reach the socket, and nothing inside a sandbox can see it.
+        ledgerDir = mkdtempSync(join(io.env.TMPDIR || tmpdir(), 'qs-spend-'));
+        ledger = await startSpendLedger(join(ledgerDir, 'ledger.sock'), maxSpend);
+      }
       const keep = args['keep-sandbox'] ? ['--keep'] : [];
+      const installCache = args['install-cache'] === undefined ? [] : ['--install-cache', installCacheDir(String(args['install-cache']), io.cwd)];
       // The docs reader's flags go to qs-agent as given; it validates them (one wording of each error).
       const docs = [
         ...(args['cache-dir'] !== undefined ? ['--cache-dir', resolve(io.cwd, String(args['cache-dir']))] : []),
@@ -133,8 +149,9 @@ export const run: Command = {
           out,
           progress: sweepProgress,
           label: (slug, attempt) => (many ? `${slug}#${attempt}` : slug),
+          halted: () => ledger?.state().tripped === true,
           argvOf: {
-            'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...keep, ...quiet],
+            'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...keep, ...installCache, ...quiet],
             'qs-agent': [
               '--agent',
               args.agent,
@@ -143,12 +160,13 @@ export const run: Command = {
               ...(args.prices !== undefined ? ['--prices', resolve(io.cwd, String(args.prices))] : []),
               ...(args.stream ? [] : ['--no-stream']),
               ...(args.from !== undefined ? ['--from', resolve(io.cwd, String(args.from))] : []),
+              ...(ledger ? ['--spend-ledger', ledger.path] : []),
               ...(args['from-run'] !== undefined ? ['--from-run', String(args['from-run'])] : []),
               ...docsMaps.flatMap((m) => ['--docs-map', m]),
               ...docs,
               ...quiet,
             ],
-            'qs-check': [...keep, ...quiet],
+            'qs-check': [...keep, ...installCache, ...quiet],
           },
         },
         io,
@@ -183,10 +201,18 @@ export const run: Command = {
         io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded\n`);
         return QsExit.interrupted;
       }
+      const spend = ledger?.state();
+      if (spend?.tripped) {
+        const stopped = results.tasks.flatMap((t) => t.runs).filter((r) => r.stop_reason === 'spend_cap').length;
+        io.stderr.write(`qs run: stopped by the spend cap ($${spend.cap}): $${spend.spent} spent; ${outcome.attempts.length} of ${total} attempts recorded, ${stopped} of them stopped by the cap\n`);
+        return QsExit.interrupted;
+      }
       if (outcome.usageErrors > 0) io.stderr.write(`qs run: a stage refused its input or flags in ${outcome.usageErrors} attempt${outcome.usageErrors === 1 ? '' : 's'} (its message is above)\n`);
       return exitCode(results, loaded.code + outcome.usageErrors, args['strict-inconclusive']);
     } finally {
       for (const e of examples) e.remove();
+      await ledger?.close();
+      if (ledgerDir !== undefined) rmSync(ledgerDir, { recursive: true, force: true });
     }
   },
 };

@@ -28,6 +28,8 @@ export interface SweepOptions {
   progress: Progress;
   /** Prefix stage lines with `task#attempt` (more than one attempt in the sweep). */
   label: (slug: string, attempt: number) => string;
+  /** No new attempt starts once this says so (the spend cap was reached). */
+  halted?: () => boolean;
 }
 
 export interface SweepOutcome {
@@ -96,7 +98,7 @@ export async function sweep(o: SweepOptions, io: Io, newId: () => string): Promi
   io.signal.addEventListener('abort', onAbort, { once: true });
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (!io.signal.aborted && next < jobs.length) {
+    while (!io.signal.aborted && !(o.halted?.() ?? false) && next < jobs.length) {
       const job = jobs[next++] as (typeof jobs)[number];
       const done = await runAttempt(job.task, job.attempt, o, io, newId(), running);
       attempts.push(done.stream);

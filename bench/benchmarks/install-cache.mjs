@@ -1,0 +1,80 @@
+// The shared install cache (`qs run --install-cache`): a repeat's `npm install` in a fresh bwrap
+// sandbox (a new home, as every attempt gets) seeded from the store, against the same install cold.
+// The store was filled once, in setup, by harvesting an earlier attempt's home the way qs-check does.
+// The registry is whatever npm is configured with here (asked at run time).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from '../helpers.mjs';
+
+const PACKAGE = JSON.stringify({ name: 'express-quickstart', private: true, version: '0.0.0', dependencies: { express: '4.21.2' } });
+const INSTALL = 'npm install --no-audit --no-fund --loglevel=error';
+
+function registryEndpoint() {
+  const url = new URL(execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim());
+  return `${url.hostname}:${url.port || (url.protocol === 'http:' ? 80 : 443)}`;
+}
+
+/** One attempt: a new sandbox (seeded from the store or not; with the project's lockfile or not), the install, the sandbox gone. */
+async function attempt(s, seeded, lock = false) {
+  const sandbox = await s.openSandbox({ policy: s.policy, backend: 'bwrap', baseDir: s.base, installHosts: false });
+  const { home, root, workspace } = sandbox.describe();
+  try {
+    if (seeded) s.seedInstallCache(s.store, home);
+    // Written from inside, as the sandbox's user (a root harness's files would be read-only to npm there).
+    const files = `printf '%s' '${PACKAGE}' > package.json${lock ? ` && echo ${Buffer.from(s.lockfile).toString('base64')} | base64 -d > package-lock.json` : ''}`;
+    const r = await sandbox.exec(`${files} && ${INSTALL}`, { timeoutMs: 300_000 });
+    if (r.exitCode !== 0) throw new Error(`npm install exited ${r.exitCode}: ${r.output.slice(-400)}`);
+    if (s.harvest) {
+      s.harvestInstallCache(s.store, home);
+      s.lockfile = readFileSync(join(workspace, 'package-lock.json'), 'utf8');
+    }
+  } finally {
+    await sandbox.close();
+    s.removeLayout({ root });
+  }
+}
+
+export default [
+  {
+    name: 'npm install (express) in a fresh bwrap sandbox: seeded from the install cache vs cold',
+    iterations: 5,
+    target: { max_ratio: 0.5 },
+    async setup() {
+      const { openSandbox, removeLayout, seedInstallCache, harvestInstallCache } = await import(`${ROOT}packages/sandbox/dist/index.js`);
+      const base = mkdtempSync(join(tmpdir(), 'ql-bench-install-cache-'));
+      const policy = { explicit: [], docs_hosts: [], registries: [registryEndpoint()], registries_source: 'npm' };
+      const s = { openSandbox, removeLayout, seedInstallCache, harvestInstallCache, base, policy, store: join(base, 'store'), harvest: true };
+      // The first attempt of a sweep: cold, and harvested.
+      await attempt(s, false);
+      s.harvest = false;
+      return s;
+    },
+    baseline: { name: 'cold (a new home, an empty npm cache)', run: (s) => attempt(s, false) },
+    candidate: { name: 'seeded from the install cache', run: (s) => attempt(s, true) },
+    async teardown({ base }) {
+      rmSync(base, { recursive: true, force: true });
+    },
+  },
+  {
+    // A quickstart that ships its lockfile: npm needs no metadata, so every download is a blob the store has.
+    name: 'npm install (express, with its package-lock.json) in a fresh bwrap sandbox: seeded vs cold',
+    iterations: 5,
+    target: { max_ratio: 0.5 },
+    async setup() {
+      const { openSandbox, removeLayout, seedInstallCache, harvestInstallCache } = await import(`${ROOT}packages/sandbox/dist/index.js`);
+      const base = mkdtempSync(join(tmpdir(), 'ql-bench-install-cache-'));
+      const policy = { explicit: [], docs_hosts: [], registries: [registryEndpoint()], registries_source: 'npm' };
+      const s = { openSandbox, removeLayout, seedInstallCache, harvestInstallCache, base, policy, store: join(base, 'store'), harvest: true };
+      await attempt(s, false);
+      s.harvest = false;
+      return s;
+    },
+    baseline: { name: 'cold (a new home, an empty npm cache)', run: (s) => attempt(s, false, true) },
+    candidate: { name: 'seeded from the install cache', run: (s) => attempt(s, true, true) },
+    async teardown({ base }) {
+      rmSync(base, { recursive: true, force: true });
+    },
+  },
+];

@@ -1,0 +1,81 @@
+// `qs run --install-cache DIR` end to end in the enforced sandbox: what attempt 1 leaves in its npm
+// cache reaches attempt 2 only as a blob that hashes to its name (real processes, real bwrap).
+import { createHash } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const BIN = join(ROOT, 'node_modules', '.bin');
+const SITE = join(ROOT, 'fixtures', 'docs-site');
+
+let work: string;
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'qs-install-cache-'));
+});
+afterAll(() => {
+  rmSync(work, { recursive: true, force: true });
+});
+
+const rel = (digest: string) => `${digest.slice(0, 2)}/${digest.slice(2, 4)}/${digest.slice(4)}`;
+const hex = (s: string) => createHash('sha512').update(s).digest('hex');
+
+function files(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string, r: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) e.isDirectory() ? walk(join(d, e.name), `${r}${e.name}/`) : out.push(`${r}${e.name}`);
+  };
+  walk(dir, '');
+  return out.sort();
+}
+
+describe('qs run --install-cache', () => {
+  it('a poisoned blob, index entry and symlink written by attempt 1 do not reach attempt 2; a good blob does', async () => {
+    const good = rel(hex('good blob'));
+    // A name that is a real digest (of other content), holding the poison.
+    const bad = rel(hex('what a package really holds'));
+    const linked = rel(hex('linked'));
+    const probe = [
+      'C=$HOME/.npm/_cacache',
+      `[ -f "$C/content-v2/sha512/${good}" ] && echo GOOD-SEEN || echo GOOD-ABSENT`,
+      `[ -e "$C/content-v2/sha512/${bad}" ] && echo POISON-SEEN || echo POISON-ABSENT`,
+      `[ -e "$C/content-v2/sha512/${linked}" ] && echo LINK-SEEN || echo LINK-ABSENT`,
+      '[ -e "$C/index-v5" ] && echo INDEX-SEEN || echo INDEX-ABSENT',
+      `for p in ${good} ${bad} ${linked}; do mkdir -p "$C/content-v2/sha512/\${p%/*}"; done`,
+      `printf 'good blob' > "$C/content-v2/sha512/${good}"`,
+      `printf 'poison' > "$C/content-v2/sha512/${bad}"`,
+      `printf linked > "$HOME/linked" && ln -s "$HOME/linked" "$C/content-v2/sha512/${linked}"`,
+      'mkdir -p "$C/index-v5/aa/bb" && echo poisoned > "$C/index-v5/aa/bb/entry"',
+    ];
+    writeFileSync(
+      join(work, 'probe.yaml'),
+      ['name: cache-probe', 'goal: Look at the npm cache.', 'docs:', '  path:', '    - https://docs.greeter.test/install.html', 'replay:', '  - |', ...probe.map((l) => `    ${l}`), 'success:', '  script: |', '    true', ''].join('\n'),
+    );
+    const store = join(work, 'store');
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(join(BIN, 'qs'), ['run', 'probe.yaml', '--repeat', '2', '--install-cache', 'store', '--docs-map', `https://docs.greeter.test/=${SITE}`, '--out', 'out'], {
+        cwd: work,
+        env: { PATH: `${BIN}:${process.env.PATH ?? '/usr/bin:/bin'}`, NO_COLOR: '1' },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const events = r.stdout.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { type: string; run_id: string; output?: string; backend?: string });
+    expect(events.find((e) => e.type === 'sandbox.ready')?.backend).toBe('bwrap');
+    const outputs = events.filter((e) => e.type === 'tool.result').map((e) => (e.output ?? '').trim().split('\n'));
+    expect(outputs).toEqual([
+      ['GOOD-ABSENT', 'POISON-ABSENT', 'LINK-ABSENT', 'INDEX-ABSENT'],
+      ['GOOD-SEEN', 'POISON-ABSENT', 'LINK-ABSENT', 'INDEX-ABSENT'],
+    ]);
+    // qs-check said what it refused, each time (both attempts left the same things).
+    expect(r.stderr.match(/install cache: refused what the run left in its npm cache \(1 not_regular, 1 hash_mismatch\)|install cache: refused what the run left in its npm cache \(1 hash_mismatch, 1 not_regular\)/g)).toHaveLength(2);
+    expect(files(join(store, 'npm')).filter((f) => !f.startsWith('tmp/'))).toEqual([`content-v2/sha512/${good}`]);
+  });
+});

@@ -1,0 +1,131 @@
+// The install cache's threat model, case by case, on real files: what an attempt leaves in its npm
+// cache reaches the next attempt only as a blob whose SHA-512 is its name.
+import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { harvestInstallCache, installCacheDir, MAX_BLOB_BYTES, npmCacheOf, seedInstallCache } from './install-cache.js';
+
+const temps: string[] = [];
+afterEach(() => {
+  for (const t of temps.splice(0)) rmSync(t, { recursive: true, force: true });
+});
+function temp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'qs-install-cache-'));
+  temps.push(d);
+  return d;
+}
+
+const hex = (data: string | Buffer) => createHash('sha512').update(data).digest('hex');
+const blobPath = (home: string, digest: string) => join(npmCacheOf(home), 'content-v2', 'sha512', digest.slice(0, 2), digest.slice(2, 4), digest.slice(4));
+function put(home: string, digest: string, data: string | Buffer): string {
+  const p = blobPath(home, digest);
+  mkdirSync(dirname(p), { recursive: true });
+  writeFileSync(p, data);
+  return p;
+}
+/** Every file in the store, relative to it. */
+function storeFiles(store: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string, rel: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) e.isDirectory() ? walk(join(d, e.name), join(rel, e.name)) : out.push(join(rel, e.name));
+  };
+  if (existsSync(store)) walk(store, '');
+  return out.sort();
+}
+
+describe('the install cache', () => {
+  it('takes a blob that hashes to its name and gives the next home its own copy, never a link to the store', () => {
+    const [store, first, second] = [temp(), temp(), temp()];
+    const tarball = 'a package tarball';
+    put(first, hex(tarball), tarball);
+    expect(harvestInstallCache(store, first)).toEqual({ added: 1, known: 0, refused: {} });
+    expect(harvestInstallCache(store, first)).toEqual({ added: 0, known: 1, refused: {} });
+    expect(seedInstallCache(store, second)).toBe(1);
+    const copy = blobPath(second, hex(tarball));
+    expect(readFileSync(copy, 'utf8')).toBe(tarball);
+    expect(statSync(copy).nlink).toBe(1);
+    // The next attempt may do what it likes with its copy: the store does not change.
+    writeFileSync(copy, 'overwritten');
+    const [stored] = storeFiles(store).filter((f) => f.includes('content-v2'));
+    expect(readFileSync(join(store, stored as string), 'utf8')).toBe(tarball);
+  });
+
+  it('refuses a bad blob: content under a name that is not its hash never reaches the store', () => {
+    const [store, attempt, next] = [temp(), temp(), temp()];
+    // The name of a real package's content, with something else in it.
+    put(attempt, hex('the real tarball'), 'a poisoned tarball');
+    expect(harvestInstallCache(store, attempt)).toEqual({ added: 0, known: 0, refused: { hash_mismatch: 1 } });
+    expect(seedInstallCache(store, next)).toBe(0);
+    expect(existsSync(npmCacheOf(next))).toBe(false);
+    // Nothing half-written is left behind either.
+    expect(storeFiles(store).filter((f) => !f.startsWith('npm/tmp/'))).toEqual([]);
+    expect(readdirSync(join(store, 'npm', 'tmp'))).toEqual([]);
+  });
+
+  it('never reads an index entry, sha1 content or anything else of the attempt\'s cache', () => {
+    const [store, attempt, next] = [temp(), temp(), temp()];
+    const cache = npmCacheOf(attempt);
+    // A poisoned index entry: points a registry URL at content of the attacker's choosing.
+    mkdirSync(join(cache, 'index-v5', 'aa', 'bb'), { recursive: true });
+    writeFileSync(join(cache, 'index-v5', 'aa', 'bb', 'entry'), `x\t${JSON.stringify({ key: 'make-fetch-happen:request-cache:https://registry.example/pkg', integrity: 'sha512-evil' })}`);
+    // sha1 content: collisions can be made, so it is not taken even when it matches.
+    const sha1 = createHash('sha1').update('old').digest('hex');
+    mkdirSync(join(cache, 'content-v2', 'sha1', sha1.slice(0, 2), sha1.slice(2, 4)), { recursive: true });
+    writeFileSync(join(cache, 'content-v2', 'sha1', sha1.slice(0, 2), sha1.slice(2, 4), sha1.slice(4)), 'old');
+    // Files in the content folder whose names are not digests.
+    mkdirSync(join(cache, 'content-v2', 'sha512', 'zz'), { recursive: true });
+    writeFileSync(join(cache, 'content-v2', 'sha512', 'README'), 'x');
+    const h = harvestInstallCache(store, attempt);
+    expect(h.added).toBe(0);
+    expect(h.refused).toEqual({ bad_name: 2 });
+    expect(storeFiles(store).some((f) => f.includes('index') || f.includes('sha1'))).toBe(false);
+    expect(seedInstallCache(store, next)).toBe(0);
+  });
+
+  it('follows no symlink: not a blob, not a folder on the way, not the cache itself', () => {
+    const [store, attempt, outside] = [temp(), temp(), temp()];
+    // A host file an attempt could name, at the path of its own hash: a link to it must still not be copied.
+    const secret = join(outside, 'secret');
+    writeFileSync(secret, 'host secret');
+    const p = blobPath(attempt, hex('host secret'));
+    mkdirSync(dirname(p), { recursive: true });
+    symlinkSync(secret, p);
+    // A link where a level of folders should be.
+    const real = join(outside, 'cd');
+    mkdirSync(real);
+    const d = hex('via a folder link');
+    writeFileSync(join(real, d.slice(4)), 'via a folder link');
+    mkdirSync(join(npmCacheOf(attempt), 'content-v2', 'sha512', d.slice(0, 2)), { recursive: true });
+    symlinkSync(real, join(npmCacheOf(attempt), 'content-v2', 'sha512', d.slice(0, 2), d.slice(2, 4)));
+    expect(harvestInstallCache(store, attempt)).toEqual({ added: 0, known: 0, refused: { not_regular: 2 } });
+    // A home whose whole .npm is a link to a folder full of good blobs gives nothing.
+    const [other, linkedHome] = [temp(), temp()];
+    put(other, hex('fine'), 'fine');
+    symlinkSync(join(other, '.npm'), join(linkedHome, '.npm'));
+    expect(harvestInstallCache(store, linkedHome)).toEqual({ added: 0, known: 0, refused: {} });
+    expect(storeFiles(store).filter((f) => f.includes('content-v2'))).toEqual([]);
+  });
+
+  it('refuses a FIFO without blocking on it, and a huge file without reading it', () => {
+    const [store, attempt] = [temp(), temp()];
+    const fifo = blobPath(attempt, hex('fifo'));
+    mkdirSync(dirname(fifo), { recursive: true });
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    // Sparse: as large as the limit allows plus one, on disk almost nothing.
+    const big = put(attempt, 'f'.repeat(128), '');
+    truncateSync(big, MAX_BLOB_BYTES + 1);
+    expect(harvestInstallCache(store, attempt)).toEqual({ added: 0, known: 0, refused: { not_regular: 1, too_large: 1 } });
+  });
+
+  it('--install-cache: a missing folder is made private; a file is a usage error', () => {
+    const base = temp();
+    const dir = installCacheDir('store', base);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    writeFileSync(join(base, 'file'), '');
+    expect(() => installCacheDir('file', base)).toThrow(/^--install-cache file: not a folder that can be written \(E/);
+    expect(() => installCacheDir('', base)).toThrow('--install-cache needs a folder');
+  });
+});

@@ -1,0 +1,222 @@
+// A sweep's shared install cache: npm's content blobs, kept by the harness outside every sandbox, so a
+// repeat does not download again what an earlier attempt downloaded.
+//
+// Threat model. An attempt runs whatever the docs (or a model) say, with full control of its own home,
+// so anything it leaves in its npm cache is hostile input. The store is written by the harness alone
+// (never bound into a sandbox) and holds only files named by their own SHA-512, which the harness
+// computes itself over its own copy:
+// - a bad blob (content that does not hash to its name) is refused: it cannot stand in for a package;
+// - a bad index entry (index-v5: key → integrity, metadata, a poisoned packument) is never read: the
+//   index is the attempt's own, and npm reads a tarball by the integrity the registry or the lockfile
+//   gave it, so a blob is only ever used where its exact hash was asked for;
+// - sha1 content (content-v2/sha1) is never taken: sha1 collisions can be made;
+// - a symlink, a FIFO, a device or a folder link is never followed or copied: only regular files,
+//   opened with O_NOFOLLOW and checked again on the open descriptor;
+// - a huge file (or a flood of them) is bounded: blobs over MAX_BLOB_BYTES are refused unread, and one
+//   harvest takes at most MAX_HARVEST_BYTES and MAX_HARVEST_FILES.
+// Each attempt gets a private, writable copy of the store's blobs (copies, never hard links: a link
+// would let the attempt write through to the store's inode), so nothing it does reaches the next.
+// npm checks every blob it reads against its integrity as well.
+import { randomBytes, createHash } from 'node:crypto';
+import { accessSync, closeSync, constants, copyFileSync, existsSync, fstatSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { UsageError } from '@quickloop/cli-kit';
+import { outerIds } from './rootfs.js';
+
+export const MAX_BLOB_BYTES = 256 * 1024 * 1024;
+export const MAX_HARVEST_BYTES = 2 * 1024 * 1024 * 1024;
+export const MAX_HARVEST_FILES = 100_000;
+
+/** npm's cache inside a sandbox home (its default: `$HOME/.npm/_cacache`). */
+export const npmCacheOf = (home: string): string => join(home, '.npm', '_cacache');
+
+const CONTENT = join('content-v2', 'sha512');
+const HEX2 = /^[0-9a-f]{2}$/;
+const REST = /^[0-9a-f]{124}$/;
+
+export interface HarvestReport {
+  /** Blobs new to the store. */
+  added: number;
+  /** Blobs the store already had. */
+  known: number;
+  /** Refused, by reason. */
+  refused: Partial<Record<'hash_mismatch' | 'not_regular' | 'too_large' | 'bad_name' | 'over_budget' | 'unreadable', number>>;
+}
+
+/** The blob paths (relative to content-v2/sha512) under `base`, walking real folders only. */
+function* blobs(base: string, refuse: (why: keyof HarvestReport['refused']) => void): Generator<{ rel: string; abs: string }> {
+  const list = (dir: string): import('node:fs').Dirent[] => {
+    try {
+      return readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return [];
+    }
+  };
+  for (const a of list(base)) {
+    if (!a.isDirectory() || !HEX2.test(a.name)) {
+      refuse(a.isDirectory() || a.isFile() ? 'bad_name' : 'not_regular');
+      continue;
+    }
+    for (const b of list(join(base, a.name))) {
+      if (!b.isDirectory() || !HEX2.test(b.name)) {
+        refuse(b.isDirectory() || b.isFile() ? 'bad_name' : 'not_regular');
+        continue;
+      }
+      for (const c of list(join(base, a.name, b.name))) {
+        if (!c.isFile()) refuse(c.isDirectory() ? 'bad_name' : 'not_regular');
+        else if (!REST.test(c.name)) refuse('bad_name');
+        else yield { rel: join(a.name, b.name, c.name), abs: join(base, a.name, b.name, c.name) };
+      }
+    }
+  }
+}
+
+/**
+ * Takes into `store` the npm content blobs an attempt left in `home`, each copied by the harness and
+ * kept only if its SHA-512 is its name. Never throws for what the attempt left; returns what it did.
+ */
+export function harvestInstallCache(store: string, home: string): HarvestReport {
+  const report: HarvestReport = { added: 0, known: 0, refused: {} };
+  const refuse = (why: keyof HarvestReport['refused']): void => {
+    report.refused[why] = (report.refused[why] ?? 0) + 1;
+  };
+  const from = join(npmCacheOf(home), CONTENT);
+  // Each level is checked with lstat: a home whose .npm is a link to somewhere else gives nothing.
+  let at = home;
+  for (const part of ['.npm', '_cacache', 'content-v2', 'sha512']) {
+    at = join(at, part);
+    try {
+      if (!lstatSync(at).isDirectory()) return report;
+    } catch {
+      return report;
+    }
+  }
+  const into = join(store, 'npm', CONTENT);
+  const tmp = join(store, 'npm', 'tmp');
+  mkdirSync(into, { recursive: true, mode: 0o700 });
+  mkdirSync(tmp, { recursive: true, mode: 0o700 });
+  let bytes = 0;
+  let files = 0;
+  const buf = Buffer.alloc(1024 * 1024);
+  for (const { rel, abs } of blobs(from, refuse)) {
+    const target = join(into, rel);
+    if (existsSync(target)) {
+      report.known += 1;
+      continue;
+    }
+    if (files >= MAX_HARVEST_FILES) {
+      refuse('over_budget');
+      continue;
+    }
+    let fd: number;
+    try {
+      fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    } catch {
+      refuse('unreadable');
+      continue;
+    }
+    const part = join(tmp, `${randomBytes(8).toString('hex')}.part`);
+    let out: number | undefined;
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile()) {
+        refuse('not_regular');
+        continue;
+      }
+      if (st.size > MAX_BLOB_BYTES) {
+        refuse('too_large');
+        continue;
+      }
+      if (bytes + st.size > MAX_HARVEST_BYTES) {
+        refuse('over_budget');
+        continue;
+      }
+      // Hashed as copied: what is checked is the store's own copy, not a file the attempt could still change.
+      out = openSync(part, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+      const hash = createHash('sha512');
+      let total = 0;
+      for (;;) {
+        const n = readSync(fd, buf, 0, buf.length, null);
+        if (n === 0) break;
+        total += n;
+        if (total > MAX_BLOB_BYTES) break;
+        hash.update(buf.subarray(0, n));
+        writeSync(out, buf, 0, n);
+      }
+      closeSync(out);
+      out = undefined;
+      if (total > MAX_BLOB_BYTES) {
+        refuse('too_large');
+        rmSync(part, { force: true });
+        continue;
+      }
+      if (hash.digest('hex') !== rel.split('/').join('')) {
+        refuse('hash_mismatch');
+        rmSync(part, { force: true });
+        continue;
+      }
+      mkdirSync(join(target, '..'), { recursive: true, mode: 0o700 });
+      renameSync(part, target);
+      bytes += total;
+      files += 1;
+      report.added += 1;
+    } catch {
+      refuse('unreadable');
+      rmSync(part, { force: true });
+    } finally {
+      if (out !== undefined) closeSync(out);
+      closeSync(fd);
+    }
+  }
+  return report;
+}
+
+/**
+ * Gives a new sandbox home its own copy of the store's blobs, before anything runs in it. Returns how
+ * many were copied (0 for an empty or missing store).
+ */
+export function seedInstallCache(store: string, home: string): number {
+  const from = join(store, 'npm', CONTENT);
+  if (!existsSync(from)) return 0;
+  const root = process.getuid?.() === 0;
+  const ids = root ? outerIds() : undefined;
+  const made = new Set<string>();
+  const dir = (path: string): void => {
+    if (made.has(path)) return;
+    mkdirSync(path, { recursive: true, mode: 0o755 });
+    made.add(path);
+  };
+  const cache = npmCacheOf(home);
+  let n = 0;
+  for (const { rel, abs } of blobs(from, () => undefined)) {
+    const target = join(cache, CONTENT, rel);
+    dir(join(target, '..'));
+    // A reflink where the filesystem has them, else a plain copy: never a hard link to the store.
+    copyFileSync(abs, target, constants.COPYFILE_FICLONE);
+    n += 1;
+  }
+  if (ids && n > 0) {
+    // A root harness runs the sandbox as another uid: npm must be able to add to its own cache.
+    const chown = (p: string): void => lchownSync(p, ids.uid, ids.gid);
+    const walk = (p: string): void => {
+      chown(p);
+      if (lstatSync(p).isDirectory()) for (const e of readdirSync(p)) walk(join(p, e));
+    };
+    walk(join(home, '.npm'));
+  }
+  return n;
+}
+
+/** `--install-cache DIR`: made when missing (private to this user); a file or an unwritable folder is a usage error. */
+export function installCacheDir(value: string, cwd: string, flag = '--install-cache'): string {
+  if (value.trim() === '') throw new UsageError(`${flag} needs a folder`);
+  const dir = resolve(cwd, value);
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (!statSync(dir).isDirectory()) throw new Error('ENOTDIR');
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    throw new UsageError(`${flag} ${value}: not a folder that can be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  return dir;
+}

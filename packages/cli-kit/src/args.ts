@@ -12,6 +12,13 @@ export interface ArgsMeta {
   positionals?: number;
   /** Where help and version text go (stdout: asked for explicitly, not part of an event stream). */
   out: { write(s: string): unknown };
+  /**
+   * Read the command line as Python's argparse reads Looper's (the `loop` drop-in): a list flag takes
+   * every word after it up to the next flag (`--invoke claude -p`), and a flag given twice keeps its
+   * last use. Default false: a list flag takes one value per use and collects every use, so it never
+   * swallows positionals.
+   */
+  argparse?: boolean;
 }
 
 /** The flags every binary shares. */
@@ -38,7 +45,7 @@ export function parseArgs<T>(
     .option('quiet', { alias: 'q', type: 'boolean', describe: 'Only errors on stderr' })
     .option('verbose', { alias: 'v', type: 'boolean', describe: 'More detail on stderr' })
     .strictOptions()
-    .parserConfiguration({ 'parse-numbers': false, 'parse-positional-numbers': false, 'duplicate-arguments-array': true, 'greedy-arrays': false })
+    .parserConfiguration({ 'parse-numbers': false, 'parse-positional-numbers': false, 'duplicate-arguments-array': meta.argparse !== true, 'greedy-arrays': meta.argparse === true })
     .help('help')
     .alias('help', 'h')
     .version('version', 'Show version number', meta.version)

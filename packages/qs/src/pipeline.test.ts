@@ -196,10 +196,10 @@ describe('the replay pipeline, end to end', () => {
     expect(newer.stderr).toMatch(/stdin:1: .*v99 is newer/);
   });
 
-  it('runs as `pnpm example` (scripts/example.sh): the bundled example, offline, rendered, ending in PASS, nothing left behind', async () => {
+  it('runs as `pnpm example` (scripts/example.sh): a real sweep of the bundled examples, offline, its summary printed, only its results left behind', async () => {
     const tmp = mkdtempSync(join(work, 'example-tmp-'));
     const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      // Its stdout is `qs show`'s text, not events: read as it is.
+      // Its stdout is the sweep's Markdown summary, not events: read as it is.
       const child = spawn('bash', [join(ROOT, 'scripts', 'example.sh')], { cwd: work, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', NO_COLOR: '1', TMPDIR: tmp }, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';
@@ -209,12 +209,16 @@ describe('the replay pipeline, end to end', () => {
       child.once('close', (code) => resolve({ code, stdout, stderr }));
     });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/\] sandbox bwrap \S+\/workspace\n/);
-    expect(r.stdout).toContain('read https://docs.greeter.test/quickstart.html');
-    expect(r.stdout.trimEnd().split('\n').at(-1)).toMatch(/\] PASS greeter-quickstart: passed$/);
-    expect(r.stderr).toContain('PASS  greeter-quickstart: passed');
-    // Every sandbox the example made (and its proxy socket folder) is gone.
-    expect(readdirSync(tmp)).toEqual([]);
+    expect(r.stdout).toMatch(/^# quickloop results\n\n6 runs of 2 tasks · 3 passed · 3 docs gap · 0 inconclusive · 0 skipped · backend bwrap/);
+    expect(r.stdout).toContain('look first at https://docs.greeter.test/quickstart.html');
+    expect(r.stdout.trimEnd().split('\n').at(-1)).toBe('example: as expected — greeter-quickstart passed 3/3, greeter-docs-gap failed 3/3 (a docs gap)');
+    // Every sandbox the sweep made (and its proxy socket folders, and the examples' copies) is gone;
+    // what stays is the folder of results it names.
+    const left = readdirSync(tmp);
+    expect(left).toHaveLength(1);
+    expect(left[0]).toMatch(/^quickloop-example-/);
+    expect(readdirSync(join(tmp, left[0] as string)).sort()).toEqual(['summary.md', 'sweep']);
+    expect(r.stdout).toContain(join(tmp, left[0] as string));
   });
 
   it('qs run exits 3 on an invalid task file', async () => {

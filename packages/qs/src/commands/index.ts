@@ -8,5 +8,6 @@ import { results } from './results.js';
 import { run } from './run.js';
 import { schema } from './schema.js';
 import { show } from './show.js';
+import { worker } from './worker.js';
 
-export const COMMANDS: readonly Command[] = [run, results, diff, show, check, examples, schema, doctor];
+export const COMMANDS: readonly Command[] = [run, results, diff, show, check, examples, schema, doctor, worker];

@@ -108,7 +108,8 @@ export async function sweep(o: SweepOptions, io: Io, newId: () => string): Promi
   return { attempts, interrupted: io.signal.aborted, usageErrors };
 }
 
-async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io: Io, runId: string, running: Set<() => void>): Promise<{ stream: AttemptStream; usage: boolean }> {
+/** One attempt: its own pipeline, sandbox and stream. The fleet's worker runs exactly this. */
+export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io: Io, runId: string, running: Set<() => void>): Promise<{ stream: AttemptStream; usage: boolean }> {
   const label = o.label(task.slug, attempt);
   o.progress.started(label);
   let fd: number | null = null;

@@ -11,7 +11,9 @@ import { foldResults, serialiseResults, type Results } from '../results/fold.js'
 import { resultsFromDir } from '../results/load.js';
 import { githubAnnotations, junitXml, rateText, summaryMarkdown } from '../results/reports.js';
 import { createProgress } from '../sweep/progress.js';
-import { loadTasks, sweep } from '../sweep/sweep.js';
+import { loadTasks, sweep, type SweepOutcome } from '../sweep/sweep.js';
+import { parseQueueUrl, planInputOf, produce } from '../fleet/queue.js';
+import { planEvent, sweepPlan } from '../sweep/plan.js';
 import { VERSION } from '../version.js';
 
 const USAGE =
@@ -46,6 +48,7 @@ export const run: Command = {
         .option('from-run', { type: 'string', describe: '--agent recorded: the run_id to re-drive' })
         .option('repeat', { type: 'string', default: '1', describe: 'Attempts per task' })
         .option('workers', { type: 'string', default: '1', describe: 'Attempts run at once, each in its own sandbox' })
+        .option('queue', { type: 'string', describe: 'Run on a worker fleet: enqueue the attempts on redis://HOST:PORT/DB for qs worker, collect their streams' })
         .option('out', { type: 'string', describe: 'Write DIR/<task>/<attempt>/events.ndjson as it happens, then DIR/results.json' })
         .option('junit', { type: 'string', describe: 'Write JUnit XML here' })
         .option('summary', { type: 'string', describe: 'Write a Markdown summary here' })
@@ -76,6 +79,7 @@ export const run: Command = {
     }
     const repeat = count('repeat', args.repeat, 1000);
     const workers = count('workers', args.workers, 64);
+    const queue = args.queue === undefined ? null : parseQueueUrl(String(args.queue));
     const level = logLevel(args);
     const quiet = level === 'quiet' ? ['--quiet'] : level === 'verbose' ? ['--verbose'] : [];
     const out = args.out === undefined ? null : resolve(io.cwd, String(args.out));
@@ -125,15 +129,7 @@ export const run: Command = {
       const total = loaded.tasks.length * repeat;
       const sweepProgress = createProgress({ stream: io.stderr, colour, live: io.stderr.isTTY === true && io.env.TERM !== 'dumb', quiet: level === 'quiet', total, now: () => io.now().getTime() });
       const many = total > 1;
-      const outcome = await sweep(
-        {
-          tasks: loaded.tasks,
-          repeat,
-          workers,
-          out,
-          progress: sweepProgress,
-          label: (slug, attempt) => (many ? `${slug}#${attempt}` : slug),
-          argvOf: {
+      const argvOf = {
             'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...keep, ...quiet],
             'qs-agent': [
               '--agent',
@@ -149,14 +145,31 @@ export const run: Command = {
               ...quiet,
             ],
             'qs-check': [...keep, ...quiet],
-          },
+          };
+      const label = (slug: string, attempt: number): string => (many ? `${slug}#${attempt}` : slug);
+      let outcome: SweepOutcome;
+      if (queue !== null) {
+        const plan = sweepPlan(planInputOf(loaded.tasks, repeat, args.agent, args.model === undefined ? null : String(args.model), VERSION), { kind: 'queue', queue: queue.shown });
+        if (out !== null) writeFileSync(resolve(out, 'plan.ndjson'), `${JSON.stringify(planEvent(plan, io.now().toISOString()))}\n`);
+        const fleet = await produce({ tasks: loaded.tasks, repeat, argvOf, out, progress: sweepProgress, label, target: queue, plan: plan.plan_sha256 }, io);
+        outcome = fleet;
+      } else
+        outcome = await sweep(
+        {
+          tasks: loaded.tasks,
+          repeat,
+          workers,
+          out,
+          progress: sweepProgress,
+          label,
+          argvOf,
         },
         io,
         io.newId,
       );
       sweepProgress.close();
       let results: Results;
-      if (out !== null) {
+      if (out !== null && outcome.attempts.length > 0) {
         // Folded from the files, not from memory: what is written is by construction what `qs results` rebuilds.
         results = await resultsFromDir(out, VERSION, String(args.out));
         writeFileSync(resolve(out, 'results.json'), serialiseResults(results));
@@ -180,7 +193,7 @@ export const run: Command = {
       }
       if (out !== null && level !== 'quiet') io.stderr.write(`results: ${resolve(out, 'results.json')}\n`);
       if (outcome.interrupted) {
-        io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded\n`);
+        io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded${queue !== null ? ' (the fleet takes no more of this sweep)' : ''}\n`);
         return QsExit.interrupted;
       }
       if (outcome.usageErrors > 0) io.stderr.write(`qs run: a stage refused its input or flags in ${outcome.usageErrors} attempt${outcome.usageErrors === 1 ? '' : 's'} (its message is above)\n`);

@@ -8,8 +8,23 @@ import { Writable } from 'node:stream';
 import { InputError, UsageError, type Io } from '@quickloop/cli-kit';
 import { isTerminal, parseLine, type WireEvent } from '@quickloop/events';
 import type { AttemptStream } from '../results/fold.js';
+import type { PlanInput } from '../sweep/plan.js';
 import type { Progress } from '../sweep/progress.js';
 import { runAttempt, type LoadedTask, type SweepOptions, type SweepOutcome } from '../sweep/sweep.js';
+
+/** The plan's input from qs-validate's task.loaded events: each task file's path, sha256 and config. */
+export function planInputOf(tasks: readonly LoadedTask[], repeat: number, agent: string, model: string | null, version: string): PlanInput {
+  return {
+    tasks: tasks.map((t) => {
+      const source = ((t.lines[0] as Record<string, unknown>).source ?? {}) as { path?: unknown; sha256?: unknown; config?: { sha256?: unknown } };
+      return { name: t.name, slug: t.slug, source: String(source.path ?? ''), sha256: String(source.sha256 ?? ''), config_sha256: typeof source.config?.sha256 === 'string' ? source.config.sha256 : null };
+    }),
+    repeat,
+    agent,
+    model,
+    versions: { qs: version },
+  };
+}
 
 /** BullMQ's key prefix and queue name: every producer and worker of one Redis database meet here. */
 export const PREFIX = 'quickloop';
@@ -78,7 +93,7 @@ async function bull(): Promise<typeof import('bullmq')> {
 
 /** Fails fast, with the URL and the reason, when Redis cannot be reached (ioredis would retry for ever). */
 export async function probe(target: QueueTarget, flag = '--queue'): Promise<void> {
-  const { default: Redis } = await import('ioredis');
+  const { Redis } = await import('ioredis');
   const client = new Redis({ ...target.connection, lazyConnect: true, connectTimeout: 5000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
   client.on('error', () => undefined);
   try {
@@ -109,6 +124,9 @@ export async function produce(o: FleetOptions, io: Io): Promise<SweepOutcome & {
   const { Queue, QueueEvents, Job } = await bull();
   const connection = { ...o.target.connection, maxRetriesPerRequest: null };
   const queue = new Queue(QUEUE, { connection, prefix: PREFIX });
+  const { Redis } = await import('ioredis');
+  const keys = new Redis(connection);
+  keys.on('error', () => undefined);
   const events = new QueueEvents(QUEUE, { connection, prefix: PREFIX });
   queue.on('error', (e) => io.stderr.write(`qs run: queue: ${e.message}\n`));
   events.on('error', (e) => io.stderr.write(`qs run: queue events: ${e.message}\n`));
@@ -176,7 +194,7 @@ export async function produce(o: FleetOptions, io: Io): Promise<SweepOutcome & {
     await events.waitUntilReady();
     await queue.waitUntilReady();
     // A new run of a stopped plan starts it again.
-    await (await queue.client).del(stopKey(o.plan));
+    await keys.del(stopKey(o.plan));
     await queue.addBulk(
       order.map(({ task, attempt }) => ({
         name: 'attempt',
@@ -202,7 +220,7 @@ export async function produce(o: FleetOptions, io: Io): Promise<SweepOutcome & {
     }
     if (io.signal.aborted) {
       // The fleet's new work stops: the stop key covers an attempt a worker is taking right now.
-      await (await queue.client).set(stopKey(o.plan), '1', 'EX', 7 * 24 * 3600);
+      await keys.set(stopKey(o.plan), '1', 'EX', 7 * 24 * 3600);
       for (const id of pending.keys()) {
         const job = await Job.fromId(queue, id);
         // A running attempt is locked by its worker and cannot be removed; it finishes there, unread.
@@ -213,6 +231,7 @@ export async function produce(o: FleetOptions, io: Io): Promise<SweepOutcome & {
     io.signal.removeEventListener('abort', onStop);
     await events.close();
     await queue.close();
+    keys.disconnect();
   }
   return { attempts, interrupted: io.signal.aborted, usageErrors, notRun: notRun + (io.signal.aborted ? pending.size : 0) };
 }
@@ -269,7 +288,7 @@ export function refuseJob(data: unknown, allowUnenforced: boolean): string | nul
 export async function work(o: WorkerOptions, io: Io): Promise<{ ran: number }> {
   await probe(o.target);
   const { Worker, UnrecoverableError } = await bull();
-  const { default: Redis } = await import('ioredis');
+  const { Redis } = await import('ioredis');
   const connection = { ...o.target.connection, maxRetriesPerRequest: null };
   const keys = new Redis(connection);
   keys.on('error', () => undefined);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything quickloop needs on a fresh Debian/Ubuntu machine with Node 20.19+:
-# the sandbox tools (bubblewrap, socat, nsenter and setpriv, ip, ripgrep) through apt when root or sudo allows, the pinned
+# the sandbox tools (bubblewrap, socat, nsenter and setpriv, ip, ripgrep) and redis-server (the fleet's tests
+# start one) through apt when root or sudo allows, the pinned
 # pnpm, the workspace's dependencies, and a build. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +16,7 @@ fi
 # The enforced sandbox needs every one of these (slim images lack iproute2, some util-linux).
 missing=()
 packages=()
-for pair in bwrap:bubblewrap socat:socat nsenter:util-linux setpriv:util-linux ip:iproute2 rg:ripgrep; do
+for pair in bwrap:bubblewrap socat:socat nsenter:util-linux setpriv:util-linux ip:iproute2 rg:ripgrep redis-server:redis-server; do
   tool=${pair%%:*}
   if ! command -v "$tool" >/dev/null 2>&1; then
     missing+=("$tool")
@@ -28,6 +29,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "note: ${missing[*]} not found and cannot be installed here (needs apt-get as root or sudo)." >&2
     echo "      Install ${packages[*]} yourself for the enforced sandbox; without them only" >&2
     echo "      the unenforced 'local' backend runs (and only with --allow-unenforced)." >&2
+    echo "      Without redis-server the worker fleet's tests say why they did not run." >&2
   else
     echo "installing ${packages[*]} (apt)…" >&2
     $sudo apt-get update -qq >/dev/null

@@ -148,11 +148,16 @@ export const run: Command = {
           };
       const label = (slug: string, attempt: number): string => (many ? `${slug}#${attempt}` : slug);
       let outcome: SweepOutcome;
+      let spendStopped = false;
       if (queue !== null) {
         const plan = sweepPlan(planInputOf(loaded.tasks, repeat, args.agent, args.model === undefined ? null : String(args.model), VERSION), { kind: 'queue', queue: queue.shown });
         if (out !== null) writeFileSync(resolve(out, 'plan.ndjson'), `${JSON.stringify(planEvent(plan, io.now().toISOString()))}\n`);
         const fleet = await produce({ tasks: loaded.tasks, repeat, argvOf, out, progress: sweepProgress, label, target: queue, plan: plan.plan_sha256 }, io);
         outcome = fleet;
+        if (fleet.spendStopped > 0) {
+          io.stderr.write(`qs run: the fleet's spend cap ran out: ${fleet.spendStopped} attempt${fleet.spendStopped === 1 ? ' was' : 's were'} not run\n`);
+          spendStopped = true;
+        }
       } else
         outcome = await sweep(
         {
@@ -191,9 +196,9 @@ export const run: Command = {
       if (many || level === 'verbose') {
         for (const t of results.tasks) io.stderr.write(`${t.task}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${Object.keys(t.discarded).length ? ` · discarded ${Object.entries(t.discarded).map(([k, n]) => `${k} ${n}`).join(', ')}` : ''}\n`);
       }
-      if (out !== null && level !== 'quiet') io.stderr.write(`results: ${resolve(out, 'results.json')}\n`);
-      if (outcome.interrupted) {
-        io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded${queue !== null ? ' (the fleet takes no more of this sweep)' : ''}\n`);
+      if (out !== null && outcome.attempts.length > 0 && level !== 'quiet') io.stderr.write(`results: ${resolve(out, 'results.json')}\n`);
+      if (outcome.interrupted || spendStopped) {
+        if (outcome.interrupted) io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded${queue !== null ? ' (the fleet takes no more of this sweep)' : ''}\n`);
         return QsExit.interrupted;
       }
       if (outcome.usageErrors > 0) io.stderr.write(`qs run: a stage refused its input or flags in ${outcome.usageErrors} attempt${outcome.usageErrors === 1 ? '' : 's'} (its message is above)\n`);

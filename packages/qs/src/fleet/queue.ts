@@ -81,6 +81,9 @@ export function jobId(plan: string, slug: string, attempt: number): string {
   return `${plan}-${slug}-${attempt}`;
 }
 
+/** The spend cap's hash for a plan (ledger.ts reads and writes it with Lua). */
+export const spendKeys = (plan: string): [string, string] => [`${PREFIX}:spend:${plan}`, `${PREFIX}:spend:${plan}:reservations`];
+
 /** Set when a producer is stopped: a worker that took one of its attempts in the meantime skips it. */
 export const stopKey = (plan: string): string => `${PREFIX}:stop:${plan}`;
 
@@ -95,12 +98,16 @@ async function bull(): Promise<typeof import('bullmq')> {
 export async function probe(target: QueueTarget, flag = '--queue'): Promise<void> {
   const { Redis } = await import('ioredis');
   const client = new Redis({ ...target.connection, lazyConnect: true, connectTimeout: 5000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
-  client.on('error', () => undefined);
+  let cause = '';
+  client.on('error', (e: Error) => {
+    cause ||= e.message;
+  });
   try {
     await client.connect();
     await client.ping();
   } catch (error) {
-    throw new InputError(`${flag} ${target.shown}: cannot reach Redis (${(error as Error).message || 'connection failed'})`);
+    // The first error says why (ECONNREFUSED, a DNS failure, NOAUTH); the one connect() rejects with only that it closed.
+    throw new InputError(`${flag} ${target.shown}: cannot reach Redis (${cause || (error as Error).message || 'connection failed'})`);
   } finally {
     client.disconnect();
   }
@@ -116,10 +123,12 @@ export interface FleetOptions {
   target: QueueTarget;
   /** The sweep's identity (plan_sha256). */
   plan: string;
+  /** The fleet's spend cap, set once in Redis for this plan (see ledger.ts). */
+  spendCapUsd?: number;
 }
 
 /** The producer: enqueues every attempt (attempt-major, as a local sweep starts them) and collects each stream once. */
-export async function produce(o: FleetOptions, io: Io): Promise<SweepOutcome & { notRun: number }> {
+export async function produce(o: FleetOptions, io: Io): Promise<SweepOutcome & { notRun: number; spendStopped: number }> {
   await probe(o.target);
   const { Queue, QueueEvents, Job } = await bull();
   const connection = { ...o.target.connection, maxRetriesPerRequest: null };
@@ -133,6 +142,7 @@ export async function produce(o: FleetOptions, io: Io): Promise<SweepOutcome & {
   const attempts: AttemptStream[] = [];
   let usageErrors = 0;
   let notRun = 0;
+  let spendStopped = 0;
   const order = Array.from({ length: o.repeat }, (_, a) => o.tasks.map((task) => ({ task, attempt: a + 1 }))).flat();
   const pending = new Map(order.map((j) => [jobId(o.plan, j.task.slug, j.attempt), j]));
   let wake: () => void = () => undefined;
@@ -162,9 +172,11 @@ export async function produce(o: FleetOptions, io: Io): Promise<SweepOutcome & {
   const take = async (id: string): Promise<void> => {
     const job = pending.get(id);
     if (!job) return;
+    // The state first, then the job: read the other way round, a job finishing in between looks completed with no return value.
+    const state = await queue.getJobState(id);
+    if (state !== 'completed' && state !== 'failed') return;
     const found = await Job.fromId(queue, id);
     if (!found || !pending.has(id)) return;
-    const state = await found.getState();
     if (state === 'failed') {
       pending.delete(id);
       record(job.task, job.attempt, failedStream(`the fleet gave up on this attempt: ${found.failedReason}`));
@@ -172,7 +184,10 @@ export async function produce(o: FleetOptions, io: Io): Promise<SweepOutcome & {
       pending.delete(id);
       const back = found.returnvalue as unknown;
       const checked = checkReturn(back);
-      if (checked === 'stopped') notRun += 1;
+      if (checked === 'stopped') {
+        notRun += 1;
+        if ((back as { stopped?: unknown }).stopped === 'spend') spendStopped += 1;
+      }
       else if (typeof checked === 'string') record(job.task, job.attempt, failedStream(checked));
       else {
         record(job.task, job.attempt, checked.lines);
@@ -195,6 +210,7 @@ export async function produce(o: FleetOptions, io: Io): Promise<SweepOutcome & {
     await queue.waitUntilReady();
     // A new run of a stopped plan starts it again.
     await keys.del(stopKey(o.plan));
+    if (o.spendCapUsd !== undefined) await keys.hsetnx(spendKeys(o.plan)[0], 'cap', String(Math.floor(o.spendCapUsd * 1e6)));
     await queue.addBulk(
       order.map(({ task, attempt }) => ({
         name: 'attempt',
@@ -233,7 +249,7 @@ export async function produce(o: FleetOptions, io: Io): Promise<SweepOutcome & {
     await queue.close();
     keys.disconnect();
   }
-  return { attempts, interrupted: io.signal.aborted, usageErrors, notRun: notRun + (io.signal.aborted ? pending.size : 0) };
+  return { attempts, interrupted: io.signal.aborted, usageErrors, notRun: notRun + (io.signal.aborted ? pending.size : 0), spendStopped };
 }
 
 /** A worker's answer, checked: whole (count and hash agree, ends in a terminal event), stopped, or why not. */
@@ -305,6 +321,8 @@ export async function work(o: WorkerOptions, io: Io): Promise<{ ran: number }> {
       if (why !== null) throw new UnrecoverableError(why);
       const data = job.data as AttemptJob;
       if ((await keys.exists(stopKey(data.plan))) === 1) return { v: 1, stopped: 'producer' };
+      // The fleet's cap ran out: no attempt of this sweep starts on any machine.
+      if ((await keys.hget(spendKeys(data.plan)[0], 'exhausted')) === '1') return { v: 1, stopped: 'spend' };
       const lines: string[] = [];
       let partial = '';
       // runAttempt writes each event as one line: collected whole, and shown on this worker's stdout as a local sweep shows it.

@@ -4,9 +4,10 @@ import { check } from './check.js';
 import { diff } from './diff.js';
 import { doctor } from './doctor.js';
 import { examples } from './examples.js';
+import { merge } from './merge.js';
 import { results } from './results.js';
 import { run } from './run.js';
 import { schema } from './schema.js';
 import { show } from './show.js';
 
-export const COMMANDS: readonly Command[] = [run, results, diff, show, check, examples, schema, doctor];
+export const COMMANDS: readonly Command[] = [run, results, diff, show, check, examples, schema, doctor, merge];

@@ -4,10 +4,11 @@ import { check } from './check.js';
 import { diff } from './diff.js';
 import { doctor } from './doctor.js';
 import { examples } from './examples.js';
+import { merge } from './merge.js';
 import { results } from './results.js';
 import { run } from './run.js';
 import { schema } from './schema.js';
 import { show } from './show.js';
 import { worker } from './worker.js';
 
-export const COMMANDS: readonly Command[] = [run, results, diff, show, check, examples, schema, doctor, worker];
+export const COMMANDS: readonly Command[] = [run, results, diff, show, check, examples, schema, doctor, merge, worker];

@@ -8,23 +8,8 @@ import { Writable } from 'node:stream';
 import { InputError, UsageError, type Io } from '@quickloop/cli-kit';
 import { isTerminal, parseLine, type WireEvent } from '@quickloop/events';
 import type { AttemptStream } from '../results/fold.js';
-import type { PlanInput } from '../sweep/plan.js';
 import type { Progress } from '../sweep/progress.js';
 import { runAttempt, type LoadedTask, type SweepOptions, type SweepOutcome } from '../sweep/sweep.js';
-
-/** The plan's input from qs-validate's task.loaded events: each task file's path, sha256 and config. */
-export function planInputOf(tasks: readonly LoadedTask[], repeat: number, agent: string, model: string | null, version: string): PlanInput {
-  return {
-    tasks: tasks.map((t) => {
-      const source = ((t.lines[0] as Record<string, unknown>).source ?? {}) as { path?: unknown; sha256?: unknown; config?: { sha256?: unknown } };
-      return { name: t.name, slug: t.slug, source: String(source.path ?? ''), sha256: String(source.sha256 ?? ''), config_sha256: typeof source.config?.sha256 === 'string' ? source.config.sha256 : null };
-    }),
-    repeat,
-    agent,
-    model,
-    versions: { qs: version },
-  };
-}
 
 /** BullMQ's key prefix and queue name: every producer and worker of one Redis database meet here. */
 export const PREFIX = 'quickloop';

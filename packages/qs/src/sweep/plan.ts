@@ -2,7 +2,10 @@
 // folder runs — a static shard, all of them, or a fleet's queue. Shards, the fleet and `qs merge`
 // all compute it here, so two machines given the same tasks and flags agree on it with no talk.
 import { createHash } from 'node:crypto';
-import { UsageError } from '@quickloop/cli-kit';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { InputError, UsageError } from '@quickloop/cli-kit';
+import { parseLine } from '@quickloop/events';
 
 export interface PlanTask {
   name: string;
@@ -97,6 +100,21 @@ export function shardAttempts(all: readonly AttemptRef[], index: number, total: 
   return all.filter((_, i) => bin[i] === index - 1);
 }
 
+/** A plan's tasks from the task.loaded events qs-validate wrote (what `loadTasks` returns). */
+export function planTasksOf(tasks: readonly { slug: string; name: string; lines: readonly Record<string, unknown>[] }[]): PlanTask[] {
+  return tasks.map((t) => {
+    const loaded = t.lines.find((e) => e.type === 'task.loaded') ?? {};
+    const source = (loaded.source ?? {}) as { path?: unknown; sha256?: unknown; config?: { sha256?: unknown } };
+    return {
+      name: t.name,
+      slug: t.slug,
+      source: typeof source.path === 'string' ? source.path : '-',
+      sha256: typeof source.sha256 === 'string' ? source.sha256 : '',
+      config_sha256: typeof source.config?.sha256 === 'string' ? source.config.sha256 : null,
+    };
+  });
+}
+
 /** The whole plan for one folder: the attempts it is to run under `share`. */
 export function sweepPlan(input: PlanInput, share: Share, durations?: ReadonlyMap<string, number>): SweepPlan {
   const all = planAttempts(input.tasks, input.repeat);
@@ -122,6 +140,41 @@ export function planEvent(plan: SweepPlan, ts: string, runId = 'sweep'): Record<
     share: plan.share,
     assigned: plan.assigned,
   };
+}
+
+/** The file at the head of an --out folder. */
+export const PLAN_FILE = 'plan.ndjson';
+
+/**
+ * A folder's plan, or null when it has none (a folder from before plans). A plan that is not one
+ * valid `sweep.plan` line, or whose plan_sha256 is not that of its own content (edited by hand), is
+ * refused: two folders could otherwise claim one sweep.
+ */
+export function readPlan(dir: string, shown = dir): SweepPlan | null {
+  const file = join(dir, PLAN_FILE);
+  if (!existsSync(file)) return null;
+  const where = join(shown, PLAN_FILE);
+  const lines = readFileSync(file, 'utf8')
+    .split(/\r?\n/)
+    .map((raw, i) => ({ raw, n: i + 1 }))
+    .filter((l) => l.raw.trim() !== '');
+  if (lines.length !== 1) throw new InputError(`${where}: expected one sweep.plan line, found ${lines.length}`);
+  const { raw, n } = lines[0] as { raw: string; n: number };
+  const event = parseLine(raw, n, where).event as unknown as Record<string, unknown>;
+  if (event.type !== 'sweep.plan') throw new InputError(`${where}:${n}: expected a sweep.plan event, found ${String(event.type)}`);
+  const plan = event as unknown as SweepPlan;
+  if (planSha256(plan) !== plan.plan_sha256) throw new InputError(`${where}:${n}: plan_sha256 is not the sha256 of this plan's tasks, repeat, agent, model and versions (edited?)`);
+  const all = planAttempts(plan.tasks, plan.repeat);
+  if (plan.attempts !== all.length) throw new InputError(`${where}:${n}: attempts: ${plan.attempts}, but ${plan.tasks.length} tasks × repeat ${plan.repeat} is ${all.length}`);
+  const slugs = new Set(plan.tasks.map((t) => t.slug));
+  if (slugs.size !== plan.tasks.length) throw new InputError(`${where}:${n}: tasks: two tasks share a slug`);
+  const seen = new Set<string>();
+  for (const [i, a] of plan.assigned.entries()) {
+    const k = `${a.slug}#${a.attempt}`;
+    if (!slugs.has(a.slug) || a.attempt > plan.repeat || seen.has(k)) throw new InputError(`${where}:${n}: assigned[${i}]: ${k} is not an attempt of the plan (or is listed twice)`);
+    seen.add(k);
+  }
+  return plan;
 }
 
 /** The CI index variables `--shard auto` reads, in the order they are looked for. */

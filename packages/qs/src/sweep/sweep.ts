@@ -28,6 +28,8 @@ export interface SweepOptions {
   progress: Progress;
   /** Prefix stage lines with `task#attempt` (more than one attempt in the sweep). */
   label: (slug: string, attempt: number) => string;
+  /** The attempts to run, in order (a shard's share of the plan); every task × repeat when absent. */
+  jobs?: readonly { slug: string; attempt: number }[];
 }
 
 export interface SweepOutcome {
@@ -86,7 +88,11 @@ export async function loadTasks(argv: string[], io: Io, onStderr: (text: string)
 /** Runs the sweep. Attempts go out attempt-major (every task's first, then every second…), so an
  * interrupted sweep has something of each task. */
 export async function sweep(o: SweepOptions, io: Io, newId: () => string): Promise<SweepOutcome> {
-  const jobs = Array.from({ length: o.repeat }, (_, a) => o.tasks.map((task) => ({ task, attempt: a + 1 }))).flat();
+  const bySlug = new Map(o.tasks.map((t) => [t.slug, t]));
+  const jobs =
+    o.jobs === undefined
+      ? Array.from({ length: o.repeat }, (_, a) => o.tasks.map((task) => ({ task, attempt: a + 1 }))).flat()
+      : o.jobs.map((j) => ({ task: bySlug.get(j.slug) as LoadedTask, attempt: j.attempt }));
   const attempts: AttemptStream[] = [];
   let usageErrors = 0;
   const running = new Set<() => void>();

@@ -79,6 +79,18 @@ describe('the queue URL, the jobs and the streams a worker sends back', () => {
     expect(checkReturn('nonsense')).toMatch(/no stream/);
     expect(checkReturn({ v: 1, lines: [1, 2] })).toMatch(/no stream/);
   });
+  it.each([
+    [['run', 'x.yaml', '--queue', 'redis://127.0.0.1:1/0', '--shard', '1/2'], /--shard and --queue are two ways to split a sweep; give one/],
+    [['run', 'x.yaml', '--queue', 'ftp://h/0'], /--queue: ftp: is not redis: or rediss:/],
+    [['worker'], /--queue redis:\/\/HOST:PORT\/DB is required/],
+    [['worker', '--queue', 'redis://127.0.0.1:6379/0', '--concurrency', '0'], /--concurrency must be a whole number from 1 to 64/],
+    [['worker', '--queue', 'redis://127.0.0.1:6379/0', '--lock-seconds', 'soon'], /--lock-seconds must be from 1 to 3600/],
+  ])('qs %j: a one-line usage error, exit 3, before anything connects', async (args, message) => {
+    const p = start(args as string[], { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1' }, ROOT);
+    expect(await p.exit).toBe(3);
+    expect(p.err()).toMatch(message);
+    expect(p.err().trim().split('\n')).toHaveLength(1);
+  });
 });
 
 const haveRedis = redisServerPath() !== null;

@@ -273,24 +273,29 @@ describe.skipIf(!haveRedis)('a fleet on a real redis-server (skipped: redis-serv
     expect(w.err()).not.toMatch(/gap#1 started|#2 started/);
   });
 
-  it('the spend ledger: 40 reservers on four connections at once never take more than the cap', async () => {
+  it('the spend ledger: 40 reservers on four connections at once never take more than the cap, and a refusal stops everyone', async () => {
     const target = parseQueueUrl(redis.url);
     const plan = 'b'.repeat(64);
     const producer = await openRedisLedger(target, plan, 1);
     const ledgers = [producer, ...(await Promise.all([1, 2, 3].map(() => openRedisLedger(target, plan))))];
     try {
-      const tries = await Promise.all(Array.from({ length: 40 }, (_, i) => (ledgers[i % 4] as (typeof ledgers)[number]).reserve(0.03)));
-      const granted = tries.filter((t) => t.ok);
-      expect(granted).toHaveLength(33);
-      expect((await producer.state()).usedUsd).toBeCloseTo(0.99, 9);
-      expect((await producer.state()).exhausted).toBe(true);
       // Settled below the estimate: the difference is free again, and settling twice changes nothing.
-      const first = granted[0] as { ok: true; id: string };
+      const first = await producer.reserve(0.1);
+      if (!first.granted) throw new Error('the first reservation was refused');
       await producer.settle(first.id, 0.01);
       await producer.settle(first.id, 0.01);
-      expect((await producer.state()).usedUsd).toBeCloseTo(0.97, 9);
-      expect((await producer.reserve(0.03)).ok).toBe(true);
-      expect(await producer.reserve(0.5)).toEqual({ ok: false, remainingUsd: 0 });
+      expect(await producer.state()).toEqual({ capUsd: 1, spentUsd: 0.01, reservedUsd: 0, exhausted: false });
+      const tries = await Promise.all(Array.from({ length: 40 }, (_, i) => (ledgers[i % 4] as (typeof ledgers)[number]).reserve(0.03)));
+      const granted = tries.filter((t) => t.granted);
+      // 0.99 left: 33 calls of 0.03 fit, the 34th does not, and whoever came after it is refused too.
+      expect(granted).toHaveLength(33);
+      expect(new Set(granted.map((t) => (t as { id: number }).id)).size).toBe(33);
+      const state = await producer.state();
+      expect(state.spentUsd + state.reservedUsd).toBeLessThanOrEqual(1);
+      expect(state).toMatchObject({ reservedUsd: 0.99, exhausted: true });
+      // Tripped: even a call that would fit is refused, on every machine.
+      await producer.settle((granted[0] as { id: number }).id, 0);
+      expect(await (ledgers[2] as (typeof ledgers)[number]).reserve(0.001)).toEqual({ granted: false, spent: 0.01, reserved: 0.96, cap: 1 });
       // A second producer of the plan keeps the first cap.
       const late = await openRedisLedger(target, plan, 100);
       expect((await late.state()).capUsd).toBe(1);
@@ -310,7 +315,7 @@ describe.skipIf(!haveRedis)('a fleet on a real redis-server (skipped: redis-serv
     const file = readFileSync(join(work, 'tasks', 'b-pass.yaml'));
     const plan = planSha256({ tasks: [{ name: 'pass', slug: 'pass', source: '', sha256: createHash('sha256').update(file).digest('hex'), config_sha256: null }], repeat: 3, agent: 'replay', model: null, versions: { qs: VERSION } });
     const ledger = await openRedisLedger(parseQueueUrl(redis.url), plan, 0.01);
-    expect(await ledger.reserve(1)).toMatchObject({ ok: false });
+    expect(await ledger.reserve(1)).toMatchObject({ granted: false });
     ledger.close();
     const w = worker();
     await w.waitErr(/taking attempts/);

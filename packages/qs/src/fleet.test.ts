@@ -273,6 +273,22 @@ describe.skipIf(!haveRedis)('a fleet on a real redis-server (skipped: redis-serv
     expect(w.err()).not.toMatch(/gap#1 started|#2 started/);
   });
 
+  it('a worker refuses an attempt that asks for the unenforced backend: the producer records why, and runs nothing', async () => {
+    const w = worker();
+    await w.waitErr(/taking attempts/);
+    const producer = qs(['run', 'tasks/b-pass.yaml', '--queue', redis.url, '--backend', 'local', '--allow-unenforced', '--out', 'unenforced', ...MAP]);
+    // Only harness errors: no evidence, exit 2.
+    expect(await producer.exit).toBe(2);
+    const lines = readFileSync(join(work, 'unenforced', 'pass', '1', 'events.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Ev);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ type: 'run.failed', stage: 'qs', failed_stage: 'qs worker' });
+    expect(String(lines[0]?.error)).toMatch(/unenforced local backend, which this worker does not allow/);
+    w.child.kill('SIGINT');
+    expect(await w.exit).toBe(130);
+    expect(w.err()).toMatch(/refused job .*unenforced/);
+    expect(w.err()).not.toMatch(/pass started/);
+  });
+
   it('the spend ledger: 40 reservers on four connections at once never take more than the cap, and a refusal stops everyone', async () => {
     const target = parseQueueUrl(redis.url);
     const plan = 'b'.repeat(64);

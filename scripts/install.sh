@@ -2,7 +2,7 @@
 # Installs everything quickloop needs on a fresh Debian/Ubuntu machine with Node 20.19+:
 # through apt when root or sudo allows, the sandbox tools (bubblewrap, socat, nsenter and setpriv, ip) and
 # what the tests run inside and beside it (curl, wget, python3, ps; Debian's chromium for the report's
-# browser tests), then the pinned pnpm, the workspace's
+# browser tests; redis-server, which the fleet's tests start), then the pinned pnpm, the workspace's
 # dependencies, and a build. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +18,7 @@ fi
 # also run curl, wget and python3 in the sandbox (every HTTP client a check may fall back on) and ps.
 missing=()
 packages=()
-for pair in bwrap:bubblewrap socat:socat nsenter:util-linux setpriv:util-linux ip:iproute2 curl:curl wget:wget python3:python3 ps:procps; do
+for pair in bwrap:bubblewrap socat:socat nsenter:util-linux setpriv:util-linux ip:iproute2 curl:curl wget:wget python3:python3 ps:procps redis-server:redis-server; do
   tool=${pair%%:*}
   if ! command -v "$tool" >/dev/null 2>&1; then
     missing+=("$tool")

@@ -50,7 +50,7 @@ const TERMINAL = new Set(['run.completed', 'run.failed', 'run.interrupted']);
 function saved(dir: string): Map<string, Ev[]> {
   const m = new Map<string, Ev[]>();
   for (const slug of readdirSync(dir).sort()) {
-    if (slug.endsWith('.json')) continue;
+    if (slug.endsWith('.json') || slug.endsWith('.ndjson')) continue;
     for (const a of readdirSync(join(dir, slug)).sort()) m.set(`${slug}/${a}`, lines(readFileSync(join(dir, slug, a, 'events.ndjson'), 'utf8')));
   }
   return m;

@@ -6,9 +6,11 @@ import { doctor } from './doctor.js';
 import { examples } from './examples.js';
 import { init } from './init.js';
 import { report } from './report.js';
+import { merge } from './merge.js';
 import { results } from './results.js';
 import { run } from './run.js';
 import { schema } from './schema.js';
 import { show } from './show.js';
+import { worker } from './worker.js';
 
-export const COMMANDS: readonly Command[] = [run, results, diff, report, show, check, init, examples, schema, doctor];
+export const COMMANDS: readonly Command[] = [run, results, diff, report, merge, show, check, init, examples, schema, doctor, worker];

@@ -1,25 +1,29 @@
 // `qs run [TASK|DIR|GLOB...]`: a sweep of the tasks qs-validate finds, each attempt the real
 // `qs-sandbox | qs-agent | qs-check` pipeline of child processes, then results.json, JUnit and the summary.
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { logLevel, parseArgs, QsExit, terminalSafe, UsageError, wantsColour } from '@quickloop/cli-kit';
+import { join, resolve } from 'node:path';
+import { logLevel, parseArgs, QsExit, UsageError, wantsColour } from '@quickloop/cli-kit';
 import { checkModelConfig, isModelAgent } from '@quickloop/qs-agent/config';
 import { checkSpendable, parseMaxSpend, startSpendLedger, type SpendLedger } from '@quickloop/qs-agent/spend';
+import { installCacheDir } from '@quickloop/sandbox';
 import type { Command } from '../command.js';
 import { findExample, materialise, type Materialised } from '../examples/examples.js';
 import { findProjectConfig, loadProjectConfig, type ProjectConfig } from '@quickloop/task';
-import { installCacheDir } from '@quickloop/sandbox';
 import { foldResults, serialiseResults, type Results } from '../results/fold.js';
-import { resultsFromDir } from '../results/load.js';
-import { githubAnnotations, junitXml, rateText, summaryMarkdown } from '../results/reports.js';
+import { loadResults, resultsFromDir } from '../results/load.js';
+import { checkReportPaths, exitCode, publishResults } from '../results/publish.js';
+import { rateText } from '../results/reports.js';
+import { durationsFromResults, parseShard, PLAN_FILE, planDurations, planEvent, planTasksOf, spendShare, sweepPlan, type Share } from '../sweep/plan.js';
 import { createProgress } from '../sweep/progress.js';
-import { loadTasks, sweep } from '../sweep/sweep.js';
+import { loadTasks, sweep, type SweepOutcome } from '../sweep/sweep.js';
+import { parseQueueUrl, produce } from '../fleet/queue.js';
 import { VERSION } from '../version.js';
-import { exitCodeOf } from '@quickloop/cli-kit/process-group';
 
 const USAGE =
-  '$0 [TASK|DIR|GLOB...] [--agent replay|recorded|anthropic|openai|openai-chat|gemini|claude-code|codex] [--model M] [--base-url URL] [--prices FILE] [--from FILE] [--max-spend USD] [--repeat N] [--workers N] [--out DIR] [--install-cache DIR] [--junit FILE] [--summary FILE] [--strict-inconclusive] [--keep-sandbox] [--docs-map URL_PREFIX=DIR]...';
+  '$0 [TASK|DIR|GLOB...] [--agent replay|recorded|anthropic|openai|openai-chat|gemini|claude-code|codex] [--model M] [--base-url URL] [--prices FILE] [--from FILE] [--max-spend USD] [--repeat N] [--workers N] [--out DIR] [--install-cache DIR] [--junit FILE] [--summary FILE] [--strict-inconclusive] [--keep-sandbox] [--docs-map URL_PREFIX=DIR]... [--shard INDEX/TOTAL|auto[/TOTAL] [--durations RESULTS]]';
+
+export { exitCode };
 
 function count(name: string, value: unknown, max: number): number {
   const n = Number(value);
@@ -39,7 +43,7 @@ export const run: Command = {
     // After what was typed (list flags would swallow the task files that follow them), before any `--`.
     const end = typedArgv.indexOf('--');
     const argv = end < 0 ? [...typedArgv, ...configFlags(config, typedArgv)] : [...typedArgv.slice(0, end), ...configFlags(config, typedArgv), ...typedArgv.slice(end)];
-    const args = parseArgs(argv, { name: 'qs run', version: VERSION, usage: USAGE, out: io.stdout, positionals: 1000 }, (y) =>
+    const args = parseArgs(argv, { name: 'qs run', version: VERSION, usage: USAGE, out: io.stderr, positionals: 1000 }, (y) =>
       y
         .option('agent', { type: 'string', default: 'replay', describe: 'Who works on the task (passed to qs-agent)' })
         .option('model', { type: 'string', describe: 'The model a model agent asks for (passed to qs-agent)' })
@@ -48,12 +52,19 @@ export const run: Command = {
         .option('stream', { type: 'boolean', default: true, describe: 'Model agents: stream responses (--no-stream asks for whole ones)' })
         .option('from', { type: 'string', describe: '--agent recorded: the saved stream whose model turns are re-driven' })
         .option('from-run', { type: 'string', describe: '--agent recorded: the run_id to re-drive' })
-        .option('max-spend', { type: 'string', describe: 'Model agents: stop the sweep before any model call that could take its spending past USD (all workers together)' })
+        .option('max-spend', { type: 'string', describe: 'Model agents: stop the sweep before any model call that could take its spending past USD (all workers together; a shard gets its share)' })
         .option('repeat', { type: 'string', default: '1', describe: 'Attempts per task' })
         .option('workers', { type: 'string', default: '1', describe: 'Attempts run at once, each in its own sandbox' })
+        .option('queue', { type: 'string', describe: 'Run on a worker fleet: enqueue the attempts on redis://HOST:PORT/DB for qs worker, collect their streams' })
         .option('out', { type: 'string', describe: 'Write DIR/<task>/<attempt>/events.ndjson as it happens, then DIR/results.json' })
         .option('junit', { type: 'string', describe: 'Write JUnit XML here' })
         .option('summary', { type: 'string', describe: 'Write a Markdown summary here' })
+        .option('shard', {
+          type: 'string',
+          describe:
+            'Run one share of the attempts: INDEX/TOTAL (1-based), or auto[/TOTAL] from JOB_COMPLETION_INDEX, CI_NODE_INDEX/CI_NODE_TOTAL or AWS_BATCH_JOB_ARRAY_INDEX (a total from QS_SHARD_TOTAL); merge the folders with qs merge. A --max-spend cap is the whole sweep\'s: each shard gets cap/TOTAL',
+        })
+        .option('durations', { type: 'string', describe: 'With --shard: balance shards by each task\'s mean duration in this results.json (or --out folder); every shard must be given the same file' })
         .option('strict-inconclusive', { type: 'boolean', default: false, describe: 'An inconclusive run makes the exit code 2 even when others passed' })
         .option('config', { type: 'string', describe: 'The project config (default: the nearest quickloop.yaml from here up); --no-config for none' })
         .option('example', { type: 'string', array: true, default: [] as string[], describe: 'Run this bundled example offline instead of task files (repeatable; see qs examples)' })
@@ -85,6 +96,7 @@ export const run: Command = {
     } else if (maxSpend !== undefined) needsLedger = checkSpendable(args.agent, args.model === undefined ? undefined : String(args.model));
     const repeat = count('repeat', args.repeat, 1000);
     const workers = count('workers', args.workers, 64);
+    const queue = args.queue === undefined ? null : parseQueueUrl(String(args.queue));
     const level = logLevel(args);
     const quiet = level === 'quiet' ? ['--quiet'] : level === 'verbose' ? ['--verbose'] : [];
     const out = args.out === undefined ? null : resolve(io.cwd, String(args.out));
@@ -94,14 +106,16 @@ export const run: Command = {
       // A second sweep into the same folder would mix its attempts into the first's results.
       if (readdirSync(out).length > 0) throw new UsageError(`qs run: --out ${String(args.out)}: the folder is not empty (name a new one)`);
     }
-    // A report path that cannot be written is found now, not after the sweep has run.
-    for (const flag of ['junit', 'summary'] as const) {
-      const value = args[flag];
-      if (value === undefined) continue;
-      const file = resolve(io.cwd, String(value));
-      if (String(value) === '' || (existsSync(file) && statSync(file).isDirectory())) throw new UsageError(`qs run: --${flag} ${String(value)}: name a file`);
-      if (!existsSync(dirname(file))) throw new UsageError(`qs run: --${flag} ${String(value)}: its folder does not exist`);
-    }
+    const reportPaths = { junit: args.junit === undefined ? undefined : String(args.junit), summary: args.summary === undefined ? undefined : String(args.summary) };
+    checkReportPaths(reportPaths, io.cwd, 'qs run');
+    const shard = args.shard === undefined ? null : parseShard(String(args.shard), io.env);
+    // The fleet hands out every attempt itself: a static share of them on top would leave some to nobody.
+    if (shard !== null && queue !== null) throw new UsageError('qs run: --shard and --queue are two ways to split a sweep; give one');
+    if (args.durations !== undefined && shard === null) throw new UsageError('qs run: --durations balances shards; give --shard with it');
+    const durations = args.durations === undefined ? undefined : durationsFromResults(await loadResults(resolve(io.cwd, String(args.durations)), String(args.durations), VERSION));
+    // One cap for a fleet is the queue's to hold across machines; that wiring is not done, and a cap
+    // that is not held is no cap: refuse rather than run unbounded.
+    if (queue !== null && needsLedger) throw new UsageError('qs run: --max-spend is not yet enforced across a worker fleet (--queue); run without --queue, or with --shard (each shard holds its share)');
     const examples: Materialised[] = [];
     if (args.example.length > 0 && args._.length > 0) throw new UsageError('qs run: --example runs the bundled tasks; name no task files with it');
     // Looked up first: an unknown name leaves nothing written.
@@ -112,7 +126,8 @@ export const run: Command = {
       if (needsLedger && maxSpend !== undefined) {
         // A private folder: only this user's agents can reach the socket, and nothing inside a sandbox can see it.
         ledgerDir = mkdtempSync(join(io.env.TMPDIR || tmpdir(), 'qs-spend-'));
-        ledger = await startSpendLedger(join(ledgerDir, 'ledger.sock'), maxSpend);
+        // A shard holds its share of the cap, so the shards together hold the whole with no shared state.
+        ledger = await startSpendLedger(join(ledgerDir, 'ledger.sock'), shard === null ? maxSpend : spendShare(maxSpend, shard.total));
       }
       const keep = args['keep-sandbox'] ? ['--keep'] : [];
       const installCache = args['install-cache'] === undefined ? [] : ['--install-cache', installCacheDir(String(args['install-cache']), io.cwd)];
@@ -137,20 +152,24 @@ export const run: Command = {
         io.stderr.write('qs run: no valid task to run\n');
         return QsExit.usage;
       }
-      if (out !== null) mkdirSync(out, { recursive: true });
-      const total = loaded.tasks.length * repeat;
+      const share: Share = queue !== null ? { kind: 'queue', queue: queue.shown } : shard === null ? { kind: 'all' } : { kind: 'shard', index: shard.index, total: shard.total };
+      const plan = sweepPlan(
+        { tasks: planTasksOf(loaded.tasks), repeat, agent: String(args.agent), model: args.model === undefined ? null : String(args.model), versions: { qs: VERSION } },
+        share,
+        durations === undefined ? undefined : planDurations(loaded.tasks, durations),
+      );
+      if (out !== null) {
+        mkdirSync(out, { recursive: true });
+        // First, before any attempt: a folder says which sweep it belongs to even if qs dies in it.
+        writeFileSync(resolve(out, PLAN_FILE), `${JSON.stringify(planEvent(plan, io.now().toISOString()))}\n`);
+      }
+      if (shard !== null && level !== 'quiet') {
+        io.stderr.write(`qs run: shard ${shard.index}/${shard.total}${shard.from === '--shard' ? '' : ` (from ${shard.from})`}: ${plan.assigned.length} of ${plan.attempts} attempts${durations === undefined ? '' : ', balanced by --durations'}\n`);
+      }
+      const total = plan.assigned.length;
       const sweepProgress = createProgress({ stream: io.stderr, colour, live: io.stderr.isTTY === true && io.env.TERM !== 'dumb', quiet: level === 'quiet', total, now: () => io.now().getTime() });
       const many = total > 1;
-      const outcome = await sweep(
-        {
-          tasks: loaded.tasks,
-          repeat,
-          workers,
-          out,
-          progress: sweepProgress,
-          label: (slug, attempt) => (many ? `${slug}#${attempt}` : slug),
-          halted: () => ledger?.state().tripped === true,
-          argvOf: {
+      const argvOf = {
             'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...keep, ...installCache, ...quiet],
             'qs-agent': [
               '--agent',
@@ -167,38 +186,47 @@ export const run: Command = {
               ...quiet,
             ],
             'qs-check': [...keep, ...installCache, ...quiet],
-          },
+          };
+      const label = (slug: string, attempt: number): string => (many ? `${slug}#${attempt}` : slug);
+      let outcome: SweepOutcome;
+      let spendStopped = false;
+      if (queue !== null) {
+        const fleet = await produce({ tasks: loaded.tasks, repeat, argvOf, out, progress: sweepProgress, label, target: queue, plan: plan.plan_sha256 }, io);
+        outcome = fleet;
+        if (fleet.spendStopped > 0) {
+          io.stderr.write(`qs run: the fleet's spend cap ran out: ${fleet.spendStopped} attempt${fleet.spendStopped === 1 ? ' was' : 's were'} not run\n`);
+          spendStopped = true;
+        }
+      } else
+        outcome = await sweep(
+        {
+          tasks: loaded.tasks,
+          repeat,
+          jobs: plan.assigned,
+          workers,
+          out,
+          progress: sweepProgress,
+          label,
+          halted: () => ledger?.state().tripped === true,
+          argvOf,
         },
         io,
         io.newId,
       );
       sweepProgress.close();
       let results: Results;
-      if (out !== null) {
+      if (out !== null && outcome.attempts.length > 0) {
         // Folded from the files, not from memory: what is written is by construction what `qs results` rebuilds.
         results = await resultsFromDir(out, VERSION, String(args.out));
         writeFileSync(resolve(out, 'results.json'), serialiseResults(results));
-      } else results = foldResults(outcome.attempts, VERSION);
-      if (args.junit !== undefined) writeFileSync(resolve(io.cwd, String(args.junit)), junitXml(results));
-      const summary = summaryMarkdown(results);
-      if (args.summary !== undefined) writeFileSync(resolve(io.cwd, String(args.summary)), summary);
-      if (io.env.GITHUB_ACTIONS === 'true') {
-        // Workflow commands are read from the step's output: stderr here, as stdout carries events only.
-        for (const line of githubAnnotations(results)) io.stderr.write(`${line}\n`);
-        const stepSummary = io.env.GITHUB_STEP_SUMMARY;
-        try {
-          if (stepSummary) appendFileSync(stepSummary, summary);
-        } catch (error) {
-          // The runner's file, not the user's input: say so, and let the verdict stand.
-          io.stderr.write(`qs run: warning: could not append to GITHUB_STEP_SUMMARY (${terminalSafe((error as Error).message)})\n`);
-        }
-      }
+      } else results = foldResults(outcome.attempts, VERSION, plan);
+      publishResults(results, reportPaths, io, 'qs run');
       if (many || level === 'verbose') {
         for (const t of results.tasks) io.stderr.write(`${t.task}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${Object.keys(t.discarded).length ? ` · discarded ${Object.entries(t.discarded).map(([k, n]) => `${k} ${n}`).join(', ')}` : ''}\n`);
       }
-      if (out !== null && level !== 'quiet') io.stderr.write(`results: ${resolve(out, 'results.json')}\n`);
-      if (outcome.interrupted) {
-        io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded\n`);
+      if (out !== null && outcome.attempts.length > 0 && level !== 'quiet') io.stderr.write(`results: ${resolve(out, 'results.json')}\n`);
+      if (outcome.interrupted || spendStopped) {
+        if (outcome.interrupted) io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded${queue !== null ? ' (the fleet takes no more of this sweep)' : ''}\n`);
         return QsExit.interrupted;
       }
       const spend = ledger?.state();
@@ -208,6 +236,11 @@ export const run: Command = {
         return QsExit.interrupted;
       }
       if (outcome.usageErrors > 0) io.stderr.write(`qs run: a stage refused its input or flags in ${outcome.usageErrors} attempt${outcome.usageErrors === 1 ? '' : 's'} (its message is above)\n`);
+      // More shards than attempts leaves some with none: that shard did its part, so a matrix stays green.
+      if (total === 0 && loaded.code + outcome.usageErrors === 0) {
+        io.stderr.write(`qs run: shard ${shard?.index}/${shard?.total} has no attempt of the ${plan.attempts} in the plan\n`);
+        return QsExit.passed;
+      }
       return exitCode(results, loaded.code + outcome.usageErrors, args['strict-inconclusive']);
     } finally {
       for (const e of examples) e.remove();
@@ -241,13 +274,4 @@ function configFlags(config: ProjectConfig | undefined, argv: readonly string[])
     else out.push(`--${flag}=${String(value)}`);
   }
   return out;
-}
-
-/** The exit-code table: 3 for an invalid file or a stage's usage error (after the rest ran), 1 any docs gap, 2 no evidence. */
-export function exitCode(results: Results, usage: number, strict: boolean): number {
-  if (usage !== 0) return QsExit.usage;
-  const c = results.counts;
-  if (c.docs_gap > 0) return QsExit.docsGap;
-  if (strict && c.inconclusive + c.interrupted > 0) return QsExit.noEvidence;
-  return c.passed > 0 ? QsExit.passed : QsExit.noEvidence;
 }

@@ -152,7 +152,7 @@ describe('foldResults', () => {
     expect(by.refused).toMatchObject({ pass_rate: null, discarded: { agent_refusal: 2 }, models_reported: ['claude-sonnet-4-5'], unpriced_models: ['claude-sonnet-4-5'] });
     expect(by['cut-short']).toMatchObject({ discarded: { harness_error: 1 } });
     for (const t of r.tasks) expect(t.attempts - t.evidential_runs).toBe(Object.values(t.discarded).reduce((a, b) => a + b, 0) + t.skipped);
-    expect(r.counts).toEqual({ passed: 2, docs_gap: 2, inconclusive: 3, skipped: 1, interrupted: 0 });
+    expect(r.counts).toEqual({ passed: 2, docs_gap: 2, inconclusive: 3, skipped: 1, interrupted: 0, not_run: 0 });
     expect(r.totals.runs).toBe(8);
     expect(r.repeat).toBe(3);
     // The unpriced run adds nothing it can know and names its model instead.

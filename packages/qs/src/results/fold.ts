@@ -70,6 +70,8 @@ export interface TaskResult {
   runs: RunResult[];
   // Beyond schema 2.0:
   slug: string;
+  /** Attempts of the plan for this task that were not run (see Results.not_run). */
+  not_run: number;
   failures: number;
   flaky: boolean;
   pass_rate_interval: Interval | null;
@@ -93,7 +95,25 @@ export interface Results {
   backends: string[];
   agents: string[];
   models_reported: string[];
-  counts: { passed: number; docs_gap: number; inconclusive: number; skipped: number; interrupted: number };
+  counts: { passed: number; docs_gap: number; inconclusive: number; skipped: number; interrupted: number; not_run: number };
+  /** The sweep's identity, from the folder's plan.ndjson (null for a folder without one). */
+  plan_sha256: string | null;
+  /** Attempts the plan gave this folder that no stream here holds: never run, so never evidence. */
+  not_run: NotRun[];
+}
+
+export interface NotRun {
+  task: string;
+  slug: string;
+  attempt: number;
+}
+
+/** What the fold needs of a sweep's plan: the tasks, and the attempts this folder was to hold. */
+export interface FoldPlan {
+  plan_sha256: string;
+  repeat: number;
+  tasks: readonly { name: string; slug: string }[];
+  assigned: readonly { slug: string; attempt: number }[];
 }
 
 /** One attempt's saved stream: where it sits (`SLUG/ATTEMPT/events.ndjson`) and its events in order. */
@@ -322,7 +342,7 @@ const sumCost = (runs: readonly { estimated_cost_usd: number | null }[]): number
   runs.length > 0 && runs.every((r) => r.estimated_cost_usd === null) ? null : round6(runs.reduce((s, r) => s + (r.estimated_cost_usd ?? 0), 0));
 const round6 = (n: number): number => Math.round(n * 1e6) / 1e6;
 
-function foldTask(slug: string, runs: RunResult[]): TaskResult {
+function foldTask(slug: string, runs: RunResult[], name?: string): TaskResult {
   const passes = runs.filter((r) => r.classification === 'passed').length;
   const failures = runs.filter((r) => r.classification === 'docs_gap').length;
   const evidential = passes + failures;
@@ -334,7 +354,7 @@ function foldTask(slug: string, runs: RunResult[]): TaskResult {
   }
   const agents = sorted(runs.flatMap((r) => (r.agent === null ? [] : [r.agent])));
   return {
-    task: runs[0]?.task ?? slug,
+    task: runs[0]?.task ?? name ?? slug,
     agent: runs.find((r) => r.agent !== null)?.agent ?? null,
     attempts: runs.length,
     passes,
@@ -348,6 +368,7 @@ function foldTask(slug: string, runs: RunResult[]): TaskResult {
     estimated_cost_usd: sumCost(runs),
     runs,
     slug,
+    not_run: 0,
     failures,
     flaky: passes > 0 && failures > 0,
     pass_rate_interval: evidential === 0 ? null : wilson(passes, evidential),
@@ -360,8 +381,10 @@ function foldTask(slug: string, runs: RunResult[]): TaskResult {
  * The whole document from the attempts' streams alone: sorted by folder and attempt first, so the
  * order the attempts finished in (workers race) never shows, and `qs results DIR` rebuilds
  * byte-for-byte what `qs run --out DIR` wrote. Nothing here reads the clock or the machine.
+ * With the folder's plan, every attempt it assigned that no stream holds is listed as not run, and
+ * a task none of whose attempts ran still has its entry (0 attempts, no evidence).
  */
-export function foldResults(attempts: readonly AttemptStream[], version: string): Results {
+export function foldResults(attempts: readonly AttemptStream[], version: string, plan?: FoldPlan): Results {
   const ordered = [...attempts].sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : a.attempt - b.attempt));
   const groups = new Map<string, RunResult[]>();
   let first = Infinity;
@@ -379,7 +402,16 @@ export function foldResults(attempts: readonly AttemptStream[], version: string)
       }
     }
   }
-  const tasks = [...groups].map(([slug, runs]) => foldTask(slug, runs));
+  const ran = new Set(ordered.map((a) => `${a.slug}#${a.attempt}`));
+  const names = new Map((plan?.tasks ?? []).map((t) => [t.slug, t.name]));
+  const notRun: NotRun[] = (plan?.assigned ?? [])
+    .filter((a) => !ran.has(`${a.slug}#${a.attempt}`))
+    .map((a) => ({ task: names.get(a.slug) ?? a.slug, slug: a.slug, attempt: a.attempt }))
+    .sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : a.attempt - b.attempt));
+  for (const n of notRun) if (!groups.has(n.slug)) groups.set(n.slug, []);
+  const tasks = [...groups]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([slug, runs]) => ({ ...foldTask(slug, runs, names.get(slug)), not_run: notRun.filter((n) => n.slug === slug).length }));
   const runs = tasks.flatMap((t) => t.runs);
   const backends = sorted(runs.flatMap((r) => (r.backend === null ? [] : [r.backend])));
   const count = (p: (c: string) => boolean): number => runs.filter((r) => p(r.classification)).length;
@@ -388,7 +420,7 @@ export function foldResults(attempts: readonly AttemptStream[], version: string)
     quickstarted_version: null,
     generated_at: Number.isFinite(last) ? new Date(last).toISOString() : new Date(0).toISOString(),
     environment: { python: null, platform: null, hostname: null, backend: backends.length === 1 ? (backends[0] as string) : backends.length === 0 ? null : 'mixed' },
-    repeat: Math.max(0, ...runs.map((r) => r.attempt)),
+    repeat: plan?.repeat ?? Math.max(0, ...runs.map((r) => r.attempt)),
     duration_seconds: Number.isFinite(first) ? round3((last - first) / 1000) : 0,
     interrupted: runs.some((r) => r.outcome.ended === 'interrupted'),
     totals: {
@@ -409,7 +441,10 @@ export function foldResults(attempts: readonly AttemptStream[], version: string)
       inconclusive: count((c) => INCONCLUSIVE.has(c)),
       skipped: count((c) => c === 'skipped'),
       interrupted: count((c) => c === 'interrupted'),
+      not_run: notRun.length,
     },
+    plan_sha256: plan?.plan_sha256 ?? null,
+    not_run: notRun,
   };
 }
 

@@ -3,6 +3,7 @@ import { createReadStream, existsSync, readdirSync, readFileSync, statSync } fro
 import { join } from 'node:path';
 import { InputError } from '@quickloop/cli-kit';
 import { readEvents, type WireEvent } from '@quickloop/events';
+import { readPlan } from '../sweep/plan.js';
 import { foldResults, type AttemptStream, type Results } from './fold.js';
 
 /** Where JSON.parse gave up on `text`: the offset of the first character that cannot be JSON there (-1: none found). */
@@ -113,9 +114,11 @@ export async function readAttempts(dir: string, shown = dir): Promise<AttemptStr
 export async function resultsFromDir(dir: string, version: string, shown = dir): Promise<Results> {
   if (!existsSync(dir)) throw new InputError(`${shown}: no such folder`);
   if (!statSync(dir).isDirectory()) throw new InputError(`${shown}: is a file, not the folder a qs run --out wrote`);
+  const plan = readPlan(dir, shown);
   const attempts = await readAttempts(dir, shown);
-  if (attempts.length === 0) throw new InputError(`${shown}: no saved runs (expected SLUG/ATTEMPT/events.ndjson, as qs run --out writes)`);
-  return foldResults(attempts, version);
+  // A folder with a plan is a sweep's even with no run in it (a shard given no attempt, or stopped before any).
+  if (attempts.length === 0 && plan === null) throw new InputError(`${shown}: no saved runs (expected SLUG/ATTEMPT/events.ndjson, as qs run --out writes)`);
+  return foldResults(attempts, version, plan ?? undefined);
 }
 
 /**

@@ -37,12 +37,23 @@ export function junitXml(results: Results): string {
   const all = results.tasks.flatMap((t) => t.runs);
   const attrs = (runs: RunResult[]): string =>
     `tests="${runs.length}" failures="${count(runs, (r) => r.classification === 'docs_gap')}" errors="${count(runs, (r) => isInconclusive(r.classification))}" skipped="${count(runs, (r) => r.classification === 'skipped')}" time="${seconds(runs.reduce((s, r) => s + r.duration_seconds, 0))}"`;
-  const suites = results.tasks.map((t) => [`  <testsuite name="${xml(t.task)}" ${attrs(t.runs)}>`, ...t.runs.map((r) => testcase(t, r)), '  </testsuite>'].join('\n'));
-  return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="quickloop" ${attrs(all)}>`, ...suites, '</testsuites>', ''].join('\n');
+  // An attempt no folder ran is an error, never a pass or a skip: a CI reading only JUnit must not go green on it.
+  const notRun = (t: TaskResult): string[] =>
+    (results.not_run ?? [])
+      .filter((n) => n.slug === t.slug)
+      .map((n) => `    <testcase classname="quickloop.${xml(t.task)}" name="${xml(`not run attempt ${n.attempt}`)}" time="0.000">\n      <error type="not_run" message="no folder holds this attempt of the plan">no folder holds this attempt of the plan</error>\n    </testcase>`);
+  const attrsWith = (runs: RunResult[], missing: number): string => {
+    const a = attrs(runs);
+    if (missing === 0) return a;
+    return a.replace(/^tests="(\d+)"/, (_, n: string) => `tests="${Number(n) + missing}"`).replace(/ errors="(\d+)"/, (_, n: string) => ` errors="${Number(n) + missing}"`);
+  };
+  const suites = results.tasks.map((t) => [`  <testsuite name="${xml(t.task)}" ${attrsWith(t.runs, t.not_run ?? 0)}>`, ...t.runs.map((r) => testcase(t, r)), ...notRun(t), '  </testsuite>'].join('\n'));
+  return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="quickloop" ${attrsWith(all, results.not_run?.length ?? 0)}>`, ...suites, '</testsuites>', ''].join('\n');
 }
 
 /** A pass rate for people: `80% [4/5 evidential of 6 runs]`, or why there is none. */
 export function rateText(t: TaskResult): string {
+  if (t.attempts === 0 && (t.not_run ?? 0) > 0) return `not run (${t.not_run} attempt${t.not_run === 1 ? '' : 's'} of the plan)`;
   if (t.pass_rate === null) return t.skipped === t.attempts ? 'skipped (no replay commands)' : `no evidence (${t.attempts} run${t.attempts === 1 ? '' : 's'})`;
   const ci = t.pass_rate_interval ? ` (95% CI ${pct(t.pass_rate_interval.low)}–${pct(t.pass_rate_interval.high)})` : '';
   return `${pct(t.pass_rate)} [${t.passes}/${t.evidential_runs} evidential of ${t.attempts} run${t.attempts === 1 ? '' : 's'}]${ci}`;
@@ -57,7 +68,7 @@ export function summaryMarkdown(results: Results): string {
   const lines = [
     '# quickloop results',
     '',
-    `${results.totals.runs} run${results.totals.runs === 1 ? '' : 's'} of ${results.tasks.length} task${results.tasks.length === 1 ? '' : 's'} · ${c.passed} passed · ${c.docs_gap} docs gap · ${c.inconclusive} inconclusive · ${c.skipped} skipped${c.interrupted ? ` · ${c.interrupted} interrupted` : ''} · backend ${results.environment.backend ?? 'none'} · ${results.duration_seconds}s`,
+    `${results.totals.runs} run${results.totals.runs === 1 ? '' : 's'} of ${results.tasks.length} task${results.tasks.length === 1 ? '' : 's'} · ${c.passed} passed · ${c.docs_gap} docs gap · ${c.inconclusive} inconclusive · ${c.skipped} skipped${c.interrupted ? ` · ${c.interrupted} interrupted` : ''}${c.not_run ? ` · ${c.not_run} not run` : ''} · backend ${results.environment.backend ?? 'none'} · ${results.duration_seconds}s`,
     '',
   ];
   if (results.interrupted) lines.push('**The sweep was interrupted**: the runs below are the ones that finished.', '');
@@ -70,6 +81,10 @@ export function summaryMarkdown(results: Results): string {
   if (gaps.length > 0) {
     lines.push('', '## Docs gaps', '');
     for (const { t, r } of gaps) lines.push(`- **${md(t.task)}** attempt ${r.attempt}: ${md(r.outcome.check_reason || r.outcome.detail)}${r.suspect_page ? ` — look first at ${md(r.suspect_page)}` : ''}`);
+  }
+  if ((results.not_run ?? []).length > 0) {
+    lines.push('', '## Not run', '', 'Attempts of the plan that no folder holds (a shard that did not finish, or was not merged): no evidence either way.', '');
+    for (const n of results.not_run) lines.push(`- **${md(n.task)}** attempt ${n.attempt}`);
   }
   const cost = results.totals.estimated_cost_usd;
   lines.push('', `Estimated cost: ${cost === null ? 'unknown' : `$${cost.toFixed(4)}`}${results.totals.unpriced_models.length ? ` (unpriced: ${results.totals.unpriced_models.map(md).join(', ')})` : ''}`, '');
@@ -92,6 +107,7 @@ export function githubAnnotations(results: Results): string[] {
     } else if (t.pass_rate === null && t.skipped < t.attempts) {
       out.push(`::warning file=${ghProp(file)},title=${ghProp('quickloop no evidence')}::${ghData(`${t.task}: ${rateText(t)}`)}`);
     }
+    if ((t.not_run ?? 0) > 0) out.push(`::warning file=${ghProp(file)},title=${ghProp('quickloop not run')}::${ghData(`${t.task}: ${t.not_run} attempt${t.not_run === 1 ? '' : 's'} of the plan not run`)}`);
   }
   return out;
 }

@@ -30,6 +30,8 @@ export interface SweepOptions {
   label: (slug: string, attempt: number) => string;
   /** No new attempt starts once this says so (the spend cap was reached). */
   halted?: () => boolean;
+  /** The attempts to run, in order (a shard's share of the plan); every task × repeat when absent. */
+  jobs?: readonly { slug: string; attempt: number }[];
 }
 
 export interface SweepOutcome {
@@ -88,7 +90,11 @@ export async function loadTasks(argv: string[], io: Io, onStderr: (text: string)
 /** Runs the sweep. Attempts go out attempt-major (every task's first, then every second…), so an
  * interrupted sweep has something of each task. */
 export async function sweep(o: SweepOptions, io: Io, newId: () => string): Promise<SweepOutcome> {
-  const jobs = Array.from({ length: o.repeat }, (_, a) => o.tasks.map((task) => ({ task, attempt: a + 1 }))).flat();
+  const bySlug = new Map(o.tasks.map((t) => [t.slug, t]));
+  const jobs =
+    o.jobs === undefined
+      ? Array.from({ length: o.repeat }, (_, a) => o.tasks.map((task) => ({ task, attempt: a + 1 }))).flat()
+      : o.jobs.map((j) => ({ task: bySlug.get(j.slug) as LoadedTask, attempt: j.attempt }));
   const attempts: AttemptStream[] = [];
   let usageErrors = 0;
   const running = new Set<() => void>();
@@ -110,7 +116,8 @@ export async function sweep(o: SweepOptions, io: Io, newId: () => string): Promi
   return { attempts, interrupted: io.signal.aborted, usageErrors };
 }
 
-async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io: Io, runId: string, running: Set<() => void>): Promise<{ stream: AttemptStream; usage: boolean }> {
+/** One attempt: its own pipeline, sandbox and stream. The fleet's worker runs exactly this. */
+export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io: Io, runId: string, running: Set<() => void>): Promise<{ stream: AttemptStream; usage: boolean }> {
   const label = o.label(task.slug, attempt);
   o.progress.started(label);
   let fd: number | null = null;

@@ -1,0 +1,87 @@
+// One spend cap for a whole fleet, held in Redis: every model call reserves its estimate before it
+// is made and settles the actual cost after, each step one Lua script, so no two machines can
+// both take the last dollars.
+import { InputError } from '@quickloop/cli-kit';
+import { probe, spendKeys, type QueueTarget } from './queue.js';
+
+/** The shape of the sweep-local ledger's client (qs-agent's spend protocol), so either serves an agent. */
+export type Reservation = { granted: true; id: number } | { granted: false; spent: number; reserved: number; cap: number };
+
+/** What a spend cap is to whoever spends: the in-process ledger and this one take the same two calls. */
+export interface SpendLedger {
+  reserve(estimateUsd: number): Promise<Reservation>;
+  settle(reservationId: number, actualUsd: number): Promise<void>;
+}
+
+// Money as whole micro-dollars: Redis adds integers exactly, and a float sum could drift past the cap.
+const micro = (usd: number, what: string): number => {
+  if (typeof usd !== 'number' || !Number.isFinite(usd) || usd < 0) throw new InputError(`spend ledger: ${what} must be a non-negative number of dollars (got ${String(usd)})`);
+  return Math.ceil(usd * 1e6 - 1e-6);
+};
+
+// A call is granted only while spent + reserved + estimate <= cap; the first refusal trips the cap,
+// and a tripped cap grants nothing more to anyone, so no new call starts on any machine.
+const RESERVE = `
+local cap = redis.call('HGET', KEYS[1], 'cap')
+if not cap then return {-1, 0, 0, 0} end
+cap = tonumber(cap)
+local spent = tonumber(redis.call('HGET', KEYS[1], 'spent') or '0')
+local reserved = tonumber(redis.call('HGET', KEYS[1], 'reserved') or '0')
+local est = tonumber(ARGV[1])
+if redis.call('HGET', KEYS[1], 'exhausted') == '1' or spent + reserved + est > cap then
+  redis.call('HSET', KEYS[1], 'exhausted', '1')
+  return {0, spent, reserved, cap}
+end
+local id = redis.call('HINCRBY', KEYS[1], 'next', 1)
+redis.call('HINCRBY', KEYS[1], 'reserved', est)
+redis.call('HSET', KEYS[2], id, est)
+return {1, id, 0, 0}
+`;
+
+const SETTLE = `
+local est = redis.call('HGET', KEYS[2], ARGV[1])
+if not est then return 0 end
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HINCRBY', KEYS[1], 'reserved', -tonumber(est))
+redis.call('HINCRBY', KEYS[1], 'spent', tonumber(ARGV[2]))
+return 1
+`;
+
+export interface RedisLedger extends SpendLedger {
+  /** The cap, what settled calls cost, what granted calls not yet settled may cost, and whether it tripped. */
+  state(): Promise<{ capUsd: number; spentUsd: number; reservedUsd: number; exhausted: boolean }>;
+  close(): void;
+}
+
+/**
+ * Opens the fleet's ledger for a plan. The producer gives `capUsd` (set once: a second producer of
+ * the same plan keeps the first cap and what was spent under it); a worker opens it without.
+ */
+export async function openRedisLedger(target: QueueTarget, plan: string, capUsd?: number): Promise<RedisLedger> {
+  await probe(target);
+  const { Redis } = await import('ioredis');
+  const client = new Redis({ ...target.connection, maxRetriesPerRequest: null });
+  client.on('error', () => undefined);
+  const keys = spendKeys(plan);
+  if (capUsd !== undefined) await client.hsetnx(keys[0], 'cap', String(micro(capUsd, 'the cap')));
+  return {
+    async reserve(estimateUsd) {
+      const est = micro(estimateUsd, 'an estimate');
+      const [ok, a, b, c] = (await client.eval(RESERVE, 2, keys[0], keys[1], String(est))) as [number, number, number, number];
+      if (ok === -1) throw new InputError(`spend ledger: no cap is set for sweep ${plan.slice(0, 12)} in ${target.shown}`);
+      return ok === 1 ? { granted: true, id: a } : { granted: false, spent: a / 1e6, reserved: b / 1e6, cap: c / 1e6 };
+    },
+    async settle(reservationId, actualUsd) {
+      const actual = micro(actualUsd, 'a cost');
+      // Settling twice (a retried message) changes nothing the second time.
+      await client.eval(SETTLE, 2, keys[0], keys[1], String(reservationId), String(actual));
+    },
+    async state() {
+      const h = await client.hgetall(keys[0]);
+      return { capUsd: Number(h.cap ?? 0) / 1e6, spentUsd: Number(h.spent ?? 0) / 1e6, reservedUsd: Number(h.reserved ?? 0) / 1e6, exhausted: h.exhausted === '1' };
+    },
+    close() {
+      client.disconnect();
+    },
+  };
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GitHub Action's steps (action.yml): its inputs arrive as QL_* variables, never spliced into a
 # script, so a task path or a model name cannot inject shell. `doctor` runs qs doctor on the tasks;
-# otherwise qs run, with its exit code written to $GITHUB_OUTPUT and returned.
+# with QL_MERGE, qs merge of the shards' folders; otherwise qs run (one shard of it with QL_SHARD),
+# with its exit code written to $GITHUB_OUTPUT and returned.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 qs=(node "$here/packages/qs/bin/qs.js")
@@ -32,12 +33,20 @@ if [ "${1:-}" = doctor ]; then
   exec "${qs[@]}" doctor "${tasks[@]}"
 fi
 
-args=(run)
-if [ -n "${QL_EXAMPLE:-}" ]; then args+=(--example "$QL_EXAMPLE"); else args+=("${tasks[@]}"); fi
-args+=(--agent "${QL_AGENT:-replay}" --repeat "${QL_REPEAT:-1}" --workers "${QL_WORKERS:-1}")
-[ -n "${QL_MODEL:-}" ] && args+=(--model "$QL_MODEL")
-[ -n "${QL_BASE_URL:-}" ] && args+=(--base-url "$QL_BASE_URL")
-for m in "${maps[@]}"; do args+=(--docs-map "$m"); done
+if [ -n "${QL_MERGE:-}" ]; then
+  # The shards' folders, as download-artifact left them: split on spaces and globs expanded (never run).
+  args=(merge)
+  for d in ${QL_MERGE}; do args+=("$d"); done
+else
+  args=(run)
+  if [ -n "${QL_EXAMPLE:-}" ]; then args+=(--example "$QL_EXAMPLE"); else args+=("${tasks[@]}"); fi
+  args+=(--agent "${QL_AGENT:-replay}" --repeat "${QL_REPEAT:-1}" --workers "${QL_WORKERS:-1}")
+  [ -n "${QL_MODEL:-}" ] && args+=(--model "$QL_MODEL")
+  [ -n "${QL_BASE_URL:-}" ] && args+=(--base-url "$QL_BASE_URL")
+  [ -n "${QL_SHARD:-}" ] && args+=(--shard "$QL_SHARD")
+  for m in "${maps[@]}"; do args+=(--docs-map "$m"); done
+  [ "${QL_UNENFORCED:-false}" = true ] && args+=(--allow-unenforced)
+fi
 if [ -n "${QL_OUT:-}" ]; then
   args+=(--out "$QL_OUT")
 fi
@@ -46,7 +55,6 @@ if [ -n "${QL_JUNIT:-}" ]; then
   args+=(--junit "$QL_JUNIT")
 fi
 [ "${QL_STRICT:-false}" = true ] && args+=(--strict-inconclusive)
-[ "${QL_UNENFORCED:-false}" = true ] && args+=(--allow-unenforced)
 
 # The events go to the out folder's streams; the log shows people what happened.
 "${qs[@]}" "${args[@]}" >/dev/null

@@ -87,6 +87,22 @@ describe('action.yml', () => {
     const none = step({ QL_USERNS_KNOB: knob, PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}` }, 'userns');
     expect(none.stdout).toContain('nothing changed');
     expect(readFileSync(join(work, 'sudo.log'), 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
+  it('runs one shard of a matrix (shard), and a later job merges the downloaded folders (merge, globs expanded)', () => {
+    for (const i of [1, 2]) {
+      const r = step({ QL_EXAMPLE: 'greeter', QL_REPEAT: '2', QL_SHARD: `${i}/2`, QL_OUT: `shards/quickloop-shard-${i}`, QL_JUNIT: '' });
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`qs run: shard ${i}/2: 1 of 2 attempts`);
+    }
+    const output = join(work, 'merge-output');
+    const r = step({ QL_MERGE: 'shards/quickloop-shard-*', QL_OUT: 'merged', QL_JUNIT: 'merged/junit.xml', QL_TASKS: 'ignored-when-merging', GITHUB_OUTPUT: output });
+    expect(r.status, r.stderr).toBe(0);
+    expect(readFileSync(output, 'utf8')).toBe('exit-code=0\nresults=merged/results.json\n');
+    const results = JSON.parse(readFileSync(join(work, 'merged', 'results.json'), 'utf8')) as { counts: Record<string, number> };
+    expect(results.counts).toMatchObject({ passed: 2, not_run: 0 });
+    expect(readFileSync(join(work, 'merged', 'junit.xml'), 'utf8')).toContain('tests="2" failures="0" errors="0"');
+    const hostile = step({ QL_MERGE: '$(touch pwned5) ;touch pwned6', QL_OUT: 'merged-2', QL_JUNIT: '' });
+    expect(hostile.status).toBe(3);
+    for (const f of ['pwned5', 'pwned6']) expect(existsSync(join(work, f))).toBe(false);
   });
 
   it('runs qs doctor for its doctor step', () => {

@@ -4,14 +4,10 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startMockServer, type MockServer, type MockStep } from '@quickloop/testkit';
+import { BIN, typedPipeline } from './testing/pipeline.js';
 import { parseOut } from './testing/task-event.js';
 
 const root = (p: string) => fileURLToPath(new URL(`../../../${p}`, import.meta.url));
-const BIN = {
-  validate: root('packages/qs-validate/bin/qs-validate.js'),
-  agent: root('packages/qs-agent/bin/qs-agent.js'),
-  check: root('packages/qs-check/bin/qs-check.js'),
-};
 const TASK = root('fixtures/examples/greeter.yaml');
 const SITE = root('fixtures/docs-site');
 const KEY = 'sk-e2e-SECRET-91b0d3aa';
@@ -22,18 +18,7 @@ afterEach(async () => {
 });
 
 /** Runs the shell pipeline without blocking this process (the mock answers from it). */
-function pipeline(agentArgs: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const cmd = `set -o pipefail; node ${q(BIN.validate)} ${q(TASK)} | node ${q(BIN.agent)} ${agentArgs.map(q).join(' ')} | node ${q(BIN.check)}`;
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', cmd], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const pipeline = (agentArgs: string[], env: Record<string, string> = {}) => typedPipeline(TASK, agentArgs, env);
 
 /** The replay commands of the greeter quickstart, as a model following it would type them. */
 async function greeterCommands(): Promise<string[]> {

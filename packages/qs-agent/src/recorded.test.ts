@@ -10,27 +10,16 @@ import { memoryIo } from '@quickloop/cli-kit';
 import { removeLayout } from '@quickloop/sandbox';
 import { startMockServer, type MockServer, type MockStep } from '@quickloop/testkit';
 import { cli } from './cli.js';
+import { BIN, typedPipeline } from './testing/pipeline.js';
 import { ndjson, parseOut, taskLoaded } from './testing/task-event.js';
 
 const root = (p: string) => fileURLToPath(new URL(`../../../${p}`, import.meta.url));
-const BIN = { validate: root('packages/qs-validate/bin/qs-validate.js'), agent: root('packages/qs-agent/bin/qs-agent.js'), check: root('packages/qs-check/bin/qs-check.js') };
 const TASK = root('fixtures/examples/greeter.yaml');
 const SITE = root('fixtures/docs-site');
 const KEY = 'sk-recorded-SECRET-5f1e0c';
 const MAP = ['--docs-map', `https://docs.greeter.test/=${SITE}`];
 
-function pipeline(agentArgs: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const cmd = `set -o pipefail; node ${q(BIN.validate)} ${q(TASK)} | node ${q(BIN.agent)} ${agentArgs.map(q).join(' ')} | node ${q(BIN.check)}`;
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', cmd], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const pipeline = (agentArgs: string[], env: Record<string, string> = {}) => typedPipeline(TASK, agentArgs, env);
 
 let mock: MockServer;
 let work: string;

@@ -34,7 +34,7 @@ export const merge: Command = {
   async run(argv, io) {
     const args = parseArgs(
       argv,
-      { name: 'qs merge', version: VERSION, usage: '$0 DIR... --out DIR [--junit FILE] [--summary FILE] [--strict-inconclusive]', out: io.stderr, positionals: 10000 },
+      { name: 'qs merge', version: VERSION, usage: '$0 DIR... --out DIR [--junit FILE] [--summary FILE] [--strict-inconclusive]', out: io.stdout, positionals: 10000 },
       (y) =>
         y
           .option('out', { type: 'string', describe: 'The merged folder (new or empty): plan.ndjson, every attempt\'s stream, results.json' })

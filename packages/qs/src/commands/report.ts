@@ -48,7 +48,7 @@ export const report: Command = {
   name: 'report',
   summary: 'Write one self-contained HTML page from results (a results.json or an --out folder): pass rates, docs gaps, transcripts, egress, cost',
   async run(argv, io) {
-    const args = parseArgs(argv, { name: 'qs report', version: VERSION, usage: '$0 RESULTS [--out FILE]', out: io.stderr, positionals: 1 }, (y) =>
+    const args = parseArgs(argv, { name: 'qs report', version: VERSION, usage: '$0 RESULTS [--out FILE]', out: io.stdout, positionals: 1 }, (y) =>
       y.option('out', { alias: 'o', type: 'string', describe: 'Where to write the page (default: RESULTS with .html)' }),
     );
     const target = String(args._[0] ?? '');

@@ -43,7 +43,7 @@ export const run: Command = {
     // After what was typed (list flags would swallow the task files that follow them), before any `--`.
     const end = typedArgv.indexOf('--');
     const argv = end < 0 ? [...typedArgv, ...configFlags(config, typedArgv)] : [...typedArgv.slice(0, end), ...configFlags(config, typedArgv), ...typedArgv.slice(end)];
-    const args = parseArgs(argv, { name: 'qs run', version: VERSION, usage: USAGE, out: io.stderr, positionals: 1000 }, (y) =>
+    const args = parseArgs(argv, { name: 'qs run', version: VERSION, usage: USAGE, out: io.stdout, positionals: 1000 }, (y) =>
       y
         .option('agent', { type: 'string', default: 'replay', describe: 'Who works on the task (passed to qs-agent)' })
         .option('model', { type: 'string', describe: 'The model a model agent asks for (passed to qs-agent)' })

@@ -11,7 +11,7 @@ export const worker: Command = {
   name: 'worker',
   summary: 'Take attempts from a fleet queue (qs run --queue), run each in its own sandbox, send back its stream',
   async run(argv, io) {
-    const args = parseArgs(argv, { name: 'qs worker', version: VERSION, usage: USAGE, out: io.stderr }, (y) =>
+    const args = parseArgs(argv, { name: 'qs worker', version: VERSION, usage: USAGE, out: io.stdout }, (y) =>
       y
         .option('queue', { type: 'string', describe: 'The Redis the producer enqueued on: redis://HOST:PORT/DB' })
         .option('concurrency', { type: 'string', default: '1', describe: 'Attempts run at once, each in its own sandbox' })

@@ -339,7 +339,9 @@ describe.skipIf(!haveRedis)('a fleet on a real redis-server (skipped: redis-serv
     expect(await producer.exit).toBe(130);
     expect(producer.err()).toMatch(/the fleet's spend cap ran out: 3 attempts were not run/);
     expect((JSON.parse(readFileSync(join(work, 'capped', 'plan.ndjson'), 'utf8')) as { plan_sha256: string }).plan_sha256).toBe(plan);
-    expect(readdirSync(join(work, 'capped'))).toEqual(['plan.ndjson']);
+    // No attempt ran: results.json says so, every attempt of the plan not run, none passed.
+    expect(readdirSync(join(work, 'capped')).sort()).toEqual(['plan.ndjson', 'results.json']);
+    expect(JSON.parse(readFileSync(join(work, 'capped', 'results.json'), 'utf8'))).toMatchObject({ counts: { passed: 0, not_run: 3 } });
     w.child.kill('SIGINT');
     expect(await w.exit).toBe(130);
     expect(w.err()).not.toMatch(/pass#\d started/);

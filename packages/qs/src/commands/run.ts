@@ -215,7 +215,7 @@ export const run: Command = {
       );
       sweepProgress.close();
       let results: Results;
-      if (out !== null && outcome.attempts.length > 0) {
+      if (out !== null) {
         // Folded from the files, not from memory: what is written is by construction what `qs results` rebuilds.
         results = await resultsFromDir(out, VERSION, String(args.out));
         writeFileSync(resolve(out, 'results.json'), serialiseResults(results));
@@ -224,7 +224,7 @@ export const run: Command = {
       if (many || level === 'verbose') {
         for (const t of results.tasks) io.stderr.write(`${t.task}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${Object.keys(t.discarded).length ? ` · discarded ${Object.entries(t.discarded).map(([k, n]) => `${k} ${n}`).join(', ')}` : ''}\n`);
       }
-      if (out !== null && outcome.attempts.length > 0 && level !== 'quiet') io.stderr.write(`results: ${resolve(out, 'results.json')}\n`);
+      if (out !== null && level !== 'quiet') io.stderr.write(`results: ${resolve(out, 'results.json')}\n`);
       if (outcome.interrupted || spendStopped) {
         if (outcome.interrupted) io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded${queue !== null ? ' (the fleet takes no more of this sweep)' : ''}\n`);
         return QsExit.interrupted;

@@ -272,7 +272,8 @@ describe.skipIf(!HAS_CHROMIUM)(`qs report in headless Chromium${HAS_CHROMIUM ? '
     rmSync(dir, { recursive: true, force: true });
     cpSync(join(work, 'sweep'), dir, { recursive: true });
     rmSync(join(dir, 'results.json'));
-    for (const slug of readdirSync(dir)) {
+    // Task folders only: the sweep's plan.ndjson sits beside them.
+    for (const slug of readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name)) {
       const file = join(dir, slug, '1', 'events.ndjson');
       writeFileSync(file, readFileSync(file, 'utf8').replaceAll('"greeter-docs-gap"', JSON.stringify(NAME_XSS)));
     }

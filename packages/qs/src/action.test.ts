@@ -87,6 +87,8 @@ describe('action.yml', () => {
     const none = step({ QL_USERNS_KNOB: knob, PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}` }, 'userns');
     expect(none.stdout).toContain('nothing changed');
     expect(readFileSync(join(work, 'sudo.log'), 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
+  });
+
   it('runs one shard of a matrix (shard), and a later job merges the downloaded folders (merge, globs expanded)', () => {
     for (const i of [1, 2]) {
       const r = step({ QL_EXAMPLE: 'greeter', QL_REPEAT: '2', QL_SHARD: `${i}/2`, QL_OUT: `shards/quickloop-shard-${i}`, QL_JUNIT: '' });

@@ -1,11 +1,12 @@
 // --agent claude-code and --agent codex end to end: the fake CLIs at the wire level, inside the real bwrap sandbox, against the mock through the forwarder.
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, statSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdtempSync, statSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_CLI_DIR, startMockServer, type MockServer } from '@quickloop/testkit';
+import { shownInside } from '@quickloop/sandbox';
 import { PLACEHOLDER_KEY } from './cli-agent.js';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -14,13 +15,27 @@ const SECRET = 'sk-quickloop-test-SECRET-0f9e8d7c6b5a';
 
 let work: string;
 let mock: MockServer;
+/**
+ * Where the fake CLIs run from. The sandbox shows a CLI only from a prefix outside homes, /tmp and
+ * /var; a checkout under /tmp (a CI clone) is not one, so there the fakes are copied under /opt for
+ * the file, as a real `claude` would be installed.
+ */
+let fakes = FAKE_CLI_DIR;
+let installed: string | undefined;
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'qs-cliagents-'));
   mock = await startMockServer({ whenEmpty: 'error' });
+  if (!shownInside(join(FAKE_CLI_DIR, 'claude'))) {
+    installed = mkdtempSync('/opt/quickloop-test-clis-');
+    cpSync(FAKE_CLI_DIR, join(installed, 'bin'), { recursive: true });
+    chmodSync(installed, 0o755);
+    fakes = join(installed, 'bin');
+  }
 });
 afterAll(async () => {
   await mock.close();
   rmSync(work, { recursive: true, force: true });
+  if (installed !== undefined) rmSync(installed, { recursive: true, force: true });
 });
 afterEach(() => mock.reset());
 
@@ -37,7 +52,7 @@ function sh(pipeline: string, env: Record<string, string>): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', `${pipeline}; echo "codes: \${PIPESTATUS[*]}" >&2`], {
       cwd: work,
-      env: { PATH: `${FAKE_CLI_DIR}:${BIN}:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: work, NO_COLOR: '1', ...env },
+      env: { PATH: `${fakes}:${BIN}:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: work, NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

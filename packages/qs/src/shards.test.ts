@@ -2,27 +2,22 @@
 // sandbox: three shards merged are the unsharded sweep; a missing shard is not run, never passed;
 // folders of other sweeps, a shard run twice and edited plans are refused; --shard auto reads each
 // CI's variables; --durations balances the shares.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { QS, qsEnv, runQs } from './testing/qs-bin.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const QS = join(ROOT, 'packages', 'qs', 'bin', 'qs.js');
 const MAP = ['--docs-map', `https://docs.greeter.test/=${join(ROOT, 'fixtures', 'docs-site')}`];
 // Attempt-major over these three: quickstart#1, docs-gap#1, agent-only#1, quickstart#2, … so
 // round-robin over 3 shards gives each shard both attempts of one task.
 const TASKS = [join(ROOT, 'fixtures', 'examples', 'greeter.yaml'), join(ROOT, 'fixtures', 'pipeline', 'docs-gap.yaml'), join(ROOT, 'fixtures', 'pipeline', 'skipped.yaml')];
 const SKIPPED = join(ROOT, 'fixtures', 'pipeline', 'skipped.yaml');
 
-const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
-  PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? '/usr/bin:/bin'}`,
-  HOME: process.env.HOME ?? '/root',
-  NO_COLOR: '1',
-  ...extra,
-});
+const env = qsEnv;
 
 let work: string;
 beforeAll(() => {
@@ -30,17 +25,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-function qs(args: string[], extra: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [QS, ...args], { cwd: work, env: env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, out, err }));
-  });
-}
+const qs = (args: string[], extra: Record<string, string> = {}) => runQs(args, work, extra);
 
 type Json = Record<string, unknown>;
 const json = (file: string): Json => JSON.parse(readFileSync(file, 'utf8')) as Json;

@@ -6,21 +6,16 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { QS, qsEnv, runQs } from './testing/qs-bin.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const QS = join(ROOT, 'packages', 'qs', 'bin', 'qs.js');
 const MAP = ['--docs-map', `https://docs.greeter.test/=${join(ROOT, 'fixtures', 'docs-site')}`];
 const EXAMPLE = join(ROOT, 'fixtures', 'examples', 'greeter.yaml');
 const pipeline = (name: string): string => join(ROOT, 'fixtures', 'pipeline', name);
 
 type Ev = Record<string, unknown> & { type: string; run_id: string; ts: string };
-const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
-  PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? '/usr/bin:/bin'}`,
-  HOME: process.env.HOME ?? '/root',
-  NO_COLOR: '1',
-  ...extra,
-});
+const env = qsEnv;
 
 let work: string;
 beforeAll(() => {
@@ -28,17 +23,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-function qs(args: string[], extra: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [QS, ...args], { cwd: work, env: env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, out, err }));
-  });
-}
+const qs = (args: string[], extra: Record<string, string> = {}) => runQs(args, work, extra);
 const lines = (text: string): Ev[] =>
   text
     .split('\n')

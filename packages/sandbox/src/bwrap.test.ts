@@ -8,7 +8,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bwrapUnavailable } from './backends/bwrap.js';
+import { bwrapUnavailable, ENDED_EXIT, ENDED_OUTPUT, endedIfNotEntered } from './backends/bwrap.js';
 import { removeLayout } from './layout.js';
 import { openSandbox } from './open.js';
 import { marker, pidsWith, policy } from './test-helpers.js';
@@ -353,5 +353,23 @@ describe('bwrap backend with the real registry', () => {
     expect(r.exitCode).not.toBe(0);
     expect(r.output).toMatch(/403/);
     expect(events).toContainEqual(expect.objectContaining({ type: 'egress.blocked', host: registryHost, reason: 'not_allowlisted' }));
+  });
+});
+
+describe('a command that meets an ended sandbox', () => {
+  const result = (exitCode: number, output: string) => ({ exitCode, output, originalChars: output.length, truncated: false, timedOut: false, durationMs: 3, denials: [] });
+
+  it('is reported as not run when nsenter found the holder gone (it was still dying when the command started)', () => {
+    const r = endedIfNotEntered(result(1, 'nsenter: cannot open /proc/4242/ns/user: No such file or directory\n'), true);
+    expect(r).toMatchObject({ exitCode: ENDED_EXIT, output: ENDED_OUTPUT, originalChars: ENDED_OUTPUT.length, denials: [] });
+  });
+
+  it('keeps its own result when it entered, or when the sandbox is still there', () => {
+    const ran = result(137, 'half of the output\n');
+    expect(endedIfNotEntered(ran, true)).toBe(ran);
+    const failed = result(1, 'nsenter: something else\n');
+    expect(endedIfNotEntered(failed, false)).toBe(failed);
+    const ok = result(0, 'nsenter: printed by the command itself\n');
+    expect(endedIfNotEntered(ok, true)).toBe(ok);
   });
 });

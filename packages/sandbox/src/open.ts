@@ -2,7 +2,7 @@
 import { chownSync, rmSync } from 'node:fs';
 import { unrunnable } from '@quickloop/events';
 import { join } from 'node:path';
-import { INSIDE_USER, mirrorSocket, proxySocketDir, SOCKETS, startBwrap, SUPPORT_INSIDE, type BwrapSession } from './backends/bwrap.js';
+import { endedIfNotEntered, INSIDE_USER, mirrorSocket, proxySocketDir, SOCKETS, startBwrap, SUPPORT_INSIDE, type BwrapSession } from './backends/bwrap.js';
 import { startDirectCatcher } from './direct.js';
 import type { BackendSession } from './backends/backend.js';
 import { startLocal } from './backends/local.js';
@@ -95,7 +95,7 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
       const unfit = unrunnable(command);
       if (unfit) return Promise.resolve(refused(unfit));
       const { file, args } = session.argv(command);
-      const run = runProcess({
+      const started = runProcess({
         file,
         args,
         // Under bwrap the command's folder is chosen inside the namespace: the host's never leaks in.
@@ -107,6 +107,7 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
         onGroup: (pgid) => session.adopt(pgid),
         ...(session.denialRules ? { scanner: new DenialScanner(session.denialRules) } : {}),
       });
+      const run = session.ended ? started.then((r) => endedIfNotEntered(r, session.ended?.() === true)) : started;
       running.add(run);
       void run.finally(() => running.delete(run));
       return run;

@@ -12,6 +12,8 @@ export interface BackendSession {
   readonly denialRules?: DenialRules;
   /** The argv that runs `bash -c command` in the workspace inside the sandbox. */
   argv(command: string): { file: string; args: string[] };
+  /** True once the sandbox cannot run commands any more (a command killed its holder); a backend that cannot end has none. */
+  ended?(): boolean;
   /** Remembers a command's process group so close() can kill what it left behind. */
   adopt(pgid: number): void;
   /** Kills every process started in the sandbox; resolves, when none is left, with the ones that had outlived their command. */

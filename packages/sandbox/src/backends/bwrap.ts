@@ -9,7 +9,7 @@ import { childrenOf, namespaceLeftovers } from '../leftovers.js';
 import { confine, makeLimits, type LimitInForce, type SandboxLimits } from '../limits.js';
 import { killGroup, killGroupsAndWait } from '../process.js';
 import { outerIds, rootPlan } from '../rootfs.js';
-import type { WorkspaceLayout } from '../types.js';
+import type { ExecResult, WorkspaceLayout } from '../types.js';
 import type { BackendSession } from './backend.js';
 
 /**
@@ -282,7 +282,7 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
     limits: cgroups.inForce,
     denialRules: denialRules(layout, plan.visible),
     argv: (command) => {
-      if (gone()) return { file: 'sh', args: ['-c', 'echo "quickloop: not run: this sandbox has ended (a command killed its holder)" >&2; exit 125'] };
+      if (gone()) return { file: 'sh', args: ['-c', `echo "${ENDED_OUTPUT.trimEnd()}" >&2; exit ${ENDED_EXIT}`] };
       const args = [
         ...prefix,
         ...dropRoot(),
@@ -295,6 +295,7 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
       ];
       return { file: args[0] as string, args: args.slice(1) };
     },
+    ended: gone,
     adopt: (pgid) => {
       groups.add(pgid);
     },
@@ -340,6 +341,20 @@ function childPid(stream: NodeJS.ReadableStream): Promise<number> {
       }
     });
   });
+}
+
+/** What a command gets once its sandbox has ended: it ran nowhere. */
+export const ENDED_EXIT = 125;
+export const ENDED_OUTPUT = 'quickloop: not run: this sandbox has ended (a command killed its holder)\n';
+
+/**
+ * A command started while the holder was still dying (killed by the command before) sees nsenter
+ * fail to enter namespaces that are gone by then: that is the ended sandbox, not the command's
+ * failure. A command that did enter and then lost its holder keeps its own result.
+ */
+export function endedIfNotEntered(result: ExecResult, ended: boolean): ExecResult {
+  if (!ended || result.exitCode === 0 || !/^nsenter: /.test(result.output)) return result;
+  return { ...result, exitCode: ENDED_EXIT, output: ENDED_OUTPUT, originalChars: ENDED_OUTPUT.length, truncated: false, denials: [] };
 }
 
 /** When a process started (clock ticks since boot), or undefined once it is gone or a zombie. */

@@ -50,7 +50,7 @@ describe('the spend ledger', () => {
     const r2 = await b.reserve(0.4);
     expect(r1.granted && r2.granted).toBe(true);
     // 0.8 reserved: 0.3 more would cross 1.
-    expect(await a.reserve(0.3)).toEqual({ granted: false, spent: 0, cap: 1 });
+    expect(await a.reserve(0.3)).toEqual({ granted: false, spent: 0, reserved: 0.8, cap: 1 });
     expect(l.state().tripped).toBe(true);
     // Settling frees room, but a tripped ledger starts nothing anywhere.
     if (r1.granted) await a.settle(r1.id, 0.01);

@@ -1,10 +1,12 @@
-// The spend ledger of a sweep (`qs run --max-spend USD`): one process (qs run) holds the cap and every
-// attempt's qs-agent asks it, over a Unix socket, before each model call and reports the cost after.
-// A cap checked between runs is blind to the calls of other workers in flight; this one is not.
+// The spend ledger of a sweep (`qs run --max-spend USD`): every attempt's qs-agent asks it, over a Unix
+// socket, before each model call and reports the cost after. On one machine qs run holds the cap
+// itself; on a fleet each worker serves the socket from the cap the fleet shares in Redis. A cap
+// checked between runs is blind to the calls of other workers in flight; this one is not.
 //
 // Wire: one JSON object a line each way, strictly request then answer.
-//   → {"op":"reserve","usd":E}   ← {"granted":true,"id":N} | {"granted":false,"spent":S,"cap":C}
+//   → {"op":"reserve","usd":E}   ← {"granted":true,"id":N} | {"granted":false,"spent":S,"reserved":R,"cap":C}
 //   → {"op":"settle","id":N,"usd":A}   ← {"ok":true}
+//   ← {"error":"…"} for anything the ledger cannot answer: the agent stops rather than spend unaccounted.
 // A call is granted only while settled + reserved + E ≤ cap; the first refusal trips the ledger, and a
 // tripped ledger grants nothing more to anyone, so no new call starts anywhere.
 import { once } from 'node:events';
@@ -25,6 +27,18 @@ export interface LedgerState {
   tripped: boolean;
 }
 
+/** A reservation's answer: the call may start, or the cap would be crossed (or was, by someone). */
+export type Reservation = { granted: true; id: number } | { granted: false; spent: number; reserved: number; cap: number };
+
+/**
+ * Whatever holds a cap: this process (one machine's sweep) or a store the whole fleet shares. A
+ * method that throws is answered as an error, and the agent stops rather than spend unaccounted.
+ */
+export interface LedgerBackend {
+  reserve(usd: number): Reservation | Promise<Reservation>;
+  settle(id: number, usd: number): void | Promise<void>;
+}
+
 export interface SpendLedger {
   path: string;
   state(): LedgerState;
@@ -33,21 +47,55 @@ export interface SpendLedger {
   close(): Promise<void>;
 }
 
+export interface LedgerServer {
+  path: string;
+  close(): Promise<void>;
+}
+
 const micro = (usd: number): number => Math.round(usd * 1e6) / 1e6;
 
-/** Listens on `path` (a socket file in a private folder the caller made) for the agents of one sweep. */
-export async function startSpendLedger(path: string, cap: number): Promise<SpendLedger> {
+/** A cap held in this process, for the agents of one sweep on one machine. */
+export function memoryLedger(cap: number): LedgerBackend & { state(): LedgerState; onTrip(listener: () => void): void } {
   const s: LedgerState = { cap, spent: 0, reserved: 0, granted: 0, refused: 0, tripped: false };
   const open = new Map<number, number>();
   const listeners: (() => void)[] = [];
   let nextId = 1;
-  const sockets = new Set<Socket>();
-  const trip = (): void => {
-    if (s.tripped) return;
-    s.tripped = true;
-    for (const l of listeners) l();
+  return {
+    reserve(usd) {
+      // Amounts in millionths of a dollar, as costUsd rounds them, so a sum of many calls does not drift past the cap.
+      if (s.tripped || micro(s.spent + s.reserved + usd) > cap) {
+        s.refused += 1;
+        if (!s.tripped) {
+          s.tripped = true;
+          for (const l of listeners) l();
+        }
+        return { granted: false, spent: micro(s.spent), reserved: micro(s.reserved), cap };
+      }
+      const id = nextId++;
+      open.set(id, usd);
+      s.reserved = micro(s.reserved + usd);
+      s.granted += 1;
+      return { granted: true, id };
+    },
+    settle(id, usd) {
+      const est = open.get(id);
+      if (est === undefined) throw new Error('no such reservation');
+      open.delete(id);
+      s.reserved = micro(s.reserved - est);
+      s.spent = micro(s.spent + usd);
+    },
+    state: () => ({ ...s }),
+    onTrip: (l) => listeners.push(l),
   };
-  const answer = (line: string): Record<string, unknown> => {
+}
+
+/**
+ * Serves a ledger on `path` (a socket file in a private folder the caller made) in the wire above.
+ * Each connection is answered strictly in order, however long the backend takes.
+ */
+export async function serveSpendLedger(path: string, backend: LedgerBackend): Promise<LedgerServer> {
+  const sockets = new Set<Socket>();
+  const answer = async (line: string): Promise<Record<string, unknown>> => {
     let req: Record<string, unknown>;
     try {
       req = JSON.parse(line) as Record<string, unknown>;
@@ -56,26 +104,15 @@ export async function startSpendLedger(path: string, cap: number): Promise<Spend
     }
     const usd = req.usd;
     if (typeof usd !== 'number' || !Number.isFinite(usd) || usd < 0) return { error: 'usd must be a number ≥ 0' };
-    if (req.op === 'reserve') {
-      // Amounts in millionths of a dollar, as costUsd rounds them, so a sum of many calls does not drift past the cap.
-      if (s.tripped || micro(s.spent + s.reserved + usd) > cap) {
-        s.refused += 1;
-        trip();
-        return { granted: false, spent: micro(s.spent), reserved: micro(s.reserved), cap };
+    try {
+      if (req.op === 'reserve') return await backend.reserve(usd);
+      if (req.op === 'settle') {
+        if (typeof req.id !== 'number') return { error: 'no such reservation' };
+        await backend.settle(req.id, usd);
+        return { ok: true };
       }
-      const id = nextId++;
-      open.set(id, usd);
-      s.reserved = micro(s.reserved + usd);
-      s.granted += 1;
-      return { granted: true, id };
-    }
-    if (req.op === 'settle') {
-      const est = typeof req.id === 'number' ? open.get(req.id) : undefined;
-      if (est === undefined) return { error: 'no such reservation' };
-      open.delete(req.id as number);
-      s.reserved = micro(s.reserved - est);
-      s.spent = micro(s.spent + usd);
-      return { ok: true };
+    } catch (error) {
+      return { error: (error as Error).message };
     }
     return { error: 'op must be reserve or settle' };
   };
@@ -83,12 +120,19 @@ export async function startSpendLedger(path: string, cap: number): Promise<Spend
     sockets.add(socket);
     socket.setEncoding('utf8');
     let partial = '';
+    let turn: Promise<void> = Promise.resolve();
     socket.on('data', (chunk: string) => {
       const lines = (partial + chunk).split('\n');
       partial = lines.pop() ?? '';
       // A client that never ends a line must not grow this without bound.
       if (partial.length > 4096) socket.destroy();
-      for (const l of lines) if (l.trim() !== '') socket.write(`${JSON.stringify(answer(l))}\n`);
+      for (const l of lines) {
+        if (l.trim() === '') continue;
+        turn = turn.then(async () => {
+          const a = await answer(l);
+          if (!socket.destroyed) socket.write(`${JSON.stringify(a)}\n`);
+        });
+      }
     });
     socket.on('error', () => undefined);
     socket.on('close', () => sockets.delete(socket));
@@ -98,8 +142,6 @@ export async function startSpendLedger(path: string, cap: number): Promise<Spend
   chmodSync(path, 0o600);
   return {
     path,
-    state: () => ({ ...s }),
-    onTrip: (l) => listeners.push(l),
     close: async () => {
       for (const c of sockets) c.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -107,9 +149,16 @@ export async function startSpendLedger(path: string, cap: number): Promise<Spend
   };
 }
 
+/** Listens on `path` for the agents of one sweep, holding `cap` in this process. */
+export async function startSpendLedger(path: string, cap: number): Promise<SpendLedger> {
+  const ledger = memoryLedger(cap);
+  const server = await serveSpendLedger(path, ledger);
+  return { path, state: ledger.state, onTrip: ledger.onTrip, close: server.close };
+}
+
 export interface LedgerClient {
   /** true: the call may start; false: the cap would be crossed (or was, by someone). */
-  reserve(usd: number): Promise<{ granted: true; id: number } | { granted: false; spent: number; cap: number }>;
+  reserve(usd: number): Promise<Reservation>;
   settle(id: number, usd: number): Promise<void>;
   close(): void;
 }
@@ -152,7 +201,7 @@ export async function connectSpendLedger(path: string): Promise<LedgerClient> {
     async reserve(usd) {
       const r = await ask({ op: 'reserve', usd });
       if (r.granted === true && typeof r.id === 'number') return { granted: true, id: r.id };
-      if (r.granted === false) return { granted: false, spent: Number(r.spent), cap: Number(r.cap) };
+      if (r.granted === false) return { granted: false, spent: Number(r.spent), reserved: Number(r.reserved ?? 0), cap: Number(r.cap) };
       throw new Error(`the spend ledger refused the request: ${String(r.error)}`);
     },
     async settle(id, usd) {

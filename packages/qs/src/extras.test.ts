@@ -83,14 +83,6 @@ describe('qs run with a quickloop.yaml', () => {
   });
 });
 
-describe('qs run --queue --max-spend', () => {
-  it('is refused before anything runs, rather than a fleet sweep without its cap', async () => {
-    const io = memoryIo({ cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ANTHROPIC_API_KEY: 'sk-test-not-sent' } });
-    await expect(cli(['run', 'fixtures/examples/greeter.yaml', '--agent', 'anthropic', '--model', 'claude-sonnet-4-6', '--queue', 'redis://127.0.0.1:1/0', '--max-spend', '1'], io)).rejects.toThrow('qs run: --max-spend is not yet enforced across a worker fleet (--queue)');
-    expect(io.out()).toBe('');
-  });
-});
-
 describe('qs schema', () => {
   it('prints the task schema exactly as given, and the others by name', async () => {
     const io = memoryIo();

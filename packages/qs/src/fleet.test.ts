@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { redisServerPath, startRedis, type RedisServer } from '@quickloop/testkit';
+import { redisServerPath, startMockServer, startRedis, type MockServer, type RecordedRequest, type RedisServer } from '@quickloop/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkReturn, jobId, parseQueueUrl, refuseJob } from './fleet/queue.js';
 import { openRedisLedger } from './fleet/ledger.js';
@@ -67,6 +67,12 @@ describe('the queue URL, the jobs and the streams a worker sends back', () => {
     const unenforced = job({ argvOf: { 'qs-sandbox': ['--backend', 'local', '--allow-unenforced'], 'qs-agent': [], 'qs-check': [] } });
     expect(refuseJob(unenforced, false)).toMatch(/unenforced local backend/);
     expect(refuseJob(unenforced, true)).toBeNull();
+    // The ledger socket is made by the worker for each capped attempt: a job never names one.
+    const named = job({ argvOf: { 'qs-sandbox': [], 'qs-agent': ['--agent', 'openai', '--spend-ledger', '/run/elsewhere.sock'], 'qs-check': [] } });
+    expect(refuseJob(named, false)).toMatch(/names a spend ledger/);
+    expect(refuseJob(job({ argvOf: { 'qs-sandbox': [], 'qs-agent': ['--spend-ledger=/x'], 'qs-check': [] } }), false)).toMatch(/names a spend ledger/);
+    expect(refuseJob(job({ spend: 'yes' }), false)).toMatch(/spend flag/);
+    expect(refuseJob(job({ spend: true }), false)).toBeNull();
   });
 
   it('a stream that arrives cut, altered or without its end is never taken as the attempt', () => {
@@ -292,7 +298,8 @@ describe.skipIf(!haveRedis)('a fleet on a real redis-server (skipped: redis-serv
   it('the spend ledger: 40 reservers on four connections at once never take more than the cap, and a refusal stops everyone', async () => {
     const target = parseQueueUrl(redis.url);
     const plan = 'b'.repeat(64);
-    const producer = await openRedisLedger(target, plan, 1);
+    const producer = await openRedisLedger(target, plan);
+    await producer.setCap(1);
     const ledgers = [producer, ...(await Promise.all([1, 2, 3].map(() => openRedisLedger(target, plan))))];
     try {
       // Settled below the estimate: the difference is free again, and settling twice changes nothing.
@@ -312,9 +319,15 @@ describe.skipIf(!haveRedis)('a fleet on a real redis-server (skipped: redis-serv
       // Tripped: even a call that would fit is refused, on every machine.
       await producer.settle((granted[0] as { id: number }).id, 0);
       expect(await (ledgers[2] as (typeof ledgers)[number]).reserve(0.001)).toEqual({ granted: false, spent: 0.01, reserved: 0.96, cap: 1 });
-      // A second producer of the plan keeps the first cap.
-      const late = await openRedisLedger(target, plan, 100);
-      expect((await late.state()).capUsd).toBe(1);
+      // A run of the plan again sets its own cap: what was spent still counts, and a tripped cap
+      // opens again only if the new one leaves room.
+      const late = await openRedisLedger(target, plan);
+      await late.setCap(0.5);
+      expect(await late.state()).toMatchObject({ capUsd: 0.5, exhausted: true });
+      await late.setCap(2);
+      expect(await late.state()).toEqual({ capUsd: 2, spentUsd: 0.01, reservedUsd: 0.96, exhausted: false });
+      expect(await late.reserve(1.03)).toMatchObject({ granted: true });
+      expect(await late.reserve(0.000001)).toMatchObject({ granted: false });
       late.close();
       await expect(producer.reserve(-1)).rejects.toThrow(/non-negative number of dollars/);
       await expect(producer.reserve(Number.NaN)).rejects.toThrow(/non-negative/);
@@ -330,7 +343,8 @@ describe.skipIf(!haveRedis)('a fleet on a real redis-server (skipped: redis-serv
     // The plan's identity is computed here as the producer will: its cap is used up before it starts.
     const file = readFileSync(join(work, 'tasks', 'b-pass.yaml'));
     const plan = planSha256({ tasks: [{ name: 'pass', slug: 'pass', source: '', sha256: createHash('sha256').update(file).digest('hex'), config_sha256: null }], repeat: 3, agent: 'replay', model: null, versions: { qs: VERSION } });
-    const ledger = await openRedisLedger(parseQueueUrl(redis.url), plan, 0.01);
+    const ledger = await openRedisLedger(parseQueueUrl(redis.url), plan);
+    await ledger.setCap(0.01);
     expect(await ledger.reserve(1)).toMatchObject({ granted: false });
     ledger.close();
     const w = worker();
@@ -345,5 +359,76 @@ describe.skipIf(!haveRedis)('a fleet on a real redis-server (skipped: redis-serv
     w.child.kill('SIGINT');
     expect(await w.exit).toBe(130);
     expect(w.err()).not.toMatch(/pass#\d started/);
+  });
+
+  it('--max-spend holds across the fleet: two workers\' agents reserve from one cap in Redis, no call past it, exit 130', async () => {
+    // Each model turn bills 20 000 input tokens at $1 per million ($0.02), far more than its small
+    // request shows; two bash calls and an answer make an attempt of three turns ($0.06) that passes.
+    const TURN_USD = 0.02;
+    const mock: MockServer = await startMockServer({
+      requireKey: false,
+      whenEmpty: (req: RecordedRequest) => {
+        const toolResults = ((req.body?.messages ?? []) as { role?: string }[]).filter((m) => m.role === 'tool').length;
+        const usage = { input: 20_000, output: 0 };
+        return toolResults < 2 ? { toolCalls: [{ name: 'bash', input: { command: 'echo hi >> hello.txt' } }], usage } : { text: 'Wrote hello.txt.', usage };
+      },
+    });
+    try {
+      mkdirSync(join(work, 'capped-tasks'));
+      writeFileSync(join(work, 'capped-tasks', 'prices.json'), JSON.stringify({ as_of: '2026-12-01', models: { 'local-coder': { input: 1, cache_read: 0, cache_write: 0, output: 0 } } }));
+      writeFileSync(join(work, 'capped-tasks', 'hello.yaml'), 'name: hello-file\ngoal: Write hello.txt in the workspace.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nsuccess:\n  script: "[ -f hello.txt ] || qs_fail \'no hello.txt\'"\nbudgets:\n  max_turns: 10\n');
+      const w1 = worker();
+      const w2 = worker();
+      await Promise.all([w1.waitErr(/taking attempts/), w2.waitErr(/taking attempts/)]);
+      const cap = 0.15;
+      const model = ['--agent', 'openai-chat', '--model', 'local-coder', '--base-url', mock.openaiUrl, '--prices', join(work, 'capped-tasks', 'prices.json')];
+      const producer = qs(['run', 'capped-tasks/hello.yaml', ...model, '--repeat', '6', '--max-spend', String(cap), '--queue', redis.url, '--out', 'fleet-capped', ...MAP]);
+      expect(await producer.exit, producer.err()).toBe(130);
+      const last = producer.err().trim().split('\n').at(-1) as string;
+      expect(last).toMatch(/^qs run: stopped by the spend cap \(\$0\.15\): \$[\d.]+ spent; \d of 6 attempts recorded, \d+ of them stopped by the cap$/);
+
+      const results = JSON.parse(readFileSync(join(work, 'fleet-capped', 'results.json'), 'utf8')) as { counts: { not_run: number }; tasks: { runs: { stop_reason: string; classification: string; evidential: boolean; stream: string }[] }[] };
+      const runs = results.tasks.flatMap((t) => t.runs);
+      const stopped = runs.filter((x) => x.stop_reason === 'spend_cap');
+      // Six attempts at $0.06 cannot fit in $0.15: the cap is met on some worker, and what had not started never does.
+      expect(stopped.length).toBeGreaterThanOrEqual(1);
+      expect(runs.length).toBeLessThan(6);
+      expect(results.counts.not_run).toBe(6 - runs.length);
+      expect(last).toContain(`${runs.length} of 6 attempts recorded, ${stopped.length} of them stopped by the cap`);
+      for (const x of stopped) expect(x).toMatchObject({ classification: 'budget_exhausted', evidential: false });
+      for (const x of runs.filter((y) => y.stop_reason !== 'spend_cap')) expect(x).toMatchObject({ classification: 'passed', evidential: true });
+
+      let spent = 0;
+      let worstOverrun = 0;
+      for (const x of runs) {
+        const stream = readFileSync(join(work, 'fleet-capped', x.stream), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Ev);
+        expect(stream.at(-1)?.type).toBe('run.completed');
+        if (x.stop_reason === 'spend_cap') expect(String(stream.find((e) => e.type === 'agent.completed')?.detail)).toMatch(/^stopped by the spend cap before turn \d+: \$[\d.]+ spent or reserved of the \$0\.15 cap/);
+        for (const t of stream.filter((e) => e.type === 'agent.turn') as unknown as { usd: number; reserved_usd: number }[]) {
+          expect(t.reserved_usd).toBeGreaterThan(0);
+          spent += t.usd;
+          worstOverrun = Math.max(worstOverrun, t.usd - t.reserved_usd);
+        }
+      }
+      // Granted only while spent + reserved + the estimate fit, on whichever machine asked: the cap is
+      // passed only by what the calls in flight at the last grant cost beyond their estimates, one per worker.
+      expect(spent).toBeLessThanOrEqual(cap + 2 * worstOverrun + 1e-9);
+      expect(mock.requestsFor('chat').length).toBe(Math.round(spent / TURN_USD));
+      // Redis holds what was settled: every call that was made, at its cost.
+      const ledger = await openRedisLedger(parseQueueUrl(redis.url), JSON.parse(readFileSync(join(work, 'fleet-capped', 'plan.ndjson'), 'utf8')).plan_sha256 as string);
+      expect(await ledger.state()).toMatchObject({ capUsd: cap, reservedUsd: 0, exhausted: true });
+      expect((await ledger.state()).spentUsd).toBeCloseTo(spent, 6);
+      ledger.close();
+      // Both workers served attempts, and neither left its ledger socket behind.
+      for (const w of [w1, w2]) {
+        w.child.kill('SIGINT');
+        expect(await w.exit).toBe(130);
+      }
+      expect(w1.err()).toMatch(/hello-file#\d started/);
+      expect(w2.err()).toMatch(/hello-file#\d started/);
+      expect(readdirSync(join(work, 'tmp')).filter((f) => f.startsWith('qs-spend-'))).toEqual([]);
+    } finally {
+      await mock.close();
+    }
   });
 });

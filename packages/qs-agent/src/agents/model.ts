@@ -179,7 +179,7 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
             } catch (error) {
               return stop('error', `the spend ledger failed before turn ${turn} (${oneLine((error as Error).message)}): no model call was made`, { errorKind: 'harness' });
             }
-            if (!r.granted) return stop('spend_cap', `stopped by the spend cap before turn ${turn}: $${r.spent} spent or reserved of the $${r.cap} cap, and this call could cost up to $${estimate}`);
+            if (!r.granted) return stop('spend_cap', `stopped by the spend cap before turn ${turn}: $${Math.round((r.spent + r.reserved) * 1e6) / 1e6} spent or reserved of the $${r.cap} cap, and this call could cost up to $${estimate}`);
             reservation = { id: r.id, estimate };
           }
           // Settled once whatever happens to the call: a failed one may still have been billed, so it keeps its estimate.

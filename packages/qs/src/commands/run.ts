@@ -52,7 +52,7 @@ export const run: Command = {
         .option('stream', { type: 'boolean', default: true, describe: 'Model agents: stream responses (--no-stream asks for whole ones)' })
         .option('from', { type: 'string', describe: '--agent recorded: the saved stream whose model turns are re-driven' })
         .option('from-run', { type: 'string', describe: '--agent recorded: the run_id to re-drive' })
-        .option('max-spend', { type: 'string', describe: 'Model agents: stop the sweep before any model call that could take its spending past USD (all workers together; a shard gets its share)' })
+        .option('max-spend', { type: 'string', describe: 'Model agents: stop the sweep before any model call that could take its spending past USD (all workers together, a --queue fleet\'s included; a shard gets its share)' })
         .option('repeat', { type: 'string', default: '1', describe: 'Attempts per task' })
         .option('workers', { type: 'string', default: '1', describe: 'Attempts run at once, each in its own sandbox' })
         .option('queue', { type: 'string', describe: 'Run on a worker fleet: enqueue the attempts on redis://HOST:PORT/DB for qs worker, collect their streams' })
@@ -113,9 +113,6 @@ export const run: Command = {
     if (shard !== null && queue !== null) throw new UsageError('qs run: --shard and --queue are two ways to split a sweep; give one');
     if (args.durations !== undefined && shard === null) throw new UsageError('qs run: --durations balances shards; give --shard with it');
     const durations = args.durations === undefined ? undefined : durationsFromResults(await loadResults(resolve(io.cwd, String(args.durations)), String(args.durations), VERSION));
-    // One cap for a fleet is the queue's to hold across machines; that wiring is not done, and a cap
-    // that is not held is no cap: refuse rather than run unbounded.
-    if (queue !== null && needsLedger) throw new UsageError('qs run: --max-spend is not yet enforced across a worker fleet (--queue); run without --queue, or with --shard (each shard holds its share)');
     const examples: Materialised[] = [];
     if (args.example.length > 0 && args._.length > 0) throw new UsageError('qs run: --example runs the bundled tasks; name no task files with it');
     // Looked up first: an unknown name leaves nothing written.
@@ -123,7 +120,8 @@ export const run: Command = {
     let ledger: SpendLedger | undefined;
     let ledgerDir: string | undefined;
     try {
-      if (needsLedger && maxSpend !== undefined) {
+      // A fleet's cap is held in Redis for every machine (the producer sets it, each worker serves its agents from it).
+      if (needsLedger && maxSpend !== undefined && queue === null) {
         // A private folder: only this user's agents can reach the socket, and nothing inside a sandbox can see it.
         ledgerDir = mkdtempSync(join(io.env.TMPDIR || tmpdir(), 'qs-spend-'));
         // A shard holds its share of the cap, so the shards together hold the whole with no shared state.
@@ -190,13 +188,15 @@ export const run: Command = {
       const label = (slug: string, attempt: number): string => (many ? `${slug}#${attempt}` : slug);
       let outcome: SweepOutcome;
       let spendStopped = false;
+      let capState: { cap: number; spent: number } | undefined;
       if (queue !== null) {
-        const fleet = await produce({ tasks: loaded.tasks, repeat, argvOf, out, progress: sweepProgress, label, target: queue, plan: plan.plan_sha256 }, io);
+        const fleet = await produce({ tasks: loaded.tasks, repeat, argvOf, out, progress: sweepProgress, label, target: queue, plan: plan.plan_sha256, ...(needsLedger && maxSpend !== undefined ? { spendCapUsd: maxSpend } : {}) }, io);
         outcome = fleet;
         if (fleet.spendStopped > 0) {
           io.stderr.write(`qs run: the fleet's spend cap ran out: ${fleet.spendStopped} attempt${fleet.spendStopped === 1 ? ' was' : 's were'} not run\n`);
           spendStopped = true;
         }
+        if (fleet.spend?.exhausted) capState = { cap: fleet.spend.capUsd, spent: fleet.spend.spentUsd };
       } else
         outcome = await sweep(
         {
@@ -225,16 +225,18 @@ export const run: Command = {
         for (const t of results.tasks) io.stderr.write(`${t.task}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${Object.keys(t.discarded).length ? ` · discarded ${Object.entries(t.discarded).map(([k, n]) => `${k} ${n}`).join(', ')}` : ''}\n`);
       }
       if (out !== null && level !== 'quiet') io.stderr.write(`results: ${resolve(out, 'results.json')}\n`);
-      if (outcome.interrupted || spendStopped) {
-        if (outcome.interrupted) io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded${queue !== null ? ' (the fleet takes no more of this sweep)' : ''}\n`);
+      if (outcome.interrupted) {
+        io.stderr.write(`qs run: interrupted: ${outcome.attempts.length} of ${total} attempts recorded${queue !== null ? ' (the fleet takes no more of this sweep)' : ''}\n`);
         return QsExit.interrupted;
       }
-      const spend = ledger?.state();
-      if (spend?.tripped) {
+      const local = ledger?.state();
+      if (local?.tripped) capState = { cap: local.cap, spent: local.spent };
+      if (capState !== undefined) {
         const stopped = results.tasks.flatMap((t) => t.runs).filter((r) => r.stop_reason === 'spend_cap').length;
-        io.stderr.write(`qs run: stopped by the spend cap ($${spend.cap}): $${spend.spent} spent; ${outcome.attempts.length} of ${total} attempts recorded, ${stopped} of them stopped by the cap\n`);
+        io.stderr.write(`qs run: stopped by the spend cap ($${capState.cap}): $${capState.spent} spent; ${outcome.attempts.length} of ${total} attempts recorded, ${stopped} of them stopped by the cap\n`);
         return QsExit.interrupted;
       }
+      if (spendStopped) return QsExit.interrupted;
       if (outcome.usageErrors > 0) io.stderr.write(`qs run: a stage refused its input or flags in ${outcome.usageErrors} attempt${outcome.usageErrors === 1 ? '' : 's'} (its message is above)\n`);
       // More shards than attempts leaves some with none: that shard did its part, so a matrix stays green.
       if (total === 0 && loaded.code + outcome.usageErrors === 0) {

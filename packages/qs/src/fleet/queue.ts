@@ -2,13 +2,16 @@
 // job per attempt and writes what comes back exactly as a local sweep writes it; each worker
 // (`qs worker --queue URL`) runs an attempt with the local sweep's own attempt runner.
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { InputError, UsageError, type Io } from '@quickloop/cli-kit';
 import { isTerminal, parseLine, type WireEvent } from '@quickloop/events';
+import { serveSpendLedger } from '@quickloop/qs-agent/spend';
 import type { AttemptStream } from '../results/fold.js';
 import type { Progress } from '../sweep/progress.js';
+import { openRedisLedger, type RedisLedger } from './ledger.js';
 import { runAttempt, type LoadedTask, type SweepOptions, type SweepOutcome } from '../sweep/sweep.js';
 
 /** BullMQ's key prefix and queue name: every producer and worker of one Redis database meet here. */
@@ -55,6 +58,8 @@ export interface AttemptJob {
   label: string;
   lines: WireEvent[];
   argvOf: SweepOptions['argvOf'];
+  /** The sweep has a spend cap: the worker gives the agent a ledger socket backed by the fleet's cap in Redis. */
+  spend?: true;
 }
 
 /** What a worker sends back: the attempt's whole stream, with a count and a hash so a cut one is seen. */
@@ -108,12 +113,20 @@ export interface FleetOptions {
   target: QueueTarget;
   /** The sweep's identity (plan_sha256). */
   plan: string;
-  /** The fleet's spend cap, set once in Redis for this plan (see ledger.ts). */
+  /** The fleet's spend cap, set in Redis for this plan before any attempt is enqueued (see ledger.ts). */
   spendCapUsd?: number;
 }
 
+export interface FleetOutcome extends SweepOutcome {
+  notRun: number;
+  /** Attempts a worker did not start because the cap had run out. */
+  spendStopped: number;
+  /** The cap at the end, when the sweep had one. */
+  spend?: { capUsd: number; spentUsd: number; reservedUsd: number; exhausted: boolean };
+}
+
 /** The producer: enqueues every attempt (attempt-major, as a local sweep starts them) and collects each stream once. */
-export async function produce(o: FleetOptions, io: Io): Promise<SweepOutcome & { notRun: number; spendStopped: number }> {
+export async function produce(o: FleetOptions, io: Io): Promise<FleetOutcome> {
   await probe(o.target);
   const { Queue, QueueEvents, Job } = await bull();
   const connection = { ...o.target.connection, maxRetriesPerRequest: null };
@@ -122,12 +135,14 @@ export async function produce(o: FleetOptions, io: Io): Promise<SweepOutcome & {
   const keys = new Redis(connection);
   keys.on('error', () => undefined);
   const events = new QueueEvents(QUEUE, { connection, prefix: PREFIX });
+  const ledger = o.spendCapUsd === undefined ? undefined : await openRedisLedger(o.target, o.plan);
   queue.on('error', (e) => io.stderr.write(`qs run: queue: ${e.message}\n`));
   events.on('error', (e) => io.stderr.write(`qs run: queue events: ${e.message}\n`));
   const attempts: AttemptStream[] = [];
   let usageErrors = 0;
   let notRun = 0;
   let spendStopped = 0;
+  let spend: FleetOutcome['spend'];
   const order = Array.from({ length: o.repeat }, (_, a) => o.tasks.map((task) => ({ task, attempt: a + 1 }))).flat();
   const pending = new Map(order.map((j) => [jobId(o.plan, j.task.slug, j.attempt), j]));
   let wake: () => void = () => undefined;
@@ -195,11 +210,11 @@ export async function produce(o: FleetOptions, io: Io): Promise<SweepOutcome & {
     await queue.waitUntilReady();
     // A new run of a stopped plan starts it again.
     await keys.del(stopKey(o.plan));
-    if (o.spendCapUsd !== undefined) await keys.hsetnx(spendKeys(o.plan)[0], 'cap', String(Math.floor(o.spendCapUsd * 1e6)));
+    if (ledger !== undefined && o.spendCapUsd !== undefined) await ledger.setCap(o.spendCapUsd);
     await queue.addBulk(
       order.map(({ task, attempt }) => ({
         name: 'attempt',
-        data: { v: 1, plan: o.plan, slug: task.slug, name: task.name, attempt, label: o.label(task.slug, attempt), lines: task.lines, argvOf: o.argvOf } satisfies AttemptJob,
+        data: { v: 1, plan: o.plan, slug: task.slug, name: task.name, attempt, label: o.label(task.slug, attempt), lines: task.lines, argvOf: o.argvOf, ...(ledger ? { spend: true as const } : {}) } satisfies AttemptJob,
         // attempts: a worker stopped on purpose hands its attempt back by failing it; a crashed one is found stalled.
         opts: { jobId: jobId(o.plan, task.slug, attempt), attempts: 5, backoff: { type: 'fixed', delay: 100 }, removeOnComplete: { age: 7 * 24 * 3600 }, removeOnFail: { age: 7 * 24 * 3600 } },
       })),
@@ -228,13 +243,15 @@ export async function produce(o: FleetOptions, io: Io): Promise<SweepOutcome & {
         await job?.remove().catch(() => undefined);
       }
     }
+    if (ledger) spend = await ledger.state();
   } finally {
     io.signal.removeEventListener('abort', onStop);
     await events.close();
     await queue.close();
     keys.disconnect();
+    ledger?.close();
   }
-  return { attempts, interrupted: io.signal.aborted, usageErrors, notRun: notRun + (io.signal.aborted ? pending.size : 0), spendStopped };
+  return { attempts, interrupted: io.signal.aborted, usageErrors, notRun: notRun + (io.signal.aborted ? pending.size : 0), spendStopped, ...(spend ? { spend } : {}) };
 }
 
 /** A worker's answer, checked: whole (count and hash agree, ends in a terminal event), stopped, or why not. */
@@ -279,6 +296,9 @@ export function refuseJob(data: unknown, allowUnenforced: boolean): string | nul
     const list = argv?.[stage];
     if (!Array.isArray(list) || !list.every((a) => typeof a === 'string')) return `the job has no arguments for ${stage}`;
   }
+  if (d.spend !== undefined && d.spend !== true) return 'the job\'s spend flag is not true or absent';
+  // The ledger socket is the worker's own, made for each attempt: a path from the job would be another machine's, or anything.
+  if ((argv as Record<string, string[]>)['qs-agent']?.some((a) => a === '--spend-ledger' || a.startsWith('--spend-ledger='))) return 'the job names a spend ledger; a worker serves its own from the fleet\'s cap';
   // Whoever can write to the queue must not turn a worker's sandbox off: that is the worker's own choice.
   const sandbox = (argv as Record<string, string[]>)['qs-sandbox'] as string[];
   if (!allowUnenforced && (sandbox.includes('--allow-unenforced') || sandbox.join(' ').includes('--backend local'))) return 'the attempt asks for the unenforced local backend, which this worker does not allow (start it with --allow-unenforced)';
@@ -299,6 +319,18 @@ export async function work(o: WorkerOptions, io: Io): Promise<{ ran: number }> {
   };
   io.signal.addEventListener('abort', onAbort, { once: true });
   let ran = 0;
+  // One client per sweep this worker serves, opened when its first capped attempt arrives.
+  const ledgers = new Map<string, Promise<RedisLedger>>();
+  const ledgerOf = (plan: string): Promise<RedisLedger> => {
+    let l = ledgers.get(plan);
+    if (!l) {
+      l = openRedisLedger(o.target, plan);
+      // A failed open is not kept: the next attempt tries again.
+      l.catch(() => ledgers.delete(plan));
+      ledgers.set(plan, l);
+    }
+    return l;
+  };
   const worker = new Worker(
     QUEUE,
     async (job): Promise<AttemptReturn> => {
@@ -310,6 +342,7 @@ export async function work(o: WorkerOptions, io: Io): Promise<{ ran: number }> {
       if ((await keys.hget(spendKeys(data.plan)[0], 'exhausted')) === '1') return { v: 1, stopped: 'spend' };
       const lines: string[] = [];
       let partial = '';
+      let usage = false;
       // runAttempt writes each event as one line: collected whole, and shown on this worker's stdout as a local sweep shows it.
       const collect = new Writable({
         write(chunk: Buffer, _enc, done) {
@@ -322,12 +355,28 @@ export async function work(o: WorkerOptions, io: Io): Promise<{ ran: number }> {
       });
       const task: LoadedTask = { slug: data.slug, name: data.name, lines: data.lines };
       const progress = { ...o.progress, close: () => undefined } as Progress;
-      const done = await runAttempt(task, data.attempt, { tasks: [task], repeat: 1, workers: 1, argvOf: data.argvOf, out: null, progress, label: () => data.label }, { ...io, stdout: collect }, io.newId(), running);
+      // A capped sweep: this attempt's agent reserves from the fleet's cap through a socket of its own,
+      // in a private folder no sandbox sees, gone with the attempt.
+      let argvOf = data.argvOf;
+      let spendDir: string | undefined;
+      let served: { close(): Promise<void> } | undefined;
+      try {
+        if (data.spend === true) {
+          spendDir = mkdtempSync(join(io.env.TMPDIR || tmpdir(), 'qs-spend-'));
+          served = await serveSpendLedger(join(spendDir, 'ledger.sock'), await ledgerOf(data.plan));
+          argvOf = { ...argvOf, 'qs-agent': [...argvOf['qs-agent'], '--spend-ledger', join(spendDir, 'ledger.sock')] };
+        }
+        const done = await runAttempt(task, data.attempt, { tasks: [task], repeat: 1, workers: 1, argvOf, out: null, progress, label: () => data.label }, { ...io, stdout: collect }, io.newId(), running);
+        usage = done.usage;
+      } finally {
+        await served?.close();
+        if (spendDir !== undefined) rmSync(spendDir, { recursive: true, force: true });
+      }
       if (partial !== '') lines.push(partial);
       // Stopped here, not by the producer: the attempt goes back to the queue for another worker.
       if (io.signal.aborted) throw new Error('the worker was stopped during the attempt');
       ran += 1;
-      return { v: 1, lines, count: lines.length, sha256: sha256(lines.join('\n')), usage: done.usage };
+      return { v: 1, lines, count: lines.length, sha256: sha256(lines.join('\n')), usage };
     },
     { connection, prefix: PREFIX, concurrency: o.concurrency, lockDuration: o.lockMs, stalledInterval: o.lockMs, maxStalledCount: 3 },
   );
@@ -345,5 +394,6 @@ export async function work(o: WorkerOptions, io: Io): Promise<{ ran: number }> {
   await worker.close();
   io.signal.removeEventListener('abort', onAbort);
   keys.disconnect();
+  for (const l of ledgers.values()) await l.then((x) => x.close()).catch(() => undefined);
   return { ran };
 }

@@ -1,4 +1,4 @@
-// The docs reader's flags on qs-agent's command line: each bad value is a usage error naming the flag, before any input is read.
+// qs-agent's command line: each bad value of the docs reader's flags, and a spend ledger the agent cannot keep, is a usage error naming the flag, before any input is read.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,9 @@ describe('qs-agent docs flags', () => {
     [['--offline', '--refresh', '--cache-dir', dir], '--offline and --refresh contradict each other'],
     [['--cache-dir', file], `--cache-dir ${file}: not a folder that can be written`],
     [['--affordances', 'some'], 'affordances'],
+    // A cap the agent cannot keep is not taken silently.
+    [['--agent', 'claude-code', '--spend-ledger', join(dir, 'ledger.sock')], '--spend-ledger cannot be kept with --agent claude-code'],
+    [['--agent', 'codex', '--spend-ledger', join(dir, 'ledger.sock')], '--spend-ledger cannot be kept with --agent codex'],
   ])('%j is refused', async (argv, message) => {
     const io = memoryIo({ stdin: '' });
     const run = cli(argv, io);
@@ -30,5 +33,10 @@ describe('qs-agent docs flags', () => {
     const io = memoryIo({ stdin: '' });
     expect(await cli(['--cache-dir', join(dir, 'cache'), '--refresh', '--rate-limit', '0.5', '--ignore-robots', '--affordances', 'none', '--probe-affordances', '-q'], io)).toBe(0);
     expect(io.out()).toBe('');
+  });
+
+  it('a free agent takes --spend-ledger and costs nothing: it never connects', async () => {
+    const io = memoryIo({ stdin: '' });
+    expect(await cli(['--agent', 'replay', '--spend-ledger', join(dir, 'absent.sock'), '-q'], io)).toBe(0);
   });
 });

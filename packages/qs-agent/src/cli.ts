@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { allowRegistry } from '@quickloop/sandbox';
 import { readFileSync } from 'node:fs';
 import { readPricesFile } from './config.js';
+import { checkLedgerAgent } from './spend.js';
 import { AGENT_NAMES, run } from './run.js';
 
 export { VERSION } from './version.generated.js';
@@ -35,6 +36,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })
       .option('keep', { type: 'boolean', default: false, describe: 'Mark a sandbox made here to be kept by the last stage' }),
   );
+  if (args['spend-ledger'] !== undefined) checkLedgerAgent(args.agent);
   const prices = args.prices !== undefined ? readPricesFile(String(args.prices), io.cwd) : undefined;
   let from: { text: string; file: string } | undefined;
   if (args.from !== undefined) {

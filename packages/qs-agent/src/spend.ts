@@ -231,6 +231,11 @@ export function estimateCallUsd(book: PriceBook, model: string, request: { syste
 const FREE_AGENTS = new Set(['replay', 'recorded']);
 const UNMETERED = new Set(['claude-code', 'codex']);
 
+/** `--spend-ledger` on an agent whose calls it cannot see would be a cap that is not kept: refused. A free agent needs none. */
+export function checkLedgerAgent(agent: string): void {
+  if (UNMETERED.has(agent)) throw new UsageError(`--spend-ledger cannot be kept with --agent ${agent}: its model calls are made inside the CLI, where they cannot be reserved one by one`);
+}
+
 /**
  * Checks before anything runs that `--max-spend` can be kept for this agent and model: a cap that cannot
  * be priced is not a cap. Returns whether qs-agent needs the ledger at all.

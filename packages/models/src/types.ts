@@ -54,7 +54,8 @@ export interface TurnRequest {
   onRetry?: (failed: { attempt: number; waitMs: number; error: ModelError }) => void | Promise<void>;
 }
 
-export type Stop = 'end_turn' | 'tool_use' | 'max_tokens' | 'refusal' | 'context_overflow' | 'other';
+/** `pause`: the provider paused a long turn (Anthropic's pause_turn); sending it back as it is continues it. */
+export type Stop = 'end_turn' | 'tool_use' | 'max_tokens' | 'refusal' | 'context_overflow' | 'pause' | 'other';
 
 export interface TurnResult {
   blocks: Block[];

@@ -10,7 +10,7 @@ import { memoryIo } from '@quickloop/cli-kit';
 import { removeLayout } from '@quickloop/sandbox';
 import { startMockServer, type MockServer, type MockStep } from '@quickloop/testkit';
 import { parseDocsMap } from '@quickloop/docs';
-import { parsePriceBook, type ModelAdapter, type TurnRequest, type TurnResult } from '@quickloop/models/core';
+import { parsePriceBook, type Message, type ModelAdapter, type TurnRequest, type TurnResult } from '@quickloop/models/core';
 import { createModelAgent, type AfterToolInfo } from './agents/model.js';
 import { resolveVendor } from './agents/credentials.js';
 import { run, type AgentOptions } from './run.js';
@@ -305,6 +305,29 @@ describe('the loop over any ModelAdapter', () => {
     expect(events.find((e) => e.type === 'agent.completed')).toMatchObject({ stop_reason: 'error', error_kind: 'harness', detail: expect.stringContaining('a reason other than finishing') });
   });
 
+
+  it('goes on after a paused turn: the partial answer is sent back last, and the run finishes', async () => {
+    const seen: Message[][] = [];
+    const replies: TurnResult[] = [
+      { blocks: [{ type: 'text', text: 'working on it' }], stop: 'pause', usage: { input: 1, cache_read: 0, cache_write: 0, output: 1, reasoning: 0 }, attempts: 1, durationMs: 0, native: [{ type: 'text', text: 'working on it' }] },
+      { blocks: [{ type: 'text', text: 'done' }], stop: 'end_turn', usage: { input: 1, cache_read: 0, cache_write: 0, output: 1, reasoning: 0 }, attempts: 1, durationMs: 0 },
+    ];
+    const adapter: ModelAdapter = {
+      name: 'pausing',
+      turn: async (req) => {
+        seen.push(structuredClone(req.messages));
+        return replies[seen.length - 1] as TurnResult;
+      },
+    };
+    const io = memoryIo({ stdin: ndjson([taskLoaded('r1', { script: 'true' })]), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    expect(await run({ agent: 'pausing', agentImpl: createModelAgent('pausing', () => adapter, { model: 'p-1' }), docs: { maps: [] }, backend: 'local', allowUnenforced: true, keep: false, allowRegistries: [], level: 'quiet' }, io)).toBe(0);
+    const events = parseOut(io.out());
+    for (const e of events) if (e.type === 'sandbox.ready') made.push(String(e.root));
+    expect(seen).toHaveLength(2);
+    expect(seen[1]?.at(-1)).toMatchObject({ role: 'assistant', blocks: [{ type: 'text', text: 'working on it' }], native: [{ type: 'text', text: 'working on it' }] });
+    expect(events.filter((e) => e.type === 'agent.turn').map((e) => e.stop)).toEqual(['pause', 'end_turn']);
+    expect(events.find((e) => e.type === 'agent.completed')).toMatchObject({ stop_reason: 'completed', final_text: 'done' });
+  });
 
   it('runs turns from an adapter that is not a vendor (as a recorded run will), calling afterTool once each call is recorded', async () => {
     const zero = { input: 1, cache_read: 0, cache_write: 0, output: 1, reasoning: 0 };

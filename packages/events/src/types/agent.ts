@@ -69,7 +69,7 @@ export const AgentTurn = defineEvent({
   payload: Type.Object({
     turn: Type.Integer({ minimum: 1, description: 'Numbered from 1 within the run.' }),
     model: Type.String({ description: 'The model that served the turn, as the provider reported it (the one asked for when it reports none).' }),
-    stop: Type.Union([Type.Literal('end_turn'), Type.Literal('tool_use'), Type.Literal('max_tokens'), Type.Literal('refusal'), Type.Literal('context_overflow'), Type.Literal('other')]),
+    stop: Type.Union([Type.Literal('end_turn'), Type.Literal('tool_use'), Type.Literal('max_tokens'), Type.Literal('refusal'), Type.Literal('context_overflow'), Type.Literal('pause'), Type.Literal('other')]),
     blocks: Type.Array(TurnBlock, { description: 'The assistant\'s text and tool calls, in order.' }),
     usage: TokenUsage,
     usd: Type.Union([Type.Number({ minimum: 0 }), Type.Null()], { description: 'Cost of the turn from the price book; null when the model is not in it.' }),

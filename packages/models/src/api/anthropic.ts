@@ -53,6 +53,7 @@ const STOPS: Record<string, Stop> = {
   max_tokens: 'max_tokens',
   refusal: 'refusal',
   model_context_window_exceeded: 'context_overflow',
+  pause_turn: 'pause',
 };
 
 function toResult(msg: Anthropic.Message, attempts: number, durationMs: number): TurnResult {

@@ -218,4 +218,13 @@ describe('details of one vendor', () => {
     expect((await turn(true)).stop).toBe('refusal');
     expect((await turn(true)).stop).toBe('max_tokens');
   });
+
+  it('anthropic: pause_turn is a paused turn to send back, model_context_window_exceeded an overflow, an unknown stop not a finish', async () => {
+    for (const stream of [true, false]) {
+      const { turn } = await setup('anthropic', [{ anthropicStop: 'pause_turn', text: 'half' }, { anthropicStop: 'model_context_window_exceeded', text: 'x' }, { anthropicStop: 'a_reason_from_next_year', text: 'y' }]);
+      expect(await turn(stream), `stream=${stream}`).toMatchObject({ stop: 'pause', blocks: [{ type: 'text', text: 'half' }] });
+      expect((await turn(stream)).stop).toBe('context_overflow');
+      expect((await turn(stream)).stop).toBe('other');
+    }
+  });
 });

@@ -269,6 +269,8 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
               messages.push({ role: 'user', blocks: [{ type: 'text', text: 'Your answer was cut off at the output limit. Go on, in shorter steps.' }] });
               continue;
             }
+            // A paused turn is unfinished: the same conversation, its partial answer last, resumes it.
+            if (result.stop === 'pause') continue;
             // A stop quickloop does not know (a vendor's new finish reason) is not "finished": a failing
             // check after it would be blamed on the docs for what may be the provider's doing.
             if (result.stop === 'other') return stop('error', `turn ${turn}: the model stopped for a reason other than finishing, with no tool call; the run says nothing about the docs`, { errorKind: 'harness' });

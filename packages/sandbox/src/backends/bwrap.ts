@@ -144,7 +144,8 @@ function layerScript(socketDir: string, bwrap: string[], mirrorPorts: readonly n
     // The harness gone (killed, crashed), nothing of the sandbox may stay: the kernel sends TERM
     // (setpriv --pdeathsig) and the layer kills its group, bwrap's init with it, so every process of
     // the namespace ends too.
-    "trap 'kill -KILL 0' TERM",
+    // bwrap's init is in a session of its own: it is killed by name as well (pkill, where procps is).
+    "trap 'pkill -KILL -P \"$b\" 2>/dev/null; kill -KILL 0' TERM",
     'set -e',
     // The inner user namespace and bwrap's: a command cannot make another (unshare fails).
     'echo 2 > /proc/sys/user/max_user_namespaces',
@@ -165,9 +166,10 @@ function layerScript(socketDir: string, bwrap: string[], mirrorPorts: readonly n
     'exec 8<> <(:)',
     'until up; do read -r -t 0.002 -u 8; done',
     `unshare --user --map-user=${INSIDE_UID} --map-group=${INSIDE_UID} -- bwrap ${bwrap.map(q).join(' ')} -- sh -c 'echo ready; exec sleep infinity' 8>&- &`,
+    'b=$!',
     `exec ${INFO_FD}>&- 8>&-`,
     // Not `wait` for all: a forwarder that dies must not end the layer while bwrap runs.
-    'wait $!',
+    'wait $b',
   ].join('\n');
 }
 
@@ -304,6 +306,16 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
       // it, daemonised or not. The command groups are killed too, for the nsenter processes outside,
       // and the network layer's group ends its forwarders.
       const left = namespaceLeftovers(pid, baseline);
+      // The holder first, by its pid: bwrap puts it in a session of its own (--new-session), so the
+      // layer's group does not hold it, and its parent-death signal was seen not to come, leaving a
+      // holder behind with everything it ran. Its start time says it is still the same process.
+      if (identity[1] !== undefined && startTime(pid) === identity[1]) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
       killGroup(layer);
       await killGroupsAndWait(groups);
       await exited;

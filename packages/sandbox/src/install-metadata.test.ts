@@ -7,9 +7,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { createServer, type Server } from 'node:http';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { harvestInstallCache, npmCacheOf, seedInstallCache } from './install-cache.js';
-import { fetchInstallMetadata, MAX_BUCKET_BYTES, npmRegistry, PACKUMENT_ACCEPTS, wantedMetadata, type NpmRegistry } from './install-metadata.js';
+import { fetchInstallMetadata, MAX_BUCKET_BYTES, MAX_METADATA_URLS, METADATA_REFRESH_MS, METADATA_TTL_S, npmRegistry, PACKUMENT_ACCEPTS, wantedMetadata, type NpmRegistry } from './install-metadata.js';
 
 const temps: string[] = [];
 afterEach(() => {
@@ -69,6 +70,19 @@ describe('which packuments an attempt asked for', () => {
       ]),
     );
     expect(wantedMetadata(home, registry)).toHaveLength(3);
+  });
+
+  it('takes at most MAX_METADATA_URLS from a flood of entries', () => {
+    const home = temp();
+    const lines: string[] = [];
+    for (let i = 0; i < MAX_METADATA_URLS + 500; i += 1) {
+      const url = `https://registry.test/npm/p${i}`;
+      const json = JSON.stringify({ key: `${KEY}${url}`, ...meta(url) });
+      lines.push(`\n${createHash('sha1').update(json).digest('hex')}\t${json}`);
+    }
+    const bucket = entry(home, `${KEY}https://registry.test/npm/p0`, meta('x'));
+    writeFileSync(bucket, lines.join(''));
+    expect(wantedMetadata(home, registry)).toHaveLength(MAX_METADATA_URLS);
   });
 
   it('follows no symlink and reads no huge bucket', () => {
@@ -134,6 +148,13 @@ describe('the packuments in the store', () => {
       expect(seeded.integrity).not.toBe(integrity);
     }
 
+    // What the next attempt does to its copy stays its own.
+    const storeBucket = (buckets[0] as string).replace(npmCacheOf(next), join(store, 'npm'));
+    const before = readFileSync(storeBucket, 'utf8');
+    writeFileSync(buckets[0] as string, 'overwritten');
+    expect(readFileSync(storeBucket, 'utf8')).toBe(before);
+    writeFileSync(buckets[0] as string, before);
+
     // Real npm in the seeded home: the real ms, its packument from the cache (no request for it).
     const project = join(next, 'project');
     mkdirSync(project);
@@ -154,5 +175,70 @@ describe('the packuments in the store', () => {
     const url = `${registry.url}quickloop-no-such-package-${randomBytes(6).toString('hex')}`;
     expect(await fetchInstallMetadata(store, [{ url, accept: CORGI }], registry)).toEqual({ fetched: 0, revalidated: 0, fresh: 0, failed: 1 });
     expect(existsSync(join(store, 'npm', 'index-v5'))).toBe(false);
+  });
+});
+
+describe('fetching from a registry that says more or less than it should', () => {
+  /** A registry on a free loopback port: each packument served as `serve` says, every request logged. */
+  async function registryServing(serve: (name: string, headers: Record<string, string | string[] | undefined>) => { status: number; headers?: Record<string, string>; body?: string }) {
+    const seen: { name: string; ifNoneMatch?: string }[] = [];
+    const server: Server = createServer((req, res) => {
+      const name = decodeURIComponent((req.url ?? '/').slice('/npm/'.length));
+      seen.push({ name, ...(typeof req.headers['if-none-match'] === 'string' ? { ifNoneMatch: req.headers['if-none-match'] } : {}) });
+      const r = serve(name, req.headers);
+      res.writeHead(r.status, r.headers ?? {});
+      res.end(r.body ?? '');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    return { registry: { url: `http://127.0.0.1:${port}/npm/` }, seen };
+  }
+  const closers: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of closers.splice(0)) await c();
+  });
+
+  it('writes its own max-age, leaves a fresh entry alone, and revalidates an old one with its etag', async () => {
+    const body = JSON.stringify({ name: '@scope/pkg', versions: {} });
+    const { registry, seen } = await registryServing((_name, h) =>
+      h['if-none-match'] === '"v1"' ? { status: 304, headers: { etag: '"v1"' } } : { status: 200, headers: { 'content-type': 'application/json', etag: '"v1"', 'cache-control': 'max-age=0' }, body },
+    );
+    const store = temp();
+    const want = { url: `${registry.url}@scope%2fpkg`, accept: CORGI };
+    let clock = 1_000_000;
+    const now = () => clock;
+    expect(await fetchInstallMetadata(store, [want], registry, now)).toEqual({ fetched: 1, revalidated: 0, fresh: 0, failed: 0 });
+    clock += METADATA_REFRESH_MS - 1;
+    expect(await fetchInstallMetadata(store, [want], registry, now)).toEqual({ fetched: 0, revalidated: 0, fresh: 1, failed: 0 });
+    clock += 2;
+    expect(await fetchInstallMetadata(store, [want], registry, now)).toEqual({ fetched: 0, revalidated: 1, fresh: 0, failed: 0 });
+    expect(seen).toEqual([{ name: '@scope/pkg' }, { name: '@scope/pkg', ifNoneMatch: '"v1"' }]);
+    // What npm will read: the body as served, the harness's freshness, the time of the revalidation.
+    const next = temp();
+    seedInstallCache(store, next);
+    const h = createHash('sha256').update(`${KEY}${want.url}`).digest('hex');
+    const [line] = readFileSync(join(npmCacheOf(next), 'index-v5', h.slice(0, 2), h.slice(2, 4), h.slice(4)), 'utf8').split('\n').filter((l) => l !== '');
+    const e = JSON.parse((line as string).split('\t')[1] as string) as { integrity: string; metadata: { time: number; resHeaders: Record<string, string> } };
+    expect(e.integrity).toBe(`sha512-${sha512(body).digest('base64')}`);
+    expect(e.metadata.time).toBe(clock);
+    expect(e.metadata.resHeaders).toEqual({ 'content-type': 'application/json', etag: '"v1"', date: expect.any(String), 'cache-control': `max-age=${METADATA_TTL_S}` });
+  });
+
+  it('keeps nothing that is not the packument asked for: another name, an error, a redirect, a compressed body, not JSON', async () => {
+    const { registry } = await registryServing((name) => {
+      if (name === 'other') return { status: 200, body: JSON.stringify({ name: 'express', versions: {} }) };
+      if (name === 'gone') return { status: 404, body: '{}' };
+      if (name === 'moved') return { status: 301, headers: { location: 'http://127.0.0.1:1/' } };
+      if (name === 'zipped') return { status: 200, headers: { 'content-encoding': 'gzip' }, body: JSON.stringify({ name: 'zipped' }) };
+      return { status: 200, body: '<html>a proxy page</html>' };
+    });
+    const store = temp();
+    const wants = ['other', 'gone', 'moved', 'zipped', 'html'].map((n) => ({ url: `${registry.url}${n}`, accept: CORGI }));
+    expect(await fetchInstallMetadata(store, wants, registry)).toEqual({ fetched: 0, revalidated: 0, fresh: 0, failed: 5 });
+    expect(existsSync(join(store, 'npm', 'index-v5'))).toBe(false);
+    // A registry that is not there at all: counted, not thrown.
+    const down = { url: 'http://127.0.0.1:1/npm/' };
+    expect(await fetchInstallMetadata(store, [{ url: `${down.url}x`, accept: CORGI }], down)).toEqual({ fetched: 0, revalidated: 0, fresh: 0, failed: 1 });
   });
 });

@@ -31,6 +31,8 @@ export const MAX_METADATA_URLS = 2000;
 /** An index bucket of the attempt's larger than this is not read. */
 export const MAX_BUCKET_BYTES = 1024 * 1024;
 const MAX_BUCKETS = 100_000;
+/** What one look at an attempt's index reads in all, at most. */
+export const MAX_INDEX_BYTES = 64 * 1024 * 1024;
 const FETCHES_AT_ONCE = 8;
 const FETCH_TIMEOUT_MS = 30_000;
 
@@ -134,6 +136,7 @@ export function wantedMetadata(home: string, registry: NpmRegistry): MetadataWan
   const index = join(npmCacheOf(home), 'index-v5');
   const wants = new Map<string, MetadataWant>();
   let buckets = 0;
+  let bytes = 0;
   const walk = (dir: string, depth: number): void => {
     let entries: import('node:fs').Dirent[];
     try {
@@ -142,7 +145,7 @@ export function wantedMetadata(home: string, registry: NpmRegistry): MetadataWan
       return;
     }
     for (const e of entries) {
-      if (wants.size >= MAX_METADATA_URLS || buckets >= MAX_BUCKETS) return;
+      if (wants.size >= MAX_METADATA_URLS || buckets >= MAX_BUCKETS || bytes >= MAX_INDEX_BYTES) return;
       const path = join(dir, e.name);
       if (depth < 2) {
         if (e.isDirectory() && /^[0-9a-f]{2}$/.test(e.name)) walk(path, depth + 1);
@@ -150,8 +153,9 @@ export function wantedMetadata(home: string, registry: NpmRegistry): MetadataWan
       }
       if (!e.isFile() || !/^[0-9a-f]{60}$/.test(e.name)) continue;
       buckets += 1;
-      const data = readBounded(path, MAX_BUCKET_BYTES);
+      const data = readBounded(path, Math.min(MAX_BUCKET_BYTES, MAX_INDEX_BYTES - bytes));
       if (data === undefined) continue;
+      bytes += data.length;
       for (const line of data.toString('utf8').split('\n')) {
         const tab = line.indexOf('\t');
         if (tab < 0) continue;

@@ -1,7 +1,7 @@
 // qs-check: after each run's agent, run its check in the same sandbox, classify with every event in, end the run.
 import { CliError, createLogger, terminalSafe, QsExit, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, signalName, untilAborted, type Emitter } from '@quickloop/events';
-import { fetchInstallMetadata, harvestInstallCache, npmRegistry, removeLayout, wantedMetadata, type EgressEvent, type NpmRegistry } from '@quickloop/sandbox';
+import { fetchInstallMetadata, harvestInstallCache, hasNpmIndex, npmRegistry, removeLayout, wantedMetadata, type EgressEvent, type NpmRegistry } from '@quickloop/sandbox';
 import type { ClassificationName } from '@quickloop/events';
 import { classify, isEvidential, label } from './classify.js';
 import { runCheck } from './check.js';
@@ -54,7 +54,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
   /** The packuments being fetched for the store: awaited before this stage ends, so the next attempt of a sweep sees them. */
   const fetching: Promise<void>[] = [];
   const harvestMetadata = (store: string, home: string): void => {
-    if (io.signal.aborted) return;
+    if (io.signal.aborted || !hasNpmIndex(home)) return;
     if (registry === undefined) registry = npmRegistry(io.cwd, io.env as NodeJS.ProcessEnv) ?? null;
     if (registry === null) return;
     // Only which packuments npm asked for is read from the run's cache, before its home goes; the harness fetches them itself.
@@ -63,7 +63,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     fetching.push(
       fetchInstallMetadata(store, wants, registry).then((m) => {
         const line = `${STAGE}: install cache: packuments from the registry: ${m.fetched} fetched, ${m.revalidated} unchanged, ${m.fresh} still fresh`;
-        if (m.failed > 0) log.warn(`${line}, ${m.failed} could not be had (npm fetches those itself)`);
+        if (m.failed > 0 || m.overBudget > 0) log.warn(`${line}, ${m.failed + m.overBudget} could not be had${m.overBudget > 0 ? ` (${m.overBudget} over the harvest's budget)` : ''} (npm fetches those itself)`);
         else log.verbose(line);
       }),
     );

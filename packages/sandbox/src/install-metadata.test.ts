@@ -128,9 +128,9 @@ describe('the packuments in the store', () => {
     expect(harvestInstallCache(store, attempt).added).toBe(1);
     const wants = wantedMetadata(attempt, registry);
     expect(wants).toEqual(PACKUMENT_ACCEPTS.map((accept) => ({ url, accept })));
-    expect(await fetchInstallMetadata(store, wants, registry)).toEqual({ fetched: 2, revalidated: 0, fresh: 0, failed: 0 });
+    expect(await fetchInstallMetadata(store, wants, registry)).toEqual({ fetched: 2, revalidated: 0, fresh: 0, failed: 0, overBudget: 0 });
     // Asked again at once: the store's entries are fresh, nothing is fetched.
-    expect(await fetchInstallMetadata(store, wants, registry)).toEqual({ fetched: 0, revalidated: 0, fresh: 2, failed: 0 });
+    expect(await fetchInstallMetadata(store, wants, registry)).toEqual({ fetched: 0, revalidated: 0, fresh: 2, failed: 0, overBudget: 0 });
 
     seedInstallCache(store, next);
     // The next home's index is the harness's: one entry for ms, pointing at content that is the registry's.
@@ -173,7 +173,7 @@ describe('the packuments in the store', () => {
   it('a packument the registry does not have is counted as failed, and nothing is written for it', async () => {
     const store = temp();
     const url = `${registry.url}quickloop-no-such-package-${randomBytes(6).toString('hex')}`;
-    expect(await fetchInstallMetadata(store, [{ url, accept: CORGI }], registry)).toEqual({ fetched: 0, revalidated: 0, fresh: 0, failed: 1 });
+    expect(await fetchInstallMetadata(store, [{ url, accept: CORGI }], registry)).toEqual({ fetched: 0, revalidated: 0, fresh: 0, failed: 1, overBudget: 0 });
     expect(existsSync(join(store, 'npm', 'index-v5'))).toBe(false);
   });
 });
@@ -208,11 +208,11 @@ describe('fetching from a registry that says more or less than it should', () =>
     const want = { url: `${registry.url}@scope%2fpkg`, accept: CORGI };
     let clock = 1_000_000;
     const now = () => clock;
-    expect(await fetchInstallMetadata(store, [want], registry, now)).toEqual({ fetched: 1, revalidated: 0, fresh: 0, failed: 0 });
+    expect(await fetchInstallMetadata(store, [want], registry, now)).toEqual({ fetched: 1, revalidated: 0, fresh: 0, failed: 0, overBudget: 0 });
     clock += METADATA_REFRESH_MS - 1;
-    expect(await fetchInstallMetadata(store, [want], registry, now)).toEqual({ fetched: 0, revalidated: 0, fresh: 1, failed: 0 });
+    expect(await fetchInstallMetadata(store, [want], registry, now)).toEqual({ fetched: 0, revalidated: 0, fresh: 1, failed: 0, overBudget: 0 });
     clock += 2;
-    expect(await fetchInstallMetadata(store, [want], registry, now)).toEqual({ fetched: 0, revalidated: 1, fresh: 0, failed: 0 });
+    expect(await fetchInstallMetadata(store, [want], registry, now)).toEqual({ fetched: 0, revalidated: 1, fresh: 0, failed: 0, overBudget: 0 });
     expect(seen).toEqual([{ name: '@scope/pkg' }, { name: '@scope/pkg', ifNoneMatch: '"v1"' }]);
     // What npm will read: the body as served, the harness's freshness, the time of the revalidation.
     const next = temp();
@@ -235,10 +235,10 @@ describe('fetching from a registry that says more or less than it should', () =>
     });
     const store = temp();
     const wants = ['other', 'gone', 'moved', 'zipped', 'html'].map((n) => ({ url: `${registry.url}${n}`, accept: CORGI }));
-    expect(await fetchInstallMetadata(store, wants, registry)).toEqual({ fetched: 0, revalidated: 0, fresh: 0, failed: 5 });
+    expect(await fetchInstallMetadata(store, wants, registry)).toEqual({ fetched: 0, revalidated: 0, fresh: 0, failed: 5, overBudget: 0 });
     expect(existsSync(join(store, 'npm', 'index-v5'))).toBe(false);
     // A registry that is not there at all: counted, not thrown.
     const down = { url: 'http://127.0.0.1:1/npm/' };
-    expect(await fetchInstallMetadata(store, [{ url: `${down.url}x`, accept: CORGI }], down)).toEqual({ fetched: 0, revalidated: 0, fresh: 0, failed: 1 });
+    expect(await fetchInstallMetadata(store, [{ url: `${down.url}x`, accept: CORGI }], down)).toEqual({ fetched: 0, revalidated: 0, fresh: 0, failed: 1, overBudget: 0 });
   });
 });

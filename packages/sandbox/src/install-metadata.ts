@@ -26,6 +26,8 @@ export const METADATA_TTL_S = 900;
 export const METADATA_REFRESH_MS = 300_000;
 /** A packument larger than this is not kept (the largest corgis are a few MiB). */
 export const MAX_PACKUMENT_BYTES = 64 * 1024 * 1024;
+/** What one harvest fetches in all, at most: an attempt that names many large packuments cannot fill the disk. */
+export const MAX_METADATA_FETCH_BYTES = 512 * 1024 * 1024;
 /** Packument URLs taken from one attempt's index, at most. */
 export const MAX_METADATA_URLS = 2000;
 /** An index bucket of the attempt's larger than this is not read. */
@@ -62,6 +64,8 @@ export interface MetadataReport {
   /** Entries fresh enough to leave alone. */
   fresh: number;
   failed: number;
+  /** Not fetched: the harvest had already fetched MAX_METADATA_FETCH_BYTES. */
+  overBudget: number;
 }
 
 /** The registry npm is configured with here, asked at run time; undefined when npm cannot say. */
@@ -100,6 +104,16 @@ export function npmRegistry(cwd: string, env: NodeJS.ProcessEnv = process.env): 
     }
   }
   return registry;
+}
+
+/** Whether a finished run's home has an npm index at all (so whether npm need be asked for its registry). */
+export function hasNpmIndex(home: string): boolean {
+  let at = home;
+  for (const part of ['.npm', '_cacache', 'index-v5']) {
+    at = join(at, part);
+    if (!isRealDir(at)) return false;
+  }
+  return true;
 }
 
 /** A regular file's bytes, read through O_NOFOLLOW, or undefined (a link, a FIFO, too large, gone). */
@@ -171,11 +185,7 @@ export function wantedMetadata(home: string, registry: NpmRegistry): MetadataWan
     }
   };
   // Every level is a real folder: lstat-walked by Dirent types, so a link anywhere gives nothing.
-  let at = home;
-  for (const part of ['.npm', '_cacache', 'index-v5']) {
-    at = join(at, part);
-    if (!isRealDir(at)) return [];
-  }
+  if (!hasNpmIndex(home)) return [];
   walk(index, 0);
   return [...wants.values()];
 }
@@ -305,17 +315,22 @@ function get(url: string, headers: Record<string, string>, registry: NpmRegistry
 }
 
 /** One packument, from the registry into the store, unless the store's entry is still fresh. */
-async function fetchOne(store: string, want: MetadataWant, registry: NpmRegistry, now: () => number, report: MetadataReport): Promise<void> {
+async function fetchOne(store: string, want: MetadataWant, registry: NpmRegistry, now: () => number, report: MetadataReport, budget: { bytes: number }): Promise<void> {
   const key = `${KEY_PREFIX}${want.url}`;
   const old = storeEntries(store, key).find((e) => e.metadata?.reqHeaders?.accept === want.accept);
   if (old && now() - old.metadata.time < METADATA_REFRESH_MS) {
     report.fresh += 1;
     return;
   }
+  if (budget.bytes >= MAX_METADATA_FETCH_BYTES) {
+    report.overBudget += 1;
+    return;
+  }
   // No accept-encoding: the body comes plain, as npm stores it (decoded).
   const headers: Record<string, string> = { accept: want.accept, 'user-agent': 'quickloop-install-cache' };
   if (old?.metadata.resHeaders.etag !== undefined) headers['if-none-match'] = old.metadata.resHeaders.etag;
   const got = await get(want.url, headers, registry);
+  budget.bytes += got.body.length;
   const time = now();
   const resHeaders = (from: Record<string, string>): Record<string, string> => {
     const h: Record<string, string> = {};
@@ -356,12 +371,13 @@ async function fetchOne(store: string, want: MetadataWant, registry: NpmRegistry
  * throws: a packument that cannot be had is counted as failed, and npm will fetch it itself.
  */
 export async function fetchInstallMetadata(store: string, wants: MetadataWant[], registry: NpmRegistry, now: () => number = Date.now): Promise<MetadataReport> {
-  const report: MetadataReport = { fetched: 0, revalidated: 0, fresh: 0, failed: 0 };
+  const report: MetadataReport = { fetched: 0, revalidated: 0, fresh: 0, failed: 0, overBudget: 0 };
+  const budget = { bytes: 0 };
   const queue = wants.slice(0, MAX_METADATA_URLS);
   const worker = async (): Promise<void> => {
     for (let w = queue.shift(); w !== undefined; w = queue.shift()) {
       try {
-        await fetchOne(store, w, registry, now, report);
+        await fetchOne(store, w, registry, now, report, budget);
       } catch {
         report.failed += 1;
       }

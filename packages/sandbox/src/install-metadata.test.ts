@@ -180,7 +180,8 @@ describe('the packuments in the store', () => {
 
 describe('fetching from a registry that says more or less than it should', () => {
   /** A registry on a free loopback port: each packument served as `serve` says, every request logged. */
-  async function registryServing(serve: (name: string, headers: Record<string, string | string[] | undefined>) => { status: number; headers?: Record<string, string>; body?: string }) {
+  type Reply = { status: number; headers?: Record<string, string>; body?: string };
+  async function registryServing(serve: (name: string, headers: Record<string, string | string[] | undefined>) => Reply) {
     const seen: { name: string; ifNoneMatch?: string }[] = [];
     const server: Server = createServer((req, res) => {
       const name = decodeURIComponent((req.url ?? '/').slice('/npm/'.length));
@@ -201,7 +202,7 @@ describe('fetching from a registry that says more or less than it should', () =>
 
   it('writes its own max-age, leaves a fresh entry alone, and revalidates an old one with its etag', async () => {
     const body = JSON.stringify({ name: '@scope/pkg', versions: {} });
-    const { registry, seen } = await registryServing((_name, h) =>
+    const { registry, seen } = await registryServing((_name, h): Reply =>
       h['if-none-match'] === '"v1"' ? { status: 304, headers: { etag: '"v1"' } } : { status: 200, headers: { 'content-type': 'application/json', etag: '"v1"', 'cache-control': 'max-age=0' }, body },
     );
     const store = temp();
@@ -226,7 +227,7 @@ describe('fetching from a registry that says more or less than it should', () =>
   });
 
   it('keeps nothing that is not the packument asked for: another name, an error, a redirect, a compressed body, not JSON', async () => {
-    const { registry } = await registryServing((name) => {
+    const { registry } = await registryServing((name): Reply => {
       if (name === 'other') return { status: 200, body: JSON.stringify({ name: 'express', versions: {} }) };
       if (name === 'gone') return { status: 404, body: '{}' };
       if (name === 'moved') return { status: 301, headers: { location: 'http://127.0.0.1:1/' } };

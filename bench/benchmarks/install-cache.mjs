@@ -1,6 +1,7 @@
 // The shared install cache (`qs run --install-cache`): a repeat's `npm install` in a fresh bwrap
 // sandbox (a new home, as every attempt gets) seeded from the store, against the same install cold.
-// The store was filled once, in setup, by harvesting an earlier attempt's home the way qs-check does.
+// The store was filled once, in setup, by harvesting an earlier attempt's home the way qs-check does
+// (its blobs, and the packuments it asked for, fetched again by the harness).
 // The registry is whatever npm is configured with here (asked at run time).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -28,6 +29,8 @@ async function attempt(s, seeded, lock = false) {
     if (r.exitCode !== 0) throw new Error(`npm install exited ${r.exitCode}: ${r.output.slice(-400)}`);
     if (s.harvest) {
       s.harvestInstallCache(s.store, home);
+      // As qs-check does: the packuments this install asked for, fetched by the harness itself.
+      await s.fetchInstallMetadata(s.store, s.wantedMetadata(home, s.registry), s.registry);
       s.lockfile = readFileSync(join(workspace, 'package-lock.json'), 'utf8');
     }
   } finally {
@@ -42,10 +45,10 @@ export default [
     iterations: 5,
     target: { max_ratio: 0.5 },
     async setup() {
-      const { openSandbox, removeLayout, seedInstallCache, harvestInstallCache } = await import(`${ROOT}packages/sandbox/dist/index.js`);
+      const { openSandbox, removeLayout, seedInstallCache, harvestInstallCache, fetchInstallMetadata, wantedMetadata, npmRegistry } = await import(`${ROOT}packages/sandbox/dist/index.js`);
       const base = mkdtempSync(join(tmpdir(), 'ql-bench-install-cache-'));
       const policy = { explicit: [], docs_hosts: [], registries: [registryEndpoint()], registries_source: 'npm' };
-      const s = { openSandbox, removeLayout, seedInstallCache, harvestInstallCache, base, policy, store: join(base, 'store'), harvest: true };
+      const s = { openSandbox, removeLayout, seedInstallCache, harvestInstallCache, fetchInstallMetadata, wantedMetadata, registry: npmRegistry(process.cwd()), base, policy, store: join(base, 'store'), harvest: true };
       // The first attempt of a sweep: cold, and harvested.
       await attempt(s, false);
       s.harvest = false;
@@ -63,10 +66,10 @@ export default [
     iterations: 5,
     target: { max_ratio: 0.5 },
     async setup() {
-      const { openSandbox, removeLayout, seedInstallCache, harvestInstallCache } = await import(`${ROOT}packages/sandbox/dist/index.js`);
+      const { openSandbox, removeLayout, seedInstallCache, harvestInstallCache, fetchInstallMetadata, wantedMetadata, npmRegistry } = await import(`${ROOT}packages/sandbox/dist/index.js`);
       const base = mkdtempSync(join(tmpdir(), 'ql-bench-install-cache-'));
       const policy = { explicit: [], docs_hosts: [], registries: [registryEndpoint()], registries_source: 'npm' };
-      const s = { openSandbox, removeLayout, seedInstallCache, harvestInstallCache, base, policy, store: join(base, 'store'), harvest: true };
+      const s = { openSandbox, removeLayout, seedInstallCache, harvestInstallCache, fetchInstallMetadata, wantedMetadata, registry: npmRegistry(process.cwd()), base, policy, store: join(base, 'store'), harvest: true };
       await attempt(s, false);
       s.harvest = false;
       return s;

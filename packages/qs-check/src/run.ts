@@ -1,7 +1,7 @@
 // qs-check: after each run's agent, run its check in the same sandbox, classify with every event in, end the run.
 import { CliError, createLogger, terminalSafe, QsExit, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, signalName, untilAborted, type Emitter } from '@quickloop/events';
-import { harvestInstallCache, removeLayout, type EgressEvent } from '@quickloop/sandbox';
+import { fetchInstallMetadata, harvestInstallCache, hasNpmIndex, npmRegistry, removeLayout, wantedMetadata, type EgressEvent, type NpmRegistry } from '@quickloop/sandbox';
 import type { ClassificationName } from '@quickloop/events';
 import { classify, isEvidential, label } from './classify.js';
 import { runCheck } from './check.js';
@@ -49,6 +49,29 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     }
   };
 
+  /** Asked once, at the first harvest: null when npm cannot say (then only blobs are shared). */
+  let registry: NpmRegistry | null | undefined;
+  /** The packuments being fetched for the store: awaited before this stage ends, so the next attempt of a sweep sees them. */
+  const fetching: Promise<void>[] = [];
+  const harvestMetadata = (store: string, home: string): void => {
+    if (io.signal.aborted || !hasNpmIndex(home)) return;
+    if (registry === undefined) registry = npmRegistry(io.cwd, io.env as NodeJS.ProcessEnv) ?? null;
+    if (registry === null) return;
+    // Only which packuments npm asked for is read from the run's cache, before its home goes; the harness fetches them itself.
+    const wants = wantedMetadata(home, registry);
+    if (wants.length === 0) return;
+    fetching.push(
+      fetchInstallMetadata(store, wants, registry).then((m) => {
+        const line = `${STAGE}: install cache: packuments from the registry: ${m.fetched} fetched, ${m.revalidated} unchanged, ${m.fresh} still fresh`;
+        if (m.failed > 0 || m.overBudget > 0) log.warn(`${line}, ${m.failed + m.overBudget} could not be had${m.overBudget > 0 ? ` (${m.overBudget} over the harvest's budget)` : ''} (npm fetches those itself)`);
+        else log.verbose(line);
+      }),
+    );
+  };
+  const settleFetching = async (): Promise<void> => {
+    while (fetching.length > 0) await Promise.all(fetching.splice(0));
+  };
+
   const cleanup = (f: RunFacts): string | null => {
     if (!f.ready) return null;
     if (opts.installCache !== undefined && !f.harvested) {
@@ -58,6 +81,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       const refused = Object.entries(h.refused).map(([why, n]) => `${n} ${why}`).join(', ');
       if (refused !== '') log.warn(`${STAGE}: install cache: refused what the run left in its npm cache (${refused}); ${h.added} blob${h.added === 1 ? '' : 's'} taken`);
       else log.verbose(`${STAGE}: install cache: ${h.added} blob${h.added === 1 ? '' : 's'} taken, ${h.known} already there`);
+      harvestMetadata(opts.installCache, f.ready.home);
     }
     if (opts.keep || f.ready.keep) return f.ready.root;
     try {
@@ -206,10 +230,12 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     // Exit 2 alone would not say why: most often the stage upstream failed before emitting anything.
     if (runs.size === 0 && !io.signal.aborted) log.warn(`${STAGE}: no runs in the input: nothing to check (no evidence)`);
     await writer.flush();
+    await settleFetching();
   } catch (error) {
     // A closed downstream or a bad line ends the stage, but this is still the last stage: the
     // workspaces of runs it will never finish are removed like any other.
     for (const f of runs.values()) if (!f.finished) cleanup(f);
+    await settleFetching();
     throw error;
   }
   return exitCode(tally);

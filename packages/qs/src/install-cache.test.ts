@@ -32,6 +32,24 @@ function files(dir: string): string[] {
   return out.sort();
 }
 
+function qs(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(join(BIN, 'qs'), args, { cwd: work, env: { PATH: `${BIN}:${process.env.PATH ?? '/usr/bin:/bin'}`, NO_COLOR: '1' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function replayTask(file: string, name: string, lines: string[]): void {
+  writeFileSync(
+    join(work, file),
+    [`name: ${name}`, 'goal: Look at the npm cache.', 'docs:', '  path:', '    - https://docs.greeter.test/install.html', 'replay:', '  - |', ...lines.map((l) => `    ${l}`), 'success:', '  script: |', '    true', ''].join('\n'),
+  );
+}
+
 describe('qs run --install-cache', () => {
   it('a poisoned blob, index entry and symlink written by attempt 1 do not reach attempt 2; a good blob does', async () => {
     const good = rel(hex('good blob'));
@@ -77,5 +95,46 @@ describe('qs run --install-cache', () => {
     // qs-check said what it refused, each time (both attempts left the same things).
     expect(r.stderr.match(/install cache: refused what the run left in its npm cache \(1 not_regular, 1 hash_mismatch\)|install cache: refused what the run left in its npm cache \(1 hash_mismatch, 1 not_regular\)/g)).toHaveLength(2);
     expect(files(join(store, 'npm')).filter((f) => !f.startsWith('tmp/'))).toEqual([`content-v2/sha512/${good}`]);
+  });
+
+  it('a packument and index entry forged by attempt 1 do not reach attempt 2: its npm reads the registry\'s packument from the cache, never asking for it', async () => {
+    // Inside the sandbox: the registry npm uses there, the install, how npm got ms's packument, then the forgery.
+    const forge = [
+      'const c = require("crypto"), f = require("fs"), p = require("path");',
+      'const reg = process.argv[1], C = process.env.HOME + "/.npm/_cacache";',
+      'const body = JSON.stringify({ name: "ms", "dist-tags": { latest: "9.9.9" }, versions: { "9.9.9": { name: "ms", version: "9.9.9", dist: { tarball: reg + "ms/-/ms-9.9.9.tgz", integrity: "sha512-AAAA" } } } });',
+      'const hex = c.createHash("sha512").update(body).digest("hex");',
+      'const blob = p.join(C, "content-v2/sha512", hex.slice(0, 2), hex.slice(2, 4), hex.slice(4));',
+      'f.mkdirSync(p.dirname(blob), { recursive: true }); f.writeFileSync(blob, body);',
+      'const key = "make-fetch-happen:request-cache:" + reg + "ms", kh = c.createHash("sha256").update(key).digest("hex");',
+      'const bucket = p.join(C, "index-v5", kh.slice(0, 2), kh.slice(2, 4), kh.slice(4));',
+      'f.mkdirSync(p.dirname(bucket), { recursive: true });',
+      'for (const accept of ["application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*", "application/json"]) {',
+      '  const e = JSON.stringify({ key, integrity: "sha512-" + c.createHash("sha512").update(body).digest("base64"), time: Date.now(), size: body.length, metadata: { time: Date.now(), url: reg + "ms", reqHeaders: { accept }, resHeaders: { "cache-control": "max-age=999999999" }, options: { compress: true } } });',
+      '  f.appendFileSync(bucket, "\\n" + c.createHash("sha1").update(e).digest("hex") + "\\t" + e);',
+      '}',
+    ];
+    replayTask('forge.yaml', 'packument-forge', [
+      'REG=$(npm config get registry)',
+      'mkdir -p app && cd app',
+      `printf '%s' '{"name":"app","version":"0.0.0","private":true,"dependencies":{"ms":"*"}}' > package.json`,
+      'npm install --no-audit --no-fund --no-update-notifier --loglevel=http > npm.log 2>&1 || { tail -5 npm.log; exit 1; }',
+      'grep -F " ${REG}ms " npm.log | grep -o "(cache [a-z]*)" | sort -u | sed "s/^/PACKUMENT /"',
+      `node -p '"MS " + require("ms/package.json").version'`,
+      `node -e '${forge.join(' ')}' "$REG" && echo FORGED`,
+    ]);
+    const r = await qs(['run', 'forge.yaml', '--repeat', '2', '--install-cache', 'store2', '--docs-map', `https://docs.greeter.test/=${SITE}`, '--out', 'out2']);
+    expect(r.code, r.stderr).toBe(0);
+    const events = r.stdout.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { type: string; output?: string; backend?: string });
+    expect(events.find((e) => e.type === 'sandbox.ready')?.backend).toBe('bwrap');
+    const outputs = events.filter((e) => e.type === 'tool.result').map((e) => (e.output ?? '').trim().split('\n'));
+    expect(outputs).toHaveLength(2);
+    const [first, second] = outputs as [string[], string[]];
+    expect(first[0], first.join('\n')).toBe('PACKUMENT (cache miss)');
+    expect(second[0], second.join('\n')).toBe('PACKUMENT (cache hit)');
+    // The same real version both times (whatever the registry's latest is), never the forgery's.
+    expect(first[1]).toMatch(/^MS \d+\.\d+\.\d+$/);
+    expect(second[1]).toBe(first[1]);
+    expect([first[2], second[2]]).toEqual(['FORGED', 'FORGED']);
   });
 });

@@ -6,15 +6,16 @@
 // (never bound into a sandbox) and holds only files named by their own SHA-512, which the harness
 // computes itself over its own copy:
 // - a bad blob (content that does not hash to its name) is refused: it cannot stand in for a package;
-// - a bad index entry (index-v5: key → integrity, metadata, a poisoned packument) is never read: the
-//   index is the attempt's own, and npm reads a tarball by the integrity the registry or the lockfile
-//   gave it, so a blob is only ever used where its exact hash was asked for;
+// - a bad index entry (index-v5: key → integrity, metadata, a poisoned packument) is never taken: the
+//   store's index is written by the harness alone, for packuments it fetched itself from the registry
+//   (install-metadata.ts), and npm reads a tarball by the integrity the registry or the lockfile gave
+//   it, so a blob is only ever used where its exact hash was asked for;
 // - sha1 content (content-v2/sha1) is never taken: sha1 collisions can be made;
 // - a symlink, a FIFO, a device or a folder link is never followed or copied: only regular files,
 //   opened with O_NOFOLLOW and checked again on the open descriptor;
 // - a huge file (or a flood of them) is bounded: blobs over MAX_BLOB_BYTES are refused unread, and one
 //   harvest takes at most MAX_HARVEST_BYTES and MAX_HARVEST_FILES.
-// Each attempt gets a private, writable copy of the store's blobs (copies, never hard links: a link
+// Each attempt gets a private, writable copy of the store's blobs and index (copies, never hard links: a link
 // would let the attempt write through to the store's inode), so nothing it does reaches the next.
 // npm checks every blob it reads against its integrity as well.
 import { randomBytes, createHash } from 'node:crypto';
@@ -33,6 +34,9 @@ export const npmCacheOf = (home: string): string => join(home, '.npm', '_cacache
 const CONTENT = join('content-v2', 'sha512');
 const HEX2 = /^[0-9a-f]{2}$/;
 const REST = /^[0-9a-f]{124}$/;
+const INDEX = 'index-v5';
+/** An index bucket's name: the rest of the key's SHA-256. */
+const BUCKET = /^[0-9a-f]{60}$/;
 
 export interface HarvestReport {
   /** Blobs new to the store. */
@@ -44,7 +48,7 @@ export interface HarvestReport {
 }
 
 /** The blob paths (relative to content-v2/sha512) under `base`, walking real folders only. */
-function* blobs(base: string, refuse: (why: keyof HarvestReport['refused']) => void): Generator<{ rel: string; abs: string }> {
+function* blobs(base: string, refuse: (why: keyof HarvestReport['refused']) => void, rest = REST): Generator<{ rel: string; abs: string }> {
   const list = (dir: string): import('node:fs').Dirent[] => {
     try {
       return readdirSync(dir, { withFileTypes: true });
@@ -64,7 +68,7 @@ function* blobs(base: string, refuse: (why: keyof HarvestReport['refused']) => v
       }
       for (const c of list(join(base, a.name, b.name))) {
         if (!c.isFile()) refuse(c.isDirectory() ? 'bad_name' : 'not_regular');
-        else if (!REST.test(c.name)) refuse('bad_name');
+        else if (!rest.test(c.name)) refuse('bad_name');
         else yield { rel: join(a.name, b.name, c.name), abs: join(base, a.name, b.name, c.name) };
       }
     }
@@ -188,12 +192,19 @@ export function seedInstallCache(store: string, home: string): number {
   };
   const cache = npmCacheOf(home);
   let n = 0;
-  for (const { rel, abs } of blobs(from, () => undefined)) {
-    const target = join(cache, CONTENT, rel);
-    dir(join(target, '..'));
-    // A reflink where the filesystem has them, else a plain copy: never a hard link to the store.
-    copyFileSync(abs, target, constants.COPYFILE_FICLONE);
-    n += 1;
+  // The index is the harness's own (see install-metadata.ts): entries it wrote for what it fetched itself.
+  const sources: [string, string, RegExp][] = [
+    [from, CONTENT, REST],
+    [join(store, 'npm', INDEX), INDEX, BUCKET],
+  ];
+  for (const [base, under, rest] of sources) {
+    for (const { rel, abs } of blobs(base, () => undefined, rest)) {
+      const target = join(cache, under, rel);
+      dir(join(target, '..'));
+      // A reflink where the filesystem has them, else a plain copy: never a hard link to the store.
+      copyFileSync(abs, target, constants.COPYFILE_FICLONE);
+      if (under === CONTENT) n += 1;
+    }
   }
   if (ids && n > 0) {
     // A root harness runs the sandbox as another uid: npm must be able to add to its own cache.

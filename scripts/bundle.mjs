@@ -3,23 +3,30 @@
 // Node spends most of a short run resolving and loading hundreds of small modules (one file cuts a cold
 // start by about half), then compiling them (the cache skips most of what is left).
 //
-// Usage, from a package folder after tsc:  node ../../scripts/bundle.mjs [--stdin <file>] -- [<warm-up args>]
+// Usage, from a package folder after tsc:  node ../../scripts/bundle.mjs [--stdin <file>] [--in-copy-of <dir>] -- [<warm-up args>]
 // Writes dist/bundle.cjs (CommonJS: only a vm.Script takes a code cache on Node 20), then runs the package's
 // bin once with <warm-up args> (stdin from <file>, or empty); that run writes dist/bundle.cjs.cache, so the
 // cache holds what a real run compiles. The bin is startBundle() from @quickloop/cli-kit/code-cache.
+// A cache made by `--help` covers only --help: every function of a real run is then compiled on every
+// start. --in-copy-of runs the warm-up in a temporary copy of <dir> (its cwd, removed afterwards), so a
+// binary that writes where it runs (loop-run's workspace) can warm up on a real, offline fixture.
 // A warm-up must be harmless and offline. One that fails leaves no cache (the bin is only slower) and a
 // one-line note; it never fails the build.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { rolldown } from 'rolldown';
 
-const USAGE = 'usage: node ../../scripts/bundle.mjs [--stdin <file>] -- [<warm-up args>]';
+const USAGE = 'usage: node ../../scripts/bundle.mjs [--stdin <file>] [--in-copy-of <dir>] -- [<warm-up args>]';
 const argv = process.argv.slice(2);
 const dash = argv.indexOf('--');
 const own = dash === -1 ? argv : argv.slice(0, dash);
 let stdinFile;
+let copyOf;
 for (let i = 0; i < own.length; i++) {
   if (own[i] === '--stdin' && own[i + 1] !== undefined) stdinFile = own[++i];
+  else if (own[i] === '--in-copy-of' && own[i + 1] !== undefined) copyOf = own[++i];
   else fail(`unknown argument ${own[i]}`);
 }
 if (dash === -1) fail('the warm-up args (after --) are missing');
@@ -43,12 +50,17 @@ const bundle = await rolldown({ input: 'dist/cli.js', platform: 'node', logLevel
 await bundle.write({ file: out, format: 'cjs', codeSplitting: false, sourcemap: true });
 await bundle.close();
 
-const run = spawnSync(process.execPath, [bin, ...warmUpArgs], {
+// Our own temporary folder, and only it, is removed after the warm-up.
+const scratch = copyOf === undefined ? undefined : mkdtempSync(join(tmpdir(), 'quickloop-warm-up-'));
+if (scratch !== undefined) cpSync(copyOf, scratch, { recursive: true });
+const run = spawnSync(process.execPath, [resolve(bin), ...warmUpArgs], {
+  ...(scratch !== undefined ? { cwd: scratch } : {}),
   input: stdinFile === undefined ? '' : readFileSync(stdinFile),
   env: { ...process.env, QUICKLOOP_WRITE_CODE_CACHE: '1', NO_COLOR: '1' },
   stdio: ['pipe', 'ignore', 'pipe'],
   timeout: 60_000,
 });
+if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
 if (run.status !== 0) {
   rmSync(cache, { force: true });
   const why = String(run.stderr ?? '').trim().split('\n').pop() || run.error?.message || '';

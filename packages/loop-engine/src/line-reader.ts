@@ -1,6 +1,6 @@
 // Answers read from stdin one line at a time, across many questions; end of input is null, never a hang.
 import type { Readable } from 'node:stream';
-import { InterruptedError } from '@quickloop/cli-kit';
+import { InterruptedError } from '@quickloop/cli-kit/errors';
 
 export class LineReader {
   readonly #lines: string[] = [];

@@ -10,10 +10,14 @@
 // A cache made by `--help` covers only --help: every function of a real run is then compiled on every
 // start. --in-copy-of runs the warm-up in a temporary copy of <dir> (its cwd, removed afterwards), so a
 // binary that writes where it runs (loop-run's workspace) can warm up on a real, offline fixture.
+// It also writes dist/code-cache.cjs, startBundle() as CommonJS, for a bin that is itself CommonJS (a
+// bin/package.json of type commonjs): Node starts a CommonJS entry sooner than an ES module, and
+// resolves a relative file sooner than a package name.
 // A warm-up must be harmless and offline. One that fails leaves no cache (the bin is only slower) and a
 // one-line note; it never fails the build.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { rolldown } from 'rolldown';
@@ -49,6 +53,9 @@ rmSync(cache, { force: true });
 const bundle = await rolldown({ input: 'dist/cli.js', platform: 'node', logLevel: 'warn', checks: { emptyImportMeta: false } });
 await bundle.write({ file: out, format: 'cjs', codeSplitting: false, sourcemap: true });
 await bundle.close();
+const startUp = await rolldown({ input: createRequire(resolve('package.json')).resolve('@quickloop/cli-kit/code-cache'), platform: 'node', logLevel: 'warn' });
+await startUp.write({ file: 'dist/code-cache.cjs', format: 'cjs', codeSplitting: false });
+await startUp.close();
 
 // Our own temporary folder, and only it, is removed after the warm-up.
 const scratch = copyOf === undefined ? undefined : mkdtempSync(join(tmpdir(), 'quickloop-warm-up-'));

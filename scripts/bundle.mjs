@@ -16,7 +16,7 @@
 // A warm-up must be harmless and offline. One that fails leaves no cache (the bin is only slower) and a
 // one-line note; it never fails the build.
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -53,6 +53,7 @@ rmSync(cache, { force: true });
 const bundle = await rolldown({ input: 'dist/cli.js', platform: 'node', logLevel: 'warn', checks: { emptyImportMeta: false } });
 await bundle.write({ file: out, format: 'cjs', codeSplitting: false, sourcemap: true });
 await bundle.close();
+writeFileSync(out, lazyBuiltins(readFileSync(out, 'utf8')));
 const startUp = await rolldown({ input: createRequire(resolve('package.json')).resolve('@quickloop/cli-kit/code-cache'), platform: 'node', logLevel: 'warn' });
 await startUp.write({ file: 'dist/code-cache.cjs', format: 'cjs', codeSplitting: false });
 await startUp.close();
@@ -72,4 +73,28 @@ if (run.status !== 0) {
   rmSync(cache, { force: true });
   const why = String(run.stderr ?? '').trim().split('\n').pop() || run.error?.message || '';
   console.error(`bundle: the warm-up \`${name} ${warmUpArgs.join(' ')}\` ended with ${run.status ?? run.signal}${why ? ` (${why})` : ''}; ${name} works, without a code cache`);
+}
+
+/**
+ * rolldown requires every Node builtin the bundle imports at its top, before main() runs: --help then
+ * loads child_process (with net, dgram and the streams) and the like for nothing. A builtin Node's own
+ * start does not load becomes a proxy that requires it on first use, when the bundle only ever reads
+ * its properties (`x.spawn`); any other use keeps the plain require.
+ */
+function lazyBuiltins(code) {
+  const LAZY = new Set(['assert', 'child_process', 'dgram', 'http', 'https', 'net', 'os', 'perf_hooks', 'readline', 'stream', 'string_decoder', 'tty', 'worker_threads', 'zlib']);
+  let used = false;
+  const text = code.replace(/^let ([\w$]+) = require\("((?:node:)?([\w/]+))"\);\n(?:\1 = __toESM\(\1, 1\);\n)?/gm, (line, name, id, bare) => {
+    if (!LAZY.has(bare)) return line;
+    const toEsm = line.includes('__toESM');
+    const uses = code.match(new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g'))?.length ?? 0;
+    const dotted = code.match(new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}\\.[\\w$]`, 'g'))?.length ?? 0;
+    if (uses - (toEsm ? 3 : 1) !== dotted) return line;
+    used = true;
+    return `let ${name} = __lazyBuiltin(${JSON.stringify(id)}, ${toEsm});\n${toEsm ? '\n' : ''}`;
+  });
+  if (!used) return code;
+  const helper = 'var __lazyBuiltin = (id, esm) => { let m; return new Proxy({}, { get: (_, k) => { m ??= require(id); return esm && k === "default" ? m : m[k]; } }); };';
+  // at the end of the first line, so that no line moves and the source map still holds
+  return text.replace(/^[^\n]*/, (first) => `${first} ${helper}`);
 }

@@ -51,7 +51,9 @@ const cache = `${out}.cache`;
 rmSync(cache, { force: true });
 // import.meta.url becomes the bundle's own file URL (rolldown on platform node); nothing else of import.meta is used
 const bundle = await rolldown({ input: 'dist/cli.js', platform: 'node', logLevel: 'warn', checks: { emptyImportMeta: false } });
-await bundle.write({ file: out, format: 'cjs', codeSplitting: false, sourcemap: true });
+// ASCII and no doc comments: Node decodes the file faster and V8 holds the source as one byte a
+// character, not two; licence comments stay.
+await bundle.write({ file: out, format: 'cjs', codeSplitting: false, sourcemap: true, charset: 'ascii', comments: { legal: true, annotation: false, jsdoc: false } });
 await bundle.close();
 writeFileSync(out, lazyBuiltins(readFileSync(out, 'utf8')));
 const startUp = await rolldown({ input: createRequire(resolve('package.json')).resolve('@quickloop/cli-kit/code-cache'), platform: 'node', logLevel: 'warn' });

@@ -91,7 +91,9 @@ function lazyBuiltins(code) {
     const toEsm = line.includes('__toESM');
     const uses = code.match(new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g'))?.length ?? 0;
     const dotted = code.match(new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}\\.[\\w$]`, 'g'))?.length ?? 0;
-    if (uses - (toEsm ? 3 : 1) !== dotted) return line;
+    // a write (`x.foo = ...`) would land on the proxy, not on the module
+    const written = new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}\\.[\\w$]+\\s*(?:[-+*/|&]?=(?!=)|\\+\\+|--)`).test(code);
+    if (written || uses - (toEsm ? 3 : 1) !== dotted) return line;
     used = true;
     return `let ${name} = __lazyBuiltin(${JSON.stringify(id)}, ${toEsm});\n${toEsm ? '\n' : ''}`;
   });

@@ -3,23 +3,34 @@
 // Node spends most of a short run resolving and loading hundreds of small modules (one file cuts a cold
 // start by about half), then compiling them (the cache skips most of what is left).
 //
-// Usage, from a package folder after tsc:  node ../../scripts/bundle.mjs [--stdin <file>] -- [<warm-up args>]
+// Usage, from a package folder after tsc:  node ../../scripts/bundle.mjs [--stdin <file>] [--in-copy-of <dir>] -- [<warm-up args>]
 // Writes dist/bundle.cjs (CommonJS: only a vm.Script takes a code cache on Node 20), then runs the package's
 // bin once with <warm-up args> (stdin from <file>, or empty); that run writes dist/bundle.cjs.cache, so the
 // cache holds what a real run compiles. The bin is startBundle() from @quickloop/cli-kit/code-cache.
+// A cache made by `--help` covers only --help: every function of a real run is then compiled on every
+// start. --in-copy-of runs the warm-up in a temporary copy of <dir> (its cwd, removed afterwards), so a
+// binary that writes where it runs (loop-run's workspace) can warm up on a real, offline fixture.
+// It also writes dist/code-cache.cjs, startBundle() as CommonJS, for a bin that is itself CommonJS (a
+// bin/package.json of type commonjs): Node starts a CommonJS entry sooner than an ES module, and
+// resolves a relative file sooner than a package name.
 // A warm-up must be harmless and offline. One that fails leaves no cache (the bin is only slower) and a
 // one-line note; it never fails the build.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { rolldown } from 'rolldown';
 
-const USAGE = 'usage: node ../../scripts/bundle.mjs [--stdin <file>] -- [<warm-up args>]';
+const USAGE = 'usage: node ../../scripts/bundle.mjs [--stdin <file>] [--in-copy-of <dir>] -- [<warm-up args>]';
 const argv = process.argv.slice(2);
 const dash = argv.indexOf('--');
 const own = dash === -1 ? argv : argv.slice(0, dash);
 let stdinFile;
+let copyOf;
 for (let i = 0; i < own.length; i++) {
   if (own[i] === '--stdin' && own[i + 1] !== undefined) stdinFile = own[++i];
+  else if (own[i] === '--in-copy-of' && own[i + 1] !== undefined) copyOf = own[++i];
   else fail(`unknown argument ${own[i]}`);
 }
 if (dash === -1) fail('the warm-up args (after --) are missing');
@@ -40,17 +51,54 @@ const cache = `${out}.cache`;
 rmSync(cache, { force: true });
 // import.meta.url becomes the bundle's own file URL (rolldown on platform node); nothing else of import.meta is used
 const bundle = await rolldown({ input: 'dist/cli.js', platform: 'node', logLevel: 'warn', checks: { emptyImportMeta: false } });
-await bundle.write({ file: out, format: 'cjs', codeSplitting: false, sourcemap: true });
+// ASCII and no doc comments: Node decodes the file faster and V8 holds the source as one byte a
+// character, not two; licence comments stay.
+await bundle.write({ file: out, format: 'cjs', codeSplitting: false, sourcemap: true, charset: 'ascii', comments: { legal: true, annotation: false, jsdoc: false } });
 await bundle.close();
+writeFileSync(out, lazyBuiltins(readFileSync(out, 'utf8')));
+const startUp = await rolldown({ input: createRequire(resolve('package.json')).resolve('@quickloop/cli-kit/code-cache'), platform: 'node', logLevel: 'warn' });
+await startUp.write({ file: 'dist/code-cache.cjs', format: 'cjs', codeSplitting: false });
+await startUp.close();
 
-const run = spawnSync(process.execPath, [bin, ...warmUpArgs], {
+// Our own temporary folder, and only it, is removed after the warm-up.
+const scratch = copyOf === undefined ? undefined : mkdtempSync(join(tmpdir(), 'quickloop-warm-up-'));
+if (scratch !== undefined) cpSync(copyOf, scratch, { recursive: true });
+const run = spawnSync(process.execPath, [resolve(bin), ...warmUpArgs], {
+  ...(scratch !== undefined ? { cwd: scratch } : {}),
   input: stdinFile === undefined ? '' : readFileSync(stdinFile),
   env: { ...process.env, QUICKLOOP_WRITE_CODE_CACHE: '1', NO_COLOR: '1' },
   stdio: ['pipe', 'ignore', 'pipe'],
   timeout: 60_000,
 });
+if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
 if (run.status !== 0) {
   rmSync(cache, { force: true });
   const why = String(run.stderr ?? '').trim().split('\n').pop() || run.error?.message || '';
   console.error(`bundle: the warm-up \`${name} ${warmUpArgs.join(' ')}\` ended with ${run.status ?? run.signal}${why ? ` (${why})` : ''}; ${name} works, without a code cache`);
+}
+
+/**
+ * rolldown requires every Node builtin the bundle imports at its top, before main() runs: --help then
+ * loads child_process (with net, dgram and the streams) and the like for nothing. A builtin Node's own
+ * start does not load becomes a proxy that requires it on first use, when the bundle only ever reads
+ * its properties (`x.spawn`); any other use keeps the plain require.
+ */
+function lazyBuiltins(code) {
+  const LAZY = new Set(['assert', 'child_process', 'dgram', 'http', 'https', 'net', 'os', 'perf_hooks', 'readline', 'stream', 'string_decoder', 'tty', 'worker_threads', 'zlib']);
+  let used = false;
+  const text = code.replace(/^let ([\w$]+) = require\("((?:node:)?([\w/]+))"\);\n(?:\1 = __toESM\(\1, 1\);\n)?/gm, (line, name, id, bare) => {
+    if (!LAZY.has(bare)) return line;
+    const toEsm = line.includes('__toESM');
+    const uses = code.match(new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g'))?.length ?? 0;
+    const dotted = code.match(new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}\\.[\\w$]`, 'g'))?.length ?? 0;
+    // a write (`x.foo = ...`) would land on the proxy, not on the module
+    const written = new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}\\.[\\w$]+\\s*(?:[-+*/|&]?=(?!=)|\\+\\+|--)`).test(code);
+    if (written || uses - (toEsm ? 3 : 1) !== dotted) return line;
+    used = true;
+    return `let ${name} = __lazyBuiltin(${JSON.stringify(id)}, ${toEsm});\n${toEsm ? '\n' : ''}`;
+  });
+  if (!used) return code;
+  const helper = 'var __lazyBuiltin = (id, esm) => { let m; return new Proxy({}, { get: (_, k) => { m ??= require(id); return esm && k === "default" ? m : m[k]; } }); };';
+  // at the end of the first line, so that no line moves and the source map still holds
+  return text.replace(/^[^\n]*/, (first) => `${first} ${helper}`);
 }

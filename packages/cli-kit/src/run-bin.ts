@@ -31,7 +31,11 @@ export async function runBin(main: Main, options: RunBinOptions): Promise<void> 
     if (isPipeClosed(error)) stdoutClosed = true;
   });
   const io: Io = {
-    stdin: process.stdin,
+    // On first use: creating process.stdin loads the stream machinery, a few ms that --help and
+    // every stage that never reads its stdin would otherwise pay on each start.
+    get stdin() {
+      return process.stdin;
+    },
     stdout: process.stdout,
     stderr: process.stderr,
     env: process.env,

@@ -81,7 +81,8 @@ describe('the workspace', () => {
   it('the loop binaries start from a bundle that holds none of the vendor SDKs (they use model CLIs only)', () => {
     for (const p of ['loop', 'loop-run', 'loop-gate']) {
       const bin = readFileSync(join(ROOT, 'packages', p, 'bin', `${p}.js`), 'utf8');
-      expect(bin, p).toContain("startBundle(new URL('../dist/bundle.cjs', import.meta.url))");
+      // an ES module bin (`new URL(..., import.meta.url)`) or a CommonJS one (`pathToFileURL(`${__dirname}/...`)`)
+      expect(bin, p).toMatch(/startBundle\((new URL\('\.\.\/dist\/bundle\.cjs', import\.meta\.url\)|require\('node:url'\)\.pathToFileURL\(`\$\{__dirname\}\/\.\.\/dist\/bundle\.cjs`\))\)/);
       const sources = (json(`packages/${p}/dist/bundle.cjs.map`) as { sources: string[] }).sources;
       expect(sources.length, p).toBeGreaterThan(10);
       expect(sources.filter((s) => /@anthropic-ai|\/openai@|@google\/genai|\/models\/dist\/api\//.test(s)), p).toEqual([]);

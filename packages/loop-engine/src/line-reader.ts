@@ -1,6 +1,6 @@
 // Answers read from stdin one line at a time, across many questions; end of input is null, never a hang.
 import type { Readable } from 'node:stream';
-import { InterruptedError } from '@quickloop/cli-kit';
+import { InterruptedError } from '@quickloop/cli-kit/errors';
 
 export class LineReader {
   readonly #lines: string[] = [];
@@ -8,17 +8,27 @@ export class LineReader {
   #buffer = '';
   #ended = false;
   #started = false;
-  readonly #input: Readable;
+  #input: Readable | (() => Readable);
 
-  constructor(input: Readable) {
+  /**
+   * `input` may be a function that returns the stream: it is called at the first question, so a run
+   * that asks nothing never creates process.stdin (a few ms of every start).
+   */
+  constructor(input: Readable | (() => Readable)) {
     this.#input = input;
+  }
+
+  #stream(): Readable {
+    if (typeof this.#input === 'function') this.#input = this.#input();
+    return this.#input;
   }
 
   #start(): void {
     if (this.#started) return;
     this.#started = true;
-    this.#input.setEncoding('utf8');
-    this.#input.on('data', (chunk: string) => {
+    const input = this.#stream();
+    input.setEncoding('utf8');
+    input.on('data', (chunk: string) => {
       this.#buffer += chunk;
       let nl = this.#buffer.indexOf('\n');
       while (nl !== -1) {
@@ -34,9 +44,9 @@ export class LineReader {
       this.#ended = true;
       for (const w of this.#waiters.splice(0)) w(null);
     };
-    this.#input.on('end', end);
-    this.#input.on('close', end);
-    this.#input.on('error', end);
+    input.on('end', end);
+    input.on('close', end);
+    input.on('error', end);
   }
 
   #push(line: string): void {
@@ -56,6 +66,8 @@ export class LineReader {
 
   /** Stops reading so the process can exit while stdin is still open. */
   close(): void {
+    // A stream never asked for was never created, and holds nothing open.
+    if (typeof this.#input === 'function') return;
     if (this.#started) this.#input.pause();
     (this.#input as Readable & { unref?: () => void }).unref?.();
   }

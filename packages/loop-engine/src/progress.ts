@@ -2,7 +2,8 @@
 // terminal, and NDJSON to --events FILE on request (with either).
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { resolve } from 'node:path';
-import { createLogger, type Io } from '@quickloop/cli-kit';
+import type { Io } from '@quickloop/cli-kit/io';
+import { createLogger } from '@quickloop/cli-kit/logger';
 import { EventWriter, createEmitter, detachableEvents, type EventType, type Payload } from '@quickloop/events';
 
 type Emit = <T extends EventType>(type: T, payload: Payload<T>, meta?: { id?: string; parent_id?: string }) => void;

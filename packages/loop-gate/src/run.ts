@@ -45,7 +45,7 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
   const loaded = loadSpec(opts.spec, io.cwd, io.env);
   checkConsentIds(loaded.spec, opts.consent);
   refusePlaceholders(loaded);
-  const answers = new LineReader(io.stdin);
+  const answers = new LineReader(() => io.stdin);
   const consent = new Map<string, ConsentRecord>();
   const warnings: string[] = [];
   let runId = io.newId();

@@ -23,7 +23,7 @@ export interface RunOptions {
 export async function run(opts: RunOptions, io: Io): Promise<number> {
   const log = createLogger({ stream: io.stderr, env: io.env, level: opts.level });
   const runId = io.newId();
-  const answers = new LineReader(io.stdin);
+  const answers = new LineReader(() => io.stdin);
   // A reader that went away (`| head`) stops the events, not the loop: exit 0 must keep meaning
   // "passed", so the run goes on and its state and exit code stay the record.
   // On a terminal a person reads a progress view instead of NDJSON (which goes to --events FILE).

@@ -1,5 +1,5 @@
 // ModelError: a failed model call with its kind, and whether trying again could help.
-import { CliError } from '@quickloop/cli-kit';
+import { CliError } from '@quickloop/cli-kit/errors';
 import type { ErrorKind } from './types.js';
 
 export class ModelError extends CliError {

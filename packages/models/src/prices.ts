@@ -1,5 +1,5 @@
 // The price book: USD per million tokens per model, dated; matched by exact id, then by the longest key a snapshot id extends.
-import { UsageError } from '@quickloop/cli-kit';
+import { UsageError } from '@quickloop/cli-kit/errors';
 import { costUsd, type Price } from './cost.js';
 import { PRICE_BOOK_JSON } from './prices.generated.js';
 import type { Usage } from './types.js';

@@ -1,5 +1,5 @@
 // SDK errors (Anthropic and OpenAI alike) to ModelError, by status, body and class name rather than by vendor.
-import { InterruptedError } from '@quickloop/cli-kit';
+import { InterruptedError } from '@quickloop/cli-kit/errors';
 import { classifyStatus, classifyText } from '../cli/classify.js';
 import { ModelError } from '../errors.js';
 

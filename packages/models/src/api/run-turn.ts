@@ -1,5 +1,5 @@
 // The retry loop every API adapter shares: one policy, one error taxonomy, attempts counted.
-import { InterruptedError } from '@quickloop/cli-kit';
+import { InterruptedError } from '@quickloop/cli-kit/errors';
 import { ModelError } from '../errors.js';
 import { withRetries, type RetryPolicy } from '../retry.js';
 import { toModelError } from './classify.js';

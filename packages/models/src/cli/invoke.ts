@@ -1,7 +1,7 @@
 // invokeCli: one model CLI call — argv only, prompt on stdin, a deadline that kills the whole tree, retries, parsing.
 import { existsSync } from 'node:fs';
 import { InterruptedError } from '@quickloop/cli-kit/errors';
-import { spawn } from 'node:child_process';
+import { execa } from 'execa';
 import { withRetries, type RetryPolicy } from '../retry.js';
 import { addUsage, type ErrorKind, type Usage } from '../types.js';
 import { cliEnv } from './env.js';
@@ -101,40 +101,30 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
   const env = options.env ?? cliEnv(process.env);
   const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const tails = options.overflow === 'tail' ? { out: new Tail(maxBytes), err: new Tail(64 * 1024) } : undefined;
-  // node:child_process directly: a model call needs only a pipe each way, and execa's start-up and
-  // per-call overhead were a large share of a short loop run (a loop starts a CLI for every step).
-  const child = spawn(file!, args, {
+  const subprocess = execa(file!, args, {
+    input: options.prompt,
     cwd: options.cwd,
     env,
+    extendEnv: false,
     // Its own process group, so a timeout can end the CLI and every helper it started.
     detached: true,
-    stdio: ['pipe', 'pipe', 'pipe'],
+    reject: false,
+    stripFinalNewline: false,
+    encoding: 'utf8',
+    maxBuffer: maxBytes,
     windowsHide: true,
+    // Tail mode reads the streams itself, so nothing is buffered whole and nothing is killed for its length.
+    ...(tails ? { buffer: false } : {}),
   });
-  const pgid = child.pid;
+  if (tails) {
+    subprocess.stdout?.on('data', (c: Buffer | string) => tails.out.push(c));
+    subprocess.stderr?.on('data', (c: Buffer | string) => tails.err.push(c));
+  }
+  const pgid = subprocess.pid;
   let timedOut = false;
   let aborted = false;
-  let overflowed = false;
   let killing: Promise<void> | undefined;
   const killAll = () => (killing ??= pgid === undefined ? Promise.resolve() : endGroup(pgid, grace));
-  // Buffered whole (up to maxBytes, then the CLI is killed), or in tail mode read as it comes, so
-  // nothing is buffered whole and nothing is killed for its length.
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  const sizes = { out: 0, err: 0 };
-  const collect = (which: 'out' | 'err', into: Buffer[]) => (c: Buffer) => {
-    if (tails) return tails[which].push(c);
-    if (overflowed) return;
-    sizes[which] += c.length;
-    if (sizes[which] > maxBytes) {
-      overflowed = true;
-      void killAll();
-      return;
-    }
-    into.push(c);
-  };
-  child.stdout.on('data', collect('out', out));
-  child.stderr.on('data', collect('err', err));
   const timer = setTimeout(() => {
     timedOut = true;
     void killAll();
@@ -145,34 +135,17 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
   };
   options.signal?.addEventListener('abort', onAbort, { once: true });
   // A helper the CLI left behind can hold stdout open after the CLI exits; end the group so the call ends too.
-  child.once('exit', () => {
+  subprocess.once('exit', () => {
     if (pgid !== undefined && groupAlive(pgid)) void killAll();
   });
-  const done = await new Promise<{ exitCode?: number; signal?: string; code?: string }>((resolveDone) => {
-    let settled = false;
-    child.on('error', (error: NodeJS.ErrnoException) => {
-      // Only a spawn failure ends the call here; an error after the start is followed by 'close'.
-      if (settled || child.pid !== undefined) return;
-      settled = true;
-      resolveDone({ code: error.code ?? 'EUNKNOWN' });
-    });
-    child.once('close', (code, signal) => {
-      if (settled) return;
-      settled = true;
-      resolveDone(code !== null ? { exitCode: code } : { signal: signal ?? 'SIGKILL' });
-    });
-    // A CLI that exits without reading its prompt closes the pipe: that is its answer, not our error.
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(options.prompt);
-  });
+  const done = await subprocess;
   clearTimeout(timer);
   options.signal?.removeEventListener('abort', onAbort);
   if (killing) await killing;
   if (aborted) throw new InterruptedError(`model CLI ${file} interrupted`);
 
-  // TextDecoder without `fatal`: bad bytes become U+FFFD, whatever the locale says.
-  const stdout = tails ? tails.out.text() : new TextDecoder('utf-8').decode(Buffer.concat(out));
-  const stderr = tails ? tails.err.text() : new TextDecoder('utf-8').decode(Buffer.concat(err));
+  const stdout = tails ? tails.out.text() : typeof done.stdout === 'string' ? done.stdout : '';
+  const stderr = tails ? tails.err.text() : typeof done.stderr === 'string' ? done.stderr : '';
   const base = {
     exitCode: done.exitCode ?? null,
     signal: done.signal ?? null,
@@ -182,8 +155,8 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
     stderrTail: stderr.slice(-TAIL),
     ...(tails?.out.dropped ? { outputTruncated: true } : {}),
   };
-  const code = done.code;
-  if (code !== undefined) {
+  const code = (done as { code?: string }).code;
+  if (done.exitCode === undefined && done.signal === undefined && code) {
     // spawn itself failed: nothing ran. A missing cwd also reports ENOENT, so say which one it was.
     const what =
       code !== 'ENOENT' ? `cannot run ${file}: ${code}` : existsSync(options.cwd) ? `command not found: ${file}` : `working directory not found: ${options.cwd}`;
@@ -192,7 +165,7 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
   if (timedOut) {
     return { result: { ...base, text: '', errorKind: 'infra', message: `timed out; the process tree was killed` }, transient: false };
   }
-  if (overflowed) {
+  if (done.isMaxBuffer) {
     return { result: { ...base, text: '', errorKind: 'harness', message: `output exceeded ${options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT} bytes; the CLI was killed` }, transient: false };
   }
   if (done.exitCode === undefined) {

@@ -1,7 +1,6 @@
 // invokeCli: one model CLI call — argv only, prompt on stdin, a deadline that kills the whole tree, retries, parsing.
 import { existsSync } from 'node:fs';
 import { InterruptedError } from '@quickloop/cli-kit/errors';
-import { execa } from 'execa';
 import { withRetries, type RetryPolicy } from '../retry.js';
 import { addUsage, type ErrorKind, type Usage } from '../types.js';
 import { cliEnv } from './env.js';
@@ -101,6 +100,9 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
   const env = options.env ?? cliEnv(process.env);
   const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const tails = options.overflow === 'tail' ? { out: new Tail(maxBytes), err: new Tail(64 * 1024) } : undefined;
+  // Loaded at the first call, not at start-up: a binary that never calls a model CLI (--help, a
+  // loop that stops before its host) does not pay for it.
+  const { execa } = await import('execa');
   const subprocess = execa(file!, args, {
     input: options.prompt,
     cwd: options.cwd,

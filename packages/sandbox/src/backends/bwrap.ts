@@ -332,6 +332,17 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
       // and the network layer's group ends its forwarders.
       const left = namespaceLeftovers(pid, baseline);
       killGroup(layer);
+      // The namespace's pid 1 should die with bwrap's monitor (--die-with-parent), but has been seen
+      // to outlive it on a loaded machine: orphaned, it kept the holder's pipes open and the stage
+      // alive for good. It is killed by pid too (the kernel then kills the whole namespace), only
+      // while it is still the same process.
+      if (startTime(pid) === identity[1] && identity[1] !== undefined) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
       await killGroupsAndWait(groups);
       await exited;
       for (let i = 0; i < 400 && alive(pid); i++) await new Promise((r) => setTimeout(r, 5));

@@ -26,18 +26,27 @@ if (dash === -1) fail('the warm-up args (after --) are missing');
 const warmUpArgs = argv.slice(dash + 1);
 
 /**
- * string-width (yargs' help layout) makes an Intl.Segmenter when it loads: ICU's break-iterator data,
- * 20-40 ms of CPU on every start of every stage, for help text a pipeline stage never prints. The
- * segmenter is made on first use instead; a dependency that no longer has the line is left as it is.
+ * string-width (yargs' help layout) makes, when it loads, an Intl.Segmenter (ICU's break-iterator data)
+ * and the regular expression /^\p{RGI_Emoji}$/v (every emoji sequence): 50-60 ms of CPU on every start
+ * of every binary, for help text a pipeline stage never prints. Both are made on first use instead;
+ * a dependency whose lines differ is left as it is (only slower).
  */
-function lazySegmenter() {
-  const line = /^const (\w+) = new Intl\.Segmenter\(\);$/m;
+function lazyUnicode() {
+  const segmenter = /^const (\w+) = new Intl\.Segmenter\(\);$/m;
+  const emoji = /^const (\w+) = (\/[^\n]*\\p\{RGI_Emoji\}[^\n]*\/v);$/m;
   return {
-    name: 'lazy-segmenter',
+    name: 'lazy-unicode',
     transform(code, id) {
-      if (!id.includes('node_modules') || !line.test(code)) return null;
+      if (!id.includes('node_modules')) return null;
+      let out = code;
       // One line for one line: the source map (map: null keeps the incoming one) stays right.
-      return { code: code.replace(line, (_, name) => `let ${name}$made; const ${name} = { segment: (text) => (${name}$made ??= new Intl.Segmenter()).segment(text) };`), map: null };
+      out = out.replace(segmenter, (_, name) => `let ${name}$made; const ${name} = { segment: (text) => (${name}$made ??= new Intl.Segmenter()).segment(text) };`);
+      const m = emoji.exec(out);
+      // Only where the pattern is used through .test() alone, which is all the stand-in offers.
+      if (m && out.split(m[1]).length - 2 === out.split(`${m[1]}.test(`).length - 1) {
+        out = out.replace(emoji, (_, name, literal) => `let ${name}$made; const ${name} = { test: (text) => (${name}$made ??= ${literal}).test(text) };`);
+      }
+      return out === code ? null : { code: out, map: null };
     },
   };
 }
@@ -56,7 +65,7 @@ const out = 'dist/bundle.cjs';
 const cache = `${out}.cache`;
 rmSync(cache, { force: true });
 // import.meta.url becomes the bundle's own file URL (rolldown on platform node); nothing else of import.meta is used
-const bundle = await rolldown({ input: 'dist/cli.js', platform: 'node', logLevel: 'warn', checks: { emptyImportMeta: false }, plugins: [lazySegmenter()] });
+const bundle = await rolldown({ input: 'dist/cli.js', platform: 'node', logLevel: 'warn', checks: { emptyImportMeta: false }, plugins: [lazyUnicode()] });
 // ASCII output, without doc comments: the file is read and decoded on every start, and a source with
 // any other character decodes several times slower (to a two-byte string twice the size). Licences stay.
 await bundle.write({ file: out, format: 'cjs', codeSplitting: false, sourcemap: true, charset: 'ascii', comments: { legal: true, annotation: false, jsdoc: false } });

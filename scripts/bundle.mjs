@@ -38,12 +38,16 @@ function lazyUnicode() {
     name: 'lazy-unicode',
     transform(code, id) {
       if (!id.includes('node_modules')) return null;
+      // Only where the name is used through the one method its stand-in offers.
+      const onlyThrough = (text, name, method) => text.split(name).length - 2 === text.split(`${name}.${method}(`).length - 1;
       let out = code;
       // One line for one line: the source map (map: null keeps the incoming one) stays right.
-      out = out.replace(segmenter, (_, name) => `let ${name}$made; const ${name} = { segment: (text) => (${name}$made ??= new Intl.Segmenter()).segment(text) };`);
-      const m = emoji.exec(out);
-      // Only where the pattern is used through .test() alone, which is all the stand-in offers.
-      if (m && out.split(m[1]).length - 2 === out.split(`${m[1]}.test(`).length - 1) {
+      const s = segmenter.exec(out);
+      if (s && onlyThrough(out, s[1], 'segment')) {
+        out = out.replace(segmenter, (_, name) => `let ${name}$made; const ${name} = { segment: (text) => (${name}$made ??= new Intl.Segmenter()).segment(text) };`);
+      }
+      const e = emoji.exec(out);
+      if (e && onlyThrough(out, e[1], 'test')) {
         out = out.replace(emoji, (_, name, literal) => `let ${name}$made; const ${name} = { test: (text) => (${name}$made ??= ${literal}).test(text) };`);
       }
       return out === code ? null : { code: out, map: null };

@@ -38,8 +38,12 @@ function lazyUnicode() {
     name: 'lazy-unicode',
     transform(code, id) {
       if (!id.includes('node_modules')) return null;
-      // Only where the name is used through the one method its stand-in offers.
-      const onlyThrough = (text, name, method) => text.split(name).length - 2 === text.split(`${name}.${method}(`).length - 1;
+      // Only where the name (outside comment lines) is used through the one method its stand-in offers.
+      const onlyThrough = (text, name, method) => {
+        const lines = text.split('\n').filter((l) => !/^\s*(\/\/|\/\*|\*)/.test(l));
+        const count = (re) => lines.reduce((n, l) => n + (l.match(re)?.length ?? 0), 0);
+        return count(new RegExp(`\\b${name}\\b`, 'g')) - 1 === count(new RegExp(`\\b${name}\\.${method}\\(`, 'g'));
+      };
       let out = code;
       // One line for one line: the source map (map: null keeps the incoming one) stays right.
       const s = segmenter.exec(out);

@@ -36,6 +36,40 @@ for (let i = 0; i < own.length; i++) {
 if (dash === -1) fail('the warm-up args (after --) are missing');
 const warmUpArgs = argv.slice(dash + 1);
 
+/**
+ * string-width (yargs' help layout) makes, when it loads, an Intl.Segmenter (ICU's break-iterator data)
+ * and the regular expression /^\p{RGI_Emoji}$/v (every emoji sequence): 50-60 ms of CPU on every start
+ * of every binary, for help text a pipeline stage never prints. Both are made on first use instead;
+ * a dependency whose lines differ is left as it is (only slower).
+ */
+function lazyUnicode() {
+  const segmenter = /^const (\w+) = new Intl\.Segmenter\(\);$/m;
+  const emoji = /^const (\w+) = (\/[^\n]*\\p\{RGI_Emoji\}[^\n]*\/v);$/m;
+  return {
+    name: 'lazy-unicode',
+    transform(code, id) {
+      if (!id.includes('node_modules')) return null;
+      // Only where the name (outside comment lines) is used through the one method its stand-in offers.
+      const onlyThrough = (text, name, method) => {
+        const lines = text.split('\n').filter((l) => !/^\s*(\/\/|\/\*|\*)/.test(l));
+        const count = (re) => lines.reduce((n, l) => n + (l.match(re)?.length ?? 0), 0);
+        return count(new RegExp(`\\b${name}\\b`, 'g')) - 1 === count(new RegExp(`\\b${name}\\.${method}\\(`, 'g'));
+      };
+      let out = code;
+      // One line for one line: the source map (map: null keeps the incoming one) stays right.
+      const s = segmenter.exec(out);
+      if (s && onlyThrough(out, s[1], 'segment')) {
+        out = out.replace(segmenter, (_, name) => `let ${name}$made; const ${name} = { segment: (text) => (${name}$made ??= new Intl.Segmenter()).segment(text) };`);
+      }
+      const e = emoji.exec(out);
+      if (e && onlyThrough(out, e[1], 'test')) {
+        out = out.replace(emoji, (_, name, literal) => `let ${name}$made; const ${name} = { test: (text) => (${name}$made ??= ${literal}).test(text) };`);
+      }
+      return out === code ? null : { code: out, map: null };
+    },
+  };
+}
+
 function fail(message) {
   console.error(`bundle: ${message}; ${USAGE}`);
   process.exit(3);
@@ -50,9 +84,9 @@ const out = 'dist/bundle.cjs';
 const cache = `${out}.cache`;
 rmSync(cache, { force: true });
 // import.meta.url becomes the bundle's own file URL (rolldown on platform node); nothing else of import.meta is used
-const bundle = await rolldown({ input: 'dist/cli.js', platform: 'node', logLevel: 'warn', checks: { emptyImportMeta: false } });
-// ASCII and no doc comments: Node decodes the file faster and V8 holds the source as one byte a
-// character, not two; licence comments stay.
+const bundle = await rolldown({ input: 'dist/cli.js', platform: 'node', logLevel: 'warn', checks: { emptyImportMeta: false }, plugins: [lazyUnicode()] });
+// ASCII output, without doc comments: the file is read and decoded on every start, and a source with
+// any other character decodes several times slower (to a two-byte string twice the size). Licences stay.
 await bundle.write({ file: out, format: 'cjs', codeSplitting: false, sourcemap: true, charset: 'ascii', comments: { legal: true, annotation: false, jsdoc: false } });
 await bundle.close();
 writeFileSync(out, lazyBuiltins(readFileSync(out, 'utf8')));

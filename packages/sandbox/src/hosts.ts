@@ -1,7 +1,7 @@
 // The one host matcher: how every package normalises host names, matches them against lists, spells
 // endpoints (host:port) and classifies addresses. Builtins only, so light entries can import it
 // (`@quickloop/sandbox/hosts`).
-import { isIP } from 'node:net';
+import { isIP, isIPv4 } from 'node:net';
 
 /** What may not appear in a host name: anything that would make a URL parser read a different host. */
 const NOT_IN_A_HOST = /[\s/\\?#@%[\]<>^|"'`{}]/;
@@ -116,7 +116,9 @@ export function registryEndpoint(value: string): Endpoint | undefined {
 /** The 16 bytes of an IPv6 address (dotted-quad tail and `::` included), or undefined. */
 function ipv6Bytes(text: string): number[] | undefined {
   let t = text.replace(/%.*$/, '');
-  if (isIP(t) !== 6) return undefined;
+  // Every IPv6 form has a colon; a name is answered without isIP's IPv6 pattern, whose first use
+  // compiles it (~6 ms at the start of every stage, each of which asks about its registries).
+  if (!t.includes(':') || isIP(t) !== 6) return undefined;
   const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(t);
   if (v4) {
     const b = v4[1]!.split('.').map(Number);
@@ -157,7 +159,7 @@ function ipv4Class(b: readonly number[]): string | undefined {
  */
 export function addressClass(address: string): string | undefined {
   const t = address.trim().replace(/^\[|\]$/g, '');
-  if (isIP(t) === 4) return ipv4Class(t.split('.').map(Number));
+  if (isIPv4(t)) return ipv4Class(t.split('.').map(Number));
   const b = ipv6Bytes(t);
   if (!b) return 'not an IP address';
   const zero = (from: number, to: number): boolean => b.slice(from, to).every((x) => x === 0);

@@ -3,7 +3,7 @@
 // replay.diverged event, so a failed paid run is debugged for free and a docs change is tried against
 // yesterday's agent.
 import { UsageError } from '@quickloop/cli-kit';
-import { ZERO_USAGE, type ModelAdapter, type PriceBook, type TurnRequest, type TurnResult } from '@quickloop/models';
+import { ZERO_USAGE, type ModelAdapter, type PriceBook, type TurnRequest, type TurnResult } from '@quickloop/models/core';
 import type { Agent, AgentContext, AgentOutcome } from './agent.js';
 import { createModelAgent } from './model.js';
 import { cut, diverges, parseRecording, pickRun, type RecordedRun, type Recording } from './recording.js';

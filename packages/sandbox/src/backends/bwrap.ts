@@ -1,6 +1,6 @@
 // The enforced Linux backend: a network layer and a bubblewrap namespace set per stage, commands entered into them with nsenter.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { terminalSafe } from '@quickloop/cli-kit';
@@ -46,8 +46,7 @@ function dropRoot(): string[] {
 export function bwrapUnavailable(): string | undefined {
   if (process.platform !== 'linux') return `bubblewrap needs Linux (this is ${process.platform})`;
   for (const tool of TOOLS) {
-    const found = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' });
-    if (found.status !== 0) return `${tool} is not installed (apt-get install bubblewrap socat util-linux iproute2)`;
+    if (onPath(tool) === undefined) return `${tool} is not installed (apt-get install bubblewrap socat util-linux iproute2)`;
   }
   // The probe takes the real path: the network layer's user namespace, then bwrap's own inside it.
   const argv = [...dropRoot(), 'unshare', '--user', '--map-root-user', '--net', '--', 'unshare', '--user', `--map-user=${INSIDE_UID}`, `--map-group=${INSIDE_UID}`, '--', 'bwrap', '--unshare-user', '--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--', 'true'];
@@ -56,9 +55,37 @@ export function bwrapUnavailable(): string | undefined {
   return undefined;
 }
 
+/**
+ * What `command -v` finds for a program, looked up here rather than by a shell: every stage of every
+ * attempt probes the same six tools, and a shell apiece was most of what the probe cost.
+ */
+export function onPath(name: string, path: string | undefined = process.env.PATH): string | undefined {
+  // A shell without PATH searches its own default list; an empty entry means the current folder.
+  const dirs = (path ?? DEFAULT_PATH).split(':');
+  for (const dir of dirs) {
+    const file = join(dir === '' ? '.' : dir, name);
+    try {
+      if (statSync(file).isFile()) {
+        accessSync(file, constants.X_OK);
+        return file;
+      }
+    } catch {
+      // not here, or not executable by us: the next folder
+    }
+  }
+  return undefined;
+}
+
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+let version: string | null = null;
+/** bwrap's version, asked once a process (a stage opens a sandbox per task, each one reports it). */
 export function bwrapVersion(): string {
-  const out = spawnSync('bwrap', ['--version'], { encoding: 'utf8' });
-  return (out.stdout || '').trim() || 'bubblewrap';
+  if (version === null) {
+    const out = spawnSync('bwrap', ['--version'], { encoding: 'utf8' });
+    version = (out.stdout || '').trim() || 'bubblewrap';
+  }
+  return version;
 }
 
 /** Where a root harness shows the layout to the sandbox's host uid, inside the support folder. */
@@ -307,8 +334,10 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
       // and the network layer's group ends its forwarders.
       const left = namespaceLeftovers(pid, baseline);
       // The holder first, by its pid: bwrap puts it in a session of its own (--new-session), so the
-      // layer's group does not hold it, and its parent-death signal was seen not to come, leaving a
-      // holder behind with everything it ran. Its start time says it is still the same process.
+      // layer's group does not hold it, and on a loaded machine it was seen to outlive bwrap's
+      // monitor despite --die-with-parent: orphaned, it kept the stage's pipes open and the stage
+      // alive for good. Killing it kills its whole namespace; its start time says it is still the
+      // same process.
       if (identity[1] !== undefined && startTime(pid) === identity[1]) {
         try {
           process.kill(pid, 'SIGKILL');

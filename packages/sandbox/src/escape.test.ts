@@ -259,13 +259,15 @@ describe('escape probes, root or own-uid harness, one sandbox', () => {
     const argv = asRoot ? ['setpriv', `--reuid=${hostUid}`, `--regid=${hostUid}`, '--clear-groups', '--', 'bash', '-c', `exec -a ${m} sleep 300`] : ['bash', '-c', `exec -a ${m} sleep 300`];
     const victim = spawn(argv[0] as string, argv.slice(1), { stdio: 'ignore' });
     try {
-      await until(() => pidsWith(m).length === 1);
-      const [pid] = pidsWith(m);
+      // setpriv and bash exec in place: the victim is one pid throughout, ready once it is the sleep
+      // named by the marker (while it execs, its command line reads empty for a moment).
+      const pid = victim.pid as number;
+      await until(() => argv0(pid) === m);
       const r = await sb.exec(`kill -9 ${pid}; echo "kill=$?"; kill -9 ${process.pid}; echo "kill-harness=$?"; ls /proc/${pid} >/dev/null 2>&1; echo "seen=$?"; ps -eo args | grep -c '${m}'`);
       expect(r.output).toMatch(/^kill=1$/m);
       expect(r.output).toMatch(/^kill-harness=1$/m);
       expect(r.output).toMatch(/^seen=[12]$/m);
-      expect(pidsWith(m)).toEqual([pid]);
+      expect(argv0(pid)).toBe(m);
     } finally {
       victim.kill('SIGKILL');
     }
@@ -464,6 +466,15 @@ describe('escape probes that end their sandbox', () => {
     await sb.close();
   });
 });
+
+/** A process's argv[0], or undefined once it is gone. */
+function argv0(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
+  } catch {
+    return undefined;
+  }
+}
 
 /** A harness of its own, in a child process: it may be killed, or run as nobody, without taking the test down. */
 const HARNESS = `

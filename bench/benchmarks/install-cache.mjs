@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from '../helpers.mjs';
+import { writeFileSync } from 'node:fs';
+import { ROOT, runShell } from '../helpers.mjs';
 
 const PACKAGE = JSON.stringify({ name: 'express-quickstart', private: true, version: '0.0.0', dependencies: { express: '4.21.2' } });
 const INSTALL = 'npm install --no-audit --no-fund --loglevel=error';
@@ -80,4 +81,28 @@ export default [
       rmSync(base, { recursive: true, force: true });
     },
   },
+  {
+    // The issue's own measure: a whole sweep, `qs run --repeat 5`, with a shared cache that starts
+    // empty (attempt 1 is cold and fills it, harvest and packument fetches included) against none.
+    name: 'qs run --repeat 5 of a task that runs npm install (express): --install-cache (empty at start) vs none (wall, bwrap)',
+    iterations: 2,
+    target: { max_ratio: 0.5 },
+    setup() {
+      const dir = mkdtempSync(join(tmpdir(), 'ql-bench-install-sweep-'));
+      writeFileSync(
+        join(dir, 'npm-quickstart.yaml'),
+        'name: npm-quickstart\ngoal: Install express.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - npm init -y > /dev/null && npm install express@4.21.2 --no-audit --no-fund --loglevel=error\nsuccess:\n  script: test -f node_modules/express/package.json\n',
+      );
+      return { dir };
+    },
+    baseline: { name: 'no cache', run: ({ dir }) => sweep(dir, false) },
+    candidate: { name: '--install-cache', run: ({ dir }) => sweep(dir, true) },
+    teardown: ({ dir }) => rmSync(dir, { recursive: true, force: true }),
+  },
 ];
+
+function sweep(dir, cached) {
+  const qs = `node ${ROOT}packages/qs/bin/qs.js run -q ${dir}/npm-quickstart.yaml --repeat 5 --docs-map https://docs.greeter.test/=${ROOT}fixtures/docs-site`;
+  // A fresh store each time: the first attempt of the sweep is as cold as without.
+  return runShell(cached ? `c=$(mktemp -d "${dir}/cache-XXXXXX") && ${qs} --install-cache "$c" > /dev/null; rc=$?; rm -rf "$c"; exit $rc` : `${qs} > /dev/null`);
+}

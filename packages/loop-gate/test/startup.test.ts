@@ -1,10 +1,9 @@
 // What a start of the built bin loads: a gate round starts from the build's code cache, and --help
 // loads no child-process machinery (start-up is most of a short run).
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startRecorded as start } from '@quickloop/testkit';
 import { BIN, gateLoop } from './loop.js';
 
 const dirs: string[] = [];
@@ -12,16 +11,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** Runs the bin with a preload that records, at exit, every builtin Node loaded. */
-function startRecorded(args: string[], cwd: string): { status: number | null; stdout: string; stderr: string; builtins: string[] } {
-  const dir = mkdtempSync(join(tmpdir(), 'loop-gate-startup-'));
-  dirs.push(dir);
-  const hook = join(dir, 'record.cjs');
-  const list = join(dir, 'builtins.txt');
-  writeFileSync(hook, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')));\n`);
-  const r = spawnSync(process.execPath, ['--require', hook, BIN, ...args], { cwd, input: '', encoding: 'utf8', env: { ...process.env, QUICKLOOP_DEBUG: '1' } });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, builtins: readFileSync(list, 'utf8').split('\n') };
-}
+const startRecorded = (args: string[], cwd: string) => start(BIN, args, cwd);
 
 describe('loop-gate start-up', () => {
   it('--help loads no child_process (nor the dgram it brings) and starts from the code cache', () => {

@@ -14,3 +14,4 @@ export {
 export { REAL_CLI_ARGV, claudeMockEnv, codexMockEnv, findOnPath, geminiMockEnv } from './real-clis.js';
 export { startVendorFaithfulServer, type FaithfulServer, type FaithfulStep, type FaithfulTurn, type StreamError } from './vendor-faithful/server.js';
 export { redisServerPath, startRedis, type RedisServer } from './redis.js';
+export { startRecorded, type RecordedStart } from './startup.js';

@@ -1,13 +1,11 @@
 // `qs doctor`: what this machine gives a run — backends and what each enforces here (found by opening a real
 // sandbox), the model agents' keys (never their values), the registries the shell may install from, the tasks found.
 import { spawn } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
-import { delimiter, join } from 'node:path';
 import { parseArgs, QsExit, terminalSafe, type Io } from '@quickloop/cli-kit';
 import { discoverRegistriesSync } from '@quickloop/registries';
 import { findProjectConfig, loadProjectConfig } from '@quickloop/task';
-import { bwrapUnavailable, createLayout, openSandbox, removeLayout, type LimitInForce } from '@quickloop/sandbox';
+import { bwrapUnavailable, createLayout, onPath, openSandbox, removeLayout, type LimitInForce } from '@quickloop/sandbox';
 import type { Command } from '../command.js';
 import { stageCommand } from '../bins.js';
 import { VERSION } from '../version.js';
@@ -40,22 +38,6 @@ async function probeBwrap(env: Record<string, string | undefined>): Promise<{ ok
   } finally {
     removeLayout(layout);
   }
-}
-
-function onPath(name: string, env: Record<string, string | undefined>): string | undefined {
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    const file = join(dir, name);
-    try {
-      if (statSync(file).isFile()) {
-        accessSync(file, constants.X_OK);
-        return file;
-      }
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 /** The stage's own report on the tasks it finds (`ok …` / `INVALID …` lines), exactly as qs-validate prints it. */
@@ -104,7 +86,7 @@ export const doctor: Command = {
       out(`  ${agent.padEnd(11)} ${found ? `key from ${found}` : `no key (${vars.keys.join(', ')})`}${base}`);
     }
     for (const cli of ['claude', 'codex']) {
-      const where = onPath(cli, io.env);
+      const where = onPath(cli, io.env.PATH);
       out(`  ${cli.padEnd(11)} ${where ? `found: ${terminalSafe(where)}` : 'not on PATH'}`);
     }
     out();

@@ -40,21 +40,23 @@ async function attempt(s, seeded, lock = false) {
   }
 }
 
+/** The store as a sweep's first attempt leaves it: that attempt ran cold and was harvested. */
+async function filledStore() {
+  const { openSandbox, removeLayout, seedInstallCache, harvestInstallCache, fetchInstallMetadata, wantedMetadata, npmRegistry } = await import(`${ROOT}packages/sandbox/dist/index.js`);
+  const base = mkdtempSync(join(tmpdir(), 'ql-bench-install-cache-'));
+  const policy = { explicit: [], docs_hosts: [], registries: [registryEndpoint()], registries_source: 'npm' };
+  const s = { openSandbox, removeLayout, seedInstallCache, harvestInstallCache, fetchInstallMetadata, wantedMetadata, registry: npmRegistry(process.cwd()), base, policy, store: join(base, 'store'), harvest: true };
+  await attempt(s, false);
+  s.harvest = false;
+  return s;
+}
+
 export default [
   {
     name: 'npm install (express) in a fresh bwrap sandbox: seeded from the install cache vs cold',
     iterations: 5,
     target: { max_ratio: 0.5 },
-    async setup() {
-      const { openSandbox, removeLayout, seedInstallCache, harvestInstallCache, fetchInstallMetadata, wantedMetadata, npmRegistry } = await import(`${ROOT}packages/sandbox/dist/index.js`);
-      const base = mkdtempSync(join(tmpdir(), 'ql-bench-install-cache-'));
-      const policy = { explicit: [], docs_hosts: [], registries: [registryEndpoint()], registries_source: 'npm' };
-      const s = { openSandbox, removeLayout, seedInstallCache, harvestInstallCache, fetchInstallMetadata, wantedMetadata, registry: npmRegistry(process.cwd()), base, policy, store: join(base, 'store'), harvest: true };
-      // The first attempt of a sweep: cold, and harvested.
-      await attempt(s, false);
-      s.harvest = false;
-      return s;
-    },
+    setup: filledStore,
     baseline: { name: 'cold (a new home, an empty npm cache)', run: (s) => attempt(s, false) },
     candidate: { name: 'seeded from the install cache', run: (s) => attempt(s, true) },
     async teardown({ base }) {
@@ -66,15 +68,7 @@ export default [
     name: 'npm install (express, with its package-lock.json) in a fresh bwrap sandbox: seeded vs cold',
     iterations: 5,
     target: { max_ratio: 0.5 },
-    async setup() {
-      const { openSandbox, removeLayout, seedInstallCache, harvestInstallCache, fetchInstallMetadata, wantedMetadata, npmRegistry } = await import(`${ROOT}packages/sandbox/dist/index.js`);
-      const base = mkdtempSync(join(tmpdir(), 'ql-bench-install-cache-'));
-      const policy = { explicit: [], docs_hosts: [], registries: [registryEndpoint()], registries_source: 'npm' };
-      const s = { openSandbox, removeLayout, seedInstallCache, harvestInstallCache, fetchInstallMetadata, wantedMetadata, registry: npmRegistry(process.cwd()), base, policy, store: join(base, 'store'), harvest: true };
-      await attempt(s, false);
-      s.harvest = false;
-      return s;
-    },
+    setup: filledStore,
     baseline: { name: 'cold (a new home, an empty npm cache)', run: (s) => attempt(s, false, true) },
     candidate: { name: 'seeded from the install cache', run: (s) => attempt(s, true, true) },
     async teardown({ base }) {

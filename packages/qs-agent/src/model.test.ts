@@ -9,14 +9,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { memoryIo } from '@quickloop/cli-kit';
 import { removeLayout } from '@quickloop/sandbox';
 import { startMockServer, type MockServer, type MockStep } from '@quickloop/testkit';
-import { parseDocsMap } from '@quickloop/docs';
 import { parsePriceBook, type Message, type ModelAdapter, type TurnRequest, type TurnResult } from '@quickloop/models/core';
 import { createModelAgent, type AfterToolInfo } from './agents/model.js';
 import { resolveVendor } from './agents/credentials.js';
-import { run, type AgentOptions } from './run.js';
-import { ndjson, parseOut, taskLoaded, type TaskSpec } from './testing/task-event.js';
+import { run } from './run.js';
+import { localAgentOptions, ndjson, parseOut, taskLoaded, type TaskSpec } from './testing/task-event.js';
 
-const SITE = fileURLToPath(new URL('../../../fixtures/docs-site', import.meta.url));
 const QS_CHECK = fileURLToPath(new URL('../../qs-check/bin/qs-check.js', import.meta.url));
 const KEY = 'sk-test-SECRET-4f9a1c77e2';
 const made: string[] = [];
@@ -52,16 +50,7 @@ async function modelRun(go: Go) {
   const mock = await startMockServer({ script: go.script, whenEmpty: 'error' });
   mocks.push(mock);
   const io = memoryIo({ stdin: ndjson([taskLoaded('r1', { script: 'false', ...go.spec })]), env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ...envFor(vendor, mock) } });
-  const opts: AgentOptions = {
-    agent: vendor,
-    modelFlags: { model: go.model ?? 'claude-sonnet-4-6', stream: go.stream ?? true, ...(go.prices ? { prices: go.prices } : {}) },
-    docs: { maps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')], rateLimit: 0 },
-    backend: 'local',
-    allowUnenforced: true,
-    keep: false,
-    allowRegistries: [],
-    level: 'quiet',
-  };
+  const opts = localAgentOptions(vendor, { model: go.model ?? 'claude-sonnet-4-6', stream: go.stream ?? true, ...(go.prices ? { prices: go.prices } : {}) });
   let code: number;
   let thrown: Error | undefined;
   try {
@@ -341,7 +330,7 @@ describe('the loop over any ModelAdapter', () => {
     const infos: AfterToolInfo[] = [];
     const io = memoryIo({ stdin: ndjson([taskLoaded('r1', { script: 'false' })]), env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
     const agent = createModelAgent('recorded', () => adapter, { model: 'recorded-model' }, { afterTool: async (info) => void infos.push(info) });
-    const code = await run({ agent: 'recorded', agentImpl: agent, docs: { maps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')], rateLimit: 0 }, backend: 'local', allowUnenforced: true, keep: false, allowRegistries: [], level: 'quiet' }, io);
+    const code = await run({ ...localAgentOptions('recorded', {}), agentImpl: agent }, io);
     const events = parseOut(io.out());
     for (const e of events) if (e.type === 'sandbox.ready') made.push(String(e.root));
     expect(code).toBe(0);

@@ -8,11 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { memoryIo } from '@quickloop/cli-kit';
 import { removeLayout } from '@quickloop/sandbox';
 import { startMockServer, startVendorFaithfulServer, type FaithfulStep, type MockStep } from '@quickloop/testkit';
-import { parseDocsMap } from '@quickloop/docs';
-import { run, type AgentOptions } from './run.js';
-import { ndjson, parseOut, taskLoaded } from './testing/task-event.js';
+import { run } from './run.js';
+import { localAgentOptions, ndjson, parseOut, taskLoaded } from './testing/task-event.js';
 
-const SITE = fileURLToPath(new URL('../../../fixtures/docs-site', import.meta.url));
 const QS_CHECK = fileURLToPath(new URL('../../qs-check/bin/qs-check.js', import.meta.url));
 const KEY = 'sk-test-vf-0c1d2e';
 const made: string[] = [];
@@ -34,16 +32,7 @@ function envFor(vendor: Vendor, url: string, openaiUrl: string): Record<string, 
 
 async function agentRun(vendor: Vendor, stream: boolean, server: { url: string; openaiUrl: string }, script = 'false') {
   const io = memoryIo({ stdin: ndjson([taskLoaded('r1', { script })]), env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ...envFor(vendor, server.url, server.openaiUrl) } });
-  const opts: AgentOptions = {
-    agent: vendor,
-    modelFlags: { model: 'mock-model', stream },
-    docs: { maps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')], rateLimit: 0 },
-    backend: 'local',
-    allowUnenforced: true,
-    keep: false,
-    allowRegistries: [],
-    level: 'quiet',
-  };
+  const opts = localAgentOptions(vendor, { model: 'mock-model', stream });
   const code = await run(opts, io);
   const events = parseOut(io.out());
   for (const e of events) if (e.type === 'sandbox.ready') made.push(String(e.root));

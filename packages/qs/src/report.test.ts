@@ -2,7 +2,6 @@
 // `qs report` over real sweeps (the replay agent in the bwrap sandbox, and a model agent against the
 // testkit mock), opened in real headless Chromium: no request leaves the page, the facts are there
 // with JavaScript off, nothing overflows a phone's width, and markup from a stream stays text.
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,12 +11,12 @@ import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { InputError, memoryIo } from '@quickloop/cli-kit';
 import { startMockServer, type MockServer } from '@quickloop/testkit';
 import { cli } from './cli.js';
+import { QS, runNodeBin } from './testing/qs-bin.js';
 import { esc, reportHtml } from './results/html.js';
 import type { WireEvent } from '@quickloop/events';
 import type { Results } from './results/fold.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const QS = join(ROOT, 'packages', 'qs', 'bin', 'qs.js');
 const SITE = join(ROOT, 'fixtures', 'docs-site');
 const MAP = ['--docs-map', `https://docs.greeter.test/=${SITE}`];
 const EXAMPLE = join(ROOT, 'fixtures', 'examples', 'greeter.yaml');
@@ -39,21 +38,7 @@ let mock: MockServer;
 let browser: Browser | undefined;
 let written: Array<{ code: number | null; out: string; err: string }> = [];
 
-function qs(args: string[], bin = QS): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd: work,
-      env: { PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: process.env.HOME ?? '/root', NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, out, err }));
-  });
-}
+const qs = (args: string[], bin = QS) => runNodeBin(bin, args, work);
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'qs-report-'));

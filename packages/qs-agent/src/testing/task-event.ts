@@ -1,5 +1,8 @@
 // Builds task.loaded lines by hand for tests, in the shape qs-validate emits (until a test goes through it).
 import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { parseDocsMap } from '@quickloop/docs';
+import type { AgentOptions } from '../run.js';
 
 export interface TaskSpec {
   name?: string;
@@ -55,3 +58,20 @@ export const parseOut = (text: string): Array<Record<string, unknown> & { type: 
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as Record<string, unknown> & { type: string; run_id: string });
+
+/** The docs fixture site, served to read_docs by a docs map. */
+export const SITE = fileURLToPath(new URL('../../../../fixtures/docs-site', import.meta.url));
+
+/** A model agent as the tests run it: the local backend, the fixture site's docs with no rate limit, quiet. */
+export function localAgentOptions(agent: string, modelFlags: NonNullable<AgentOptions['modelFlags']>): AgentOptions {
+  return {
+    agent,
+    modelFlags,
+    docs: { maps: [parseDocsMap(`https://docs.greeter.test/=${SITE}`, '/')], rateLimit: 0 },
+    backend: 'local',
+    allowUnenforced: true,
+    keep: false,
+    allowRegistries: [],
+    level: 'quiet',
+  };
+}

@@ -15,8 +15,13 @@ export const qsEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => 
 
 /** Runs `qs ARGS` in `cwd` to its end, collecting stdout and stderr. */
 export function runQs(args: readonly string[], cwd: string, extra: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+  return runNodeBin(QS, args, cwd, extra);
+}
+
+/** Runs a bin of the workspace (`node BIN ARGS`) in `cwd` as runQs runs qs. */
+export function runNodeBin(bin: string, args: readonly string[], cwd: string, extra: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [QS, ...args], { cwd, env: qsEnv(extra), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...args], { cwd, env: qsEnv(extra), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));

@@ -12,6 +12,7 @@ import { redisServerPath, startMockServer, startRedis, type MockServer, type Rec
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkReturn, jobId, parseQueueUrl, refuseJob } from './fleet/queue.js';
 import { openRedisLedger } from './fleet/ledger.js';
+import { connectSpendLedger, serveSpendLedger } from '@quickloop/qs-agent/spend';
 import { planSha256 } from './sweep/plan.js';
 import { VERSION } from './version.js';
 
@@ -336,6 +337,28 @@ describe.skipIf(!haveRedis)('a fleet on a real redis-server (skipped: redis-serv
       none.close();
     } finally {
       for (const l of ledgers) l.close();
+    }
+  });
+
+  it('a Redis that stops answering fails a reservation in bounded time: the agent is told, and nothing is granted', async () => {
+    const frozen = await startRedis();
+    const dir = mkdtempSync(join(work, 'ledger-'));
+    const ledger = await openRedisLedger(parseQueueUrl(frozen.url), 'd'.repeat(64), { commandTimeoutMs: 300 });
+    const served = await serveSpendLedger(join(dir, 'ledger.sock'), ledger);
+    const client = await connectSpendLedger(served.path);
+    try {
+      await ledger.setCap(1);
+      expect(await client.reserve(0.1)).toMatchObject({ granted: true });
+      // Stopped, not gone: the connection stays open and nothing answers, the case a retry loop would wait on for ever.
+      process.kill(frozen.pid, 'SIGSTOP');
+      await expect(client.reserve(0.1)).rejects.toThrow(/the spend ledger refused the request: .*timed out/i);
+    } finally {
+      process.kill(frozen.pid, 'SIGCONT');
+      client.close();
+      await served.close();
+      ledger.close();
+      await frozen.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -62,11 +62,11 @@ export interface RedisLedger extends LedgerBackend {
 }
 
 /** Opens the fleet's ledger for a plan: the producer sets its cap, and every worker's agents spend from it. */
-export async function openRedisLedger(target: QueueTarget, plan: string): Promise<RedisLedger> {
+export async function openRedisLedger(target: QueueTarget, plan: string, options: { commandTimeoutMs?: number } = {}): Promise<RedisLedger> {
   await probe(target);
   const { Redis } = await import('ioredis');
   // A Redis that stops answering fails the call within seconds: the agent then stops, unaccounted calls never start.
-  const client = new Redis({ ...target.connection, maxRetriesPerRequest: 2, commandTimeout: 10_000 });
+  const client = new Redis({ ...target.connection, maxRetriesPerRequest: 2, commandTimeout: options.commandTimeoutMs ?? 10_000 });
   client.on('error', () => undefined);
   const keys = spendKeys(plan);
   return {

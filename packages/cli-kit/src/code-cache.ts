@@ -10,6 +10,12 @@ import { Script } from 'node:vm';
 /** Set by `scripts/bundle.mjs --code-cache` on its warm-up run, so the cache holds what a real run compiles. */
 export const WRITE_CODE_CACHE_ENV = 'QUICKLOOP_WRITE_CODE_CACHE';
 
+/**
+ * A loop binary's launcher (its bin, run as a shell script) starts Node without NODE_EXTRA_CA_CERTS and
+ * keeps the value here; startBundle() puts it back before the bundle runs, for the processes it starts.
+ */
+export const DEFERRED_CA_CERTS_ENV = 'QUICKLOOP_NODE_EXTRA_CA_CERTS';
+
 /** What happened to `<bundle>.cache` on this start; `QUICKLOOP_DEBUG` prints it on stderr. */
 export type CodeCacheState = 'used' | 'rejected' | 'stale' | 'absent';
 
@@ -23,6 +29,11 @@ const KEY_BYTES = 32;
  * the bundle's hash: a missing, foreign or stale cache is only slower, never wrong.
  */
 export async function startBundle(bundle: URL): Promise<void> {
+  const deferred = process.env[DEFERRED_CA_CERTS_ENV];
+  if (deferred !== undefined) {
+    process.env.NODE_EXTRA_CA_CERTS = deferred;
+    delete process.env[DEFERRED_CA_CERTS_ENV];
+  }
   const file = fileURLToPath(bundle);
   const cacheFile = `${file}.cache`;
   const bytes = readFileSync(file);

@@ -1,6 +1,9 @@
 // What a start of the built bin loads: a normal run starts from the build's code cache, and --help
 // loads neither the child-process machinery nor yargs (start-up is most of a short run).
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRecorded as start } from '@quickloop/testkit';
 import { BIN, makeLoop, type Loop } from './helpers.js';
@@ -30,5 +33,34 @@ describe('loop-run start-up', () => {
     expect(loop.state().status).toBe('passed');
     // the run spawned its CLIs, so the builtins it needs were loaded on first use
     expect(r.builtins).toContain('NativeModule child_process');
+  });
+
+  describe('NODE_EXTRA_CA_CERTS (Node 20 parses its file at every start; loop-run opens no TLS itself)', () => {
+    // The host records what it was given; a file that does not exist makes Node say so when it loads it.
+    const runWith = (argv: string[], env: Record<string, string>) => {
+      const loop = makeLoop({ tweak: (s) => (s.host.invoke = ['sh', '-c', 'printf "%s|%s" "${NODE_EXTRA_CA_CERTS-unset}" "${QUICKLOOP_NODE_EXTRA_CA_CERTS-unset}" > ca-seen; cat > /dev/null; echo "# Plan"']) });
+      loops.push(loop);
+      loop.write();
+      const r = spawnSync(argv[0]!, [...argv.slice(1), loop.specPath], { cwd: loop.dir, input: '', encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } });
+      return { stderr: r.stderr, seen: readFileSync(join(loop.dir, 'ca-seen'), 'utf8') };
+    };
+    const missing = join(tmpdir(), 'no-such-ca-bundle.pem');
+
+    it('run as a program, Node starts without it, and the CLIs loop-run starts get it back unchanged', () => {
+      const r = runWith([BIN], { NODE_EXTRA_CA_CERTS: missing });
+      expect(r.stderr).not.toContain('extra certs');
+      expect(r.seen).toBe(`${missing}|unset`);
+    });
+
+    it('started as `node bin/loop-run.js`, Node loads it as usual (so the test above can fail)', () => {
+      const r = runWith([process.execPath, BIN], { NODE_EXTRA_CA_CERTS: missing });
+      expect(r.stderr).toContain(`Ignoring extra certs from \`${missing}\``);
+      expect(r.seen).toBe(`${missing}|unset`);
+    });
+
+    it('unset stays unset, and an empty value stays empty', () => {
+      expect(runWith([BIN], {}).seen).toBe('unset|unset');
+      expect(runWith([BIN], { NODE_EXTRA_CA_CERTS: '' }).seen).toBe('|unset');
+    });
   });
 });

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -234,3 +235,18 @@ describe('qs-check', () => {
     expect(events.some((e) => e.type === 'run.completed')).toBe(false);
   });
 });
+
+describe('qs-check --npm-registry (qs run asks npm once per sweep, and passes it on)', () => {
+  const BIN = fileURLToPath(new URL('../bin/qs-check.js', import.meta.url));
+  const bin = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { input: '', encoding: 'utf8' });
+
+  it('refuses a registry that is not an http(s) URL, and a cafile without a registry (exit 3, nothing read)', () => {
+    const bad = bin(['--install-cache', 'store', '--npm-registry', 'ftp://mirror.example/']);
+    expect(bad.status).toBe(3);
+    expect(bad.stderr).toContain("--npm-registry: 'ftp://mirror.example/' is not an http(s) URL");
+    const alone = bin(['--npm-cafile', 'ca.pem']);
+    expect(alone.status).toBe(3);
+    expect(alone.stderr).toContain('--npm-cafile goes with --npm-registry');
+  });
+});
+

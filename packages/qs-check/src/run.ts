@@ -1,7 +1,7 @@
 // qs-check: after each run's agent, run its check in the same sandbox, classify with every event in, end the run.
 import { CliError, createLogger, terminalSafe, QsExit, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, signalName, untilAborted, type Emitter } from '@quickloop/events';
-import { fetchInstallMetadata, harvestInstallCache, hasNpmIndex, npmRegistry, removeLayout, wantedMetadata, type EgressEvent, type NpmRegistry } from '@quickloop/sandbox';
+import { fetchInstallMetadata, harvestInstallCache, hasNpmIndex, npmRegistry, registryOf, removeLayout, wantedMetadata, type EgressEvent, type NpmRegistry } from '@quickloop/sandbox';
 import type { ClassificationName } from '@quickloop/events';
 import { classify, isEvidential, label } from './classify.js';
 import { runCheck } from './check.js';
@@ -15,6 +15,8 @@ export interface CheckOptions {
   keep: boolean;
   /** A sweep's install cache: the npm blobs each run's home holds are verified and taken into it, before the home goes. */
   installCache?: string;
+  /** npm's registry and cafile, as given (qs run asks npm once per sweep); otherwise npm is asked at the first harvest. */
+  npm?: { registry: string; cafile?: string };
   level: LogLevel;
 }
 
@@ -55,7 +57,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
   const fetching: Promise<void>[] = [];
   const harvestMetadata = (store: string, home: string): void => {
     if (io.signal.aborted || !hasNpmIndex(home)) return;
-    if (registry === undefined) registry = npmRegistry(io.cwd, io.env as NodeJS.ProcessEnv) ?? null;
+    if (registry === undefined) registry = (opts.npm ? registryOf(opts.npm.registry, opts.npm.cafile) : npmRegistry(io.cwd, io.env as NodeJS.ProcessEnv)) ?? null;
     if (registry === null) return;
     // Only which packuments npm asked for is read from the run's cache, before its home goes; the harness fetches them itself.
     const wants = wantedMetadata(home, registry);

@@ -56,15 +56,15 @@ describe('bin/qs-validate.js', () => {
     const used = sh('QUICKLOOP_DEBUG=1 node "$QSV" -q fixtures/tasks/valid/script.yaml');
     expect(used.status).toBe(0);
     expect(used.stderr).toBe('qs-validate: code cache used\n');
-    // A copy of the bin and its bundle without the cache, then with a bad one. The copy sits inside the
-    // package so the bin's own import of @quickloop/cli-kit/code-cache resolves as it does here.
+    // A copy of the bin (CommonJS: its bin/package.json), its start-up and its bundle without the cache,
+    // then with a bad one.
     const copy = mkdtempSync(join(PKG, '.bin-test-'));
     try {
       mkdirSync(join(copy, 'bin'));
       mkdirSync(join(copy, 'dist'));
       copyFileSync(BIN, join(copy, 'bin', 'qs-validate.js'));
-      copyFileSync(join(PKG, 'dist', 'bundle.cjs'), join(copy, 'dist', 'bundle.cjs'));
-      writeFileSync(join(copy, 'package.json'), '{"type": "module"}');
+      copyFileSync(join(PKG, 'bin', 'package.json'), join(copy, 'bin', 'package.json'));
+      for (const file of ['bundle.cjs', 'code-cache.cjs']) copyFileSync(join(PKG, 'dist', file), join(copy, 'dist', file));
       const run = () => sh(`QUICKLOOP_DEBUG=1 node ${JSON.stringify(join(copy, 'bin', 'qs-validate.js'))} fixtures/tasks/valid/script.yaml`);
       const absent = run();
       expect(absent.status).toBe(0);

@@ -1,3 +1,3 @@
 #!/usr/bin/env node
-import { startBundle } from '@quickloop/cli-kit/code-cache';
-await startBundle(new URL('../dist/bundle.cjs', import.meta.url));
+// CommonJS (see package.json here): Node starts it sooner than an ES module entry, and start-up is most of a short run.
+require('../dist/code-cache.cjs').startBundle(require('node:url').pathToFileURL(`${__dirname}/../dist/bundle.cjs`));

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { harvestInstallCache, npmCacheOf, seedInstallCache } from './install-cache.js';
-import { fetchInstallMetadata, MAX_BUCKET_BYTES, MAX_METADATA_URLS, METADATA_REFRESH_MS, METADATA_TTL_S, npmRegistry, PACKUMENT_ACCEPTS, wantedMetadata, type NpmRegistry } from './install-metadata.js';
+import { fetchInstallMetadata, MAX_BUCKET_BYTES, MAX_METADATA_URLS, METADATA_REFRESH_MS, METADATA_TTL_S, npmRegistry, PACKUMENT_ACCEPTS, registryOf, wantedMetadata, type NpmRegistry } from './install-metadata.js';
 
 const temps: string[] = [];
 afterEach(() => {
@@ -105,6 +105,18 @@ describe('which packuments an attempt asked for', () => {
     mkdirSync(npmCacheOf(linked), { recursive: true });
     symlinkSync(join(npmCacheOf(outside), 'index-v5'), join(npmCacheOf(linked), 'index-v5'));
     expect(wantedMetadata(linked, registry)).toEqual([]);
+  });
+});
+
+describe("npm's registry, from its config values", () => {
+  it('keeps an http(s) URL without credentials, query or fragment, ending in one slash; reads the cafile; refuses the rest', () => {
+    const dir = temp();
+    writeFileSync(join(dir, 'ca.pem'), 'PEM');
+    expect(registryOf('https://user:secret@mirror.example:8443/npm//?token=x#y', join(dir, 'ca.pem'))).toEqual({ url: 'https://mirror.example:8443/npm/', ca: 'PEM' });
+    expect(registryOf('http://127.0.0.1:4873')).toEqual({ url: 'http://127.0.0.1:4873/' });
+    // a cafile npm could not read either: the system's roots are still used
+    expect(registryOf('https://mirror.example/', join(dir, 'missing.pem'))).toEqual({ url: 'https://mirror.example/' });
+    for (const bad of ['ftp://mirror.example/', 'file:///srv/npm', 'not a url', '']) expect(registryOf(bad)).toBeUndefined();
   });
 });
 

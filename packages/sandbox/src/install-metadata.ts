@@ -68,8 +68,8 @@ export interface MetadataReport {
   overBudget: number;
 }
 
-/** The registry npm is configured with here, asked at run time; undefined when npm cannot say. */
-export function npmRegistry(cwd: string, env: NodeJS.ProcessEnv = process.env): NpmRegistry | undefined {
+/** npm's `registry` and `cafile` here, asked at run time (one `npm config get`); undefined when npm cannot say. */
+export function npmConfig(cwd: string, env: NodeJS.ProcessEnv = process.env): { registry?: string; cafile?: string } | undefined {
   let out: string;
   try {
     out = execFileSync('npm', ['config', 'get', 'registry', 'cafile'], { cwd, env, encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'ignore'] });
@@ -81,8 +81,19 @@ export function npmRegistry(cwd: string, env: NodeJS.ProcessEnv = process.env): 
     const v = line?.slice(key.length + 1).trim();
     return v === undefined || v === '' || v === 'null' || v === 'undefined' ? undefined : v;
   };
-  const raw = value('registry');
-  if (raw === undefined) return undefined;
+  const registry = value('registry');
+  const cafile = value('cafile');
+  return { ...(registry !== undefined ? { registry } : {}), ...(cafile !== undefined ? { cafile } : {}) };
+}
+
+/** The registry npm is configured with here, asked at run time; undefined when npm cannot say. */
+export function npmRegistry(cwd: string, env: NodeJS.ProcessEnv = process.env): NpmRegistry | undefined {
+  const config = npmConfig(cwd, env);
+  return config?.registry === undefined ? undefined : registryOf(config.registry, config.cafile);
+}
+
+/** A registry from npm's `registry` and `cafile` values: undefined for a URL that is not http(s). */
+export function registryOf(raw: string, cafile?: string): NpmRegistry | undefined {
   let url: URL;
   try {
     url = new URL(raw);
@@ -95,7 +106,6 @@ export function npmRegistry(cwd: string, env: NodeJS.ProcessEnv = process.env): 
   url.search = '';
   url.hash = '';
   const registry: NpmRegistry = { url: url.toString().replace(/\/*$/, '/') };
-  const cafile = value('cafile');
   if (cafile !== undefined) {
     try {
       registry.ca = readFileSync(cafile, 'utf8');

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { logLevel, parseArgs, QsExit, UsageError, wantsColour } from '@quickloop/cli-kit';
 import { checkModelConfig, isModelAgent } from '@quickloop/qs-agent/config';
 import { checkSpendable, parseMaxSpend, startSpendLedger, type SpendLedger } from '@quickloop/qs-agent/spend';
-import { installCacheDir } from '@quickloop/sandbox';
+import { installCacheDir, npmConfig, registryOf } from '@quickloop/sandbox';
 import type { Command } from '../command.js';
 import { findExample, materialise, type Materialised } from '../examples/examples.js';
 import { findProjectConfig, loadProjectConfig, type ProjectConfig } from '@quickloop/task';
@@ -129,6 +129,11 @@ export const run: Command = {
       }
       const keep = args['keep-sandbox'] ? ['--keep'] : [];
       const installCache = args['install-cache'] === undefined ? [] : ['--install-cache', installCacheDir(String(args['install-cache']), io.cwd)];
+      // npm is asked for its registry once here, not by every attempt's qs-check (each `npm config get` is a
+      // Node start). A fleet's workers each ask their own npm. The URL goes on without credentials.
+      const npm = installCache.length > 0 && queue === null ? npmConfig(io.cwd, io.env as NodeJS.ProcessEnv) : undefined;
+      const registryUrl = npm?.registry === undefined ? undefined : registryOf(npm.registry)?.url;
+      const npmArgs = registryUrl === undefined ? [] : ['--npm-registry', registryUrl, ...(npm?.cafile !== undefined ? ['--npm-cafile', npm.cafile] : [])];
       // The docs reader's flags go to qs-agent as given; it validates them (one wording of each error).
       const docs = [
         ...(args['cache-dir'] !== undefined ? ['--cache-dir', resolve(io.cwd, String(args['cache-dir']))] : []),
@@ -183,7 +188,7 @@ export const run: Command = {
               ...docs,
               ...quiet,
             ],
-            'qs-check': [...keep, ...installCache, ...quiet],
+            'qs-check': [...keep, ...installCache, ...npmArgs, ...quiet],
           };
       const label = (slug: string, attempt: number): string => (many ? `${slug}#${attempt}` : slug);
       let outcome: SweepOutcome;

@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// The last step of `pnpm build`: one real replay sweep of the bundled example, so that the V8 code cache
+// of every qs stage holds what a sweep runs. Each package's own build (scripts/bundle.mjs) can only warm
+// its binary alone (`qs-sandbox --help`, `qs-agent` on empty input), and every function a real attempt
+// needs beyond that is then compiled again on every start of every attempt.
+//
+// The sweep runs offline (the example's docs are a local folder) in the enforced sandbox, in a temporary
+// folder removed afterwards. Where it cannot run as it should (no bubblewrap here, say), the caches the
+// packages' builds made are put back: the binaries are then only slower, and the build does not fail.
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const STAGES = ['qs', 'qs-validate', 'qs-sandbox', 'qs-agent', 'qs-check'];
+const caches = STAGES.map((name) => join(root, 'packages', name, 'dist', 'bundle.cjs.cache')).filter((file) => existsSync(file));
+
+const scratch = mkdtempSync(join(tmpdir(), 'quickloop-warm-up-'));
+try {
+  for (const file of caches) copyFileSync(file, join(scratch, `${caches.indexOf(file)}.cache`));
+  // One worker, one attempt per task: each stage runs one process at a time, so no two write one cache.
+  const run = spawnSync(process.execPath, [join(root, 'packages/qs/bin/qs.js'), 'run', '--example', 'greeter', '--workers', '1', '-q', '--out', join(scratch, 'out')], {
+    cwd: scratch,
+    env: { ...process.env, QUICKLOOP_WRITE_CODE_CACHE: '1', NO_COLOR: '1', TMPDIR: scratch },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: 120_000,
+  });
+  if (run.status !== 0) {
+    caches.forEach((file, i) => copyFileSync(join(scratch, `${i}.cache`), file));
+    const why = String(run.stderr ?? '').trim().split('\n').pop() || run.error?.message || '';
+    console.error(`warm-up: \`qs run --example greeter\` ended with ${run.status ?? run.signal}${why ? ` (${why})` : ''}; the qs stages work, with the caches their builds made`);
+  }
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}

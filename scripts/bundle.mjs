@@ -123,11 +123,14 @@ function lazyBuiltins(code) {
   const text = code.replace(/^let ([\w$]+) = require\("((?:node:)?([\w/]+))"\);\n(?:\1 = __toESM\(\1, 1\);\n)?/gm, (line, name, id, bare) => {
     if (!LAZY.has(bare)) return line;
     const toEsm = line.includes('__toESM');
-    const uses = code.match(new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g'))?.length ?? 0;
+    // (a name in quotes is no use either: `require("os")` names the module its variable `os` holds)
+    const uses = code.match(new RegExp(`(?<![\\w$."'])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g'))?.length ?? 0;
     const dotted = code.match(new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}\\.[\\w$]`, 'g'))?.length ?? 0;
+    // an object key of the same name (`{ assert: {...} }`, yargs' platform shim) is no use of the variable
+    const keys = code.match(new RegExp(`(?<=[{,]\\s*)${name.replace(/\$/g, '\\$')}\\s*:`, 'g'))?.length ?? 0;
     // a write (`x.foo = ...`) would land on the proxy, not on the module
     const written = new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}\\.[\\w$]+\\s*(?:[-+*/|&]?=(?!=)|\\+\\+|--)`).test(code);
-    if (written || uses - (toEsm ? 3 : 1) !== dotted) return line;
+    if (written || uses - keys - (toEsm ? 3 : 1) !== dotted) return line;
     used = true;
     return `let ${name} = __lazyBuiltin(${JSON.stringify(id)}, ${toEsm});\n${toEsm ? '\n' : ''}`;
   });

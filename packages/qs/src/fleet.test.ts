@@ -72,6 +72,9 @@ describe('the queue URL, the jobs and the streams a worker sends back', () => {
     const named = job({ argvOf: { 'qs-sandbox': [], 'qs-agent': ['--agent', 'openai', '--spend-ledger', '/run/elsewhere.sock'], 'qs-check': [] } });
     expect(refuseJob(named, false)).toMatch(/names a spend ledger/);
     expect(refuseJob(job({ argvOf: { 'qs-sandbox': [], 'qs-agent': ['--spend-ledger=/x'], 'qs-check': [] } }), false)).toMatch(/names a spend ledger/);
+    // Nor npm's registry: the packuments it serves go into the worker's install cache for every later attempt.
+    expect(refuseJob(job({ argvOf: { 'qs-sandbox': [], 'qs-agent': [], 'qs-check': ['--npm-registry', 'https://mirror.example/'] } }), false)).toMatch(/names npm's registry/);
+    expect(refuseJob(job({ argvOf: { 'qs-sandbox': [], 'qs-agent': [], 'qs-check': ['--npm-cafile=/tmp/ca.pem'] } }), false)).toMatch(/names npm's registry/);
     expect(refuseJob(job({ spend: 'yes' }), false)).toMatch(/spend flag/);
     expect(refuseJob(job({ spend: true }), false)).toBeNull();
   });

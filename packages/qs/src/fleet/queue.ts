@@ -299,6 +299,8 @@ export function refuseJob(data: unknown, allowUnenforced: boolean): string | nul
   if (d.spend !== undefined && d.spend !== true) return 'the job\'s spend flag is not true or absent';
   // The ledger socket is the worker's own, made for each attempt: a path from the job would be another machine's, or anything.
   if ((argv as Record<string, string[]>)['qs-agent']?.some((a) => a === '--spend-ledger' || a.startsWith('--spend-ledger='))) return 'the job names a spend ledger; a worker serves its own from the fleet\'s cap';
+  // The registry is where the install cache's packuments come from: one named by the job could feed every later attempt on this worker forged ones.
+  if ((argv as Record<string, string[]>)['qs-check']?.some((a) => /^--npm-(registry|cafile)(=|$)/.test(a))) return "the job names npm's registry; a worker asks its own npm";
   // Whoever can write to the queue must not turn a worker's sandbox off: that is the worker's own choice.
   const sandbox = (argv as Record<string, string[]>)['qs-sandbox'] as string[];
   if (!allowUnenforced && (sandbox.includes('--allow-unenforced') || sandbox.join(' ').includes('--backend local'))) return 'the attempt asks for the unenforced local backend, which this worker does not allow (start it with --allow-unenforced)';

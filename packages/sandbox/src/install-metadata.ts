@@ -35,7 +35,8 @@ export const MAX_BUCKET_BYTES = 1024 * 1024;
 const MAX_BUCKETS = 100_000;
 /** What one look at an attempt's index reads in all, at most. */
 export const MAX_INDEX_BYTES = 64 * 1024 * 1024;
-const FETCHES_AT_ONCE = 8;
+/** As many at once as npm itself opens to one registry (its `maxsockets` default, 15), near enough. */
+const FETCHES_AT_ONCE = 16;
 const FETCH_TIMEOUT_MS = 30_000;
 
 /** The two accept headers npm sends for a packument (the abbreviated "corgi" one, and the full one). */

@@ -11,7 +11,8 @@ const suite = (runner) => run(['python3', join(looper, 'conformance', 'check_run
 
 export default {
   name: "Looper's conformance suite, 10 scenarios (loop-run vs Looper's reference runner)",
-  iterations: 3,
+  // Each suite is about 5 s of many short processes; the machine's noise is about ±5% a suite, so seven pairs.
+  iterations: 7,
   target: { max_ratio: 1.0 },
   setup() {
     if (!looper || !existsSync(join(looper, 'conformance', 'check_runner.py'))) {

@@ -21,6 +21,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { rolldown } from 'rolldown';
+import { lazyBuiltins } from './lazy-builtins.mjs';
 
 const USAGE = 'usage: node ../../scripts/bundle.mjs [--stdin <file>] [--in-copy-of <dir>] -- [<warm-up args>]';
 const argv = process.argv.slice(2);
@@ -111,31 +112,3 @@ if (run.status !== 0) {
   console.error(`bundle: the warm-up \`${name} ${warmUpArgs.join(' ')}\` ended with ${run.status ?? run.signal}${why ? ` (${why})` : ''}; ${name} works, without a code cache`);
 }
 
-/**
- * rolldown requires every Node builtin the bundle imports at its top, before main() runs: --help then
- * loads child_process (with net, dgram and the streams) and the like for nothing. A builtin Node's own
- * start does not load becomes a proxy that requires it on first use, when the bundle only ever reads
- * its properties (`x.spawn`); any other use keeps the plain require.
- */
-function lazyBuiltins(code) {
-  const LAZY = new Set(['assert', 'child_process', 'dgram', 'http', 'https', 'net', 'os', 'perf_hooks', 'readline', 'stream', 'string_decoder', 'tty', 'worker_threads', 'zlib']);
-  let used = false;
-  const text = code.replace(/^let ([\w$]+) = require\("((?:node:)?([\w/]+))"\);\n(?:\1 = __toESM\(\1, 1\);\n)?/gm, (line, name, id, bare) => {
-    if (!LAZY.has(bare)) return line;
-    const toEsm = line.includes('__toESM');
-    // (a name in quotes is no use either: `require("os")` names the module its variable `os` holds)
-    const uses = code.match(new RegExp(`(?<![\\w$."'])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g'))?.length ?? 0;
-    const dotted = code.match(new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}\\.[\\w$]`, 'g'))?.length ?? 0;
-    // an object key of the same name (`{ assert: {...} }`, yargs' platform shim) is no use of the variable
-    const keys = code.match(new RegExp(`(?<=[{,]\\s*)${name.replace(/\$/g, '\\$')}\\s*:`, 'g'))?.length ?? 0;
-    // a write (`x.foo = ...`) would land on the proxy, not on the module
-    const written = new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}\\.[\\w$]+\\s*(?:[-+*/|&]?=(?!=)|\\+\\+|--)`).test(code);
-    if (written || uses - keys - (toEsm ? 3 : 1) !== dotted) return line;
-    used = true;
-    return `let ${name} = __lazyBuiltin(${JSON.stringify(id)}, ${toEsm});\n${toEsm ? '\n' : ''}`;
-  });
-  if (!used) return code;
-  const helper = 'var __lazyBuiltin = (id, esm) => { let m; return new Proxy({}, { get: (_, k) => { m ??= require(id); return esm && k === "default" ? m : m[k]; } }); };';
-  // at the end of the first line, so that no line moves and the source map still holds
-  return text.replace(/^[^\n]*/, (first) => `${first} ${helper}`);
-}

@@ -21,7 +21,8 @@ const scratch = mkdtempSync(join(tmpdir(), 'quickloop-warm-up-'));
 try {
   for (const file of caches) copyFileSync(file, join(scratch, `${caches.indexOf(file)}.cache`));
   // One worker, one attempt per task: each stage runs one process at a time, so no two write one cache.
-  const run = spawnSync(process.execPath, [join(root, 'packages/qs/bin/qs.js'), 'run', '--example', 'greeter', '--workers', '1', '-q', '--out', join(scratch, 'out')], {
+  // --no-config: a quickloop.yaml above the temporary folder (in /tmp, or /) is nobody's to trust.
+  const run = spawnSync(process.execPath, [join(root, 'packages/qs/bin/qs.js'), 'run', '--example', 'greeter', '--no-config', '--workers', '1', '-q', '--out', join(scratch, 'out')], {
     cwd: scratch,
     env: { ...process.env, QUICKLOOP_WRITE_CODE_CACHE: '1', NO_COLOR: '1', TMPDIR: scratch },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -33,5 +34,10 @@ try {
     console.error(`warm-up: \`qs run --example greeter\` ended with ${run.status ?? run.signal}${why ? ` (${why})` : ''}; the qs stages work, with the caches their builds made`);
   }
 } finally {
-  rmSync(scratch, { recursive: true, force: true });
+  try {
+    rmSync(scratch, { recursive: true, force: true });
+  } catch (error) {
+    // A sandbox a timed-out sweep left behind can hold a folder busy for a moment: a note, never a failed build.
+    console.error(`warm-up: could not remove ${scratch} (${error.code ?? error.message})`);
+  }
 }

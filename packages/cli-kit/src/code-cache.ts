@@ -31,7 +31,8 @@ const KEY_BYTES = 32;
 export async function startBundle(bundle: URL): Promise<void> {
   const deferred = process.env[DEFERRED_CA_CERTS_ENV];
   if (deferred !== undefined) {
-    process.env.NODE_EXTRA_CA_CERTS = deferred;
+    // Only where it is missing: started as `node bin/x.js`, the variable Node loaded is the one in force.
+    process.env.NODE_EXTRA_CA_CERTS ??= deferred;
     delete process.env[DEFERRED_CA_CERTS_ENV];
   }
   const file = fileURLToPath(bundle);

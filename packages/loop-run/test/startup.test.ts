@@ -62,5 +62,10 @@ describe('loop-run start-up', () => {
       expect(runWith([BIN], {}).seen).toBe('unset|unset');
       expect(runWith([BIN], { NODE_EXTRA_CA_CERTS: '' }).seen).toBe('|unset');
     });
+
+    it('the name it is kept under, set from outside, never becomes NODE_EXTRA_CA_CERTS', () => {
+      expect(runWith([BIN], { QUICKLOOP_NODE_EXTRA_CA_CERTS: '/not/mine.pem' }).seen).toBe('unset|unset');
+      expect(runWith([process.execPath, BIN], { NODE_EXTRA_CA_CERTS: missing, QUICKLOOP_NODE_EXTRA_CA_CERTS: '/not/mine.pem' }).seen).toBe(`${missing}|unset`);
+    });
   });
 });

@@ -18,6 +18,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
   const registry = args['npm-registry'] === undefined ? undefined : String(args['npm-registry']);
   const cafile = args['npm-cafile'] === undefined ? undefined : String(args['npm-cafile']);
   if (cafile !== undefined && registry === undefined) throw new UsageError('--npm-cafile goes with --npm-registry (see qs-check --help)');
+  if (registry !== undefined && args['install-cache'] === undefined) throw new UsageError('--npm-registry goes with --install-cache: it is where the cache\'s packuments come from (see qs-check --help)');
   if (registry !== undefined && registryOf(registry) === undefined) throw new UsageError(`--npm-registry: '${registry}' is not an http(s) URL (see qs-check --help)`);
   return run(
     {

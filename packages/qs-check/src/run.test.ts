@@ -240,13 +240,16 @@ describe('qs-check --npm-registry (qs run asks npm once per sweep, and passes it
   const BIN = fileURLToPath(new URL('../bin/qs-check.js', import.meta.url));
   const bin = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { input: '', encoding: 'utf8' });
 
-  it('refuses a registry that is not an http(s) URL, and a cafile without a registry (exit 3, nothing read)', () => {
+  it('refuses a registry that is not an http(s) URL, a cafile without a registry, a registry without a cache (exit 3, nothing read)', () => {
     const bad = bin(['--install-cache', 'store', '--npm-registry', 'ftp://mirror.example/']);
     expect(bad.status).toBe(3);
     expect(bad.stderr).toContain("--npm-registry: 'ftp://mirror.example/' is not an http(s) URL");
     const alone = bin(['--npm-cafile', 'ca.pem']);
     expect(alone.status).toBe(3);
     expect(alone.stderr).toContain('--npm-cafile goes with --npm-registry');
+    const uncached = bin(['--npm-registry', 'https://mirror.example/']);
+    expect(uncached.status).toBe(3);
+    expect(uncached.stderr).toContain('--npm-registry goes with --install-cache');
   });
 });
 

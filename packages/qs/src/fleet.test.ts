@@ -75,6 +75,12 @@ describe('the queue URL, the jobs and the streams a worker sends back', () => {
     // Nor npm's registry: the packuments it serves go into the worker's install cache for every later attempt.
     expect(refuseJob(job({ argvOf: { 'qs-sandbox': [], 'qs-agent': [], 'qs-check': ['--npm-registry', 'https://mirror.example/'] } }), false)).toMatch(/names npm's registry/);
     expect(refuseJob(job({ argvOf: { 'qs-sandbox': [], 'qs-agent': [], 'qs-check': ['--npm-cafile=/tmp/ca.pem'] } }), false)).toMatch(/names npm's registry/);
+    // yargs takes the camelCase spellings as the same flags
+    for (const spelt of [['--npmRegistry', 'https://mirror.example/'], ['--npmRegistry=https://mirror.example/'], ['--npmCafile', '/tmp/ca.pem']]) {
+      expect(refuseJob(job({ argvOf: { 'qs-sandbox': [], 'qs-agent': [], 'qs-check': ['--install-cache', '/srv/c', ...spelt] } }), false)).toMatch(/names npm's registry/);
+    }
+    expect(refuseJob(job({ argvOf: { 'qs-sandbox': [], 'qs-agent': ['--spendLedger', '/x'], 'qs-check': [] } }), false)).toMatch(/names a spend ledger/);
+    expect(refuseJob(job({ argvOf: { 'qs-sandbox': [], 'qs-agent': [], 'qs-check': ['--install-cache', '/srv/c'] } }), false)).toBeNull();
     expect(refuseJob(job({ spend: 'yes' }), false)).toMatch(/spend flag/);
     expect(refuseJob(job({ spend: true }), false)).toBeNull();
   });

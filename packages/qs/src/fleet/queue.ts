@@ -282,6 +282,12 @@ export interface WorkerOptions {
   progress: Pick<Progress, 'started' | 'line' | 'finished' | 'say'>;
 }
 
+/** Whether argv gives one of these flags in any spelling yargs takes for it: `--a-b`, `--aB`, either with `=VALUE`. */
+function namesFlag(argv: readonly string[] | undefined, flags: readonly string[]): boolean {
+  const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  return (argv ?? []).some((a) => a.startsWith('--') && flags.includes(kebab(a.slice(2).split('=')[0]!)));
+}
+
 /** Why a job cannot be run here, or null: malformed, or asking for more than this worker allows. */
 export function refuseJob(data: unknown, allowUnenforced: boolean): string | null {
   if (typeof data !== 'object' || data === null) return 'the job carries no attempt';
@@ -298,9 +304,9 @@ export function refuseJob(data: unknown, allowUnenforced: boolean): string | nul
   }
   if (d.spend !== undefined && d.spend !== true) return 'the job\'s spend flag is not true or absent';
   // The ledger socket is the worker's own, made for each attempt: a path from the job would be another machine's, or anything.
-  if ((argv as Record<string, string[]>)['qs-agent']?.some((a) => a === '--spend-ledger' || a.startsWith('--spend-ledger='))) return 'the job names a spend ledger; a worker serves its own from the fleet\'s cap';
+  if (namesFlag((argv as Record<string, string[]>)['qs-agent'], ['spend-ledger'])) return 'the job names a spend ledger; a worker serves its own from the fleet\'s cap';
   // The registry is where the install cache's packuments come from: one named by the job could feed every later attempt on this worker forged ones.
-  if ((argv as Record<string, string[]>)['qs-check']?.some((a) => /^--npm-(registry|cafile)(=|$)/.test(a))) return "the job names npm's registry; a worker asks its own npm";
+  if (namesFlag((argv as Record<string, string[]>)['qs-check'], ['npm-registry', 'npm-cafile'])) return "the job names npm's registry; a worker asks its own npm";
   // Whoever can write to the queue must not turn a worker's sandbox off: that is the worker's own choice.
   const sandbox = (argv as Record<string, string[]>)['qs-sandbox'] as string[];
   if (!allowUnenforced && (sandbox.includes('--allow-unenforced') || sandbox.join(' ').includes('--backend local'))) return 'the attempt asks for the unenforced local backend, which this worker does not allow (start it with --allow-unenforced)';

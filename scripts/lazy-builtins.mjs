@@ -11,14 +11,15 @@ export function lazyBuiltins(code) {
   const text = code.replace(/^let ([\w$]+) = require\("((?:node:)?([\w/]+))"\);\n(?:\1 = __toESM\(\1, 1\);\n)?/gm, (line, name, id, bare) => {
     if (!LAZY.has(bare)) return line;
     const toEsm = line.includes('__toESM');
+    const re = name.replace(/\$/g, '\\$');
     // A name just after a quote is text, not a use, for both counts: `require("os")` names the module
     // its variable `os` holds, and "stream.push() after EOF" is a message.
-    const uses = code.match(new RegExp(`(?<![\\w$."'\`])${name.replace(/\$/g, '\\$')}(?![\\w$])`, 'g'))?.length ?? 0;
-    const dotted = code.match(new RegExp(`(?<![\\w$."'\`])${name.replace(/\$/g, '\\$')}\\.[\\w$]`, 'g'))?.length ?? 0;
+    const uses = code.match(new RegExp(`(?<![\\w$."'\`])${re}(?![\\w$])`, 'g'))?.length ?? 0;
+    const dotted = code.match(new RegExp(`(?<![\\w$."'\`])${re}\\.[\\w$]`, 'g'))?.length ?? 0;
     // an object key of the same name (`{ assert: {...} }`, yargs' platform shim) is no use of the variable
-    const keys = code.match(new RegExp(`(?<=[{,]\\s*)${name.replace(/\$/g, '\\$')}\\s*:`, 'g'))?.length ?? 0;
+    const keys = code.match(new RegExp(`(?<=[{,]\\s*)${re}\\s*:`, 'g'))?.length ?? 0;
     // a write (`x.foo = ...`) would land on the proxy, not on the module
-    const written = new RegExp(`(?<![\\w$.])${name.replace(/\$/g, '\\$')}\\.[\\w$]+\\s*(?:[-+*/|&]?=(?!=)|\\+\\+|--)`).test(code);
+    const written = new RegExp(`(?<![\\w$.])${re}\\.[\\w$]+\\s*(?:[-+*/|&]?=(?!=)|\\+\\+|--)`).test(code);
     if (written || uses - keys - (toEsm ? 3 : 1) !== dotted) return line;
     used = true;
     return `let ${name} = __lazyBuiltin(${JSON.stringify(id)}, ${toEsm});\n${toEsm ? '\n' : ''}`;

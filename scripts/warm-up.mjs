@@ -19,7 +19,7 @@ const caches = STAGES.map((name) => join(root, 'packages', name, 'dist', 'bundle
 
 const scratch = mkdtempSync(join(tmpdir(), 'quickloop-warm-up-'));
 try {
-  for (const file of caches) copyFileSync(file, join(scratch, `${caches.indexOf(file)}.cache`));
+  caches.forEach((file, i) => copyFileSync(file, join(scratch, `${i}.cache`)));
   // One worker, one attempt per task: each stage runs one process at a time, so no two write one cache.
   // --no-config: a quickloop.yaml above the temporary folder (in /tmp, or /) is nobody's to trust.
   const run = spawnSync(process.execPath, [join(root, 'packages/qs/bin/qs.js'), 'run', '--example', 'greeter', '--no-config', '--workers', '1', '-q', '--out', join(scratch, 'out')], {

@@ -79,22 +79,28 @@ function* blobs(base: string, refuse: (why: keyof HarvestReport['refused']) => v
  * Takes into `store` the npm content blobs an attempt left in `home`, each copied by the harness and
  * kept only if its SHA-512 is its name. Never throws for what the attempt left; returns what it did.
  */
+/** Whether each of `parts`, one below the other under `base`, is a real folder (lstat: never a link). */
+export function realDirs(base: string, parts: readonly string[]): boolean {
+  let at = base;
+  for (const part of parts) {
+    at = join(at, part);
+    try {
+      if (!lstatSync(at).isDirectory()) return false;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
 export function harvestInstallCache(store: string, home: string): HarvestReport {
   const report: HarvestReport = { added: 0, known: 0, refused: {} };
   const refuse = (why: keyof HarvestReport['refused']): void => {
     report.refused[why] = (report.refused[why] ?? 0) + 1;
   };
   const from = join(npmCacheOf(home), CONTENT);
-  // Each level is checked with lstat: a home whose .npm is a link to somewhere else gives nothing.
-  let at = home;
-  for (const part of ['.npm', '_cacache', 'content-v2', 'sha512']) {
-    at = join(at, part);
-    try {
-      if (!lstatSync(at).isDirectory()) return report;
-    } catch {
-      return report;
-    }
-  }
+  // A home whose .npm (or any level below it) is a link to somewhere else gives nothing.
+  if (!realDirs(home, ['.npm', '_cacache', 'content-v2', 'sha512'])) return report;
   const into = join(store, 'npm', CONTENT);
   const tmp = join(store, 'npm', 'tmp');
   mkdirSync(into, { recursive: true, mode: 0o700 });

@@ -15,12 +15,12 @@
 // absent behind a proxy, which would make every entry stale and every repeat fetch again.
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { dirname, join } from 'node:path';
-import { npmCacheOf } from './install-cache.js';
+import { npmCacheOf, realDirs } from './install-cache.js';
 
 export const METADATA_TTL_S = 900;
 export const METADATA_REFRESH_MS = 300_000;
@@ -119,12 +119,7 @@ export function registryOf(raw: string, cafile?: string): NpmRegistry | undefine
 
 /** Whether a finished run's home has an npm index at all (so whether npm need be asked for its registry). */
 export function hasNpmIndex(home: string): boolean {
-  let at = home;
-  for (const part of ['.npm', '_cacache', 'index-v5']) {
-    at = join(at, part);
-    if (!isRealDir(at)) return false;
-  }
-  return true;
+  return realDirs(home, ['.npm', '_cacache', 'index-v5']);
 }
 
 /** A regular file's bytes, read through O_NOFOLLOW, or undefined (a link, a FIFO, too large, gone). */
@@ -199,14 +194,6 @@ export function wantedMetadata(home: string, registry: NpmRegistry): MetadataWan
   if (!hasNpmIndex(home)) return [];
   walk(index, 0);
   return [...wants.values()];
-}
-
-function isRealDir(path: string): boolean {
-  try {
-    return lstatSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 /** An index entry of the attempt's, read as a request for a packument URL of `registry`, or nothing. */

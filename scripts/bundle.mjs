@@ -23,17 +23,22 @@ import { join, resolve } from 'node:path';
 import { rolldown } from 'rolldown';
 import { lazyBuiltins } from './lazy-builtins.mjs';
 
-const USAGE = 'usage: node ../../scripts/bundle.mjs [--stdin <file>] [--in-copy-of <dir>] -- [<warm-up args>]';
+const USAGE = 'usage: node ../../scripts/bundle.mjs [--entry <dist file> --bin <bin file>] [--stdin <file>] [--in-copy-of <dir>] -- [<warm-up args>]';
 const argv = process.argv.slice(2);
 const dash = argv.indexOf('--');
 const own = dash === -1 ? argv : argv.slice(0, dash);
 let stdinFile;
 let copyOf;
+let entry;
+let entryBin;
 for (let i = 0; i < own.length; i++) {
   if (own[i] === '--stdin' && own[i + 1] !== undefined) stdinFile = own[++i];
   else if (own[i] === '--in-copy-of' && own[i + 1] !== undefined) copyOf = own[++i];
+  else if (own[i] === '--entry' && own[i + 1] !== undefined) entry = own[++i];
+  else if (own[i] === '--bin' && own[i + 1] !== undefined) entryBin = own[++i];
   else fail(`unknown argument ${own[i]}`);
 }
+if ((entry === undefined) !== (entryBin === undefined)) fail('--entry and --bin go together');
 if (dash === -1) fail('the warm-up args (after --) are missing');
 const warmUpArgs = argv.slice(dash + 1);
 
@@ -76,16 +81,19 @@ function fail(message) {
   process.exit(3);
 }
 
+// The package's one bin from dist/cli.js, or (--entry) another start-up a package keeps beside it, not
+// on anyone's PATH: dist/x.js becomes dist/x.cjs, started by the --bin file.
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
 const bins = Object.entries(typeof pkg.bin === 'string' ? { [pkg.name]: pkg.bin } : (pkg.bin ?? {}));
-if (bins.length !== 1) fail(`${pkg.name} has ${bins.length} bins; the warm-up needs exactly one`);
-const [name, bin] = bins[0];
+if (entry === undefined && bins.length !== 1) fail(`${pkg.name} has ${bins.length} bins; the warm-up needs exactly one`);
+const [name, bin] = entry === undefined ? bins[0] : [entryBin, entryBin];
 
-const out = 'dist/bundle.cjs';
+const out = entry === undefined ? 'dist/bundle.cjs' : entry.replace(/\.js$/, '.cjs');
+if (out === entry) fail(`--entry ${entry}: not a .js file`);
 const cache = `${out}.cache`;
 rmSync(cache, { force: true });
 // import.meta.url becomes the bundle's own file URL (rolldown on platform node); nothing else of import.meta is used
-const bundle = await rolldown({ input: 'dist/cli.js', platform: 'node', logLevel: 'warn', checks: { emptyImportMeta: false }, plugins: [lazyUnicode()] });
+const bundle = await rolldown({ input: entry ?? 'dist/cli.js', platform: 'node', logLevel: 'warn', checks: { emptyImportMeta: false }, plugins: [lazyUnicode()] });
 // ASCII output, without doc comments: the file is read and decoded on every start, and a source with
 // any other character decodes several times slower (to a two-byte string twice the size). Licences stay.
 await bundle.write({ file: out, format: 'cjs', codeSplitting: false, sourcemap: true, charset: 'ascii', comments: { legal: true, annotation: false, jsdoc: false } });

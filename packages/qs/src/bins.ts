@@ -17,3 +17,8 @@ export function stageCommand(name: StageName): { file: string; args: string[] } 
     dir = up;
   }
 }
+
+/** argv to start one attempt of a sweep (bin/attempt.js beside qs's own bin: src/attempt.ts). */
+export function attemptCommand(): { file: string; args: string[] } {
+  return { file: process.execPath, args: [fileURLToPath(new URL('../bin/attempt.js', import.meta.url))] };
+}

@@ -1,5 +1,5 @@
 // `qs run [TASK|DIR|GLOB...]`: a sweep of the tasks qs-validate finds, each attempt the real
-// `qs-sandbox | qs-agent | qs-check` pipeline of child processes, then results.json, JUnit and the summary.
+// `qs-sandbox | qs-agent | qs-check` pipeline in a child process, then results.json, JUnit and the summary.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -32,8 +32,8 @@ function count(name: string, value: unknown, max: number): number {
 }
 
 /**
- * Real processes rather than in-process calls: each stage keeps its own signal handling, sandbox
- * and proxy lifetime exactly as when a person types the pipe, so `qs run` cannot drift from it.
+ * Each attempt is a process of its own (a crash or a stuck stage costs that attempt only), running
+ * the stages' own cli() functions: what a stage does cannot drift from the pipe a person types.
  */
 export const run: Command = {
   name: 'run',

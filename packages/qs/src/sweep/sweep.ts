@@ -1,12 +1,14 @@
 // A sweep: every valid task × `repeat` attempts, `workers` of them at once, each attempt its own
-// `qs-sandbox | qs-agent | qs-check` pipeline (its own sandbox and proxy) fed one task.loaded.
-import { spawn, type ChildProcess } from 'node:child_process';
+// `qs-sandbox | qs-agent | qs-check` pipeline (its own process, sandbox and proxy) fed one task.loaded.
+import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { PassThrough, Readable, Writable } from 'node:stream';
 import { type Io } from '@quickloop/cli-kit';
 import { isTerminal, parseLine, readEvents, type WireEvent } from '@quickloop/events';
-import { stageCommand, type StageName } from '../bins.js';
+import { cli as validate } from '@quickloop/qs-validate';
+import { attemptCommand } from '../bins.js';
+import { callStage, HOSTED_STAGES as STAGES, type HostedStage } from './host.js';
 import type { AttemptStream } from '../results/fold.js';
 import type { Progress } from './progress.js';
 
@@ -23,7 +25,7 @@ export interface SweepOptions {
   repeat: number;
   workers: number;
   /** argv of each stage after qs-validate. */
-  argvOf: Record<Exclude<StageName, 'qs-validate'>, string[]>;
+  argvOf: Record<HostedStage, string[]>;
   out: string | null;
   progress: Progress;
   /** Prefix stage lines with `task#attempt` (more than one attempt in the sweep). */
@@ -55,19 +57,25 @@ export function slugify(name: string, taken: Set<string>): string {
   return slug;
 }
 
-/** Reads qs-validate's stream: the valid tasks (with their diagnostics) and everything else. */
+/**
+ * Reads qs-validate's stream: the valid tasks (with their diagnostics) and everything else. The stage
+ * runs here, in this process (its own cli(), as its binary runs it): a sweep's first attempt waits for
+ * it, and a Node start of its own was a third of that wait.
+ */
 export async function loadTasks(argv: string[], io: Io, onStderr: (text: string) => void): Promise<{ tasks: LoadedTask[]; other: WireEvent[]; code: number }> {
-  const cmd = stageCommand('qs-validate');
-  const child = spawn(cmd.file, [...cmd.args, ...argv], { cwd: io.cwd, env: io.env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stderr.on('data', (c: Buffer) => onStderr(c.toString()));
-  const exited = new Promise<number>((resolve) => {
-    child.once('error', () => resolve(3));
-    child.once('exit', (code) => resolve(code ?? 3));
+  const stdout = new PassThrough();
+  const stderr = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      onStderr(chunk.toString());
+      done();
+    },
   });
+  const stageIo: Io = { stdin: Readable.from([]), stdout, stderr, env: io.env, cwd: io.cwd, signal: io.signal, now: io.now, newId: io.newId };
+  const exited = callStage('qs-validate', validate, argv, stageIo, () => false).finally(() => stdout.end());
   const byRun = new Map<string, WireEvent[]>();
   const order: string[] = [];
   const other: WireEvent[] = [];
-  for await (const { event } of readEvents(child.stdout, { source: 'qs-validate' })) {
+  for await (const { event } of readEvents(stdout, { source: 'qs-validate' })) {
     if (event.type === 'task.loaded') {
       order.push(event.run_id);
       byRun.set(event.run_id, [event, ...(byRun.get(event.run_id) ?? [])]);
@@ -116,7 +124,18 @@ export async function sweep(o: SweepOptions, io: Io, newId: () => string): Promi
   return { attempts, interrupted: io.signal.aborted, usageErrors };
 }
 
-/** One attempt: its own pipeline, sandbox and stream. The fleet's worker runs exactly this. */
+/** The exit codes the attempt's process reported for its stages, or null when it ended without (a crash, a signal). */
+function stageCodes(reported: string): number[] | null {
+  try {
+    const codes = JSON.parse(reported) as unknown;
+    if (Array.isArray(codes) && codes.length === STAGES.length && codes.every((c) => Number.isInteger(c))) return codes as number[];
+  } catch {
+    // nothing, or not all of it: the process did not finish
+  }
+  return null;
+}
+
+/** One attempt: its own pipeline (sweep/host.ts, one process), sandbox and stream. The fleet's worker runs exactly this. */
 export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io: Io, runId: string, running: Set<() => void>): Promise<{ stream: AttemptStream; usage: boolean }> {
   const label = o.label(task.slug, attempt);
   o.progress.started(label);
@@ -127,99 +146,85 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
     fd = openSync(join(dir, 'events.ndjson'), 'w');
   }
   const events: WireEvent[] = [];
-  const seen: { terminal: WireEvent | null; checking: boolean } = { terminal: null, checking: false };
-  const signal = (c: ChildProcess | undefined): void => {
-    if (c && c.exitCode === null && c.signalCode === null) c.kill('SIGINT');
-  };
+  let terminal: WireEvent | null = null;
   // Synchronous writes, a line at a time: what a stage said is on disk before the next line is
   // read, so a crash of qs itself (or a second Ctrl-C) loses no finished line.
   const record = (raw: string, event: WireEvent): void => {
     events.push(event);
-    if (isTerminal(event.type)) seen.terminal ??= event;
-    if (event.type === 'check.started') {
-      seen.checking = true;
-      if (io.signal.aborted) signal(children[2]);
-    }
+    if (isTerminal(event.type)) terminal ??= event;
     if (fd !== null) writeSync(fd, `${raw}\n`);
     io.stdout.write(`${raw}\n`);
   };
-  const children: ChildProcess[] = [];
-  const stages = ['qs-sandbox', 'qs-agent', 'qs-check'] as const;
-  for (const [i, name] of stages.entries()) {
-    const cmd = stageCommand(name);
-    const child = spawn(cmd.file, [...cmd.args, ...o.argvOf[name]], {
-      cwd: io.cwd,
-      env: io.env as NodeJS.ProcessEnv,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      // Its own process group, as in a single run: a terminal's Ctrl-C reaches only qs, which
-      // passes on exactly one SIGINT (a second would make a stage quit before ending its run).
-      detached: true,
-    });
-    child.stdin?.on('error', () => undefined);
-    const prev = children[i - 1];
-    if (prev?.stdout && child.stdin) prev.stdout.pipe(child.stdin);
-    let partial = '';
-    // qs-check's own verdict line says what the sweep's finished line says again.
-    const say = (l: string): void => {
-      if (l.trim() !== '' && !(name === 'qs-check' && /^(PASS|FAIL|SKIP|INCONCLUSIVE) {2}/.test(l))) o.progress.line(label, l);
-    };
-    child.stderr?.on('data', (c: Buffer) => {
-      const lines = (partial + c.toString()).split('\n');
-      partial = lines.pop() ?? '';
-      for (const l of lines) say(l);
-    });
-    child.stderr?.on('end', () => {
-      say(partial);
-    });
-    children.push(child);
-  }
-  // Upstream stages first: qs-agent ends its run with agent.completed and run.interrupted, and
-  // qs-check, still reading, records them. qs-check itself is stopped only once its check runs.
+  const host = attemptCommand();
+  const child = spawn(host.file, [...host.args, JSON.stringify(o.argvOf), '--report-codes'], {
+    cwd: io.cwd,
+    env: io.env as NodeJS.ProcessEnv,
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+    // Its own process group, as in a single run: a terminal's Ctrl-C reaches only qs, which passes
+    // on exactly one SIGINT (a second would make the stages quit before ending their runs).
+    detached: true,
+  });
+  child.stdin?.on('error', () => undefined);
+  let partial = '';
+  // qs-check's own verdict line says what the sweep's finished line says again.
+  const say = (l: string): void => {
+    if (l.trim() !== '' && !/^(PASS|FAIL|SKIP|INCONCLUSIVE) {2}/.test(l)) o.progress.line(label, l);
+  };
+  child.stderr?.on('data', (c: Buffer) => {
+    const lines = (partial + c.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const l of lines) say(l);
+  });
+  child.stderr?.on('end', () => {
+    say(partial);
+  });
+  let reported = '';
+  const codesPipe = child.stdio[3] as Readable | null;
+  codesPipe?.on('data', (c: Buffer) => (reported += c.toString()));
+  const codesRead = new Promise<void>((resolve) => {
+    if (codesPipe === null) resolve();
+    codesPipe?.once('close', resolve);
+    codesPipe?.once('error', () => resolve());
+  });
+  // The host stops qs-sandbox and qs-agent at once, and qs-check once its check has started.
   const interrupt = (): void => {
-    signal(children[0]);
-    signal(children[1]);
-    if (seen.checking) signal(children[2]);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
   };
   running.add(interrupt);
-  const first = children[0] as ChildProcess;
   // Stamped now, not when validated: an attempt's duration is its own, not its time in the queue.
   const fed = io.now().toISOString();
-  for (const e of task.lines) first.stdin?.write(`${JSON.stringify({ ...e, ts: fed, run_id: runId })}\n`);
-  first.stdin?.end();
-  const exited = children.map(
-    (c) =>
-      new Promise<number | string>((resolve) => {
-        c.once('error', (e) => resolve(`could not start (${e.message})`));
-        c.once('exit', (code, signal) => resolve(code ?? String(signal)));
-      }),
-  );
-  const last = children.at(-1) as ChildProcess;
+  for (const e of task.lines) child.stdin?.write(`${JSON.stringify({ ...e, ts: fed, run_id: runId })}\n`);
+  child.stdin?.end();
+  const exited = new Promise<number | string>((resolve) => {
+    child.once('error', (e) => resolve(`could not start (${e.message})`));
+    child.once('exit', (code, signal) => resolve(code ?? String(signal)));
+  });
   let readError: string | null = null;
   try {
-    for await (const { raw, event } of readEvents(last.stdout as Readable, { source: `${label} qs-check` })) record(raw, event);
+    for await (const { raw, event } of readEvents(child.stdout as Readable, { source: `${label} qs-check` })) record(raw, event);
   } catch (error) {
     readError = (error as Error).message;
     // Keep draining, or qs-check would block on a full pipe and the attempt would never end.
-    last.stdout?.resume();
+    child.stdout?.resume();
   }
-  const codes = await Promise.all(exited);
+  const [status] = await Promise.all([exited, codesRead]);
   running.delete(interrupt);
-  if (seen.terminal === null) {
+  const codes = stageCodes(reported);
+  if (terminal === null) {
     // A run must end in its stream, or `qs results` could not tell an interrupted attempt from a
     // crashed one: qs says which, in the stream itself.
     const now = io.now().toISOString();
     const base = { v: 1, ts: now, run_id: runId, stage: 'qs' };
-    const failed = stages.find((_, i) => codes[i] !== 0) ?? 'qs-check';
-    const payload = io.signal.aborted
-      ? { ...base, type: 'run.interrupted', signal: 'SIGINT', phase: 'pipeline' }
-      : { ...base, type: 'run.failed', failed_stage: failed, error: readError ?? `the pipeline ended without a verdict (exit codes ${stages.map((s, i) => `${s} ${String(codes[i])}`).join(', ')})` };
+    const failed = codes === null ? 'qs' : (STAGES.find((_, i) => codes[i] !== 0) ?? 'qs-check');
+    const why = codes === null ? `the attempt's process ended (${String(status)}) before its stages reported` : `the pipeline ended without a verdict (exit codes ${STAGES.map((s, i) => `${s} ${String(codes[i])}`).join(', ')})`;
+    const payload = io.signal.aborted ? { ...base, type: 'run.interrupted', signal: 'SIGINT', phase: 'pipeline' } : { ...base, type: 'run.failed', failed_stage: failed, error: readError ?? why };
     const raw = JSON.stringify(payload);
     record(raw, parseLine(raw, 1, 'qs').event);
   }
   if (fd !== null) closeSync(fd);
-  const t = seen.terminal as unknown as Record<string, unknown>;
+  const t = terminal as unknown as Record<string, unknown>;
   const verdict = t.type === 'run.completed' ? String(t.label) : t.type === 'run.interrupted' ? 'INTERRUPTED' : 'INCONCLUSIVE';
   const detail = t.type === 'run.completed' ? `${String(t.classification)} — ${String(t.detail)}` : t.type === 'run.failed' ? `${String(t.failed_stage)}: ${String(t.error)}` : 'interrupted';
   o.progress.finished(label, verdict, detail);
-  return { stream: { slug: task.slug, attempt, events }, usage: codes.includes(3) };
+  return { stream: { slug: task.slug, attempt, events }, usage: codes === null ? status === 3 : codes.includes(3) };
 }

@@ -1,0 +1,93 @@
+// One attempt's `qs-sandbox | qs-agent | qs-check` in one process: `qs run` starts this once per
+// attempt instead of three Node processes. Starting Node and loading a stage was most of a short
+// attempt's CPU, and the three started at once, so a lone attempt already kept more than one core
+// busy and a second worker had little left to use.
+//
+// Each stage is its own `cli(argv, io)`, the function its binary runs, so what a stage does cannot
+// drift from the typed pipe. What the processes had from the operating system is given here:
+// - a pipe between stages, which ends when the writer returns (its process exited), and closes when
+//   the reader returns, so a writer still going sees the closed pipe its EventWriter stops on;
+// - each stage's own abort signal: on an interrupt, qs-sandbox and qs-agent are stopped at once, and
+//   qs-check only once its check has started (before, it is still reading the upstream stages'
+//   ends of their runs, which must reach the stream);
+// - runBin's exit code for a throw (a usage error is 3, a closed pipe 0, a crash the internal code).
+import { PassThrough, Writable, type Readable } from 'node:stream';
+import { exitCodeFor, isPipeClosed, reportError, type Io } from '@quickloop/cli-kit';
+
+export const HOSTED_STAGES = ['qs-sandbox', 'qs-agent', 'qs-check'] as const;
+export type HostedStage = (typeof HOSTED_STAGES)[number];
+export type StageCli = (argv: string[], io: Io) => Promise<number>;
+
+/** A stage's cli() as runBin runs it: a throw becomes its one-line message and exit code. */
+export async function callStage(name: string, cli: StageCli, argv: string[], io: Io, stdoutClosed: () => boolean): Promise<number> {
+  try {
+    return await cli(argv, io);
+  } catch (error) {
+    const code = reportError(error, { name, family: 'qs' }, io, stdoutClosed());
+    return code === 0 && io.signal.aborted ? exitCodeFor('qs', 'interrupted') : code;
+  }
+}
+
+/** Runs the three stages, stdin to stdout, and resolves with their exit codes in pipe order. */
+export async function hostAttempt(clis: Record<HostedStage, StageCli>, argvOf: Record<HostedStage, string[]>, io: Io): Promise<number[]> {
+  const controllers = HOSTED_STAGES.map(() => new AbortController());
+  let checking = false;
+  const interrupt = (): void => {
+    controllers[0]?.abort(io.signal.reason);
+    controllers[1]?.abort(io.signal.reason);
+    if (checking) controllers[2]?.abort(io.signal.reason);
+  };
+  if (io.signal.aborted) interrupt();
+  else io.signal.addEventListener('abort', interrupt, { once: true });
+
+  // qs-check's stream is watched for check.started: from then on an interrupt is for it too.
+  let partial = '';
+  const last = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      if (!checking) {
+        const lines = (partial + chunk.toString('utf8')).split('\n');
+        partial = lines.pop() ?? '';
+        for (const line of lines) {
+          if (!line.includes('check.started')) continue;
+          try {
+            if ((JSON.parse(line) as { type?: unknown }).type === 'check.started') checking = true;
+          } catch {
+            // not an event: qs-check's own reader is the one to say so
+          }
+        }
+        if (checking) {
+          partial = '';
+          if (io.signal.aborted) controllers[2]?.abort(io.signal.reason);
+        }
+      }
+      io.stdout.write(chunk, done);
+    },
+  });
+  last.on('error', () => undefined);
+
+  // A write after the reader has gone fails as a closed pipe (EPIPE, for a process): the writer's
+  // EventWriter stops on it, and runBin's rule for a throw after it applies (exit 0).
+  const closedOn = HOSTED_STAGES.map(() => false);
+  const pipes = HOSTED_STAGES.slice(1).map((_, i) => {
+    const pipe = new PassThrough();
+    pipe.on('error', (error) => {
+      if (isPipeClosed(error)) closedOn[i] = true;
+    });
+    return pipe;
+  });
+  const codes = HOSTED_STAGES.map(async (name, i) => {
+    const stdin: Readable = i === 0 ? io.stdin : (pipes[i - 1] as PassThrough);
+    const stdout: Writable = i === HOSTED_STAGES.length - 1 ? last : (pipes[i] as PassThrough);
+    const signal = (controllers[i] as AbortController).signal;
+    const stageIo: Io = { stdin, stdout, stderr: io.stderr, env: io.env, cwd: io.cwd, signal, now: io.now, newId: io.newId };
+    const code = await callStage(name, clis[name], argvOf[name], stageIo, () => closedOn[i] === true);
+    // As when the process exits: the reader downstream sees the end, the writer upstream a closed pipe.
+    if (i < HOSTED_STAGES.length - 1) (pipes[i] as PassThrough).end();
+    if (i > 0) (pipes[i - 1] as PassThrough).destroy();
+    return code;
+  });
+  const done = await Promise.all(codes);
+  io.signal.removeEventListener('abort', interrupt);
+  await new Promise<void>((resolve) => last.end(resolve));
+  return done;
+}

@@ -1,12 +1,12 @@
 // startBundle in a real Node process: the warm-up writes a cache the next start uses; a missing, foreign or stale cache is only slower.
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cacheKey } from './code-cache.js';
 
 const CODE_CACHE = new URL('../dist/code-cache.js', import.meta.url).href;
 
@@ -55,7 +55,7 @@ describe('startBundle', () => {
   });
 
   it('compiles from the source when the cache is not V8 data, belongs to another source, or is stale', () => {
-    const key = () => createHash('sha256').update(readFileSync(join(dir, 'bundle.cjs'))).digest();
+    const key = () => cacheKey(readFileSync(join(dir, 'bundle.cjs')));
     writeFileSync(cacheFile(), 'not a code cache');
     const garbage = start(['w']);
     expect([garbage.status, garbage.stdout, garbage.stderr]).toEqual([0, 'hello from bundle.cjs w\n', 'tool: code cache stale\n']);

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { harvestInstallCache, npmCacheOf, seedInstallCache } from './install-cache.js';
 import { fetchInstallMetadata, MAX_BUCKET_BYTES, MAX_METADATA_URLS, METADATA_REFRESH_MS, METADATA_TTL_S, npmRegistry, PACKUMENT_ACCEPTS, registryOf, wantedMetadata, type NpmRegistry } from './install-metadata.js';
@@ -253,5 +254,37 @@ describe('fetching from a registry that says more or less than it should', () =>
     // A registry that is not there at all: counted, not thrown.
     const down = { url: 'http://127.0.0.1:1/npm/' };
     expect(await fetchInstallMetadata(store, [{ url: `${down.url}x`, accept: CORGI }], down)).toEqual({ fetched: 0, revalidated: 0, fresh: 0, failed: 1, overBudget: 0 });
+  });
+
+  it("trusts npm's cafile for an https registry (one TLS context for all its fetches), and nothing signed by another CA", async () => {
+    // A private CA and a certificate for 127.0.0.1 it signed, made here (openssl ships with Debian and Ubuntu).
+    const dir = temp();
+    const ssl = (...args: string[]) => {
+      const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`openssl ${args[0]}: ${r.stderr}`);
+    };
+    ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=quickloop test CA');
+    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'host.key', '-out', 'host.csr', '-subj', '/CN=127.0.0.1');
+    writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+    ssl('x509', '-req', '-in', 'host.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'host.pem', '-days', '2', '-extfile', 'ext.cnf');
+    let connections = 0;
+    const server = createHttpsServer({ key: readFileSync(join(dir, 'host.key')), cert: readFileSync(join(dir, 'host.pem')) }, (req, res) => {
+      const name = decodeURIComponent((req.url ?? '/').slice('/npm/'.length));
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ name, versions: {} }));
+    });
+    server.on('secureConnection', () => (connections += 1));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `https://127.0.0.1:${(server.address() as { port: number }).port}/npm/`;
+    const names = Array.from({ length: 40 }, (_, i) => `pkg-${i}`);
+    const wants = names.map((n) => ({ url: `${url}${n}`, accept: CORGI }));
+    expect(await fetchInstallMetadata(temp(), wants, { url, ca: readFileSync(join(dir, 'ca.pem'), 'utf8') })).toEqual({ fetched: 40, revalidated: 0, fresh: 0, failed: 0, overBudget: 0 });
+    // Kept-alive connections, not one handshake per packument.
+    expect(connections).toBeLessThan(40);
+    // Another CA's cafile, or none: the roots do not know this one, and nothing is kept.
+    ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'other.key', '-out', 'other.pem', '-days', '2', '-subj', '/CN=another CA');
+    expect(await fetchInstallMetadata(temp(), wants.slice(0, 2), { url, ca: readFileSync(join(dir, 'other.pem'), 'utf8') })).toEqual({ fetched: 0, revalidated: 0, fresh: 0, failed: 2, overBudget: 0 });
+    expect(await fetchInstallMetadata(temp(), wants.slice(0, 2), { url })).toEqual({ fetched: 0, revalidated: 0, fresh: 0, failed: 2, overBudget: 0 });
   });
 });

@@ -17,8 +17,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { rootCertificates } from 'node:tls';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import { dirname, join } from 'node:path';
 import { npmCacheOf, realDirs } from './install-cache.js';
 
@@ -281,12 +281,27 @@ interface Got {
   body: Buffer;
 }
 
+/**
+ * One agent per cafile, made on first use: its TLS context parses every certificate once (the roots and
+ * a system bundle are hundreds, more CPU than the packument fetched), and its kept-alive connections
+ * were opened trusting that cafile and no other.
+ */
+const agents = new Map<string, HttpsAgent>();
+function trusting(ca: string): HttpsAgent {
+  let agent = agents.get(ca);
+  if (agent === undefined) {
+    agent = new HttpsAgent({ keepAlive: true, secureContext: createSecureContext({ ca: [...rootCertificates, ca] }) });
+    agents.set(ca, agent);
+  }
+  return agent;
+}
+
 function get(url: string, headers: Record<string, string>, registry: NpmRegistry): Promise<Got> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(
       u,
-      { method: 'GET', headers, timeout: FETCH_TIMEOUT_MS, ...(u.protocol === 'https:' && registry.ca !== undefined ? { ca: [...rootCertificates, registry.ca] } : {}) },
+      { method: 'GET', headers, timeout: FETCH_TIMEOUT_MS, ...(u.protocol === 'https:' && registry.ca !== undefined ? { agent: trusting(registry.ca) } : {}) },
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;

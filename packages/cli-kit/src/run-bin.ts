@@ -30,6 +30,11 @@ export async function runBin(main: Main, options: RunBinOptions): Promise<void> 
   process.stdout.on('error', (error) => {
     if (isPipeClosed(error)) stdoutClosed = true;
   });
+  // Nor one that stopped reading our log lines (`2>&1 | head`, a parent that has exited): the run goes
+  // on to its end (its sandbox removed, its state written), unheard.
+  process.stderr.on('error', (error) => {
+    if (!isPipeClosed(error)) throw error;
+  });
   const io: Io = {
     // On first use: creating process.stdin loads the stream machinery, a few ms that --help and
     // every stage that never reads its stdin would otherwise pay on each start.

@@ -1,5 +1,5 @@
 // qs-sandbox: for each task.loaded, make its sandbox and run its setup; forward every line, unchanged and in order.
-import { createLogger, CliError, terminalSafe, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { createLogger, CliError, isPipeClosed, terminalSafe, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Payload } from '@quickloop/events';
 import { emitUsage, provisionSandbox, selectBackend, type BackendChoice } from '@quickloop/sandbox';
 
@@ -64,7 +64,8 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
         io.signal,
       );
     } catch (error) {
-      if (error instanceof CliError) throw error;
+      // A closed pipe is the reader's going, not a sandbox that could not be made: runBin's ending.
+      if (error instanceof CliError || isPipeClosed(error)) throw error;
       inconclusive += 1;
       const message = `cannot make a sandbox: ${(error as Error).message.split('\n')[0]}`;
       log.error(`${STAGE}: ${terminalSafe(name)}: ${terminalSafe(message)}`);

@@ -1,37 +1,49 @@
 // The process `qs run` starts for each attempt (bin/attempt.js): the three stages of sweep/host.ts.
-// argv: one JSON object, each stage's argv by name. The task's lines come on stdin, qs-check's stream
-// goes to stdout, every stage's log lines to stderr, and the stages' exit codes, as a JSON array in
-// pipe order, to file descriptor 3 with --report-codes (qs run opens it). Not a command for people: `qs run` is.
+// argv: `[--report-codes] N1 ARGS1... N2 ARGS2... N3 ARGS3...`, each stage's argv after its length, in
+// pipe order (every argument stays one of its own, under the kernel's limit for one as before). The
+// task's lines come on stdin, qs-check's stream goes to stdout, every stage's log lines to stderr, and
+// with --report-codes the stages' exit codes, as a JSON array in pipe order, to file descriptor 3 (qs
+// run opens it). Not a command for people: `qs run` is.
 import { writeSync } from 'node:fs';
-import { runBin, UsageError, type Io } from '@quickloop/cli-kit';
+import { isPipeClosed, runBin, UsageError, type Io } from '@quickloop/cli-kit';
 import { cli as agent } from '@quickloop/qs-agent';
 import { cli as check } from '@quickloop/qs-check';
 import { cli as sandbox } from '@quickloop/qs-sandbox';
 import { HOSTED_STAGES, hostAttempt, type HostedStage } from './sweep/host.js';
 
 export const CODES_FD = 3;
+const REPORT = '--report-codes';
 
-export function parseStageArgv(text: string | undefined): Record<HostedStage, string[]> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text ?? '');
-  } catch {
-    throw new UsageError('qs attempt: the argument must be a JSON object of each stage\'s argv (qs run starts this)');
-  }
+/** The argv `qs run` gives the attempt process. */
+export function attemptArgv(argvOf: Record<HostedStage, string[]>, reportCodes: boolean): string[] {
+  return [...(reportCodes ? [REPORT] : []), ...HOSTED_STAGES.flatMap((name) => [String(argvOf[name].length), ...argvOf[name]])];
+}
+
+export function parseAttemptArgv(argv: string[]): { argvOf: Record<HostedStage, string[]>; reportCodes: boolean } {
+  const reportCodes = argv[0] === REPORT;
+  let at = reportCodes ? 1 : 0;
   const argvOf = {} as Record<HostedStage, string[]>;
   for (const name of HOSTED_STAGES) {
-    const argv = (value as Record<string, unknown> | null)?.[name] ?? [];
-    if (!Array.isArray(argv) || argv.some((a) => typeof a !== 'string')) throw new UsageError(`qs attempt: ${name}'s argv must be an array of strings`);
-    argvOf[name] = argv as string[];
+    const n = Number(argv[at]);
+    if (argv[at] === undefined || !/^\d+$/.test(argv[at] as string) || at + 1 + n > argv.length) throw new UsageError(`qs attempt: expected ${name}'s argument count at argument ${at + 1} (qs run starts this)`);
+    argvOf[name] = argv.slice(at + 1, at + 1 + n);
+    at += 1 + n;
   }
-  return argvOf;
+  if (at !== argv.length) throw new UsageError(`qs attempt: ${argv.length - at} argument(s) after qs-check's`);
+  return { argvOf, reportCodes };
 }
 
 export async function attemptCli(argv: string[], io: Io): Promise<number> {
-  const [stages, ...flags] = argv;
-  if (flags.some((f) => f !== '--report-codes')) throw new UsageError(`qs attempt: unknown argument ${flags.find((f) => f !== '--report-codes')}`);
-  const codes = await hostAttempt({ 'qs-sandbox': sandbox, 'qs-agent': agent, 'qs-check': check }, parseStageArgv(stages), io);
-  if (flags.length > 0) writeSync(CODES_FD, `${JSON.stringify(codes)}\n`);
+  const { argvOf, reportCodes } = parseAttemptArgv(argv);
+  const codes = await hostAttempt({ 'qs-sandbox': sandbox, 'qs-agent': agent, 'qs-check': check }, argvOf, io);
+  if (reportCodes) {
+    try {
+      writeSync(CODES_FD, `${JSON.stringify(codes)}\n`);
+    } catch (error) {
+      // qs has gone (a second Ctrl-C): nobody is left to tell
+      if (!isPipeClosed(error)) throw error;
+    }
+  }
   return codes.find((c) => c !== 0) ?? 0;
 }
 

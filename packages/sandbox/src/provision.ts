@@ -1,5 +1,7 @@
 // What a stage does to give a task its sandbox: open it under the task's policy, announce it, run setup, all as events.
+import { isPipeClosed } from '@quickloop/cli-kit';
 import { seedInstallCache } from './install-cache.js';
+import { removeLayout } from './layout.js';
 import type { Emitter, Payload } from '@quickloop/events';
 import { effectivePolicy } from './install-hosts.js';
 import { openSandbox } from './open.js';
@@ -122,6 +124,8 @@ export async function provisionSandbox(
     return { sandbox, ready, interrupted: false };
   } catch (error) {
     await sandbox.close();
+    // Nobody downstream (the pipe closed): no later stage will remove the workspace made here.
+    if (isPipeClosed(error) && !options.keep) removeLayout(sandbox.describe());
     throw error;
   }
 }

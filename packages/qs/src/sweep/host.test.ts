@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { exitCodeFor, memoryIo, UsageError } from '@quickloop/cli-kit';
 import { EventWriter, readEvents } from '@quickloop/events';
-import { parseStageArgv } from '../attempt.js';
+import { attemptArgv, parseAttemptArgv } from '../attempt.js';
 import { hostAttempt, type HostedStage, type StageCli } from './host.js';
 
 const ev = (type: string, extra: object = {}): object => ({ v: 1, type, ts: '2026-01-01T00:00:00.000Z', run_id: 'r1', stage: 'test', ...extra });
@@ -169,11 +169,44 @@ describe('one attempt in one process', () => {
   });
 });
 
-describe("the attempt's argument", () => {
-  it('is each stage\'s argv by name; a missing stage has none', () => {
-    expect(parseStageArgv('{"qs-agent":["--agent","replay"]}')).toEqual({ 'qs-sandbox': [], 'qs-agent': ['--agent', 'replay'], 'qs-check': [] });
+describe("the attempt's argv", () => {
+  it('is each stage\'s argv after its length, in pipe order, with --report-codes first when asked', () => {
+    const argvOf = { 'qs-sandbox': [], 'qs-agent': ['--agent', 'replay', '3', '--report-codes'], 'qs-check': ['--keep'] };
+    const argv = attemptArgv(argvOf, true);
+    expect(argv).toEqual(['--report-codes', '0', '4', '--agent', 'replay', '3', '--report-codes', '1', '--keep']);
+    expect(parseAttemptArgv(argv)).toEqual({ argvOf, reportCodes: true });
+    expect(parseAttemptArgv(attemptArgv(argvOf, false))).toEqual({ argvOf, reportCodes: false });
   });
   it('refuses anything else as a usage error', () => {
-    for (const bad of [undefined, '', 'nope', '{"qs-check":"--keep"}', '{"qs-check":[1]}']) expect(() => parseStageArgv(bad)).toThrow(UsageError);
+    for (const bad of [[], ['x'], ['1'], ['0', '0'], ['0', '0', '0', 'extra'], ['0', '-1', '0'], ['0', '0', '2', 'a']]) expect(() => parseAttemptArgv(bad)).toThrow(UsageError);
+  });
+});
+
+describe('a stage\'s last lines', () => {
+  // A process lives on after main() returns or throws until its event loop is empty: an EventWriter's
+  // scheduled flush (setImmediate) still reaches the pipe. So must it here, or the next stage misses them.
+  it('reach the next stage when the stage throws right after writing them, without a flush', async () => {
+    const io = memoryIo({ stdin: line('test.input') });
+    const writesThenThrows: StageCli = async (_argv, sio) => {
+      const out = new EventWriter(sio.stdout);
+      for await (const { raw } of readEvents(sio.stdin, { source: 'x' })) out.forward(raw);
+      out.write(ev('test.before'));
+      throw new UsageError('bad input after the lines');
+    };
+    const codes = await hostAttempt({ 'qs-sandbox': writesThenThrows, 'qs-agent': forwarding('test.two'), 'qs-check': forwarding('test.three') }, noArgs, io);
+    expect(codes).toEqual([3, 0, 0]);
+    expect(io.out().trim().split('\n').map((l) => (JSON.parse(l) as { type: string }).type)).toEqual(['test.input', 'test.before', 'test.two', 'test.three']);
+  });
+
+  it('reach stdout when the last stage returns right after writing them, without a flush', async () => {
+    const io = memoryIo({ stdin: line('test.input') });
+    const writesThenReturns: StageCli = async (_argv, sio) => {
+      const out = new EventWriter(sio.stdout);
+      for await (const { raw } of readEvents(sio.stdin, { source: 'x' })) out.forward(raw);
+      out.write(ev('test.last'));
+      return 0;
+    };
+    expect(await hostAttempt({ 'qs-sandbox': forwarding('test.one'), 'qs-agent': forwarding('test.two'), 'qs-check': writesThenReturns }, noArgs, io)).toEqual([0, 0, 0]);
+    expect(io.out()).toContain('test.last');
   });
 });

@@ -11,12 +11,36 @@
 //   qs-check only once its check has started (before, it is still reading the upstream stages'
 //   ends of their runs, which must reach the stream);
 // - runBin's exit code for a throw (a usage error is 3, a closed pipe 0, a crash the internal code).
-import { PassThrough, Writable, type Readable } from 'node:stream';
+import { Transform, Writable, type Readable } from 'node:stream';
 import { exitCodeFor, isPipeClosed, reportError, type Io } from '@quickloop/cli-kit';
 
 export const HOSTED_STAGES = ['qs-sandbox', 'qs-agent', 'qs-check'] as const;
 export type HostedStage = (typeof HOSTED_STAGES)[number];
 export type StageCli = (argv: string[], io: Io) => Promise<number>;
+
+/**
+ * Resolves once `out` has drained and a whole turn of the event loop went by without a byte more:
+ * what a stage's callbacks still write after its cli() settled (an EventWriter's scheduled flush).
+ * A process lived on for those before it exited and its pipe closed; here the pipe waits for them.
+ */
+async function settled(out: Writable, written: () => number): Promise<void> {
+  for (;;) {
+    const before = written();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (out.destroyed || out.writableEnded) return;
+    if (out.writableNeedDrain) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          out.off('drain', done);
+          out.off('close', done);
+          resolve();
+        };
+        out.on('drain', done);
+        out.on('close', done);
+      });
+    } else if (written() === before) return;
+  }
+}
 
 /** A stage's cli() as runBin runs it: a throw becomes its one-line message and exit code. */
 export async function callStage(name: string, cli: StageCli, argv: string[], io: Io, stdoutClosed: () => boolean): Promise<number> {
@@ -60,6 +84,7 @@ export async function hostAttempt(clis: Record<HostedStage, StageCli>, argvOf: R
           if (io.signal.aborted) controllers[2]?.abort(io.signal.reason);
         }
       }
+      written[HOSTED_STAGES.length - 1] = (written[HOSTED_STAGES.length - 1] ?? 0) + chunk.length;
       io.stdout.write(chunk, done);
     },
   });
@@ -68,22 +93,29 @@ export async function hostAttempt(clis: Record<HostedStage, StageCli>, argvOf: R
   // A write after the reader has gone fails as a closed pipe (EPIPE, for a process): the writer's
   // EventWriter stops on it, and runBin's rule for a throw after it applies (exit 0).
   const closedOn = HOSTED_STAGES.map(() => false);
+  const written = HOSTED_STAGES.map(() => 0);
   const pipes = HOSTED_STAGES.slice(1).map((_, i) => {
-    const pipe = new PassThrough();
+    const pipe = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        written[i] = (written[i] ?? 0) + chunk.length;
+        done(null, chunk);
+      },
+    });
     pipe.on('error', (error) => {
       if (isPipeClosed(error)) closedOn[i] = true;
     });
     return pipe;
   });
   const codes = HOSTED_STAGES.map(async (name, i) => {
-    const stdin: Readable = i === 0 ? io.stdin : (pipes[i - 1] as PassThrough);
-    const stdout: Writable = i === HOSTED_STAGES.length - 1 ? last : (pipes[i] as PassThrough);
+    const stdin: Readable = i === 0 ? io.stdin : (pipes[i - 1] as Transform);
+    const stdout: Writable = i === HOSTED_STAGES.length - 1 ? last : (pipes[i] as Transform);
     const signal = (controllers[i] as AbortController).signal;
     const stageIo: Io = { stdin, stdout, stderr: io.stderr, env: io.env, cwd: io.cwd, signal, now: io.now, newId: io.newId };
     const code = await callStage(name, clis[name], argvOf[name], stageIo, () => closedOn[i] === true);
+    await settled(stdout, () => written[i] ?? 0);
     // As when the process exits: the reader downstream sees the end, the writer upstream a closed pipe.
-    if (i < HOSTED_STAGES.length - 1) (pipes[i] as PassThrough).end();
-    if (i > 0) (pipes[i - 1] as PassThrough).destroy();
+    if (i < HOSTED_STAGES.length - 1) (pipes[i] as Transform).end();
+    if (i > 0) (pipes[i - 1] as Transform).destroy();
     return code;
   });
   const done = await Promise.all(codes);

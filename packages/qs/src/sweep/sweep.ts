@@ -7,6 +7,7 @@ import { PassThrough, Readable, Writable } from 'node:stream';
 import { type Io } from '@quickloop/cli-kit';
 import { isTerminal, parseLine, readEvents, type WireEvent } from '@quickloop/events';
 import { cli as validate } from '@quickloop/qs-validate';
+import { attemptArgv } from '../attempt.js';
 import { attemptCommand } from '../bins.js';
 import { callStage, HOSTED_STAGES as STAGES, type HostedStage } from './host.js';
 import type { AttemptStream } from '../results/fold.js';
@@ -156,7 +157,7 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
     io.stdout.write(`${raw}\n`);
   };
   const host = attemptCommand();
-  const child = spawn(host.file, [...host.args, JSON.stringify(o.argvOf), '--report-codes'], {
+  const child = spawn(host.file, [...host.args, ...attemptArgv(o.argvOf, true)], {
     cwd: io.cwd,
     env: io.env as NodeJS.ProcessEnv,
     stdio: ['pipe', 'pipe', 'pipe', 'pipe'],

@@ -1,0 +1,105 @@
+// The attempt process as `qs run` starts it, when qs is gone: a second Ctrl-C ends qs at once, and the
+// attempt's stdout, stderr and codes pipe close under it while its stages are still ending their run.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { attemptArgv } from './attempt.js';
+import { qsEnv, runNodeBin, runQs } from './testing/qs-bin.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ATTEMPT = join(ROOT, 'packages', 'qs', 'bin', 'attempt.js');
+const VALIDATE = join(ROOT, 'packages', 'qs-validate', 'bin', 'qs-validate.js');
+const DOCS = `https://docs.greeter.test/=${join(ROOT, 'fixtures', 'docs-site')}`;
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** Writes a one-command task and returns its task.loaded line (qs-validate's stdout). */
+async function taskLine(dir: string, setup: string, replay: string): Promise<string> {
+  writeFileSync(
+    join(dir, 'task.yaml'),
+    ['name: waits', 'goal: Wait.', 'docs:', '  path:', '    - https://docs.greeter.test/install.html', 'setup:', `  - ${setup}`, 'replay:', `  - ${replay}`, 'success:', '  script: |', '    test -d .', ''].join('\n'),
+  );
+  const loaded = await runNodeBin(VALIDATE, [join(dir, 'task.yaml'), '--no-config', '-q'], dir);
+  expect(loaded.code).toBe(0);
+  return loaded.out;
+}
+
+describe('an interrupt during setup', () => {
+  it('says nothing of a sandbox that could not be made: it was made, and its run was interrupted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qs-attempt-setup-'));
+    dirs.push(dir);
+    const tmp = join(dir, 'tmp');
+    mkdirSync(tmp);
+    const line = await taskLine(dir, 'sleep 600', 'echo hi');
+    const argvOf = { 'qs-sandbox': ['--backend', 'bwrap'], 'qs-agent': ['--agent', 'replay', '--docs-map', DOCS], 'qs-check': [] };
+    const child = spawn(process.execPath, [ATTEMPT, ...attemptArgv(argvOf, false)], { cwd: dir, env: qsEnv({ TMPDIR: tmp }), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const exited = new Promise<number | string>((resolve) => child.once('close', (code, signal) => resolve(code ?? String(signal))));
+    child.stdin.end(line);
+    await new Promise<void>((resolve) => {
+      let seen = '';
+      child.stdout.on('data', (c: Buffer) => {
+        seen += c.toString();
+        if (seen.includes('"setup.started"')) resolve();
+      });
+    });
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(err).not.toContain('cannot make a sandbox');
+    expect(readdirSync(tmp).filter((n) => n.startsWith('quickloop-'))).toEqual([]);
+  });
+});
+
+describe('the attempt process after qs has gone', () => {
+  it('still ends its run and removes its sandbox when its stdout and stderr are closed before an interrupt', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qs-attempt-orphan-'));
+    dirs.push(dir);
+    const tmp = join(dir, 'tmp');
+    mkdirSync(tmp);
+    writeFileSync(
+      join(dir, 'task.yaml'),
+      ['name: waits', 'goal: Wait.', 'docs:', '  path:', '    - https://docs.greeter.test/install.html', 'replay:', '  - sleep 600', 'success:', '  script: |', '    test -d .', ''].join('\n'),
+    );
+    const loaded = await runNodeBin(VALIDATE, [join(dir, 'task.yaml'), '--no-config', '-q'], dir);
+    expect(loaded.code).toBe(0);
+    const argvOf = { 'qs-sandbox': ['--backend', 'bwrap'], 'qs-agent': ['--agent', 'replay', '--docs-map', DOCS], 'qs-check': [] };
+    const child = spawn(process.execPath, [ATTEMPT, ...attemptArgv(argvOf, true)], { cwd: dir, env: qsEnv({ TMPDIR: tmp }), stdio: ['pipe', 'pipe', 'pipe', 'pipe'], detached: true });
+    const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? String(signal))));
+    child.stdin.end(loaded.out);
+    // The replay's command is running once its tool.call is out.
+    await new Promise<void>((resolve) => {
+      let seen = '';
+      child.stdout.on('data', (c: Buffer) => {
+        seen += c.toString();
+        if (seen.includes('"sleep 600"') && seen.includes('"tool.call"')) resolve();
+      });
+    });
+    expect(readdirSync(tmp).filter((n) => n.startsWith('quickloop-'))).toHaveLength(1);
+    // qs exits: every pipe it read closes, then the one SIGINT it had passed on arrives.
+    for (const p of [child.stdout, child.stderr, child.stdio[3] as Readable]) p.destroy();
+    child.kill('SIGINT');
+    const code = await exited;
+    expect(readdirSync(tmp).filter((n) => n.startsWith('quickloop-'))).toEqual([]);
+    expect(code).toBe(130);
+  });
+});
+
+describe('a long command line', () => {
+  it('runs as it did with a process per stage: no one argument of the attempt is over the kernel\'s limit for one (128 KiB)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qs-attempt-argv-'));
+    dirs.push(dir);
+    // 2,000 maps of 75 bytes: 150 KB in all, each well under the limit for one argument.
+    const maps = Array.from({ length: 2000 }, (_, i) => ['--docs-map', `https://docs-${String(i).padStart(4, '0')}.example.test/=${join(ROOT, 'fixtures', 'docs-site')}`]).flat();
+    const r = await runQs(['run', '--example', 'greeter', '--no-config', '-q', ...maps], dir, { TMPDIR: dir });
+    expect(r.err).not.toContain('E2BIG');
+    expect(r.code).toBe(0);
+  });
+});

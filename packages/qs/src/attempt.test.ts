@@ -1,7 +1,7 @@
 // The attempt process as `qs run` starts it, when qs is gone: a second Ctrl-C ends qs at once, and the
 // attempt's stdout, stderr and codes pipe close under it while its stages are still ending their run.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,5 +101,67 @@ describe('a long command line', () => {
     const r = await runQs(['run', '--example', 'greeter', '--no-config', '-q', ...maps], dir, { TMPDIR: dir });
     expect(r.err).not.toContain('E2BIG');
     expect(r.code).toBe(0);
+  });
+});
+describe('a second Ctrl-C while qs-validate reads a long list of tasks', () => {
+  it('ends qs at once, as when qs-validate was a process of its own', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qs-validate-int-'));
+    dirs.push(dir);
+    const tasks = join(dir, 'tasks');
+    mkdirSync(tasks);
+    const files = 200;
+    for (let i = 0; i < files; i++) {
+      writeFileSync(join(tasks, `t${String(i).padStart(4, '0')}.yaml`), [`name: t${i}`, 'goal: Wait.', 'docs:', '  path:', '    - https://docs.greeter.test/install.html', 'replay:', '  - echo hi', 'success:', '  script: |', '    test -f x', ''].join('\n'));
+    }
+    const child = spawn(process.execPath, [join(ROOT, 'packages', 'qs', 'bin', 'qs.js'), 'run', tasks, '--no-config'], { cwd: dir, env: qsEnv({ TMPDIR: dir }), stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    // The first file is read: validation is under way, with the rest of the list to go.
+    await new Promise<void>((resolve) => {
+      child.stderr.on('data', (c: Buffer) => {
+        err += c.toString();
+        if (err.includes('ok  ')) resolve();
+      });
+    });
+    child.kill('SIGINT');
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    // Ended before the list was: the last file was never reached.
+    expect(err).not.toContain(`t${String(files - 1).padStart(4, '0')}.yaml`);
+  });
+});
+
+describe('an attempt process that dies', () => {
+  it('is recorded as such, and qs removes the sandbox folder it left (SIGKILL: nothing of it ran to its end)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qs-attempt-killed-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'task.yaml'), ['name: waits', 'goal: Wait.', 'docs:', '  path:', '    - https://docs.greeter.test/install.html', 'replay:', '  - sleep 600', 'success:', '  script: |', '    test -d .', ''].join('\n'));
+    const child = spawn(process.execPath, [join(ROOT, 'packages', 'qs', 'bin', 'qs.js'), 'run', join(dir, 'task.yaml'), '--no-config', '-q', '--docs-map', DOCS], { cwd: dir, env: qsEnv({ TMPDIR: dir }), stdio: ['ignore', 'pipe', 'ignore'] });
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    let out = '';
+    await new Promise<void>((resolve) => {
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.includes('"sleep 600"') && out.includes('"tool.call"')) resolve();
+      });
+    });
+    const ready = out.split('\n').map((l) => (l.startsWith('{') ? (JSON.parse(l) as { type: string; root?: string }) : null)).find((e) => e?.type === 'sandbox.ready');
+    expect(ready?.root).toMatch(/quickloop-/);
+    // qs's one child is the attempt process (the stages' own children are its).
+    const attempt = readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .find((p) => {
+        try {
+          return readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]?.split(' ')[1] === String(child.pid) && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('attempt.js');
+        } catch {
+          return false;
+        }
+      });
+    expect(attempt).toBeDefined();
+    process.kill(Number(attempt), 'SIGKILL');
+    expect(await exited).toBe(2);
+    const failed = out.split('\n').filter((l) => l.includes('"run.failed"')).map((l) => JSON.parse(l) as { failed_stage: string; error: string });
+    expect(failed).toEqual([expect.objectContaining({ failed_stage: 'qs', error: "the attempt's process ended (SIGKILL) before its stages reported" })]);
+    expect(existsSync(ready?.root as string)).toBe(false);
   });
 });

@@ -25,11 +25,11 @@ export function parseAttemptArgv(argv: string[]): { argvOf: Record<HostedStage, 
   const argvOf = {} as Record<HostedStage, string[]>;
   for (const name of HOSTED_STAGES) {
     const n = Number(argv[at]);
-    if (argv[at] === undefined || !/^\d+$/.test(argv[at] as string) || at + 1 + n > argv.length) throw new UsageError(`qs attempt: expected ${name}'s argument count at argument ${at + 1} (qs run starts this)`);
+    if (argv[at] === undefined || !/^\d+$/.test(argv[at] as string) || at + 1 + n > argv.length) throw new UsageError(`expected ${name}'s argument count at argument ${at + 1} (qs run starts this)`);
     argvOf[name] = argv.slice(at + 1, at + 1 + n);
     at += 1 + n;
   }
-  if (at !== argv.length) throw new UsageError(`qs attempt: ${argv.length - at} argument(s) after qs-check's`);
+  if (at !== argv.length) throw new UsageError(`${argv.length - at} argument(s) after qs-check's`);
   return { argvOf, reportCodes };
 }
 

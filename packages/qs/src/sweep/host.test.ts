@@ -210,3 +210,30 @@ describe('a stage\'s last lines', () => {
     expect(io.out()).toContain('test.last');
   });
 });
+
+describe('a throw after the reader has gone', () => {
+  // runBin returns 0 for any throw once stdout has had EPIPE: the stage ended because its reader did.
+  it('is a normal ending (0, nothing said), as runBin made it once stdout had failed with EPIPE', async () => {
+    const io = memoryIo({ stdin: line('test.input') });
+    const cleansUpThenFails: StageCli = async (_argv, sio) => {
+      const out = new EventWriter(sio.stdout);
+      try {
+        for (let i = 0; i < 10_000; i++) {
+          await out.write(ev('test.tick', { i, pad: 'x'.repeat(200) }));
+          if (i % 100 === 0) await new Promise((r) => setImmediate(r));
+        }
+      } catch {
+        // what a stage's clean-up may meet once its reader has gone (qs-agent removes its workspaces here)
+        throw new Error('could not remove the workspace');
+      }
+      return 0;
+    };
+    const leavesEarly: StageCli = async (_argv, sio) => {
+      for await (const _ of readEvents(sio.stdin, { source: 'x' })) break;
+      return 0;
+    };
+    const codes = await hostAttempt({ 'qs-sandbox': forwarding('test.one'), 'qs-agent': cleansUpThenFails, 'qs-check': leavesEarly }, noArgs, io);
+    expect(codes).toEqual([0, 0, 0]);
+    expect(io.err()).toBe('');
+  });
+});

@@ -5,14 +5,15 @@
 //
 // Each stage is its own `cli(argv, io)`, the function its binary runs, so what a stage does cannot
 // drift from the typed pipe. What the processes had from the operating system is given here:
-// - a pipe between stages, which ends when the writer returns (its process exited), and closes when
-//   the reader returns, so a writer still going sees the closed pipe its EventWriter stops on;
+// - a pipe between stages, which ends once the writer has returned and its callbacks are done (when its
+//   process exited), and breaks when the reader returns: the writer's next write fails with EPIPE,
+//   which its EventWriter stops on;
 // - each stage's own abort signal: on an interrupt, qs-sandbox and qs-agent are stopped at once, and
 //   qs-check only once its check has started (before, it is still reading the upstream stages'
 //   ends of their runs, which must reach the stream);
 // - runBin's exit code for a throw (a usage error is 3, a closed pipe 0, a crash the internal code).
-import { Transform, Writable, type Readable } from 'node:stream';
-import { exitCodeFor, isPipeClosed, reportError, type Io } from '@quickloop/cli-kit';
+import { PassThrough, Writable, type Readable } from 'node:stream';
+import { exitCodeFor, reportError, type Io } from '@quickloop/cli-kit';
 
 export const HOSTED_STAGES = ['qs-sandbox', 'qs-agent', 'qs-check'] as const;
 export type HostedStage = (typeof HOSTED_STAGES)[number];
@@ -52,6 +53,56 @@ export async function callStage(name: string, cli: StageCli, argv: string[], io:
   }
 }
 
+/**
+ * A pipe between two stages, as the kernel's behaves: the reader sees the end once the writer ends it;
+ * once the reader has gone (its stage returned, or it stopped reading and let go of its stdin), the
+ * writer's next write fails with EPIPE, and only a write does (runBin's rule for a throw after it).
+ */
+class StagePipe {
+  readonly reader = new PassThrough();
+  /** Bytes the writer has written (settled() watches it). */
+  bytes = 0;
+  /** A write failed because the reader had gone. */
+  broken = false;
+  #gone = false;
+  readonly writer = new Writable({
+    write: (chunk: Buffer, _encoding, done) => {
+      if (this.#gone || this.reader.destroyed) return done(this.#epipe());
+      this.bytes += chunk.length;
+      if (this.reader.write(chunk)) return done();
+      // Backpressure as a full pipe's: the writer waits for the reader, or for its going.
+      const settle = (): void => {
+        this.reader.off('drain', settle);
+        this.reader.off('close', settle);
+        done(this.#gone || this.reader.destroyed ? this.#epipe() : undefined);
+      };
+      this.reader.on('drain', settle);
+      this.reader.on('close', settle);
+    },
+    final: (done) => {
+      if (!this.reader.destroyed) this.reader.end();
+      done();
+    },
+  });
+
+  constructor() {
+    // A failed write is also an 'error' on the writer, which its EventWriter takes as the pipe closed.
+    this.writer.on('error', () => undefined);
+    this.reader.on('error', () => undefined);
+  }
+
+  /** The reader's stage has returned. */
+  close(): void {
+    this.#gone = true;
+    this.reader.destroy();
+  }
+
+  #epipe(): Error {
+    this.broken = true;
+    return Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
+  }
+}
+
 /** Runs the three stages, stdin to stdout, and resolves with their exit codes in pipe order. */
 export async function hostAttempt(clis: Record<HostedStage, StageCli>, argvOf: Record<HostedStage, string[]>, io: Io): Promise<number[]> {
   const controllers = HOSTED_STAGES.map(() => new AbortController());
@@ -66,6 +117,7 @@ export async function hostAttempt(clis: Record<HostedStage, StageCli>, argvOf: R
 
   // qs-check's stream is watched for check.started: from then on an interrupt is for it too.
   let partial = '';
+  let lastBytes = 0;
   const last = new Writable({
     write(chunk: Buffer, _encoding, done) {
       if (!checking) {
@@ -84,38 +136,24 @@ export async function hostAttempt(clis: Record<HostedStage, StageCli>, argvOf: R
           if (io.signal.aborted) controllers[2]?.abort(io.signal.reason);
         }
       }
-      written[HOSTED_STAGES.length - 1] = (written[HOSTED_STAGES.length - 1] ?? 0) + chunk.length;
+      lastBytes += chunk.length;
       io.stdout.write(chunk, done);
     },
   });
   last.on('error', () => undefined);
 
-  // A write after the reader has gone fails as a closed pipe (EPIPE, for a process): the writer's
-  // EventWriter stops on it, and runBin's rule for a throw after it applies (exit 0).
-  const closedOn = HOSTED_STAGES.map(() => false);
-  const written = HOSTED_STAGES.map(() => 0);
-  const pipes = HOSTED_STAGES.slice(1).map((_, i) => {
-    const pipe = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        written[i] = (written[i] ?? 0) + chunk.length;
-        done(null, chunk);
-      },
-    });
-    pipe.on('error', (error) => {
-      if (isPipeClosed(error)) closedOn[i] = true;
-    });
-    return pipe;
-  });
+  const pipes = HOSTED_STAGES.slice(1).map(() => new StagePipe());
   const codes = HOSTED_STAGES.map(async (name, i) => {
-    const stdin: Readable = i === 0 ? io.stdin : (pipes[i - 1] as Transform);
-    const stdout: Writable = i === HOSTED_STAGES.length - 1 ? last : (pipes[i] as Transform);
+    const pipe = pipes[i];
+    const stdin: Readable = i === 0 ? io.stdin : (pipes[i - 1] as StagePipe).reader;
+    const stdout: Writable = pipe === undefined ? last : pipe.writer;
     const signal = (controllers[i] as AbortController).signal;
     const stageIo: Io = { stdin, stdout, stderr: io.stderr, env: io.env, cwd: io.cwd, signal, now: io.now, newId: io.newId };
-    const code = await callStage(name, clis[name], argvOf[name], stageIo, () => closedOn[i] === true);
-    await settled(stdout, () => written[i] ?? 0);
+    const code = await callStage(name, clis[name], argvOf[name], stageIo, () => pipe?.broken === true);
+    await settled(stdout, () => (pipe === undefined ? lastBytes : pipe.bytes));
     // As when the process exits: the reader downstream sees the end, the writer upstream a closed pipe.
-    if (i < HOSTED_STAGES.length - 1) (pipes[i] as Transform).end();
-    if (i > 0) (pipes[i - 1] as Transform).destroy();
+    pipe?.writer.end();
+    pipes[i - 1]?.close();
     return code;
   });
   const done = await Promise.all(codes);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { type Io } from '@quickloop/cli-kit';
 import { isTerminal, parseLine, readEvents, type WireEvent } from '@quickloop/events';
+import { removeLayout } from '@quickloop/sandbox';
 import { cli as validate } from '@quickloop/qs-validate';
 import { attemptArgv } from '../attempt.js';
 import { attemptCommand } from '../bins.js';
@@ -150,9 +151,14 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
   let terminal: WireEvent | null = null;
   // Synchronous writes, a line at a time: what a stage said is on disk before the next line is
   // read, so a crash of qs itself (or a second Ctrl-C) loses no finished line.
+  let made: { root: string; keep: boolean } | null = null;
   const record = (raw: string, event: WireEvent): void => {
     events.push(event);
     if (isTerminal(event.type)) terminal ??= event;
+    if (event.type === 'sandbox.ready') {
+      const ready = event as unknown as { root?: unknown; keep?: unknown };
+      if (typeof ready.root === 'string') made = { root: ready.root, keep: ready.keep === true };
+    }
     if (fd !== null) writeSync(fd, `${raw}\n`);
     io.stdout.write(`${raw}\n`);
   };
@@ -211,6 +217,16 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
   const [status] = await Promise.all([exited, codesRead]);
   running.delete(interrupt);
   const codes = stageCodes(reported);
+  // A process that died (killed, out of memory) removed nothing: its sandbox folder is removed here
+  // (only a folder with the layout's marker in it), unless it was to be kept.
+  const left = made as { root: string; keep: boolean } | null;
+  if (codes === null && left !== null && !left.keep) {
+    try {
+      removeLayout({ root: left.root });
+    } catch (error) {
+      o.progress.line(label, `qs: ${(error as Error).message}`);
+    }
+  }
   if (terminal === null) {
     // A run must end in its stream, or `qs results` could not tell an interrupted attempt from a
     // crashed one: qs says which, in the stream itself.

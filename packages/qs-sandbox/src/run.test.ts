@@ -47,6 +47,15 @@ describe('qs-sandbox', () => {
     expect(readFileSync(join(String(a?.workspace), 'a.txt'), 'utf8')).toBe('a\n');
   });
 
+  it('describes a task without setup (no session is made for it) as one with setup: backend, enforcement, reason, limits', async () => {
+    const { events } = await stage(stream('two-tasks.ndjson'));
+    const [withSetup, without] = events.filter((e) => e.type === 'sandbox.ready') as OutEvent[];
+    const facts = (e: OutEvent | undefined) => ({ backend: e?.backend, enforced: e?.enforced, reason: e?.reason, limits: e?.limits });
+    expect(facts(without)).toEqual(facts(withSetup));
+    expect((without?.limits as unknown[]).length).toBeGreaterThan(3);
+    for (const dir of ['workspace', 'home', 'tmp']) expect(existsSync(String(without?.[dir]))).toBe(true);
+  });
+
   it('describes the sandbox: sibling home and tmp, backend, enforcement, policy and why', async () => {
     const { events } = await stage(stream('setup.ndjson'), { keep: true, allowRegistries: ['mirror.corp.test'] });
     const ready = events.find((e) => e.type === 'sandbox.ready') as OutEvent;

@@ -55,6 +55,7 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
           allowUnenforced: opts.allowUnenforced,
           env: io.env,
           keep: opts.keep,
+          setupOnly: true,
           allowRegistries: opts.allowRegistries,
           ...(opts.baseDir ? { baseDir: opts.baseDir } : {}),
           ...(opts.installCache !== undefined ? { installCache: opts.installCache } : {}),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressClass, endpointOfUrl, formatEndpoint, hostMatches, isIpLiteral, normalizeHost, parseEndpoint, registryEndpoint } from './hosts.js';
+import { addressClass, endpointOfUrl, formatEndpoint, hostMatches, isIP, isIpLiteral, normalizeHost, parseEndpoint, registryEndpoint } from './hosts.js';
 
 describe('normalizeHost', () => {
   it('lower-cases, strips trailing dots and brackets, and spells addresses one way', () => {
@@ -107,5 +107,13 @@ describe('addressClass', () => {
     expect(addressClass('::ffff:127.0.0.1')).toMatch(/^loopback \(IPv4 127\.0\.0\.1 inside IPv6\)/);
     expect(addressClass('fd00::1')).toMatch(/unique local/);
     expect(addressClass('fe80::1')).toMatch(/link-local/);
+  });
+});
+
+describe('isIP', () => {
+  it("answers as node:net's isIP does, for names, IPv4 and every IPv6 form", async () => {
+    const net = await import('node:net');
+    const samples = ['docs.example.com', 'localhost', '', '127.0.0.1', '0x7f.1', '1.2.3', '999.1.1.1', '::1', '::', 'fe80::1%eth0', '::ffff:127.0.0.1', '2001:db8::1', '[::1]', 'a:b', '1.2.3.4:80', 'gggg::1'];
+    for (const s of samples) expect([s, isIP(s)]).toEqual([s, net.isIP(s)]);
   });
 });

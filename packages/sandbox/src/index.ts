@@ -1,6 +1,6 @@
 // @quickloop/sandbox: workspaces, backends and the egress proxy that every command-running stage opens.
 export type * from './types.js';
-export { openSandbox } from './open.js';
+export { openSandbox, planSandbox } from './open.js';
 export { selectBackend, type Selection } from './backends/select.js';
 export { bwrapUnavailable, INSIDE_PROXY_PORT, onPath } from './backends/bwrap.js';
 export { createLayout, checkLayout, removeLayout, MARKER } from './layout.js';

@@ -15,11 +15,36 @@ import { DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
 import { runProcess } from './process.js';
 import { startEgressProxy, type EgressProxy } from './proxy.js';
 import { MAX_NAMED } from './leftovers.js';
-import { resolveLimits } from './limits.js';
+import { makeLimits, resolveLimits, type LimitInForce } from './limits.js';
 import { loopbackRegistries, startMirrors } from './mirrors.js';
 import { checkForwards, startForwardRelay, type ForwardInForce } from './forwards.js';
 import { outerIds } from './rootfs.js';
 import type { CloseReport, ExecOptions, ExecResult, OpenOptions, Sandbox, SandboxDescription } from './types.js';
+
+/**
+ * The sandbox openSandbox would make, without its session (no namespaces, proxy or processes): its
+ * folders, backend and policy, and the limits this machine enforces (found as a session finds them,
+ * its cgroups made and removed at once). For a stage that runs nothing in it, qs-sandbox for a task
+ * without setup commands: the stages after it open their own sessions on these folders.
+ */
+export async function planSandbox(options: OpenOptions): Promise<Sandbox> {
+  if (options.workspace || (options.forwards?.length ?? 0) > 0) throw new Error('planSandbox makes a new workspace, and a forward needs a session');
+  const selection = selectBackend(options.backend ?? 'auto', options.allowUnenforced === true);
+  const policy = effectivePolicy(options.policy, { installHosts: options.installHosts !== false });
+  let limits: LimitInForce[] = [];
+  if (selection.backend === 'bwrap') {
+    const { cgroups } = makeLimits(resolveLimits(options.limits));
+    limits = cgroups.inForce;
+    await cgroups.remove();
+  }
+  const layout = createLayout(options.baseDir);
+  const description: SandboxDescription = { ...layout, backend: selection.backend, enforced: selection.backend === 'bwrap', reason: selection.reason, policy, limits };
+  return {
+    describe: () => ({ ...description, limits: description.limits.map((l) => ({ ...l })) }),
+    exec: () => Promise.reject(new Error('a planned sandbox runs nothing: open it (openSandbox with its workspace) to run a command')),
+    close: () => Promise.resolve({ leftRunning: [] }),
+  };
+}
 
 export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
   const selection = selectBackend(options.backend ?? 'auto', options.allowUnenforced === true);

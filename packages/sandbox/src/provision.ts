@@ -4,7 +4,7 @@ import { seedInstallCache } from './install-cache.js';
 import { removeLayout } from './layout.js';
 import type { Emitter, Payload } from '@quickloop/events';
 import { effectivePolicy } from './install-hosts.js';
-import { openSandbox } from './open.js';
+import { openSandbox, planSandbox } from './open.js';
 import { diskUsage } from './usage.js';
 import type { BackendChoice, Denial, EgressEvent, Forward, Sandbox, SandboxLimits } from './types.js';
 
@@ -32,6 +32,11 @@ export interface ProvisionOptions {
   docsReachable?: boolean;
   /** A sweep's install cache (`--install-cache`): its npm blobs are copied into the new home before setup. */
   installCache?: string;
+  /**
+   * The caller closes the sandbox after setup and runs nothing more in it (qs-sandbox: the stages
+   * after it open their own sessions on its folders). With no setup command either, no session is made.
+   */
+  setupOnly?: boolean;
 }
 
 export interface Provisioned {
@@ -83,7 +88,10 @@ export async function provisionSandbox(
     ...(options.allowRegistries ? { allowRegistries: options.allowRegistries } : {}),
     ...(options.installHosts !== undefined ? { installHosts: options.installHosts } : {}),
   });
-  const sandbox = await openSandbox({
+  // Nothing to run, now or later: no session is made (a third of an attempt's sandbox work), and the
+  // stages after this one open their own on the folders it describes.
+  const open = options.setupOnly === true && loaded.task.setup.length === 0 && !options.forwards && !options.docsReachable ? planSandbox : openSandbox;
+  const sandbox = await open({
     policy,
     backend: options.backend,
     allowUnenforced: options.allowUnenforced,

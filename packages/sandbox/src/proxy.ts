@@ -6,8 +6,7 @@ import https from 'node:https';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
-import { addressClass, formatEndpoint, normalizeHost } from './hosts.js';
+import { addressClass, formatEndpoint, isIP, normalizeHost } from './hosts.js';
 import { decide, isConfiguredRegistry } from './policy.js';
 import type { EgressEvent, EgressPolicy } from './types.js';
 

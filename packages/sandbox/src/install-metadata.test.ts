@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { harvestInstallCache, npmCacheOf, seedInstallCache } from './install-cache.js';
-import { fetchInstallMetadata, MAX_BUCKET_BYTES, MAX_METADATA_URLS, METADATA_REFRESH_MS, METADATA_TTL_S, npmRegistry, PACKUMENT_ACCEPTS, registryOf, wantedMetadata, type NpmRegistry } from './install-metadata.js';
+import { askNpmConfig, fetchInstallMetadata, MAX_BUCKET_BYTES, MAX_METADATA_URLS, METADATA_REFRESH_MS, METADATA_TTL_S, npmConfig, npmRegistry, PACKUMENT_ACCEPTS, registryOf, wantedMetadata, type NpmRegistry } from './install-metadata.js';
 
 const temps: string[] = [];
 afterEach(() => {
@@ -118,6 +118,19 @@ describe("npm's registry, from its config values", () => {
     // a cafile npm could not read either: the system's roots are still used
     expect(registryOf('https://mirror.example/', join(dir, 'missing.pem'))).toEqual({ url: 'https://mirror.example/' });
     for (const bad of ['ftp://mirror.example/', 'file:///srv/npm', 'not a url', '']) expect(registryOf(bad)).toBeUndefined();
+  });
+
+  it('is what npm says, asked with or without waiting; nothing when npm cannot be asked', async () => {
+    const dir = temp();
+    // A project's .npmrc is npm's own to read: both ways must see it.
+    writeFileSync(join(dir, '.npmrc'), 'registry=http://127.0.0.1:4873/\n');
+    const env = { ...process.env, npm_config_cafile: join(dir, 'ca.pem') };
+    const sync = npmConfig(dir, env);
+    expect(sync).toEqual({ registry: 'http://127.0.0.1:4873/', cafile: join(dir, 'ca.pem') });
+    expect(await askNpmConfig(dir, env)).toEqual(sync);
+    const noNpm = { ...process.env, PATH: dir };
+    expect(npmConfig(dir, noNpm)).toBeUndefined();
+    expect(await askNpmConfig(dir, noNpm)).toBeUndefined();
   });
 });
 

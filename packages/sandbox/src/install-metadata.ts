@@ -14,7 +14,7 @@
 // METADATA_REFRESH_MS whenever an attempt asks for it again. A registry's own max-age is often 0 or
 // absent behind a proxy, which would make every entry stale and every repeat fetch again.
 import { createHash, randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -73,10 +73,23 @@ export interface MetadataReport {
 export function npmConfig(cwd: string, env: NodeJS.ProcessEnv = process.env): { registry?: string; cafile?: string } | undefined {
   let out: string;
   try {
-    out = execFileSync('npm', ['config', 'get', 'registry', 'cafile'], { cwd, env, encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'ignore'] });
+    out = execFileSync('npm', NPM_CONFIG_ARGS, { cwd, env, encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'ignore'] });
   } catch {
     return undefined;
   }
+  return npmConfigFrom(out);
+}
+
+const NPM_CONFIG_ARGS = ['config', 'get', 'registry', 'cafile'];
+
+/** npmConfig without waiting for it: npm is a Node start (a third of a second), which other work can overlap. */
+export function askNpmConfig(cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<{ registry?: string; cafile?: string } | undefined> {
+  return new Promise((resolve) => {
+    execFile('npm', NPM_CONFIG_ARGS, { cwd, env, encoding: 'utf8', timeout: 15_000 }, (error, out) => resolve(error ? undefined : npmConfigFrom(out)));
+  });
+}
+
+function npmConfigFrom(out: string): { registry?: string; cafile?: string } {
   const value = (key: string): string | undefined => {
     const line = out.split('\n').find((l) => l.startsWith(`${key}=`));
     const v = line?.slice(key.length + 1).trim();

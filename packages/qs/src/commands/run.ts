@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { logLevel, parseArgs, QsExit, UsageError, wantsColour } from '@quickloop/cli-kit';
 import { checkModelConfig, isModelAgent } from '@quickloop/qs-agent/config';
 import { checkSpendable, parseMaxSpend, startSpendLedger, type SpendLedger } from '@quickloop/qs-agent/spend';
-import { installCacheDir, npmConfig, registryOf } from '@quickloop/sandbox';
+import { askNpmConfig, installCacheDir, registryOf } from '@quickloop/sandbox';
 import type { Command } from '../command.js';
 import { findExample, materialise, type Materialised } from '../examples/examples.js';
 import { findProjectConfig, loadProjectConfig, type ProjectConfig } from '@quickloop/task';
@@ -130,10 +130,8 @@ export const run: Command = {
       const keep = args['keep-sandbox'] ? ['--keep'] : [];
       const installCache = args['install-cache'] === undefined ? [] : ['--install-cache', installCacheDir(String(args['install-cache']), io.cwd)];
       // npm is asked for its registry once here, not by every attempt's qs-check (each `npm config get` is a
-      // Node start). A fleet's workers each ask their own npm. The URL goes on without credentials.
-      const npm = installCache.length > 0 && queue === null ? npmConfig(io.cwd, io.env as NodeJS.ProcessEnv) : undefined;
-      const registryUrl = npm?.registry === undefined ? undefined : registryOf(npm.registry)?.url;
-      const npmArgs = registryUrl === undefined ? [] : ['--npm-registry', registryUrl, ...(npm?.cafile !== undefined ? ['--npm-cafile', npm.cafile] : [])];
+      // Node start), while the tasks are validated. A fleet's workers each ask their own npm.
+      const askedNpm = installCache.length > 0 && queue === null ? askNpmConfig(io.cwd, io.env as NodeJS.ProcessEnv) : Promise.resolve(undefined);
       // The docs reader's flags go to qs-agent as given; it validates them (one wording of each error).
       const docs = [
         ...(args['cache-dir'] !== undefined ? ['--cache-dir', resolve(io.cwd, String(args['cache-dir']))] : []),
@@ -155,6 +153,10 @@ export const run: Command = {
         io.stderr.write('qs run: no valid task to run\n');
         return QsExit.usage;
       }
+      // The URL goes on without credentials.
+      const npm = await askedNpm;
+      const registryUrl = npm?.registry === undefined ? undefined : registryOf(npm.registry)?.url;
+      const npmArgs = registryUrl === undefined ? [] : ['--npm-registry', registryUrl, ...(npm?.cafile !== undefined ? ['--npm-cafile', npm.cafile] : [])];
       const share: Share = queue !== null ? { kind: 'queue', queue: queue.shown } : shard === null ? { kind: 'all' } : { kind: 'shard', index: shard.index, total: shard.total };
       const plan = sweepPlan(
         { tasks: planTasksOf(loaded.tasks), repeat, agent: String(args.agent), model: args.model === undefined ? null : String(args.model), versions: { qs: VERSION } },

@@ -1,5 +1,5 @@
-// The attempt process as `qs run` starts it, when qs is gone: a second Ctrl-C ends qs at once, and the
-// attempt's stdout, stderr and codes pipe close under it while its stages are still ending their run.
+// The attempt process (bin/attempt.js) as `qs run` starts it, in what a process per stage met: an interrupt
+// during setup, qs gone before the attempt ended, a long command line, a second Ctrl-C, a SIGKILL.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,82 +20,82 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** Writes a one-command task and returns its task.loaded line (qs-validate's stdout). */
-async function taskLine(dir: string, setup: string, replay: string): Promise<string> {
-  writeFileSync(
-    join(dir, 'task.yaml'),
-    ['name: waits', 'goal: Wait.', 'docs:', '  path:', '    - https://docs.greeter.test/install.html', 'setup:', `  - ${setup}`, 'replay:', `  - ${replay}`, 'success:', '  script: |', '    test -d .', ''].join('\n'),
-  );
-  const loaded = await runNodeBin(VALIDATE, [join(dir, 'task.yaml'), '--no-config', '-q'], dir);
+/** A temporary folder (removed after the test) with a `tmp` inside, for the sandboxes' TMPDIR. */
+function scratch(prefix: string): { dir: string; tmp: string } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  const tmp = join(dir, 'tmp');
+  mkdirSync(tmp);
+  return { dir, tmp };
+}
+
+/** Writes a task whose replay is `replay` (and setup `setup`, when given); returns its path. */
+function taskFile(dir: string, replay: string, setup?: string): string {
+  const path = join(dir, 'task.yaml');
+  writeFileSync(path, ['name: waits', 'goal: Wait.', 'docs:', '  path:', '    - https://docs.greeter.test/install.html', ...(setup ? ['setup:', `  - ${setup}`] : []), 'replay:', `  - ${replay}`, 'success:', '  script: |', '    test -d .', ''].join('\n'));
+  return path;
+}
+
+/** The task's task.loaded line, as qs-validate writes it. */
+async function taskLine(dir: string, replay: string, setup?: string): Promise<string> {
+  const loaded = await runNodeBin(VALIDATE, [taskFile(dir, replay, setup), '--no-config', '-q'], dir);
   expect(loaded.code).toBe(0);
   return loaded.out;
 }
 
+/** Resolves, with all that was read, once `stream` has said every one of `needles`. */
+function until(stream: Readable, ...needles: string[]): Promise<string> {
+  let seen = '';
+  return new Promise((resolve) => {
+    stream.on('data', (c: Buffer) => {
+      seen += c.toString();
+      if (needles.every((n) => seen.includes(n))) resolve(seen);
+    });
+  });
+}
+
+const quickloopFolders = (tmp: string): string[] => readdirSync(tmp).filter((n) => n.startsWith('quickloop-'));
+const argvOf = { 'qs-sandbox': ['--backend', 'bwrap'], 'qs-agent': ['--agent', 'replay', '--docs-map', DOCS], 'qs-check': [] };
+
 describe('an interrupt during setup', () => {
   it('says nothing of a sandbox that could not be made: it was made, and its run was interrupted', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'qs-attempt-setup-'));
-    dirs.push(dir);
-    const tmp = join(dir, 'tmp');
-    mkdirSync(tmp);
-    const line = await taskLine(dir, 'sleep 600', 'echo hi');
-    const argvOf = { 'qs-sandbox': ['--backend', 'bwrap'], 'qs-agent': ['--agent', 'replay', '--docs-map', DOCS], 'qs-check': [] };
+    const { dir, tmp } = scratch('qs-attempt-setup-');
+    const line = await taskLine(dir, 'echo hi', 'sleep 600');
     const child = spawn(process.execPath, [ATTEMPT, ...attemptArgv(argvOf, false)], { cwd: dir, env: qsEnv({ TMPDIR: tmp }), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const exited = new Promise<number | string>((resolve) => child.once('close', (code, signal) => resolve(code ?? String(signal))));
     child.stdin.end(line);
-    await new Promise<void>((resolve) => {
-      let seen = '';
-      child.stdout.on('data', (c: Buffer) => {
-        seen += c.toString();
-        if (seen.includes('"setup.started"')) resolve();
-      });
-    });
+    await until(child.stdout, '"setup.started"');
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(err).not.toContain('cannot make a sandbox');
-    expect(readdirSync(tmp).filter((n) => n.startsWith('quickloop-'))).toEqual([]);
+    expect(quickloopFolders(tmp)).toEqual([]);
   });
 });
 
 describe('the attempt process after qs has gone', () => {
   it('still ends its run and removes its sandbox when its stdout and stderr are closed before an interrupt', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'qs-attempt-orphan-'));
-    dirs.push(dir);
-    const tmp = join(dir, 'tmp');
-    mkdirSync(tmp);
-    writeFileSync(
-      join(dir, 'task.yaml'),
-      ['name: waits', 'goal: Wait.', 'docs:', '  path:', '    - https://docs.greeter.test/install.html', 'replay:', '  - sleep 600', 'success:', '  script: |', '    test -d .', ''].join('\n'),
-    );
-    const loaded = await runNodeBin(VALIDATE, [join(dir, 'task.yaml'), '--no-config', '-q'], dir);
-    expect(loaded.code).toBe(0);
-    const argvOf = { 'qs-sandbox': ['--backend', 'bwrap'], 'qs-agent': ['--agent', 'replay', '--docs-map', DOCS], 'qs-check': [] };
+    const { dir, tmp } = scratch('qs-attempt-orphan-');
+    const line = await taskLine(dir, 'sleep 600');
     const child = spawn(process.execPath, [ATTEMPT, ...attemptArgv(argvOf, true)], { cwd: dir, env: qsEnv({ TMPDIR: tmp }), stdio: ['pipe', 'pipe', 'pipe', 'pipe'], detached: true });
     const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? String(signal))));
-    child.stdin.end(loaded.out);
+    child.stdin.end(line);
     // The replay's command is running once its tool.call is out.
-    await new Promise<void>((resolve) => {
-      let seen = '';
-      child.stdout.on('data', (c: Buffer) => {
-        seen += c.toString();
-        if (seen.includes('"sleep 600"') && seen.includes('"tool.call"')) resolve();
-      });
-    });
-    expect(readdirSync(tmp).filter((n) => n.startsWith('quickloop-'))).toHaveLength(1);
+    await until(child.stdout, '"sleep 600"', '"tool.call"');
+    expect(quickloopFolders(tmp)).toHaveLength(1);
     // qs exits: every pipe it read closes, then the one SIGINT it had passed on arrives.
     for (const p of [child.stdout, child.stderr, child.stdio[3] as Readable]) p.destroy();
     child.kill('SIGINT');
     const code = await exited;
-    expect(readdirSync(tmp).filter((n) => n.startsWith('quickloop-'))).toEqual([]);
+    expect(quickloopFolders(tmp)).toEqual([]);
     expect(code).toBe(130);
   });
 });
 
 describe('a long command line', () => {
   it('runs as it did with a process per stage: no one argument of the attempt is over the kernel\'s limit for one (128 KiB)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'qs-attempt-argv-'));
-    dirs.push(dir);
+    const { dir } = scratch('qs-attempt-argv-');
     // 2,000 maps of 75 bytes: 150 KB in all, each well under the limit for one argument.
     const maps = Array.from({ length: 2000 }, (_, i) => ['--docs-map', `https://docs-${String(i).padStart(4, '0')}.example.test/=${join(ROOT, 'fixtures', 'docs-site')}`]).flat();
     const r = await runQs(['run', '--example', 'greeter', '--no-config', '-q', ...maps], dir, { TMPDIR: dir });
@@ -103,10 +103,10 @@ describe('a long command line', () => {
     expect(r.code).toBe(0);
   });
 });
+
 describe('a second Ctrl-C while qs-validate reads a long list of tasks', () => {
   it('ends qs at once, as when qs-validate was a process of its own', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'qs-validate-int-'));
-    dirs.push(dir);
+    const { dir } = scratch('qs-validate-int-');
     const tasks = join(dir, 'tasks');
     mkdirSync(tasks);
     const files = 200;
@@ -115,14 +115,10 @@ describe('a second Ctrl-C while qs-validate reads a long list of tasks', () => {
     }
     const child = spawn(process.execPath, [join(ROOT, 'packages', 'qs', 'bin', 'qs.js'), 'run', tasks, '--no-config'], { cwd: dir, env: qsEnv({ TMPDIR: dir }), stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     // The first file is read: validation is under way, with the rest of the list to go.
-    await new Promise<void>((resolve) => {
-      child.stderr.on('data', (c: Buffer) => {
-        err += c.toString();
-        if (err.includes('ok  ')) resolve();
-      });
-    });
+    await until(child.stderr, 'ok  ');
     child.kill('SIGINT');
     child.kill('SIGINT');
     expect(await exited).toBe(130);
@@ -133,18 +129,12 @@ describe('a second Ctrl-C while qs-validate reads a long list of tasks', () => {
 
 describe('an attempt process that dies', () => {
   it('is recorded as such, and qs removes the sandbox folder it left (SIGKILL: nothing of it ran to its end)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'qs-attempt-killed-'));
-    dirs.push(dir);
-    writeFileSync(join(dir, 'task.yaml'), ['name: waits', 'goal: Wait.', 'docs:', '  path:', '    - https://docs.greeter.test/install.html', 'replay:', '  - sleep 600', 'success:', '  script: |', '    test -d .', ''].join('\n'));
-    const child = spawn(process.execPath, [join(ROOT, 'packages', 'qs', 'bin', 'qs.js'), 'run', join(dir, 'task.yaml'), '--no-config', '-q', '--docs-map', DOCS], { cwd: dir, env: qsEnv({ TMPDIR: dir }), stdio: ['ignore', 'pipe', 'ignore'] });
+    const { dir, tmp } = scratch('qs-attempt-killed-');
+    const child = spawn(process.execPath, [join(ROOT, 'packages', 'qs', 'bin', 'qs.js'), 'run', taskFile(dir, 'sleep 600'), '--no-config', '-q', '--docs-map', DOCS], { cwd: dir, env: qsEnv({ TMPDIR: tmp }), stdio: ['ignore', 'pipe', 'ignore'] });
     const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     let out = '';
-    await new Promise<void>((resolve) => {
-      child.stdout.on('data', (c: Buffer) => {
-        out += c.toString();
-        if (out.includes('"sleep 600"') && out.includes('"tool.call"')) resolve();
-      });
-    });
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    await until(child.stdout, '"sleep 600"', '"tool.call"');
     const ready = out.split('\n').map((l) => (l.startsWith('{') ? (JSON.parse(l) as { type: string; root?: string }) : null)).find((e) => e?.type === 'sandbox.ready');
     expect(ready?.root).toMatch(/quickloop-/);
     // qs's one child is the attempt process (the stages' own children are its).

@@ -288,6 +288,15 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       }
     }
     if (pending) await settle(pending);
+    if (io.signal.aborted) {
+      // A run still in its setup when the interrupt came never reached the agent: its end is said
+      // here, or the last stage could not tell an interrupted run from one whose agent vanished.
+      for (const s of runs.values()) {
+        if (s.handled || s.terminal || s.setupFailed) continue;
+        s.handled = true;
+        await emitter.emit('agent.completed', { run_id: s.runId }, { agent: agent.name, stop_reason: 'interrupted', detail: 'interrupted before the agent started (during setup)', commands: 0, duration_ms: 0 });
+      }
+    }
     await writer.flush();
   } catch (error) {
     // With nobody downstream, a workspace made here has no later stage to remove it.

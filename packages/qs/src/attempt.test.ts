@@ -66,11 +66,17 @@ describe('an interrupt during setup', () => {
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const exited = new Promise<number | string>((resolve) => child.once('close', (code, signal) => resolve(code ?? String(signal))));
     child.stdin.end(line);
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     await until(child.stdout, '"setup.started"');
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(err).not.toContain('cannot make a sandbox');
     expect(quickloopFolders(tmp)).toEqual([]);
+    // The run ends as interrupted, in the stream: not as an incomplete one whose agent vanished.
+    const ends = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { type: string; stop_reason?: string });
+    expect(ends.filter((e) => e.type === 'agent.completed').map((e) => e.stop_reason)).toEqual(['interrupted']);
+    expect(ends.filter((e) => e.type.startsWith('run.')).map((e) => e.type)).toEqual(['run.interrupted']);
   });
 });
 

@@ -22,6 +22,12 @@ const forwarding =
     return 0;
   };
 
+/** A reader that takes one line and goes, as `| head -1` does. */
+const leavesEarly: StageCli = async (_argv, io) => {
+  for await (const _ of readEvents(io.stdin, { source: 'x' })) break;
+  return 0;
+};
+
 /** Resolves once `signal` aborts, with how it was told. */
 const aborted = (signal: AbortSignal): Promise<string> =>
   new Promise((resolve) => (signal.aborted ? resolve('aborted') : signal.addEventListener('abort', () => resolve('aborted'), { once: true })));
@@ -53,10 +59,6 @@ describe('one attempt in one process', () => {
         }
       }
       await out.flush();
-      return 0;
-    };
-    const leavesEarly: StageCli = async (_argv, sio) => {
-      for await (const _ of readEvents(sio.stdin, { source: 'x' })) break;
       return 0;
     };
     const codes = await hostAttempt({ 'qs-sandbox': forwarding('test.one'), 'qs-agent': chatty, 'qs-check': leavesEarly }, noArgs, io);
@@ -226,10 +228,6 @@ describe('a throw after the reader has gone', () => {
         // what a stage's clean-up may meet once its reader has gone (qs-agent removes its workspaces here)
         throw new Error('could not remove the workspace');
       }
-      return 0;
-    };
-    const leavesEarly: StageCli = async (_argv, sio) => {
-      for await (const _ of readEvents(sio.stdin, { source: 'x' })) break;
       return 0;
     };
     const codes = await hostAttempt({ 'qs-sandbox': forwarding('test.one'), 'qs-agent': cleansUpThenFails, 'qs-check': leavesEarly }, noArgs, io);

@@ -23,6 +23,7 @@ interface T {
   agent?: string;
   models?: string[];
   suspect?: string[];
+  runs?: Array<Record<string, unknown>>;
 }
 let n = 0;
 /** A results document with only the fields quickstarted's schema 2.0 writes (what either tool reads). */
@@ -43,7 +44,7 @@ function doc(tasks: T[], extra: Record<string, unknown> = {}): string {
       skipped: 0,
       models_reported: t.models ?? [],
       suspect_pages: Object.fromEntries((t.suspect ?? []).map((u) => [u, 1])),
-      runs: [],
+      runs: t.runs ?? [],
     })),
     ...extra,
   };
@@ -79,6 +80,19 @@ describe('qs diff', () => {
     expect(r.out).toContain('b: 5/5 (100%, 95% CI 57–100%) -> 4/6 (67%, 95% CI 30–90%): inside the noise, p=0.455');
     expect(r.out).toContain('newly fixed: a');
     expect(r.out).toContain('newly failing: b');
+  });
+
+  it("a page counts as failing only for docs-gap runs: an inconclusive run's last page is not the docs' fault", () => {
+    const gap = (page: string) => ({ attempt: 1, classification: 'docs_gap', passed: false, suspect_page: page });
+    // Both tools' suspect_pages count every run that did not pass; the refused host's page is in it.
+    const before = doc([{ task: 't', passes: 1, evidential: 2, attempts: 3, suspect: ['https://d/blocked', 'https://d/old'], runs: [{ attempt: 1, classification: 'passed', passed: true, suspect_page: null }, gap('https://d/old'), { attempt: 3, classification: 'harness_error', passed: false, suspect_page: 'https://d/blocked' }] }]);
+    const after = doc([{ task: 't', passes: 1, evidential: 2, attempts: 3, suspect: ['https://d/blocked2', 'https://d/new'], runs: [{ attempt: 1, classification: 'passed', passed: true, suspect_page: null }, gap('https://d/new'), { attempt: 3, classification: 'agent_error', passed: false, suspect_page: 'https://d/blocked2' }] }]);
+    const r = qs(before, after, '--json');
+    expect(r.code).toBe(0);
+    const t = (JSON.parse(r.out) as { tasks: Array<Record<string, unknown>> }).tasks[0] as Record<string, unknown>;
+    expect(t.pages_newly_failing).toEqual(['https://d/new']);
+    expect(t.pages_cleared).toEqual(['https://d/old']);
+    expect((t.before as { suspect_pages: string[] }).suspect_pages).toEqual(['https://d/old']);
   });
 
   it('--json gives the whole comparison with full-precision p-values, buckets and intervals', () => {

@@ -180,7 +180,7 @@ describe('qs report', () => {
       schema_version: '2.0',
       interrupted: true,
       generated_at: '2026-01-01T00:00:00Z',
-      tasks: [{ task: 'theirs', attempts: 3, passes: 1, evidential_runs: 2, runs: [{ attempt: 1, classification: 'passed' }, { attempt: 2, classification: 'docs_gap', suspect_page: 'javascript:alert(1)', success_check: { exit_code: 1, output: 'nope' } }, { attempt: 3, classification: 'infra_error' }, null, 'x'], suspect_pages: { 'https://a.test/"><script>window.__owned=1</script>': 1 } }],
+      tasks: [{ task: 'theirs', attempts: 3, passes: 1, evidential_runs: 2, runs: [{ attempt: 1, classification: 'passed' }, { attempt: 2, classification: 'docs_gap', suspect_page: 'javascript:alert(1)', success_check: { exit_code: 1, output: 'nope' } }, { attempt: 3, classification: 'infra_error', suspect_page: 'https://a.test/infra' }, { attempt: 4, classification: 'docs_gap', suspect_page: 'https://a.test/"><script>window.__owned=1</script>' }, null, 'x'], suspect_pages: { 'https://a.test/infra': 1 } }],
     };
     writeFileSync(join(work, 'theirs.json'), JSON.stringify(doc));
     const io = memoryIo({ cwd: work });
@@ -190,6 +190,8 @@ describe('qs report', () => {
     expect(html).toContain('<code>javascript:alert(1)</code>');
     expect(html).toContain('href="https://a.test/&quot;&gt;&lt;script&gt;window.__owned=1&lt;/script&gt;"');
     expect(html).not.toContain('href="javascript:');
+    // Where to look first counts docs gaps: the infrastructure error's page is not the docs' fault.
+    expect(html).not.toContain('a.test/infra');
     expect(html).toContain('No stream beside the results document');
     expect(html).toContain('<strong>The sweep was interrupted</strong>');
     expect(html).toContain('<li><b>unknown</b>cost</li>');

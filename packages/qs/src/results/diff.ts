@@ -1,5 +1,5 @@
 // `qs diff`: two results documents compared task by task, with an exact test on each pass rate.
-import type { Results, TaskResult } from './fold.js';
+import { gapPages, type Results, type TaskResult } from './fold.js';
 import { fisherExact, smallestReachableP, wilson, type Interval } from './stats.js';
 
 export const ALPHA = 0.05;
@@ -16,6 +16,7 @@ export interface Side {
   interval: Interval | null;
   agent: string | null;
   models_reported: string[];
+  /** The pages docs-gap runs stopped at (gapPages in fold.ts). */
   suspect_pages: string[];
 }
 
@@ -57,7 +58,7 @@ function side(t: TaskResult): Side {
     interval: t.evidential_runs === 0 ? null : wilson(t.passes, t.evidential_runs),
     agent: t.agent ?? null,
     models_reported: [...(t.models_reported ?? [])].sort(),
-    suspect_pages: Object.keys(t.suspect_pages ?? {}).sort(),
+    suspect_pages: Object.keys(gapPages(t)).sort(),
   };
 }
 

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { readEvents, type WireEvent } from '@quickloop/events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { foldResults, foldRun, serialiseResults, type AttemptStream, type Results } from './fold.js';
+import { foldResults, foldRun, gapPages, serialiseResults, type AttemptStream, type Results } from './fold.js';
 import { readAttempts, resultsFromDir } from './load.js';
 import { githubAnnotations, junitXml, summaryMarkdown } from './reports.js';
 import { slugify } from '../sweep/sweep.js';
@@ -278,6 +278,25 @@ describe('JUnit, the summary and GitHub annotations', () => {
     );
     expect(lines[1]).toMatch(/^::warning file=greeter-refused\.yaml,title=quickloop no evidence::/);
     for (const l of lines) expect(l).not.toMatch(/[\r\n]/);
+  });
+});
+
+describe('gapPages', () => {
+  it("counts the suspect page of docs-gap runs only, most frequent first; without usable runs, the document's own counts", () => {
+    const runs = [
+      { classification: 'docs_gap', suspect_page: 'https://d/b' },
+      { classification: 'docs_gap', suspect_page: 'https://d/a' },
+      { classification: 'docs_gap', suspect_page: 'https://d/a' },
+      { classification: 'harness_error', suspect_page: 'https://d/refused' },
+      { classification: 'interrupted', suspect_page: 'https://d/cut' },
+      { classification: 'docs_gap', suspect_page: null },
+      { classification: 'passed', suspect_page: 'https://d/passed' },
+      null,
+      'x',
+    ];
+    expect(Object.entries(gapPages({ runs, suspect_pages: { 'https://d/refused': 1 } }))).toEqual([['https://d/a', 2], ['https://d/b', 1]]);
+    expect(gapPages({ runs: [], suspect_pages: { 'https://d/x': 1, 'https://d/y': 3, bad: 'many' } })).toEqual({ 'https://d/y': 3, 'https://d/x': 1 });
+    expect(gapPages({ runs: 'none', suspect_pages: null })).toEqual({});
   });
 });
 

@@ -333,6 +333,23 @@ export function foldRun(stream: AttemptStream): RunResult {
   };
 }
 
+/**
+ * Where to look first: each docs-gap run's suspect page, counted, most frequent first. A document's
+ * `suspect_pages` (kept as the prior art defines it) counts every run that did not pass, an
+ * inconclusive one too (a refused host, a harness error), whose last page says nothing about the docs.
+ * A document with no usable runs gives its `suspect_pages` as they are.
+ */
+export function gapPages(t: { runs?: unknown; suspect_pages?: unknown }): Record<string, number> {
+  const runs = Array.isArray(t.runs) ? t.runs.filter((r): r is Record<string, unknown> => typeof r === 'object' && r !== null && typeof (r as Record<string, unknown>).classification === 'string') : [];
+  if (runs.length === 0) {
+    const given = typeof t.suspect_pages === 'object' && t.suspect_pages !== null ? Object.entries(t.suspect_pages) : [];
+    return byCount(Object.fromEntries(given.filter((e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1]))));
+  }
+  const pages = tally();
+  for (const r of runs) if (r.classification === 'docs_gap' && typeof r.suspect_page === 'string') bump(pages, r.suspect_page);
+  return byCount(pages);
+}
+
 /** Is a classification inconclusive (neither evidence nor a skip)? Interrupted runs are. */
 export function isInconclusive(classification: string): boolean {
   return INCONCLUSIVE.has(classification) || classification === 'interrupted';

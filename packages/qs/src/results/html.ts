@@ -5,7 +5,7 @@
 // JavaScript only adds buttons: every fact is in the markup and every fold is a native <details>.
 import { createHash } from 'node:crypto';
 import type { WireEvent } from '@quickloop/events';
-import type { Results } from './fold.js';
+import { gapPages, type Results } from './fold.js';
 import { wilson } from './stats.js';
 
 /** How much of one command's or check's output a transcript shows (the end, where errors are). */
@@ -99,7 +99,7 @@ function ratesSection(tasks: Obj[]): string {
       const p = passes / evidential;
       rate = `<strong>${pct(p)}</strong> <span class="muted">(${passes}/${evidential})</span>${rateBar(p, ci.low, ci.high)}<span class="muted">95% CI ${pct(ci.low)}–${pct(ci.high)}</span>`;
     } else rate = `<span class="warn">${(num(t.skipped) ?? 0) === attempts && attempts > 0 ? 'skipped' : 'no evidence'}</span>`;
-    const suspects = counts(t.suspect_pages);
+    const suspects = counts(gapPages(t));
     return `<tr><td data-label="Task"><a href="#task-${i}">${esc(t.task)}</a>${t.flaky === true ? ' <span class="badge warn">FLAKY</span>' : ''}</td><td data-label="Pass rate">${rate}</td><td data-label="Evidential">${evidential} of ${plural(attempts, 'run')}</td><td data-label="Discarded">${discarded}</td><td data-label="Look first at">${suspects.length === 0 ? '—' : suspects.map(([u, n]) => `${link(u)} <span class="muted">×${n}</span>`).join('<br>')}</td><td data-label="Cost">${usd(t.estimated_cost_usd)}</td></tr>`;
   });
   return `<section id="rates"><h2>Pass rates</h2><p class="muted">Evidential runs only (passed or docs gap); the band is the 95% Wilson interval.</p><table class="cards"><thead><tr><th>Task</th><th>Pass rate</th><th>Evidential</th><th>Discarded</th><th>Look first at</th><th>Cost</th></tr></thead><tbody>${rows.join('')}</tbody></table></section>`;

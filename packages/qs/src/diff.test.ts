@@ -166,6 +166,11 @@ describe('qs diff', () => {
     ['a task without counts', () => [(writeFileSync(join(work, 'nc.json'), JSON.stringify({ schema_version: '2.0', tasks: [{ task: 'x', passes: 'many' }] })), join(work, 'nc.json')), doc([])], /tasks\[0\]\.attempts: expected a non-negative integer/],
     ['impossible counts', () => [doc([{ task: 'x', passes: 4, evidential: 3 }]), doc([])], /tasks\[0\]: passes <= evidential_runs <= attempts does not hold/],
     ['an empty folder', () => [(mkdirSync(join(work, 'empty'), { recursive: true }), join(work, 'empty')), doc([])], /no saved runs/],
+    ['a cost that is not a number', () => [doc([]), doc([], { totals: { runs: 0, estimated_cost_usd: '1.50', unpriced_models: [] } })], /totals\.estimated_cost_usd: expected a number or null/],
+    ['run counts too large to compute with', () => [doc([]), doc([{ task: 'x', passes: 1e300, evidential: 1e300 }])], /tasks\[0\]\.attempts: expected a non-negative integer/],
+    ['an agent that is not a string', () => [doc([]), doc([{ task: 'x', passes: 1, evidential: 1, agent: 5 as unknown as string }])], /tasks\[0\]\.agent: expected a string or null/],
+    ['a schema_version that is not a version', () => [doc([], { schema_version: '2.abc' }), doc([])], /schema_version: 2\.abc is not a version 2 results document/],
+    ['one task name twice on a side', () => [doc([{ task: 'x', passes: 5, evidential: 5 }]), doc([{ task: 'x', passes: 5, evidential: 5 }, { task: 'x', passes: 0, evidential: 5, agent: 'claude' }])], /tasks\[1\]\.task: x is also tasks\[0\]/],
   ])('exits 3 with one line on %s', (_name, files, message) => {
     const r = qs(...(files() as string[]));
     expect(r.code).toBe(3);

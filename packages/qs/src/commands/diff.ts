@@ -20,6 +20,15 @@ export const diff: Command = {
     if (before === undefined || after === undefined) throw new InputError('qs diff: name two results (BEFORE AFTER): results.json files or qs run --out folders');
     const b = await loadResults(resolve(io.cwd, before), before, VERSION);
     const a = await loadResults(resolve(io.cwd, after), after, VERSION);
+    // Tasks are paired by name: a name twice on one side would pair one of them silently.
+    for (const [r, shown] of [[b, before], [a, after]] as const) {
+      const seen = new Map<string, number>();
+      for (const [i, t] of r.tasks.entries()) {
+        const first = seen.get(t.task);
+        if (first !== undefined) throw new InputError(`${shown}: tasks[${i}].task: ${t.task} is also tasks[${first}] (qs diff pairs tasks by name)`);
+        seen.set(t.task, i);
+      }
+    }
     const c = compare(b, a, args['allow-different']);
     io.stdout.write(args.json ? `${JSON.stringify(c, null, 2)}\n` : diffText(c));
     const refused = c.tasks.filter((t) => t.verdict === 'not_comparable');

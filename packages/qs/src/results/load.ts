@@ -121,6 +121,9 @@ export async function resultsFromDir(dir: string, version: string, shown = dir):
   return foldResults(attempts, version, plan ?? undefined);
 }
 
+/** More runs of one task than any sweep makes: a count above it is a broken document, not a sweep. */
+export const MAX_RUNS = 1_000_000;
+
 /**
  * A results document from a results.json or an --out folder. Only schema major 2 is read (ours and
  * quickstarted's); anything else is refused with the field named.
@@ -147,15 +150,23 @@ export async function loadResults(path: string, shown: string, version: string):
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new InputError(`${shown}: not a results document (expected a JSON object)`);
   const d = doc as Record<string, unknown>;
   if (typeof d.schema_version !== 'string') throw new InputError(`${shown}: schema_version: missing (not a results.json?)`);
-  if (d.schema_version.split('.')[0] !== '2') throw new InputError(`${shown}: schema_version: ${d.schema_version} is not a version 2 results document`);
+  if (!/^2(\.\d+)*$/.test(d.schema_version)) throw new InputError(`${shown}: schema_version: ${d.schema_version} is not a version 2 results document`);
   if (!Array.isArray(d.tasks)) throw new InputError(`${shown}: tasks: expected an array`);
+  if (d.totals !== undefined && d.totals !== null) {
+    const totals = d.totals as Record<string, unknown>;
+    if (typeof totals !== 'object' || Array.isArray(totals)) throw new InputError(`${shown}: totals: expected an object`);
+    const cost = totals.estimated_cost_usd;
+    if (cost !== undefined && cost !== null && !(typeof cost === 'number' && Number.isFinite(cost))) throw new InputError(`${shown}: totals.estimated_cost_usd: expected a number or null`);
+  }
   for (const [i, t] of d.tasks.entries()) {
     const task = t as Record<string, unknown> | null;
     if (typeof task !== 'object' || task === null) throw new InputError(`${shown}: tasks[${i}]: expected an object`);
     if (typeof task.task !== 'string') throw new InputError(`${shown}: tasks[${i}].task: expected a string`);
     for (const k of ['attempts', 'passes', 'evidential_runs'] as const) {
-      if (!Number.isInteger(task[k]) || (task[k] as number) < 0) throw new InputError(`${shown}: tasks[${i}].${k}: expected a non-negative integer`);
+      // The exact test's log-factorial table and its sum over tables grow with the run counts.
+      if (!Number.isInteger(task[k]) || (task[k] as number) < 0 || (task[k] as number) > MAX_RUNS) throw new InputError(`${shown}: tasks[${i}].${k}: expected a non-negative integer (at most ${MAX_RUNS})`);
     }
+    if (task.agent !== undefined && task.agent !== null && typeof task.agent !== 'string') throw new InputError(`${shown}: tasks[${i}].agent: expected a string or null`);
     if ((task.passes as number) > (task.evidential_runs as number) || (task.evidential_runs as number) > (task.attempts as number)) {
       throw new InputError(`${shown}: tasks[${i}]: passes <= evidential_runs <= attempts does not hold`);
     }

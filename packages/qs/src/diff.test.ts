@@ -1,6 +1,6 @@
 // `qs diff` through the real binary: the prior art's reference figures, the buckets, refusals and exit codes.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -202,6 +202,17 @@ describe('qs results', () => {
     expect(readFileSync(join(work, 'r.md'), 'utf8')).toContain('| greeter-hello |');
   });
 
+  it('passes over a dangling symlink beside the task folders (an artifact copied in part) instead of crashing', () => {
+    const dir = join(work, 'dangling');
+    mkdirSync(join(dir, 'hello', '1'), { recursive: true });
+    writeFileSync(join(dir, 'hello', '1', 'events.ndjson'), readFileSync(join(STREAMS, 'passed', 'out.ndjson')));
+    symlinkSync(join(work, 'no-such-target'), join(dir, 'gone'));
+    const r = results(dir);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ tasks: [{ task: 'greeter-hello', passes: 1 }] });
+  });
+
   it.each([
     ['a missing folder', () => join(work, 'nowhere'), /nowhere: no such folder/],
     ['a file', () => (writeFileSync(join(work, 'plain'), 'x'), join(work, 'plain')), /plain: is a file/],
@@ -214,6 +225,14 @@ describe('qs results', () => {
         return join(work, 'badline');
       },
       /badline\/t\/1\/events\.ndjson:1: /,
+    ],
+    [
+      'an events.ndjson that is a folder',
+      () => {
+        mkdirSync(join(work, 'dirstream', 't', '1', 'events.ndjson'), { recursive: true });
+        return join(work, 'dirstream');
+      },
+      /dirstream\/t\/1\/events\.ndjson: is not a file/,
     ],
   ])('exits 3 with one line on %s', (_name, dir, message) => {
     const r = results(dir());

@@ -100,11 +100,13 @@ export async function readAttempts(dir: string, shown = dir): Promise<AttemptStr
   const attempts: AttemptStream[] = [];
   for (const slug of readdirSync(dir).sort()) {
     const taskDir = join(dir, slug);
-    if (!statSync(taskDir).isDirectory()) continue;
+    // A dangling symlink (an artifact copied in part) holds no run; it is not a reason to stop.
+    if (!(statSync(taskDir, { throwIfNoEntry: false })?.isDirectory() ?? false)) continue;
     for (const attempt of readdirSync(taskDir)) {
       if (!/^[1-9]\d*$/.test(attempt)) continue;
       const file = join(taskDir, attempt, 'events.ndjson');
       if (!existsSync(file)) continue;
+      if (!statSync(file).isFile()) throw new InputError(`${join(shown, slug, attempt, 'events.ndjson')}: is not a file`);
       attempts.push({ slug, attempt: Number(attempt), events: await readStreamFile(file, join(shown, slug, attempt, 'events.ndjson')) });
     }
   }

@@ -5,9 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { planSha256, type PlanInput } from './sweep/plan.js';
 
 const QS = fileURLToPath(new URL('../bin/qs.js', import.meta.url));
 const STREAMS = fileURLToPath(new URL('../../../fixtures/streams/qs-check/', import.meta.url));
+const PLAN_EXAMPLE = fileURLToPath(new URL('../../../fixtures/events/sweep.plan.json', import.meta.url));
 
 let work: string;
 beforeAll(() => {
@@ -233,6 +235,25 @@ describe('qs results', () => {
         return join(work, 'dirstream');
       },
       /dirstream\/t\/1\/events\.ndjson: is not a file/,
+    ],
+    [
+      'a plan.ndjson that is a folder',
+      () => {
+        mkdirSync(join(work, 'dirplan', 'plan.ndjson'), { recursive: true });
+        return join(work, 'dirplan');
+      },
+      /dirplan\/plan\.ndjson: is not a file/,
+    ],
+    [
+      'a plan of more attempts than any sweep makes (hash and all consistent)',
+      () => {
+        const plan = { ...(JSON.parse(readFileSync(PLAN_EXAMPLE, 'utf8')) as Record<string, unknown>), repeat: 1e8, attempts: 1e8, share: { kind: 'all' }, assigned: [] };
+        plan.plan_sha256 = planSha256(plan as unknown as PlanInput);
+        mkdirSync(join(work, 'bigplan'), { recursive: true });
+        writeFileSync(join(work, 'bigplan', 'plan.ndjson'), `${JSON.stringify(plan)}\n`);
+        return join(work, 'bigplan');
+      },
+      /bigplan\/plan\.ndjson:1: attempts: 1 tasks × repeat 100000000 is more than qs reads \(at most 1000000\)/,
     ],
   ])('exits 3 with one line on %s', (_name, dir, message) => {
     const r = results(dir());

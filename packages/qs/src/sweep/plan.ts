@@ -2,7 +2,7 @@
 // folder runs — a static shard, all of them, or a fleet's queue. Shards, the fleet and `qs merge`
 // all compute it here, so two machines given the same tasks and flags agree on it with no talk.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError, UsageError } from '@quickloop/cli-kit';
 import { parseLine } from '@quickloop/events';
@@ -145,6 +145,9 @@ export function planEvent(plan: SweepPlan, ts: string, runId = 'sweep'): Record<
 /** The file at the head of an --out folder. */
 export const PLAN_FILE = 'plan.ndjson';
 
+/** More attempts than any sweep makes; a plan of more is a broken document. */
+const MAX_PLAN_ATTEMPTS = 1_000_000;
+
 /**
  * A folder's plan, or null when it has none (a folder from before plans). A plan that is not one
  * valid `sweep.plan` line, or whose plan_sha256 is not that of its own content (edited by hand), is
@@ -154,6 +157,7 @@ export function readPlan(dir: string, shown = dir): SweepPlan | null {
   const file = join(dir, PLAN_FILE);
   if (!existsSync(file)) return null;
   const where = join(shown, PLAN_FILE);
+  if (!statSync(file).isFile()) throw new InputError(`${where}: is not a file`);
   const lines = readFileSync(file, 'utf8')
     .split(/\r?\n/)
     .map((raw, i) => ({ raw, n: i + 1 }))
@@ -164,6 +168,8 @@ export function readPlan(dir: string, shown = dir): SweepPlan | null {
   if (event.type !== 'sweep.plan') throw new InputError(`${where}:${n}: expected a sweep.plan event, found ${String(event.type)}`);
   const plan = event as unknown as SweepPlan;
   if (planSha256(plan) !== plan.plan_sha256) throw new InputError(`${where}:${n}: plan_sha256 is not the sha256 of this plan's tasks, repeat, agent, model and versions (edited?)`);
+  // Checked before the attempts are listed: a hand-made plan's repeat would otherwise exhaust the heap.
+  if (plan.tasks.length * plan.repeat > MAX_PLAN_ATTEMPTS) throw new InputError(`${where}:${n}: attempts: ${plan.tasks.length} tasks × repeat ${plan.repeat} is more than qs reads (at most ${MAX_PLAN_ATTEMPTS})`);
   const all = planAttempts(plan.tasks, plan.repeat);
   if (plan.attempts !== all.length) throw new InputError(`${where}:${n}: attempts: ${plan.attempts}, but ${plan.tasks.length} tasks × repeat ${plan.repeat} is ${all.length}`);
   const slugs = new Set(plan.tasks.map((t) => t.slug));

@@ -174,6 +174,20 @@ describe('qs report', () => {
     await expect(cli(['report'], io)).rejects.toThrow(InputError);
   });
 
+  it('refuses an --out that is a file it reads (the folder\'s results.json, a stream), leaving it as it was', async () => {
+    const dir = join(work, 'own-files');
+    cpSync(join(work, 'model'), dir, { recursive: true });
+    const json = readFileSync(join(dir, 'results.json'), 'utf8');
+    const stream = join('own-files', 'greeter-quickstart', '1', 'events.ndjson');
+    const events = readFileSync(join(work, stream), 'utf8');
+    const io = memoryIo({ cwd: work });
+    await expect(cli(['report', 'own-files', '--out', 'own-files/results.json'], io)).rejects.toThrow('qs report: --out own-files/results.json: is a file the report reads');
+    await expect(cli(['report', 'own-files', '--out', stream], io)).rejects.toThrow(`qs report: --out ${stream}: is a file the report reads`);
+    await expect(cli(['report', 'own-files/results.json', '--out', stream], io)).rejects.toThrow(`qs report: --out ${stream}: is a file the report reads`);
+    expect(readFileSync(join(dir, 'results.json'), 'utf8')).toBe(json);
+    expect(readFileSync(join(work, stream), 'utf8')).toBe(events);
+  });
+
   it("reads another tool's sparse results.json without crashing: what it lacks is said, not invented", async () => {
     // quickstarted's schema 2.0 fields only: no egress hosts, denials, streams or intervals.
     const doc = {

@@ -19,16 +19,22 @@ export function defaultOut(path: string): string {
   return p.endsWith('.json') ? `${p.slice(0, -'.json'.length)}.html` : `${p}.html`;
 }
 
-async function load(path: string, shown: string): Promise<{ results: Results; streams: Map<string, WireEvent[]>; fromFolder: boolean }> {
+/** The page's facts, and every file they were read from (never to be written over by the page). */
+async function load(path: string, shown: string): Promise<{ results: Results; streams: Map<string, WireEvent[]>; fromFolder: boolean; read: Set<string> }> {
   if (!existsSync(path)) throw new InputError(`qs report: ${shown}: no such file or folder`);
   const streams = new Map<string, WireEvent[]>();
+  const read = new Set<string>([path]);
   if (statSync(path).isDirectory()) {
     const attempts = await readAttempts(path, shown);
-    for (const a of attempts) streams.set(`${a.slug}/${a.attempt}/events.ndjson`, a.events);
+    for (const a of attempts) {
+      streams.set(`${a.slug}/${a.attempt}/events.ndjson`, a.events);
+      read.add(join(path, a.slug, String(a.attempt), 'events.ndjson'));
+    }
     const file = join(path, 'results.json');
-    if (existsSync(file)) return { results: await loadResults(file, join(shown, 'results.json'), VERSION), streams, fromFolder: true };
+    read.add(file);
+    if (existsSync(file)) return { results: await loadResults(file, join(shown, 'results.json'), VERSION), streams, fromFolder: true, read };
     if (attempts.length === 0) throw new InputError(`qs report: ${shown}: no results.json and no saved runs (expected SLUG/ATTEMPT/events.ndjson, as qs run --out writes)`);
-    return { results: foldResults(attempts, VERSION), streams, fromFolder: true };
+    return { results: foldResults(attempts, VERSION), streams, fromFolder: true, read };
   }
   const results = await loadResults(path, shown, VERSION);
   // A results.json still in its --out folder has its streams beside it.
@@ -38,10 +44,13 @@ async function load(path: string, shown: string): Promise<{ results: Results; st
       const stream = (r as { stream?: unknown } | null)?.stream;
       if (typeof stream !== 'string' || !STREAM.test(stream) || streams.has(stream)) continue;
       const file = join(dir, stream);
-      if (existsSync(file)) streams.set(stream, await readStreamFile(file, join(dirname(shown), stream)));
+      if (existsSync(file)) {
+        streams.set(stream, await readStreamFile(file, join(dirname(shown), stream)));
+        read.add(file);
+      }
     }
   }
-  return { results, streams, fromFolder: false };
+  return { results, streams, fromFolder: false, read };
 }
 
 export const report: Command = {
@@ -54,12 +63,13 @@ export const report: Command = {
     const target = String(args._[0] ?? '');
     if (target === '') throw new InputError('qs report: name a results.json or the folder a `qs run --out DIR` wrote');
     const path = resolve(io.cwd, target);
-    const { results, streams, fromFolder } = await load(path, target);
+    const { results, streams, fromFolder, read } = await load(path, target);
     // The default is made from the resolved path, so `qs report .` writes ../NAME.html, not `..html`.
     const shownOut = args.out !== undefined ? String(args.out) : relative(io.cwd, defaultOut(path));
     if (args.out !== undefined && shownOut === '') throw new InputError('qs report: --out: name a file');
     const out = resolve(io.cwd, shownOut);
     if (out === path) throw new InputError(`qs report: --out ${shownOut}: is the results it reads`);
+    if (read.has(out)) throw new InputError(`qs report: --out ${shownOut}: is a file the report reads`);
     if (existsSync(out) && statSync(out).isDirectory()) throw new InputError(`qs report: --out ${shownOut}: is a folder, not a file`);
     const html = reportHtml(results, streams, { fromFolder });
     try {

@@ -1,5 +1,6 @@
 // `qs show` over the recorded streams of fixtures/streams/qs-check: show.txt beside each out.ndjson is the golden.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -30,6 +31,21 @@ describe('qs show', () => {
     await expect(cli(['show', '-'], io)).rejects.toThrow(/^stdin:1: not a quickloop event/);
     await expect(cli(['show', 'no-such.ndjson'], memoryIo())).rejects.toThrow('qs show: no-such.ndjson: no such file');
     await expect(cli(['show', DIR], memoryIo())).rejects.toThrow(new InputError(`qs show: ${DIR}: is a folder, not a stream file`));
+  });
+
+  it('refuses a saved stream with no event in it (an empty or blank file: a run not saved), exit 3', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qs-show-'));
+    try {
+      writeFileSync(join(dir, 'empty.ndjson'), '');
+      writeFileSync(join(dir, 'blank.ndjson'), '\n\n');
+      for (const name of ['empty.ndjson', 'blank.ndjson']) {
+        const io = memoryIo({ cwd: dir });
+        await expect(cli(['show', name], io)).rejects.toThrow(new InputError(`qs show: ${name}: no events (an empty stream)`));
+        expect(io.out()).toBe('');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses an unknown subcommand and lists the known ones', async () => {

@@ -46,6 +46,8 @@ export const show: Command = {
       if ((error as NodeJS.ErrnoException).code === 'EISDIR') throw new InputError(`qs show: ${file}: is a folder, not a stream file`);
       throw error;
     }
+    // A saved file with no event is a run that was not saved; an empty stdin is a pipe with nothing upstream.
+    if (runs.size === 0 && file !== '-') throw new InputError(`qs show: ${file}: no events (an empty stream)`);
     // A loop-gate stream is one or more gate rounds and no terminal event: it is whole once every
     // round has its verdict. Anything else (a quickstart run, a loop) ends with a terminal event.
     const complete = (events: WireEvent[]): boolean => {

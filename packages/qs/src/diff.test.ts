@@ -146,6 +146,22 @@ describe('qs diff', () => {
     expect(agents.out).toContain('not comparable: agent replay before, openai after');
   });
 
+  it('compares every agent a side names in `agents`, not only the first run\'s (a folder with runs of two agents)', () => {
+    const before = doc([{ task: 'm', passes: 5, evidential: 5, agent: 'anthropic' }]);
+    const mixed = JSON.parse(readFileSync(doc([{ task: 'm', passes: 5, evidential: 10, agent: 'anthropic' }]), 'utf8')) as { tasks: Array<Record<string, unknown>> };
+    (mixed.tasks[0] as Record<string, unknown>).agents = ['anthropic', 'replay'];
+    const after = join(work, 'mixed-agents.json');
+    writeFileSync(after, JSON.stringify(mixed));
+    const r = qs(before, after);
+    expect(r.code).toBe(3);
+    expect(r.out).toContain('not comparable: agent anthropic before, anthropic, replay after');
+    (mixed.tasks[0] as Record<string, unknown>).agents = 'anthropic';
+    writeFileSync(after, JSON.stringify(mixed));
+    const bad = qs(before, after);
+    expect(bad.code).toBe(3);
+    expect(bad.err).toBe(`qs: ${after}: tasks[0].agents: expected an array of strings\n`);
+  });
+
   it('reads an --out folder through its streams when it has no results.json', () => {
     const dir = join(work, 'out');
     for (const [slug, fixture] of [['hello', 'passed'], ['missing', 'docs-gap']] as const) {

@@ -56,7 +56,8 @@ function side(t: TaskResult): Side {
     attempts: t.attempts,
     pass_rate: t.evidential_runs === 0 ? null : t.passes / t.evidential_runs,
     interval: t.evidential_runs === 0 ? null : wilson(t.passes, t.evidential_runs),
-    agent: t.agent ?? null,
+    // Ours lists every agent a task's runs had (a folder can hold two); quickstarted's has the one.
+    agent: Array.isArray(t.agents) && t.agents.length > 0 ? [...t.agents].sort().join(', ') : (t.agent ?? null),
     models_reported: [...(t.models_reported ?? [])].sort(),
     suspect_pages: Object.keys(gapPages(t)).sort(),
   };

@@ -172,6 +172,9 @@ export async function loadResults(path: string, shown: string, version: string):
     if ((task.passes as number) > (task.evidential_runs as number) || (task.evidential_runs as number) > (task.attempts as number)) {
       throw new InputError(`${shown}: tasks[${i}]: passes <= evidential_runs <= attempts does not hold`);
     }
+    if (task.agents !== undefined && !(Array.isArray(task.agents) && task.agents.every((m) => typeof m === 'string'))) {
+      throw new InputError(`${shown}: tasks[${i}].agents: expected an array of strings`);
+    }
     if (task.models_reported !== undefined && !(Array.isArray(task.models_reported) && task.models_reported.every((m) => typeof m === 'string'))) {
       throw new InputError(`${shown}: tasks[${i}].models_reported: expected an array of strings`);
     }

@@ -211,6 +211,21 @@ describe('qs report', () => {
     expect(html).toContain('<li><b>unknown</b>cost</li>');
   });
 
+  it("reads a quickstarted --out folder: the agents its tasks name, and a missing stream said without advice to do what was done", async () => {
+    const dir = join(work, 'theirs-out');
+    mkdirSync(join(dir, 'toy', 'attempt-1'), { recursive: true });
+    // Its layout: TASK/attempt-N/trace.jsonl, a format of its own, beside a results.json with no top-level agents.
+    writeFileSync(join(dir, 'toy', 'attempt-1', 'trace.jsonl'), '{"ts": 1, "type": "run_start"}\n');
+    const run = { task: 'toy', attempt: 1, agent: 'replay', model_reported: '', classification: 'passed', passed: true, evidential: true };
+    writeFileSync(join(dir, 'results.json'), JSON.stringify({ schema_version: '2.0', quickstarted_version: '0.6.1', tasks: [{ task: 'toy', agent: 'replay', attempts: 1, passes: 1, evidential_runs: 1, runs: [run] }] }));
+    const io = memoryIo({ cwd: work });
+    expect(await cli(['report', 'theirs-out'], io)).toBe(0);
+    const html = readFileSync(join(work, 'theirs-out.html'), 'utf8');
+    expect(html).toContain(' · agents replay · ');
+    expect(html).toContain('<p class="muted">Its stream is not in the folder.</p>');
+    expect(html).not.toContain('.:');
+  });
+
   it('renders a results document with every field replaced by the wrong type or by markup, without a crash or a tag from it', () => {
     const real = results('sweep');
     // Each run's transcript is every saved stream, its payloads swapped the same way.

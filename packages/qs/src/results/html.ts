@@ -301,6 +301,10 @@ function nodeHtml(n: Node): string {
   }
 }
 
+/** Ours lists the agents at the top; quickstarted's names one per task (grouped by task and agent). */
+const agentsOf = (doc: Obj, tasks: Obj[]): string[] =>
+  Array.isArray(doc.agents) ? doc.agents.map(text) : [...new Set(tasks.flatMap((t) => (typeof t.agent === 'string' && t.agent !== '' ? [t.agent] : [])))].sort();
+
 function transcriptsSection(tasks: Obj[], runsOf: (t: Obj, i: number) => Run[], streams: ReadonlyMap<string, readonly WireEvent[]>, fromFolder: boolean): string {
   const blocks = tasks.map((t, i) => {
     const items = runsOf(t, i).map(({ attempt, r, index }) => {
@@ -308,7 +312,9 @@ function transcriptsSection(tasks: Obj[], runsOf: (t: Obj, i: number) => Run[], 
       const facts = `${badge(r.label)} ${esc(r.classification)}${(num(r.turns) ?? 0) > 0 ? ` · ${plural(r.turns as number, 'turn')}` : ''}${r.estimated_cost_usd !== undefined && r.model_reported ? ` · ${usd(r.estimated_cost_usd)}` : ''}${(num(r.retries) ?? 0) > 0 ? ` · ${plural(r.retries as number, 'retry')}` : ''}`;
       const body = events
         ? `<ol class="steps">${tree(events).map(nodeHtml).join('')}</ol>`
-        : `<p class="muted">${fromFolder ? 'Its stream is not in the folder.' : 'No stream beside the results document'}${r.stream ? ` (<code>${esc(r.stream)}</code>)` : ''}: run <code>qs report</code> on the <code>qs run --out</code> folder for the transcript.</p>`;
+        : fromFolder
+          ? `<p class="muted">Its stream is not in the folder${r.stream ? ` (<code>${esc(r.stream)}</code>)` : ''}.</p>`
+          : `<p class="muted">No stream beside the results document${r.stream ? ` (<code>${esc(r.stream)}</code>)` : ''}: run <code>qs report</code> on the <code>qs run --out</code> folder for the transcript.</p>`;
       return `<details class="attempt" id="${index}"><summary>attempt ${attempt} ${facts}</summary>${body}</details>`;
     });
     return `<section class="task" id="task-${i}"><h3>${esc(t.task)}</h3>${items.join('')}</section>`;
@@ -405,7 +411,7 @@ export function reportHtml(results: Results, streams: ReadonlyMap<string, readon
 <body>
 <header>
 <h1>quickloop report</h1>
-<p class="muted">${esc(runs.length)} runs of ${plural(tasks.length, 'task')} · agents ${esc(arr(doc.agents).map(text).join(', ') || '—')}${arr(doc.models_reported).length > 0 ? ` · models ${esc(arr(doc.models_reported).map(text).join(', '))}` : ''} · backend ${esc(env.backend ?? 'none')} · ${esc(doc.duration_seconds ?? 0)}s · ${esc(doc.generated_at)}</p>
+<p class="muted">${esc(runs.length)} runs of ${plural(tasks.length, 'task')} · agents ${esc(agentsOf(doc, tasks).join(', ') || '—')}${arr(doc.models_reported).length > 0 ? ` · models ${esc(arr(doc.models_reported).map(text).join(', '))}` : ''} · backend ${esc(env.backend ?? 'none')} · ${esc(doc.duration_seconds ?? 0)}s · ${esc(doc.generated_at)}</p>
 <ul class="summary">${cards.join('')}</ul>
 ${doc.interrupted === true ? '<p class="notice"><strong>The sweep was interrupted</strong>: the runs below are the ones that finished.</p>' : ''}
 </header>

@@ -25,6 +25,7 @@ interface T {
   agent?: string;
   models?: string[];
   suspect?: string[];
+  discarded?: Record<string, number>;
   runs?: Array<Record<string, unknown>>;
 }
 let n = 0;
@@ -42,7 +43,7 @@ function doc(tasks: T[], extra: Record<string, unknown> = {}): string {
       passes: t.passes,
       evidential_runs: t.evidential,
       pass_rate: t.evidential ? t.passes / t.evidential : null,
-      discarded: {},
+      discarded: t.discarded ?? {},
       skipped: 0,
       models_reported: t.models ?? [],
       suspect_pages: Object.fromEntries((t.suspect ?? []).map((u) => [u, 1])),
@@ -95,6 +96,20 @@ describe('qs diff', () => {
     expect(t.pages_newly_failing).toEqual(['https://d/new']);
     expect(t.pages_cleared).toEqual(['https://d/old']);
     expect((t.before as { suspect_pages: string[] }).suspect_pages).toEqual(['https://d/old']);
+  });
+
+  it('says when the runs set aside changed, as quickstarted\'s diff does (text and --json), and not when they did not', () => {
+    const before = doc([{ task: 'd', passes: 3, evidential: 3, attempts: 5, discarded: { infra_error: 2 } }, { task: 'same', passes: 1, evidential: 1, attempts: 2, discarded: { harness_error: 1 } }]);
+    const after = doc([{ task: 'd', passes: 3, evidential: 3, attempts: 4, discarded: { harness_error: 1, infra_error: 0 } }, { task: 'same', passes: 1, evidential: 1, attempts: 2, discarded: { harness_error: 1 } }]);
+    const r = qs(before, after);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('  discarded: infra_error 2 -> harness_error 1\n');
+    expect(r.out.match(/discarded:/g)).toHaveLength(1);
+    const c = JSON.parse(qs(before, after, '--json').out) as { tasks: Array<{ task: string; discarded_changed: unknown }> };
+    expect(c.tasks.map((t) => [t.task, t.discarded_changed])).toEqual([
+      ['d', { before: { infra_error: 2 }, after: { harness_error: 1 } }],
+      ['same', null],
+    ]);
   });
 
   it('--json gives the whole comparison with full-precision p-values, buckets and intervals', () => {

@@ -34,6 +34,8 @@ export interface TaskDiff {
   not_comparable: string | null;
   pages_newly_failing: string[];
   pages_cleared: string[];
+  /** Runs set aside by classification on each side, when the two differ (else null), as quickstarted's diff reports them. */
+  discarded_changed: { before: Record<string, number>; after: Record<string, number> } | null;
 }
 
 export interface Comparison {
@@ -72,6 +74,12 @@ function bucketOf(b: Side, a: Side): Bucket {
   return 'flaky';
 }
 
+/** A side's discarded counts, numbers only and sorted by classification (another tool's document is read as unknown). */
+function discardedOf(t: TaskResult): Record<string, number> {
+  const given = typeof t.discarded === 'object' && t.discarded !== null && !Array.isArray(t.discarded) ? Object.entries(t.discarded) : [];
+  return Object.fromEntries(given.filter((e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1]) && e[1] !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
 const sameSet = (x: string[], y: string[]): boolean => x.length === y.length && x.every((v, i) => v === y[i]);
 
 /** Why two sides cannot be compared (a different agent, or different models served), else null. */
@@ -93,6 +101,8 @@ export function compare(before: Results, after: Results, allowDifferent: boolean
     if (!at) continue;
     const sb = side(bt);
     const sa = side(at);
+    const db = discardedOf(bt);
+    const da = discardedOf(at);
     const why = incomparable(sb, sa);
     const evidence = sb.evidential_runs > 0 && sa.evidential_runs > 0;
     const p = evidence ? fisherExact(sb.passes, sb.failures, sa.passes, sa.failures) : null;
@@ -115,6 +125,7 @@ export function compare(before: Results, after: Results, allowDifferent: boolean
       not_comparable: why,
       pages_newly_failing: sa.suspect_pages.filter((u) => !sb.suspect_pages.includes(u)),
       pages_cleared: sb.suspect_pages.filter((u) => !sa.suspect_pages.includes(u)),
+      discarded_changed: JSON.stringify(db) === JSON.stringify(da) ? null : { before: db, after: da },
     });
   }
   return {
@@ -130,6 +141,8 @@ export function compare(before: Results, after: Results, allowDifferent: boolean
 
 const rate = (s: Side): string => (s.pass_rate === null ? 'no evidence' : `${s.passes}/${s.evidential_runs} (${Math.round(s.pass_rate * 100)}%, 95% CI ${Math.round((s.interval as Interval).low * 100)}–${Math.round((s.interval as Interval).high * 100)}%)`);
 const p3 = (p: number): string => (p < 0.001 ? p.toExponential(2) : p.toFixed(3));
+
+const counts = (m: Record<string, number>): string => Object.entries(m).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
 
 /** The comparison for people, a line per task and then the buckets. */
 export function diffText(c: Comparison): string {
@@ -158,6 +171,7 @@ export function diffText(c: Comparison): string {
     if (t.not_comparable !== null && t.verdict !== 'not_comparable') lines.push(`  warning: ${t.not_comparable}`);
     for (const u of t.pages_newly_failing) lines.push(`  newly failing after: ${u}`);
     for (const u of t.pages_cleared) lines.push(`  cleared: ${u}`);
+    if (t.discarded_changed !== null) lines.push(`  discarded: ${counts(t.discarded_changed.before)} -> ${counts(t.discarded_changed.after)}`);
   }
   const buckets: Array<[Bucket, string]> = [
     ['newly_failing', 'newly failing'],

@@ -269,6 +269,15 @@ describe('JUnit, the summary and GitHub annotations', () => {
     expect(summaryMarkdown(foldResults([{ slug: 'p', attempt: 1, events: piped }], 'v'))).toContain('| a\\|b |');
   });
 
+  it('the Markdown summary shows controls and bidi overrides from a stream as U+XXXX (GitHub renders them, so they could disguise a row)', () => {
+    const hostile = 'ok\x1b]0;t\x07 \u202eevil\r done';
+    const gap = s.docsGap.map((e) => (e.type === 'check.completed' ? { ...e, reason: hostile } : e.type === 'task.loaded' ? { ...e, task: { ...(e.task as object), name: 'n\u202e\x1b' } } : e));
+    const md = summaryMarkdown(foldResults([{ slug: 'x', attempt: 1, events: gap }], 'v'));
+    expect(md).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/);
+    expect(md).toContain('| nU+202EU+001B |');
+    expect(md).toContain('okU+001B\\]0;tU+0007 U+202EevilU+000D done');
+  });
+
   it('GitHub annotations: one error per task with a docs gap, newlines and percent signs encoded', () => {
     const tricky = s.docsGap.map((e) => (e.type === 'check.completed' ? { ...e, output: 'first\n100% broken\r\n' } : e));
     const lines = githubAnnotations(foldResults([{ slug: 'g', attempt: 1, events: tricky }, { slug: 'r', attempt: 1, events: modelRun(false) }], 'v'));

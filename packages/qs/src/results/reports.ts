@@ -60,7 +60,12 @@ export function rateText(t: TaskResult): string {
 }
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
-const md = (text: string): string => text.replace(/[|\\`*_[\]<>]/g, (c) => `\\${c}`).replace(/\r?\n/g, ' ');
+// Controls and bidi overrides from a stream are shown as what they are: GitHub renders them, and they could disguise a row.
+const md = (text: string): string =>
+  text
+    .replace(/[|\\`*_[\]<>]/g, (c) => `\\${c}`)
+    .replace(/\r?\n/g, ' ')
+    .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g, (c) => `U+${(c.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`);
 
 /** The Markdown summary (`--summary FILE`, and GitHub's step summary). */
 export function summaryMarkdown(results: Results): string {
@@ -68,7 +73,7 @@ export function summaryMarkdown(results: Results): string {
   const lines = [
     '# quickloop results',
     '',
-    `${results.totals.runs} run${results.totals.runs === 1 ? '' : 's'} of ${results.tasks.length} task${results.tasks.length === 1 ? '' : 's'} · ${c.passed} passed · ${c.docs_gap} docs gap · ${c.inconclusive} inconclusive · ${c.skipped} skipped${c.interrupted ? ` · ${c.interrupted} interrupted` : ''}${c.not_run ? ` · ${c.not_run} not run` : ''} · backend ${results.environment.backend ?? 'none'} · ${results.duration_seconds}s`,
+    `${results.totals.runs} run${results.totals.runs === 1 ? '' : 's'} of ${results.tasks.length} task${results.tasks.length === 1 ? '' : 's'} · ${c.passed} passed · ${c.docs_gap} docs gap · ${c.inconclusive} inconclusive · ${c.skipped} skipped${c.interrupted ? ` · ${c.interrupted} interrupted` : ''}${c.not_run ? ` · ${c.not_run} not run` : ''} · backend ${md(results.environment.backend ?? 'none')} · ${results.duration_seconds}s`,
     '',
   ];
   if (results.interrupted) lines.push('**The sweep was interrupted**: the runs below are the ones that finished.', '');

@@ -112,6 +112,15 @@ describe('qs diff', () => {
     ]);
   });
 
+  it('prints names and pages from a document with their controls made visible, so a results.json cannot drive the terminal', () => {
+    const name = 'evil\x1b]0;title\x07\u202e';
+    const r = qs(doc([{ task: name, passes: 5, evidential: 5, suspect: ['https://d/\x1b[2J'] }]), doc([{ task: name, passes: 0, evidential: 5, agent: 'x\x9b31m' }]));
+    expect(r.code).toBe(3);
+    expect(r.out + r.err).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e]/);
+    expect(r.out).toContain('evil\\x1b]0;title\\x07\\u202e: 5/5');
+    expect(r.err).toContain('evil\\x1b]0;title\\x07\\u202e (agent replay before, x\\x9b31m after)');
+  });
+
   it('--json gives the whole comparison with full-precision p-values, buckets and intervals', () => {
     const before = doc([
       { task: 'gone', passes: 1, evidential: 1 },

@@ -1,6 +1,6 @@
 // `qs diff BEFORE AFTER`: two sweeps' pass rates compared task by task with Fisher's exact test.
 import { resolve } from 'node:path';
-import { InputError, parseArgs, QsExit } from '@quickloop/cli-kit';
+import { InputError, parseArgs, QsExit, terminalSafe } from '@quickloop/cli-kit';
 import type { Command } from '../command.js';
 import { compare, diffText } from '../results/diff.js';
 import { loadResults } from '../results/load.js';
@@ -30,13 +30,14 @@ export const diff: Command = {
       }
     }
     const c = compare(b, a, args['allow-different']);
-    io.stdout.write(args.json ? `${JSON.stringify(c, null, 2)}\n` : diffText(c));
+    // Names, agents and pages come from the documents: shown, never acted on by the terminal.
+    io.stdout.write(args.json ? `${JSON.stringify(c, null, 2)}\n` : terminalSafe(diffText(c), 'block'));
     const refused = c.tasks.filter((t) => t.verdict === 'not_comparable');
     if (refused.length > 0) {
-      io.stderr.write(`qs diff: not comparable (different agent or model): ${refused.map((t) => `${t.task} (${t.not_comparable})`).join('; ')}; --allow-different compares them anyway\n`);
+      io.stderr.write(`qs diff: not comparable (different agent or model): ${terminalSafe(refused.map((t) => `${t.task} (${t.not_comparable})`).join('; '))}; --allow-different compares them anyway\n`);
       return QsExit.usage;
     }
-    if (c.regressions.length > 0) io.stderr.write(`qs diff: regressed: ${c.regressions.join(', ')}\n`);
+    if (c.regressions.length > 0) io.stderr.write(`qs diff: regressed: ${terminalSafe(c.regressions.join(', '))}\n`);
     return args['fail-on-regression'] && c.regressions.length > 0 ? QsExit.docsGap : QsExit.passed;
   },
 };

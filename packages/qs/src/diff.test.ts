@@ -302,3 +302,19 @@ describe('qs results', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
+
+describe('qs merge over hand-made folders', () => {
+  it('prints a task name from the streams with its controls made visible on stderr', () => {
+    const plan = { ...(JSON.parse(readFileSync(PLAN_EXAMPLE, 'utf8')) as Record<string, unknown>), repeat: 1, attempts: 1, share: { kind: 'all' }, assigned: [{ slug: 'greeter-quickstart', attempt: 1 }] };
+    plan.plan_sha256 = planSha256(plan as unknown as PlanInput);
+    const dir = join(work, 'merge-hostile');
+    mkdirSync(join(dir, 'greeter-quickstart', '1'), { recursive: true });
+    writeFileSync(join(dir, 'plan.ndjson'), `${JSON.stringify(plan)}\n`);
+    const stream = readFileSync(join(STREAMS, 'passed', 'out.ndjson'), 'utf8').replaceAll('"greeter-hello"', '"evil\\u001b]0;t\\u0007"');
+    writeFileSync(join(dir, 'greeter-quickstart', '1', 'events.ndjson'), stream);
+    const r = spawnSync(process.execPath, [QS, 'merge', dir, '--out', join(work, 'merged-hostile')], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain('evil\\x1b]0;t\\x07: 100%');
+    expect(r.stderr).not.toMatch(/[\x00-\x09\x0b-\x1f]/);
+  });
+});

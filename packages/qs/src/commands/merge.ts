@@ -2,7 +2,7 @@
 // results.json, JUnit and summary, as if one `qs run` had written them.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
-import { InputError, logLevel, parseArgs, QsExit, UsageError } from '@quickloop/cli-kit';
+import { InputError, logLevel, parseArgs, QsExit, terminalSafe, UsageError } from '@quickloop/cli-kit';
 import type { Command } from '../command.js';
 import { serialiseResults } from '../results/fold.js';
 import { readAttempts, resultsFromDir } from '../results/load.js';
@@ -111,7 +111,7 @@ export const merge: Command = {
     writeFileSync(join(out, 'results.json'), serialiseResults(results));
     publishResults(results, reportPaths, io, 'qs merge');
     if (level !== 'quiet') {
-      for (const t of results.tasks) io.stderr.write(`${t.task}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${t.not_run && t.attempts > 0 ? ` · ${t.not_run} not run` : ''}\n`);
+      for (const t of results.tasks) io.stderr.write(`${terminalSafe(t.task)}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${t.not_run && t.attempts > 0 ? ` · ${t.not_run} not run` : ''}\n`);
       io.stderr.write(`results: ${join(out, 'results.json')} (${copies.length} of ${head.plan.attempts} attempts from ${folders.length} folder${folders.length === 1 ? '' : 's'})\n`);
     }
     if (results.not_run.length > 0) {

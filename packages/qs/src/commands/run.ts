@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { logLevel, parseArgs, QsExit, UsageError, wantsColour } from '@quickloop/cli-kit';
+import { logLevel, parseArgs, QsExit, terminalSafe, UsageError, wantsColour } from '@quickloop/cli-kit';
 import { checkModelConfig, isModelAgent } from '@quickloop/qs-agent/config';
 import { checkSpendable, parseMaxSpend, startSpendLedger, type SpendLedger } from '@quickloop/qs-agent/spend';
 import { askNpmConfig, installCacheDir, registryOf } from '@quickloop/sandbox';
@@ -229,7 +229,7 @@ export const run: Command = {
       } else results = foldResults(outcome.attempts, VERSION, plan);
       publishResults(results, reportPaths, io, 'qs run');
       if (many || level === 'verbose') {
-        for (const t of results.tasks) io.stderr.write(`${t.task}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${Object.keys(t.discarded).length ? ` · discarded ${Object.entries(t.discarded).map(([k, n]) => `${k} ${n}`).join(', ')}` : ''}\n`);
+        for (const t of results.tasks) io.stderr.write(`${terminalSafe(t.task)}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${Object.keys(t.discarded).length ? ` · discarded ${Object.entries(t.discarded).map(([k, n]) => `${k} ${n}`).join(', ')}` : ''}\n`);
       }
       if (out !== null && level !== 'quiet') io.stderr.write(`results: ${resolve(out, 'results.json')}\n`);
       if (outcome.interrupted) {

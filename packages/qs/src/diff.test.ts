@@ -244,6 +244,26 @@ describe('qs results', () => {
     expect(readFileSync(join(work, 'r.md'), 'utf8')).toContain('| greeter-hello |');
   });
 
+  it('refuses report paths it cannot write before printing anything (exit 3, one line), and a results.json that is a folder', () => {
+    const dir = join(work, 'unwritable');
+    mkdirSync(join(dir, 'hello', '1'), { recursive: true });
+    writeFileSync(join(dir, 'hello', '1', 'events.ndjson'), readFileSync(join(STREAMS, 'passed', 'out.ndjson')));
+    for (const [args, message] of [
+      [['--junit', join(work, 'no-such-folder', 'r.xml')], /--junit .*no-such-folder\/r\.xml: its folder does not exist/],
+      [['--summary', work], /--summary .*: name a file/],
+    ] as const) {
+      const r = results(dir, ...args);
+      expect(r.status).toBe(3);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stdout).toBe('');
+    }
+    mkdirSync(join(dir, 'results.json'));
+    const w = results(dir, '--write');
+    expect(w.status).toBe(3);
+    expect(w.stderr).toBe(`qs: qs results: ${join(dir, 'results.json')}: is a folder, not a file\n`);
+  });
+
   it('passes over a dangling symlink beside the task folders (an artifact copied in part) instead of crashing', () => {
     const dir = join(work, 'dangling');
     mkdirSync(join(dir, 'hello', '1'), { recursive: true });

@@ -1,9 +1,10 @@
 // `qs results DIR`: results.json rebuilt from the attempts' saved streams alone.
-import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { InputError, parseArgs, QsExit } from '@quickloop/cli-kit';
 import type { Command } from '../command.js';
 import { serialiseResults } from '../results/fold.js';
+import { checkReportPaths } from '../results/publish.js';
 import { resultsFromDir } from '../results/load.js';
 import { junitXml, summaryMarkdown } from '../results/reports.js';
 import { VERSION } from '../version.js';
@@ -20,6 +21,10 @@ export const results: Command = {
     );
     const dir = String(args._[0] ?? '');
     if (dir === '') throw new InputError('qs results: name the folder a `qs run --out DIR` wrote');
+    // Checked before the fold, so nothing is printed or written when a report cannot be.
+    checkReportPaths({ junit: args.junit, summary: args.summary }, io.cwd, 'qs results');
+    const own = resolve(io.cwd, dir, 'results.json');
+    if (args.write && existsSync(own) && statSync(own).isDirectory()) throw new InputError(`qs results: ${join(dir, 'results.json')}: is a folder, not a file`);
     const doc = await resultsFromDir(resolve(io.cwd, dir), VERSION, dir);
     const text = serialiseResults(doc);
     if (args.write) writeFileSync(resolve(io.cwd, dir, 'results.json'), text);

@@ -170,6 +170,12 @@ describe('qs diff', () => {
     expect(agents.out).toContain('not comparable: agent replay before, openai after');
   });
 
+  it('compares the models as sets, as quickstarted does: a model listed twice is the same model', () => {
+    const r = qs(doc([{ task: 'm', passes: 5, evidential: 5, models: ['claude-a', 'claude-a'] }]), doc([{ task: 'm', passes: 5, evidential: 5, models: ['claude-a'] }]));
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('inside the noise');
+  });
+
   it('compares every agent a side names in `agents`, not only the first run\'s (a folder with runs of two agents)', () => {
     const before = doc([{ task: 'm', passes: 5, evidential: 5, agent: 'anthropic' }]);
     const mixed = JSON.parse(readFileSync(doc([{ task: 'm', passes: 5, evidential: 10, agent: 'anthropic' }]), 'utf8')) as { tasks: Array<Record<string, unknown>> };

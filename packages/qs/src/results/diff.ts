@@ -60,7 +60,7 @@ function side(t: TaskResult): Side {
     interval: t.evidential_runs === 0 ? null : wilson(t.passes, t.evidential_runs),
     // Ours lists every agent a task's runs had (a folder can hold two); quickstarted's has the one.
     agent: Array.isArray(t.agents) && t.agents.length > 0 ? [...t.agents].sort().join(', ') : (t.agent ?? null),
-    models_reported: [...(t.models_reported ?? [])].sort(),
+    models_reported: [...new Set(t.models_reported ?? [])].sort(),
     suspect_pages: Object.keys(gapPages(t)).sort(),
   };
 }

@@ -188,6 +188,13 @@ describe('qs report', () => {
     expect(readFileSync(join(work, stream), 'utf8')).toBe(events);
   });
 
+  it('refuses a stream named by a results.json that is a folder, with its path (exit 3)', async () => {
+    const dir = join(work, 'stream-folder');
+    mkdirSync(join(dir, 'greeter-quickstart', '1', 'events.ndjson'), { recursive: true });
+    writeFileSync(join(dir, 'results.json'), readFileSync(join(work, 'model', 'results.json')));
+    await expect(cli(['report', 'stream-folder/results.json'], memoryIo({ cwd: work }))).rejects.toThrow(new InputError('stream-folder/greeter-quickstart/1/events.ndjson: is not a file'));
+  });
+
   it("reads another tool's sparse results.json without crashing: what it lacks is said, not invented", async () => {
     // quickstarted's schema 2.0 fields only: no egress hosts, denials, streams or intervals.
     const doc = {

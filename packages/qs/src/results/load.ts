@@ -90,6 +90,7 @@ export function jsonErrorOffset(text: string): number {
 
 /** One saved stream's events in order; a bad line stops it with `SHOWN:LINE: message`. */
 export async function readStreamFile(file: string, shown: string): Promise<WireEvent[]> {
+  if (!statSync(file).isFile()) throw new InputError(`${shown}: is not a file`);
   const events: WireEvent[] = [];
   for await (const { event } of readEvents(createReadStream(file), { source: shown })) events.push(event);
   return events;
@@ -106,7 +107,6 @@ export async function readAttempts(dir: string, shown = dir): Promise<AttemptStr
       if (!/^[1-9]\d*$/.test(attempt)) continue;
       const file = join(taskDir, attempt, 'events.ndjson');
       if (!existsSync(file)) continue;
-      if (!statSync(file).isFile()) throw new InputError(`${join(shown, slug, attempt, 'events.ndjson')}: is not a file`);
       attempts.push({ slug, attempt: Number(attempt), events: await readStreamFile(file, join(shown, slug, attempt, 'events.ndjson')) });
     }
   }

@@ -46,6 +46,13 @@ describe('reportError', () => {
     expect(reportError(new InputError('t.yaml:3:1: bad'), { name: 'qs-validate', family: 'qs' }, i)).toBe(3);
     expect(err.text()).toBe('qs-validate: t.yaml:3:1: bad\n');
   });
+  it("does not prefix a subcommand's message that already names the binary", () => {
+    const { err, io: i } = io();
+    reportError(new InputError('qs report: r.json: no such file or folder'), { name: 'qs', family: 'qs' }, i);
+    reportError(new InputError('qs: odd but named'), { name: 'qs', family: 'qs' }, i);
+    reportError(new InputError('qsx.yaml: bad'), { name: 'qs', family: 'qs' }, i);
+    expect(err.text()).toBe('qs report: r.json: no such file or folder\nqs: odd but named\nqs: qsx.yaml: bad\n');
+  });
   it('honours an explicit exit code and stays silent without a message', () => {
     const { err, io: i } = io();
     expect(reportError(new ExitError(1), { name: 'x', family: 'qs' }, i)).toBe(1);

@@ -68,7 +68,9 @@ export function reportError(error: unknown, options: RunBinOptions, io: Pick<Io,
   if (stdoutClosed || isPipeClosed(error)) return 0;
   if (error instanceof CliError) {
     // A message may quote input (a bad line, a path): shown with its controls made visible.
-    if (error.message) io.stderr.write(`${options.name}: ${terminalSafe(error.message, 'block')}\n`);
+    // A subcommand's message that names itself (`qs report: …`) is not prefixed again (`qs: qs report: …`).
+    const named = error.message.startsWith(`${options.name} `) || error.message.startsWith(`${options.name}:`);
+    if (error.message) io.stderr.write(`${named ? '' : `${options.name}: `}${terminalSafe(error.message, 'block')}\n`);
     return error.exitCode ?? exitCodeFor(options.family, error.kind);
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -267,7 +267,7 @@ describe('qs results', () => {
     mkdirSync(join(dir, 'results.json'));
     const w = results(dir, '--write');
     expect(w.status).toBe(3);
-    expect(w.stderr).toBe(`qs: qs results: ${join(dir, 'results.json')}: is a folder, not a file\n`);
+    expect(w.stderr).toBe(`qs results: ${join(dir, 'results.json')}: is a folder, not a file\n`);
   });
 
   it('passes over a dangling symlink beside the task folders (an artifact copied in part) instead of crashing', () => {

@@ -144,7 +144,7 @@ describe('qs run --shard and qs merge', () => {
     expect(different.code).toBe(3);
     const message = different.err.trim().split('\n');
     expect(message).toHaveLength(1);
-    expect(message[0]).toMatch(new RegExp(`^qs: qs merge: ${shards[0]} \\(plan [0-9a-f]{12}\\) and ${other} \\(plan [0-9a-f]{12}\\) are not shards of one sweep: repeat 2 vs 1$`));
+    expect(message[0]).toMatch(new RegExp(`^qs merge: ${shards[0]} \\(plan [0-9a-f]{12}\\) and ${other} \\(plan [0-9a-f]{12}\\) are not shards of one sweep: repeat 2 vs 1$`));
     expect(existsSync(join(work, 'refused-1'))).toBe(false);
 
     const again = join(work, 'shard-1-again');

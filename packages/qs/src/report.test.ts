@@ -2,7 +2,7 @@
 // `qs report` over real sweeps (the replay agent in the bwrap sandbox, and a model agent against the
 // testkit mock), opened in real headless Chromium: no request leaves the page, the facts are there
 // with JavaScript off, nothing overflows a phone's width, and markup from a stream stays text.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -184,6 +184,11 @@ describe('qs report', () => {
     await expect(cli(['report', 'own-files', '--out', 'own-files/results.json'], io)).rejects.toThrow('qs report: --out own-files/results.json: is a file the report reads');
     await expect(cli(['report', 'own-files', '--out', stream], io)).rejects.toThrow(`qs report: --out ${stream}: is a file the report reads`);
     await expect(cli(['report', 'own-files/results.json', '--out', stream], io)).rejects.toThrow(`qs report: --out ${stream}: is a file the report reads`);
+    // The same files by another name: a link to the folder, a link to the results.json.
+    symlinkSync(dir, join(work, 'own-link'));
+    symlinkSync(join(dir, 'results.json'), join(work, 'own-results-link.json'));
+    await expect(cli(['report', 'own-files', '--out', 'own-link/results.json'], io)).rejects.toThrow('is a file the report reads');
+    await expect(cli(['report', 'own-link', '--out', 'own-results-link.json'], io)).rejects.toThrow('is a file the report reads');
     expect(readFileSync(join(dir, 'results.json'), 'utf8')).toBe(json);
     expect(readFileSync(join(work, stream), 'utf8')).toBe(events);
   });

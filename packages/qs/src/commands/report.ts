@@ -1,7 +1,7 @@
 // `qs report RESULTS [--out FILE]`: one self-contained HTML page from a results.json or a `qs run --out`
 // folder, read through the results fold; the transcripts come from the attempts' saved streams.
-import { existsSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { existsSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { InputError, parseArgs, QsExit } from '@quickloop/cli-kit';
 import type { WireEvent } from '@quickloop/events';
 import type { Command } from '../command.js';
@@ -17,6 +17,19 @@ const STREAM = /^[a-z0-9._-]+\/[1-9]\d*\/events\.ndjson$/;
 export function defaultOut(path: string): string {
   const p = path.replace(/\/+$/, '');
   return p.endsWith('.json') ? `${p.slice(0, -'.json'.length)}.html` : `${p}.html`;
+}
+
+/** A path as the disk has it (symlinks followed); one not yet there, by its folder's. */
+function real(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    try {
+      return join(realpathSync(dirname(path)), basename(path));
+    } catch {
+      return path;
+    }
+  }
 }
 
 /** The page's facts, and every file they were read from (never to be written over by the page). */
@@ -69,7 +82,7 @@ export const report: Command = {
     if (args.out !== undefined && shownOut === '') throw new InputError('qs report: --out: name a file');
     const out = resolve(io.cwd, shownOut);
     if (out === path) throw new InputError(`qs report: --out ${shownOut}: is the results it reads`);
-    if (read.has(out)) throw new InputError(`qs report: --out ${shownOut}: is a file the report reads`);
+    if (read.has(out) || [...read].some((f) => real(f) === real(out))) throw new InputError(`qs report: --out ${shownOut}: is a file the report reads`);
     if (existsSync(out) && statSync(out).isDirectory()) throw new InputError(`qs report: --out ${shownOut}: is a folder, not a file`);
     const html = reportHtml(results, streams, { fromFolder });
     try {

@@ -179,6 +179,38 @@ describe('qs run: a sweep', () => {
     expect(left.stdout.trim()).toBe('');
   });
 
+  it('a closed terminal (SIGHUP) mid-sweep ends it as Ctrl-C does: the stream recorded as interrupted, its sandbox removed, results.json written, exit 130', async () => {
+    const marker = `${40 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 900) + 100}`;
+    const slow = join(work, 'slow-hup.yaml');
+    writeFileSync(slow, `name: slow-hup\ngoal: Wait a while.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - sleep ${marker}\nsuccess:\n  script: test -d /\n`);
+    const out = join(work, 'hung-up');
+    const child = spawn(process.execPath, [QS, 'run', slow, '--out', out, ...MAP], { cwd: work, env: env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    let buffered = '';
+    let sent = false;
+    child.stdout.on('data', (c: Buffer) => {
+      buffered += c.toString();
+      const parts = buffered.split('\n');
+      buffered = parts.pop() ?? '';
+      for (const l of parts) {
+        const e = JSON.parse(l) as Ev;
+        if (!sent && e.type === 'tool.call' && e.command === `sleep ${marker}`) {
+          sent = true;
+          process.kill(child.pid as number, 'SIGHUP');
+        }
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+    expect(sent, err).toBe(true);
+    expect(code, err).toBe(130);
+    const [events] = [...saved(out).values()];
+    expect(events?.at(-1), err).toMatchObject({ type: 'run.interrupted' });
+    expect(existsSync(events?.find((e) => e.type === 'sandbox.ready')?.root as string)).toBe(false);
+    expect(JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'))).toMatchObject({ interrupted: true });
+    expect(spawnSync('pgrep', ['-f', `sleep ${marker}`], { encoding: 'utf8' }).stdout.trim()).toBe('');
+  });
+
   it('--strict-inconclusive turns a sweep with an inconclusive run from 0 into 2; --keep-sandbox keeps each workspace', async () => {
     const plain = await qs(['run', EXAMPLE, pipeline('setup-failed.yaml'), '--workers', '2', ...MAP]);
     expect(plain.code, plain.err).toBe(0);

@@ -243,6 +243,7 @@ describe('qs run: a sweep', () => {
     [['--repeat', '1.5'], /--repeat must be a whole number/],
     [['--out', '@FILE'], /is a file, not a folder/],
     [['--out', '@FULL'], /the folder is not empty/],
+    [['--out', '@FILE/sub'], /--out .*a-file\/sub: cannot write there \(ENOTDIR\)/],
     [['--junit', '/nonexistent-qs-folder/junit.xml'], /--junit \/nonexistent-qs-folder\/junit\.xml: its folder does not exist/],
     [['--summary', '@FULL'], /--summary .*: name a file/],
   ])('refuses %j with exit 3 before running anything', async (flags, message) => {
@@ -251,7 +252,7 @@ describe('qs run: a sweep', () => {
     const full = join(work, 'full');
     mkdirSync(full, { recursive: true });
     writeFileSync(join(full, 'keep.txt'), 'x');
-    const r = await qs(['run', EXAMPLE, ...flags.map((f) => (f === '@FILE' ? file : f === '@FULL' ? full : f)), ...MAP]);
+    const r = await qs(['run', EXAMPLE, ...flags.map((f) => f.replace(/^@FILE/, file).replace(/^@FULL/, full)), ...MAP]);
     expect(r.code).toBe(3);
     expect(r.err).toMatch(message);
     expect(r.out).toBe('');

@@ -241,6 +241,9 @@ describe('qs run: a sweep', () => {
     [['--repeat', '0'], /--repeat must be a whole number from 1 to 1000 \(got 0\)/],
     [['--workers', 'two'], /--workers must be a whole number from 1 to 64 \(got two\)/],
     [['--repeat', '1.5'], /--repeat must be a whole number/],
+    // Followed by --docs-map: yargs alone would run the default agent, once.
+    [['--agent'], /--agent needs a value/],
+    [['--repeat'], /--repeat needs a value/],
     [['--out', '@FILE'], /is a file, not a folder/],
     [['--out', '@FULL'], /the folder is not empty/],
     [['--out', '@FILE/sub'], /--out .*a-file\/sub: cannot write there \(ENOTDIR\)/],

@@ -211,6 +211,15 @@ describe('qs run: a sweep', () => {
     expect(spawnSync('pgrep', ['-f', `sleep ${marker}`], { encoding: 'utf8' }).stdout.trim()).toBe('');
   });
 
+  it('a stage that refuses its flags leaves no sandbox behind: the one qs-sandbox made is removed, exit 3', async () => {
+    const r = await qs(['run', EXAMPLE, '--rate-limit', 'soon', ...MAP]);
+    expect(r.code, r.err).toBe(3);
+    expect(r.err).toContain('a stage refused its input or flags in 1 attempt');
+    const workspace = /ready \(bwrap\) (\/\S+)\/workspace$/m.exec(r.err)?.[1];
+    expect(workspace, r.err).toMatch(/\/quickloop-[^/]+$/);
+    expect(existsSync(workspace as string)).toBe(false);
+  });
+
   it('--strict-inconclusive turns a sweep with an inconclusive run from 0 into 2; --keep-sandbox keeps each workspace', async () => {
     const plain = await qs(['run', EXAMPLE, pipeline('setup-failed.yaml'), '--workers', '2', ...MAP]);
     expect(plain.code, plain.err).toBe(0);

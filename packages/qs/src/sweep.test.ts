@@ -211,6 +211,38 @@ describe('qs run: a sweep', () => {
     expect(spawnSync('pgrep', ['-f', `sleep ${marker}`], { encoding: 'utf8' }).stdout.trim()).toBe('');
   });
 
+  it('a second signal ends qs at once, and the attempt it cut short still ends its saved stream, as interrupted', async () => {
+    const marker = `${40 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 900) + 100}`;
+    const slow = join(work, 'slow-twice.yaml');
+    writeFileSync(slow, `name: slow-twice\ngoal: Wait a while.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - sleep ${marker}\nsuccess:\n  script: test -d /\n`);
+    const out = join(work, 'twice');
+    const child = spawn(process.execPath, [QS, 'run', slow, '--out', out, ...MAP], { cwd: work, env: env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    let buffered = '';
+    let sent = false;
+    child.stdout.on('data', (c: Buffer) => {
+      buffered += c.toString();
+      const parts = buffered.split('\n');
+      buffered = parts.pop() ?? '';
+      for (const l of parts) {
+        const e = JSON.parse(l) as Ev;
+        if (!sent && e.type === 'tool.call' && e.command === `sleep ${marker}`) {
+          sent = true;
+          // Two different signals, so the kernel cannot merge them into one.
+          process.kill(child.pid as number, 'SIGINT');
+          process.kill(child.pid as number, 'SIGTERM');
+        }
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+    expect(sent, err).toBe(true);
+    expect(code, err).toBe(130);
+    const [events] = [...saved(out).values()];
+    expect(events?.filter((e) => TERMINAL.has(e.type)), err).toHaveLength(1);
+    expect(events?.at(-1), err).toMatchObject({ type: 'run.interrupted', stage: 'qs' });
+  });
+
   it('a stage that refuses its flags leaves no sandbox behind: the one qs-sandbox made is removed, exit 3', async () => {
     const r = await qs(['run', EXAMPLE, '--rate-limit', 'soon', ...MAP]);
     expect(r.code, r.err).toBe(3);

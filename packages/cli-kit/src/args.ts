@@ -69,6 +69,18 @@ export function parseArgs<T>(
       throw new UsageError(`--${m[1]!} is a switch: give it alone (or =true/=false), not '${m[2]!}' (see ${meta.name} --help)`);
     }
   }
+  // yargs reads a flag with no value (`--agent --out x`, `--agent $UNSET`) as its default: a typo or an
+  // empty variable would quietly run something else than what was asked for.
+  const options = (parsed as unknown as { getOptions(): { string: string[]; default: Record<string, unknown> } }).getOptions();
+  const defaulted = new Set(options.string.filter((k) => options.default[k] !== undefined && !booleans.has(k)));
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i]!;
+    if (arg === '--') break;
+    const next = argv[i + 1];
+    if (arg.startsWith('--') && defaulted.has(arg.slice(2)) && (next === undefined || (next.startsWith('-') && !/^-\d/.test(next)))) {
+      throw new UsageError(`${arg} needs a value (see ${meta.name} --help)`);
+    }
+  }
   // A repeatable flag collects every use (`--docs-map A --docs-map B`) and takes one value per use, so
   // it never swallows the positionals after it; any other flag given twice keeps its last value.
   const arrays = new Set((parsed as unknown as { getOptions(): { array: string[] } }).getOptions().array.flatMap((k) => [k, k.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase())]));

@@ -101,6 +101,19 @@ describe('parseArgs', () => {
     expect(parse(['--', '--strict=yes'])._).toEqual(['--strict=yes']);
   });
 
+  it('rejects a flag with a default given no value, which yargs would quietly read as the default', () => {
+    // `qs run --agent $AGENT --out x` with AGENT unset must not run the replay agent instead.
+    const parse = (argv: string[]) => parseArgs(argv, meta(), (y) => y.option('agent', { type: 'string', default: 'replay' }).option('out', { type: 'string' }));
+    expect(() => parse(['--agent', '--out', 'x'])).toThrow('--agent needs a value (see qs-x --help)');
+    expect(() => parse(['a', '--agent'])).toThrow('--agent needs a value');
+    expect(parse(['--agent', 'gemini']).agent).toBe('gemini');
+    expect(parse(['--agent=', '--out', 'x']).agent).toBe('');
+    expect(parse(['--agent', '-1']).agent).toBe('-1');
+    // yargs takes a lone - for a positional, not the value
+    expect(() => parse(['--agent', '-'])).toThrow('--agent needs a value');
+    expect(parse(['--', '--agent'])._).toEqual(['--agent']);
+  });
+
   it('rejects --quiet with --verbose', () => {
     expect(() => parseArgs(['-q', '-v'], meta(), (y) => y)).toThrow(UsageError);
   });

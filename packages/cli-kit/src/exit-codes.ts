@@ -10,7 +10,7 @@ export const QsExit = {
   noEvidence: 2,
   /** Usage error or invalid input (a bad flag, task file or stream line). */
   usage: 3,
-  /** Interrupted (SIGINT/SIGTERM) or stopped by a spend cap. */
+  /** Interrupted (SIGINT/SIGTERM/SIGHUP) or stopped by a spend cap. */
   interrupted: 130,
 } as const;
 

@@ -8,7 +8,7 @@ export interface Io {
   stderr: Writable & { isTTY?: boolean };
   env: Record<string, string | undefined>;
   cwd: string;
-  /** Aborted on SIGINT/SIGTERM; long work must stop and report `interrupted`. */
+  /** Aborted on SIGINT/SIGTERM/SIGHUP; long work must stop and report `interrupted`. */
   signal: AbortSignal;
   /** The clock. Tests pin it so event streams are byte-for-byte reproducible. */
   now: () => Date;

@@ -13,7 +13,9 @@ export interface RunBinOptions {
 
 /**
  * Runs `main` against the real process and sets process.exitCode — the only code that does.
- * SIGINT/SIGTERM abort `io.signal`; a second signal ends the process at once with 130.
+ * SIGINT/SIGTERM/SIGHUP abort `io.signal`; a second signal ends the process at once with 130.
+ * SIGHUP is a closed terminal or a dropped ssh session: left to Node's default, it would end the
+ * process before it removed its sandboxes or wrote what it had.
  */
 export async function runBin(main: Main, options: RunBinOptions): Promise<void> {
   const controller = new AbortController();
@@ -25,6 +27,7 @@ export async function runBin(main: Main, options: RunBinOptions): Promise<void> 
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
   // A reader that went away (`| head`) is a normal ending: never an uncaught EPIPE.
   let stdoutClosed = false;
   process.stdout.on('error', (error) => {
@@ -60,6 +63,7 @@ export async function runBin(main: Main, options: RunBinOptions): Promise<void> 
   }
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
+  process.off('SIGHUP', onSignal);
   process.exitCode = code;
 }
 

@@ -179,6 +179,79 @@ describe('qs run: a sweep', () => {
     expect(left.stdout.trim()).toBe('');
   });
 
+  it('a closed terminal (SIGHUP) mid-sweep ends it as Ctrl-C does: the stream recorded as interrupted, its sandbox removed, results.json written, exit 130', async () => {
+    const marker = `${40 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 900) + 100}`;
+    const slow = join(work, 'slow-hup.yaml');
+    writeFileSync(slow, `name: slow-hup\ngoal: Wait a while.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - sleep ${marker}\nsuccess:\n  script: test -d /\n`);
+    const out = join(work, 'hung-up');
+    const child = spawn(process.execPath, [QS, 'run', slow, '--out', out, ...MAP], { cwd: work, env: env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    let buffered = '';
+    let sent = false;
+    child.stdout.on('data', (c: Buffer) => {
+      buffered += c.toString();
+      const parts = buffered.split('\n');
+      buffered = parts.pop() ?? '';
+      for (const l of parts) {
+        const e = JSON.parse(l) as Ev;
+        if (!sent && e.type === 'tool.call' && e.command === `sleep ${marker}`) {
+          sent = true;
+          process.kill(child.pid as number, 'SIGHUP');
+        }
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+    expect(sent, err).toBe(true);
+    expect(code, err).toBe(130);
+    const [events] = [...saved(out).values()];
+    expect(events?.at(-1), err).toMatchObject({ type: 'run.interrupted' });
+    expect(existsSync(events?.find((e) => e.type === 'sandbox.ready')?.root as string)).toBe(false);
+    expect(JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'))).toMatchObject({ interrupted: true });
+    expect(spawnSync('pgrep', ['-f', `sleep ${marker}`], { encoding: 'utf8' }).stdout.trim()).toBe('');
+  });
+
+  it('a second signal ends qs at once, and the attempt it cut short still ends its saved stream, as interrupted', async () => {
+    const marker = `${40 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 900) + 100}`;
+    const slow = join(work, 'slow-twice.yaml');
+    writeFileSync(slow, `name: slow-twice\ngoal: Wait a while.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - sleep ${marker}\nsuccess:\n  script: test -d /\n`);
+    const out = join(work, 'twice');
+    const child = spawn(process.execPath, [QS, 'run', slow, '--out', out, ...MAP], { cwd: work, env: env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    let buffered = '';
+    let sent = false;
+    child.stdout.on('data', (c: Buffer) => {
+      buffered += c.toString();
+      const parts = buffered.split('\n');
+      buffered = parts.pop() ?? '';
+      for (const l of parts) {
+        const e = JSON.parse(l) as Ev;
+        if (!sent && e.type === 'tool.call' && e.command === `sleep ${marker}`) {
+          sent = true;
+          // Two different signals, so the kernel cannot merge them into one.
+          process.kill(child.pid as number, 'SIGINT');
+          process.kill(child.pid as number, 'SIGTERM');
+        }
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+    expect(sent, err).toBe(true);
+    expect(code, err).toBe(130);
+    const [events] = [...saved(out).values()];
+    expect(events?.filter((e) => TERMINAL.has(e.type)), err).toHaveLength(1);
+    expect(events?.at(-1), err).toMatchObject({ type: 'run.interrupted', stage: 'qs' });
+  });
+
+  it('a stage that refuses its flags leaves no sandbox behind: the one qs-sandbox made is removed, exit 3', async () => {
+    const r = await qs(['run', EXAMPLE, '--rate-limit', 'soon', ...MAP]);
+    expect(r.code, r.err).toBe(3);
+    expect(r.err).toContain('a stage refused its input or flags in 1 attempt');
+    const workspace = /ready \(bwrap\) (\/\S+)\/workspace$/m.exec(r.err)?.[1];
+    expect(workspace, r.err).toMatch(/\/quickloop-[^/]+$/);
+    expect(existsSync(workspace as string)).toBe(false);
+  });
+
   it('--strict-inconclusive turns a sweep with an inconclusive run from 0 into 2; --keep-sandbox keeps each workspace', async () => {
     const plain = await qs(['run', EXAMPLE, pipeline('setup-failed.yaml'), '--workers', '2', ...MAP]);
     expect(plain.code, plain.err).toBe(0);
@@ -209,8 +282,12 @@ describe('qs run: a sweep', () => {
     [['--repeat', '0'], /--repeat must be a whole number from 1 to 1000 \(got 0\)/],
     [['--workers', 'two'], /--workers must be a whole number from 1 to 64 \(got two\)/],
     [['--repeat', '1.5'], /--repeat must be a whole number/],
+    // Followed by --docs-map: yargs alone would run the default agent, once.
+    [['--agent'], /--agent needs a value/],
+    [['--repeat'], /--repeat needs a value/],
     [['--out', '@FILE'], /is a file, not a folder/],
     [['--out', '@FULL'], /the folder is not empty/],
+    [['--out', '@FILE/sub'], /--out .*a-file\/sub: cannot write there \(ENOTDIR\)/],
     [['--junit', '/nonexistent-qs-folder/junit.xml'], /--junit \/nonexistent-qs-folder\/junit\.xml: its folder does not exist/],
     [['--summary', '@FULL'], /--summary .*: name a file/],
   ])('refuses %j with exit 3 before running anything', async (flags, message) => {
@@ -219,7 +296,7 @@ describe('qs run: a sweep', () => {
     const full = join(work, 'full');
     mkdirSync(full, { recursive: true });
     writeFileSync(join(full, 'keep.txt'), 'x');
-    const r = await qs(['run', EXAMPLE, ...flags.map((f) => (f === '@FILE' ? file : f === '@FULL' ? full : f)), ...MAP]);
+    const r = await qs(['run', EXAMPLE, ...flags.map((f) => f.replace(/^@FILE/, file).replace(/^@FULL/, full)), ...MAP]);
     expect(r.code).toBe(3);
     expect(r.err).toMatch(message);
     expect(r.out).toBe('');

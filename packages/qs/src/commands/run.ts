@@ -164,9 +164,14 @@ export const run: Command = {
         durations === undefined ? undefined : planDurations(loaded.tasks, durations),
       );
       if (out !== null) {
-        mkdirSync(out, { recursive: true });
-        // First, before any attempt: a folder says which sweep it belongs to even if qs dies in it.
-        writeFileSync(resolve(out, PLAN_FILE), `${JSON.stringify(planEvent(plan, io.now().toISOString()))}\n`);
+        try {
+          mkdirSync(out, { recursive: true });
+          // First, before any attempt: a folder says which sweep it belongs to even if qs dies in it.
+          writeFileSync(resolve(out, PLAN_FILE), `${JSON.stringify(planEvent(plan, io.now().toISOString()))}\n`);
+        } catch (error) {
+          // A path under a file, or one qs may not write: the user's to fix, said before any attempt runs.
+          throw new UsageError(`qs run: --out ${String(args.out)}: cannot write there (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+        }
       }
       if (shard !== null && level !== 'quiet') {
         io.stderr.write(`qs run: shard ${shard.index}/${shard.total}${shard.from === '--shard' ? '' : ` (from ${shard.from})`}: ${plan.assigned.length} of ${plan.attempts} attempts${durations === undefined ? '' : ', balanced by --durations'}\n`);

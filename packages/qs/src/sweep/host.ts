@@ -12,8 +12,10 @@
 //   qs-check only once its check has started (before, it is still reading the upstream stages'
 //   ends of their runs, which must reach the stream);
 // - runBin's exit code for a throw (a usage error is 3, a closed pipe 0, a crash the internal code).
+import { existsSync } from 'node:fs';
 import { PassThrough, Writable, type Readable } from 'node:stream';
 import { exitCodeFor, reportError, type Io } from '@quickloop/cli-kit';
+import { removeLayout } from '@quickloop/sandbox';
 
 export const HOSTED_STAGES = ['qs-sandbox', 'qs-agent', 'qs-check'] as const;
 export type HostedStage = (typeof HOSTED_STAGES)[number];
@@ -68,6 +70,7 @@ class StagePipe {
   readonly writer = new Writable({
     write: (chunk: Buffer, _encoding, done) => {
       if (this.#gone || this.reader.destroyed) return done(this.#epipe());
+      this.onChunk?.(chunk);
       this.bytes += chunk.length;
       if (this.reader.write(chunk)) return done();
       // Backpressure as a full pipe's: the writer waits for the reader, or for its going.
@@ -85,7 +88,7 @@ class StagePipe {
     },
   });
 
-  constructor() {
+  constructor(readonly onChunk?: (chunk: Buffer) => void) {
     // A failed write is also an 'error' on the writer, which its EventWriter takes as the pipe closed.
     this.writer.on('error', () => undefined);
     this.reader.on('error', () => undefined);
@@ -142,7 +145,25 @@ export async function hostAttempt(clis: Record<HostedStage, StageCli>, argvOf: R
   });
   last.on('error', () => undefined);
 
-  const pipes = HOSTED_STAGES.slice(1).map(() => new StagePipe());
+  // The sandbox qs-sandbox made, seen on its way to qs-agent: qs-check removes it at the end of a run,
+  // but a stage that refused its flags or input ends the pipeline before qs-check sees a run.
+  let made: { root: string; keep: boolean } | null = null;
+  let sandboxPartial = '';
+  const watchSandbox = (chunk: Buffer): void => {
+    if (made !== null) return;
+    const lines = (sandboxPartial + chunk.toString('utf8')).split('\n');
+    sandboxPartial = lines.pop() ?? '';
+    for (const line of lines) {
+      if (!line.includes('sandbox.ready')) continue;
+      try {
+        const e = JSON.parse(line) as { type?: unknown; root?: unknown; keep?: unknown };
+        if (e.type === 'sandbox.ready' && typeof e.root === 'string') made = { root: e.root, keep: e.keep === true };
+      } catch {
+        // not an event: qs-agent's reader is the one to say so
+      }
+    }
+  };
+  const pipes = HOSTED_STAGES.slice(1).map((_, i) => new StagePipe(i === 0 ? watchSandbox : undefined));
   const codes = HOSTED_STAGES.map(async (name, i) => {
     const pipe = pipes[i];
     const stdin: Readable = i === 0 ? io.stdin : (pipes[i - 1] as StagePipe).reader;
@@ -158,6 +179,15 @@ export async function hostAttempt(clis: Record<HostedStage, StageCli>, argvOf: R
   });
   const done = await Promise.all(codes);
   io.signal.removeEventListener('abort', interrupt);
+  const left = made as { root: string; keep: boolean } | null;
+  if (left !== null && !left.keep && existsSync(left.root)) {
+    try {
+      // Only a folder with the layout's marker in it is removed.
+      removeLayout({ root: left.root });
+    } catch (error) {
+      io.stderr.write(`qs: ${(error as Error).message}\n`);
+    }
+  }
   await new Promise<void>((resolve) => last.end(resolve));
   return done;
 }

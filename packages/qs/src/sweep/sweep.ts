@@ -149,6 +149,13 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
   }
   const events: WireEvent[] = [];
   let terminal: WireEvent | null = null;
+  // A second Ctrl-C ends qs at once, in the middle of this attempt: its saved stream still ends, as
+  // interrupted, or `qs results` would take the cut stream for a harness error.
+  const onExit = (): void => {
+    if (fd === null || terminal !== null || !io.signal.aborted) return;
+    writeSync(fd, `${JSON.stringify({ v: 1, ts: io.now().toISOString(), run_id: runId, stage: 'qs', type: 'run.interrupted', signal: 'SIGINT', phase: 'pipeline' })}\n`);
+  };
+  if (fd !== null) process.once('exit', onExit);
   // Synchronous writes, a line at a time: what a stage said is on disk before the next line is
   // read, so a crash of qs itself (or a second Ctrl-C) loses no finished line.
   let made: { root: string; keep: boolean } | null = null;
@@ -238,6 +245,7 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
     const raw = JSON.stringify(payload);
     record(raw, parseLine(raw, 1, 'qs').event);
   }
+  process.off('exit', onExit);
   if (fd !== null) closeSync(fd);
   const t = terminal as unknown as Record<string, unknown>;
   const verdict = t.type === 'run.completed' ? String(t.label) : t.type === 'run.interrupted' ? 'INTERRUPTED' : 'INCONCLUSIVE';

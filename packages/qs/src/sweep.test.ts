@@ -240,7 +240,7 @@ describe('qs run: a sweep', () => {
     expect(code, err).toBe(130);
     const [events] = [...saved(out).values()];
     expect(events?.filter((e) => TERMINAL.has(e.type)), err).toHaveLength(1);
-    expect(events?.at(-1), err).toMatchObject({ type: 'run.interrupted', stage: 'qs' });
+    expect(events?.at(-1), err).toMatchObject({ type: 'run.interrupted', stage: 'qs', signal: 'SIGINT' });
   });
 
   it('a stage that refuses its flags leaves no sandbox behind: the one qs-sandbox made is removed, exit 3', async () => {

@@ -5,7 +5,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { type Io } from '@quickloop/cli-kit';
-import { isTerminal, parseLine, readEvents, type WireEvent } from '@quickloop/events';
+import { isTerminal, parseLine, readEvents, signalName, type WireEvent } from '@quickloop/events';
 import { removeLayout } from '@quickloop/sandbox';
 import { cli as validate } from '@quickloop/qs-validate';
 import { attemptArgv } from '../attempt.js';
@@ -137,6 +137,12 @@ function stageCodes(reported: string): number[] | null {
   return null;
 }
 
+/** What each open attempt must still write if qs exits under it: one 'exit' listener for all of them, however many workers. */
+const atExit = new Set<() => void>();
+process.on('exit', () => {
+  for (const write of atExit) write();
+});
+
 /** One attempt: its own pipeline (sweep/host.ts, one process), sandbox and stream. The fleet's worker runs exactly this. */
 export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io: Io, runId: string, running: Set<() => void>): Promise<{ stream: AttemptStream; usage: boolean }> {
   const label = o.label(task.slug, attempt);
@@ -153,9 +159,13 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
   // interrupted, or `qs results` would take the cut stream for a harness error.
   const onExit = (): void => {
     if (fd === null || terminal !== null || !io.signal.aborted) return;
-    writeSync(fd, `${JSON.stringify({ v: 1, ts: io.now().toISOString(), run_id: runId, stage: 'qs', type: 'run.interrupted', signal: 'SIGINT', phase: 'pipeline' })}\n`);
+    try {
+      writeSync(fd, `${JSON.stringify({ v: 1, ts: io.now().toISOString(), run_id: runId, stage: 'qs', type: 'run.interrupted', signal: signalName(io.signal), phase: 'pipeline' })}\n`);
+    } catch {
+      // a full disk at exit: the stream stays cut, which qs results reports as such
+    }
   };
-  if (fd !== null) process.once('exit', onExit);
+  if (fd !== null) atExit.add(onExit);
   // Synchronous writes, a line at a time: what a stage said is on disk before the next line is
   // read, so a crash of qs itself (or a second Ctrl-C) loses no finished line.
   let made: { root: string; keep: boolean } | null = null;
@@ -241,11 +251,11 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
     const base = { v: 1, ts: now, run_id: runId, stage: 'qs' };
     const failed = codes === null ? 'qs' : (STAGES.find((_, i) => codes[i] !== 0) ?? 'qs-check');
     const why = codes === null ? `the attempt's process ended (${String(status)}) before its stages reported` : `the pipeline ended without a verdict (exit codes ${STAGES.map((s, i) => `${s} ${String(codes[i])}`).join(', ')})`;
-    const payload = io.signal.aborted ? { ...base, type: 'run.interrupted', signal: 'SIGINT', phase: 'pipeline' } : { ...base, type: 'run.failed', failed_stage: failed, error: readError ?? why };
+    const payload = io.signal.aborted ? { ...base, type: 'run.interrupted', signal: signalName(io.signal), phase: 'pipeline' } : { ...base, type: 'run.failed', failed_stage: failed, error: readError ?? why };
     const raw = JSON.stringify(payload);
     record(raw, parseLine(raw, 1, 'qs').event);
   }
-  process.off('exit', onExit);
+  atExit.delete(onExit);
   if (fd !== null) closeSync(fd);
   const t = terminal as unknown as Record<string, unknown>;
   const verdict = t.type === 'run.completed' ? String(t.label) : t.type === 'run.interrupted' ? 'INTERRUPTED' : 'INCONCLUSIVE';

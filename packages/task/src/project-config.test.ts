@@ -48,6 +48,8 @@ describe('quickloop.yaml', () => {
       ['run:\n  repeat: 3\n', 'quickloop.yaml:2:3: run.repeat: settings that change what a result means stay on the command line (--repeat)'],
       ['run:\n  allow_unenforced: true\n', 'quickloop.yaml:2:3: run.allow_unenforced: settings that change what a result means'],
       ['run:\n  wrokers: 2\n', 'quickloop.yaml:2:3: run.wrokers: unknown setting'],
+      ['run:\n  strict-inconclusive: true\n', 'quickloop.yaml:2:3: run.strict-inconclusive: settings that change what a result means stay on the command line (--strict-inconclusive)'],
+      ['run:\n  keep-sandbox: true\n', 'quickloop.yaml:2:3: run.keep-sandbox: unknown setting; the file spells it keep_sandbox (known: '],
       ['run:\n  workers: two\n', 'quickloop.yaml:2:12: run.workers: must be a whole number from 1 to 64'],
       ['run:\n  backend: docker\n', 'quickloop.yaml:2:12: run.backend: must be auto, bwrap or local'],
       ['runs:\n  workers: 2\n', "quickloop.yaml:1:1: unknown key 'runs' (the keys are run and tasks)"],

@@ -99,9 +99,12 @@ export function loadProjectConfig(path: string, cwd: string): ProjectConfig {
   const run: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(runRaw as Record<string, unknown>)) {
     const at = ['run', key];
-    if (MEANINGFUL.includes(key)) fail(at, `run.${key}: settings that change what a result means stay on the command line (--${key.replace(/_/g, '-')})`, true);
+    // Spelt as its flag (`strict-inconclusive`), a setting is still that setting to the reader.
+    const snake = key.replace(/-/g, '_');
+    if (MEANINGFUL.includes(snake)) fail(at, `run.${key}: settings that change what a result means stay on the command line (--${snake.replace(/_/g, '-')})`, true);
     const kind = (RUN_SETTINGS as Record<string, string>)[key];
-    if (kind === undefined) fail(at, `run.${key}: unknown setting (known: ${Object.keys(RUN_SETTINGS).join(', ')})`, true);
+    const spelt = snake !== key && snake in RUN_SETTINGS ? `; the file spells it ${snake}` : '';
+    if (kind === undefined) fail(at, `run.${key}: unknown setting${spelt} (known: ${Object.keys(RUN_SETTINGS).join(', ')})`, true);
     switch (kind) {
       case 'backend':
         if (v !== 'auto' && v !== 'bwrap' && v !== 'local') fail(at, `run.${key}: must be auto, bwrap or local`);

@@ -1,5 +1,5 @@
 // What real runs broke: each case reproduces a way a new user's run went wrong, and pins the fix.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -11,9 +11,22 @@ import { BIN, makeLoop, runLoopIn, type Loop } from './helpers.js';
 
 const loops: Loop[] = [];
 const track = (l: Loop): Loop => (loops.push(l), l);
-const children: { pid?: number; kill(sig?: NodeJS.Signals): boolean }[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) c.kill('SIGKILL');
+const children: ChildProcess[] = [];
+// SIGTERM, as a user's Ctrl-C: a loop-run then ends its model call's process tree, which a SIGKILL
+// would leave running (a hanging judge outlived the suite). SIGKILL only for one that does not end.
+const end = (c: ChildProcess): Promise<void> =>
+  new Promise((resolve) => {
+    if (c.exitCode !== null || c.signalCode !== null) return resolve();
+    const late = setTimeout(() => c.kill('SIGKILL'), 10_000);
+    c.once('close', () => {
+      clearTimeout(late);
+      resolve();
+    });
+    c.kill('SIGTERM');
+  });
+
+afterEach(async () => {
+  await Promise.all(children.splice(0).map(end));
   for (const l of loops.splice(0)) l.cleanup();
 });
 
@@ -202,6 +215,9 @@ describe('re-runs and the lock', () => {
     }
     expect(readFileSync(loop.ws('.loop-run.lock'), 'utf8')).toBe(`${holder.pid}\n${processStart(holder.pid!)}\n`);
     await expect(runLoopIn(loop)).rejects.toThrow(`another loop-run (pid ${holder.pid}) is running this loop`);
+    const judge = Number(readFileSync(join(loop.capture, 'judge.hang'), 'utf8'));
+    await end(holder);
+    expect(() => process.kill(judge, 0)).toThrow();
   });
 });
 

@@ -7,8 +7,10 @@ const startup = (name) => ({
   iterations: 20,
   target: { max_ms: 120 },
   baseline: { name: "node -e ''", run: () => run(['node', '-e', '']) },
-  // The bin file itself, as a global install links it: pnpm's .bin shell shim would add its own start-up.
-  candidate: { name: `${name} --help`, run: () => run(['node', `${ROOT}packages/${name}/bin/${name}.js`, '--help']) },
+  // The bin file itself, executed as a global install's link is (its `#!/bin/sh` launcher, which starts
+  // Node without NODE_EXTRA_CA_CERTS). `node bin/x.js` skips the launcher, and pnpm's .bin shell shim
+  // would add its own start-up.
+  candidate: { name: `${name} --help`, run: () => run([`${ROOT}packages/${name}/bin/${name}.js`, '--help']) },
 });
 
 export default [startup('loop-run'), startup('loop-gate')];

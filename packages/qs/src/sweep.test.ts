@@ -179,11 +179,12 @@ describe('qs run: a sweep', () => {
     expect(left.stdout.trim()).toBe('');
   });
 
-  it('a closed terminal (SIGHUP) mid-sweep ends it as Ctrl-C does: the stream recorded as interrupted, its sandbox removed, results.json written, exit 130', async () => {
+  /** A sweep of one attempt that sleeps, sent `signals` once its sleep has started; what qs did then. */
+  async function signalledSweep(name: string, signals: NodeJS.Signals[]): Promise<{ code: number | null; err: string; sent: boolean; out: string; marker: string }> {
     const marker = `${40 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 900) + 100}`;
-    const slow = join(work, 'slow-hup.yaml');
-    writeFileSync(slow, `name: slow-hup\ngoal: Wait a while.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - sleep ${marker}\nsuccess:\n  script: test -d /\n`);
-    const out = join(work, 'hung-up');
+    const slow = join(work, `${name}.yaml`);
+    writeFileSync(slow, `name: ${name}\ngoal: Wait a while.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - sleep ${marker}\nsuccess:\n  script: test -d /\n`);
+    const out = join(work, `${name}-out`);
     const child = spawn(process.execPath, [QS, 'run', slow, '--out', out, ...MAP], { cwd: work, env: env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
@@ -197,11 +198,16 @@ describe('qs run: a sweep', () => {
         const e = JSON.parse(l) as Ev;
         if (!sent && e.type === 'tool.call' && e.command === `sleep ${marker}`) {
           sent = true;
-          process.kill(child.pid as number, 'SIGHUP');
+          for (const signal of signals) process.kill(child.pid as number, signal);
         }
       }
     });
     const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+    return { code, err, sent, out, marker };
+  }
+
+  it('a closed terminal (SIGHUP) mid-sweep ends it as Ctrl-C does: the stream recorded as interrupted, its sandbox removed, results.json written, exit 130', async () => {
+    const { code, err, sent, out, marker } = await signalledSweep('slow-hup', ['SIGHUP']);
     expect(sent, err).toBe(true);
     expect(code, err).toBe(130);
     const [events] = [...saved(out).values()];
@@ -212,30 +218,8 @@ describe('qs run: a sweep', () => {
   });
 
   it('a second signal ends qs at once, and the attempt it cut short still ends its saved stream, as interrupted', async () => {
-    const marker = `${40 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 900) + 100}`;
-    const slow = join(work, 'slow-twice.yaml');
-    writeFileSync(slow, `name: slow-twice\ngoal: Wait a while.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - sleep ${marker}\nsuccess:\n  script: test -d /\n`);
-    const out = join(work, 'twice');
-    const child = spawn(process.execPath, [QS, 'run', slow, '--out', out, ...MAP], { cwd: work, env: env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let err = '';
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    let buffered = '';
-    let sent = false;
-    child.stdout.on('data', (c: Buffer) => {
-      buffered += c.toString();
-      const parts = buffered.split('\n');
-      buffered = parts.pop() ?? '';
-      for (const l of parts) {
-        const e = JSON.parse(l) as Ev;
-        if (!sent && e.type === 'tool.call' && e.command === `sleep ${marker}`) {
-          sent = true;
-          // Two different signals, so the kernel cannot merge them into one.
-          process.kill(child.pid as number, 'SIGINT');
-          process.kill(child.pid as number, 'SIGTERM');
-        }
-      }
-    });
-    const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+    // Two different signals, so the kernel cannot merge them into one.
+    const { code, err, sent, out } = await signalledSweep('slow-twice', ['SIGINT', 'SIGTERM']);
     expect(sent, err).toBe(true);
     expect(code, err).toBe(130);
     const [events] = [...saved(out).values()];

@@ -10,10 +10,12 @@ export class ModelError extends CliError {
   readonly requestId: string | undefined;
   /** The server's own wait hint, when it sent one. */
   readonly retryAfterMs: number | undefined;
+  /** The vendor refused the API key, whatever the status says (Gemini answers a bad key with 400). */
+  readonly keyRefused: boolean;
   constructor(
     errorKind: ErrorKind,
     message: string,
-    options: { transient?: boolean; status?: number; requestId?: string; retryAfterMs?: number; cause?: unknown } = {},
+    options: { transient?: boolean; status?: number; requestId?: string; retryAfterMs?: number; keyRefused?: boolean; cause?: unknown } = {},
   ) {
     super('internal', message, options.cause === undefined ? undefined : { cause: options.cause });
     this.errorKind = errorKind;
@@ -21,5 +23,6 @@ export class ModelError extends CliError {
     this.status = options.status;
     this.requestId = options.requestId;
     this.retryAfterMs = options.retryAfterMs;
+    this.keyRefused = options.keyRefused ?? (options.status === 401 || options.status === 403);
   }
 }

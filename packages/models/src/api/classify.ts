@@ -80,11 +80,14 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
     // Vendors disagree on where the detail lives: Anthropic `error.error.message`, OpenAI `error.message` and `code`.
     const detail = [e.error?.error?.type, e.error?.error?.message, e.error?.message, e.error?.code, e.error?.type, e.code, message].filter((x) => typeof x === 'string').join(' ');
     const fromText = classifyText(detail);
-    const c = fromText.errorKind === 'context_overflow' ? fromText : classifyStatus(e.status);
+    // Gemini answers a bad key with 400 INVALID_ARGUMENT and the reason API_KEY_INVALID in its body.
+    const keyRefused = e.status === 401 || e.status === 403 || (e.status === 400 && /API_KEY_INVALID|API key not valid/.test(detail));
+    const c = fromText.errorKind === 'context_overflow' ? fromText : keyRefused ? { errorKind: 'config' as const, transient: false } : classifyStatus(e.status);
     const wait = retryAfterMs(e.headers) ?? retryDelayInBody(message);
     return new ModelError(c.errorKind, `${adapter}: HTTP ${e.status}: ${message}`, {
       transient: c.transient,
       status: e.status,
+      keyRefused,
       ...(requestId ? { requestId } : {}),
       ...(wait !== undefined ? { retryAfterMs: wait } : {}),
       cause: error,

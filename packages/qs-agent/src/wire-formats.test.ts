@@ -359,4 +359,15 @@ describe('every vendor, less common shapes', () => {
     expect(other.thrown).toBe('');
     expect(other.completed).toMatchObject({ stop_reason: 'error', error_kind: 'config' });
   });
+
+  it('openai: a 429 insufficient_quota (no credit) is not retried: waiting does not add credit', async () => {
+    const q: Reply = { status: 429, body: { error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } } };
+    for (const vendor of ['openai', 'openai-chat'] as const) {
+      const got = await agentRun(vendor, [q, q, q]);
+      expect(got.seen, vendor).toHaveLength(1);
+      expect(got.retries, vendor).toEqual([]);
+      expect(got.completed, vendor).toMatchObject({ stop_reason: 'error', error_kind: 'config' });
+      expect(got.classification, vendor).not.toBe('docs_gap');
+    }
+  });
 });

@@ -82,7 +82,9 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
     const fromText = classifyText(detail);
     // Gemini answers a bad key with 400 INVALID_ARGUMENT and the reason API_KEY_INVALID in its body.
     const keyRefused = e.status === 401 || e.status === 403 || (e.status === 400 && /API_KEY_INVALID|API key not valid/.test(detail));
-    const c = fromText.errorKind === 'context_overflow' ? fromText : keyRefused ? { errorKind: 'config' as const, transient: false } : classifyStatus(e.status);
+    // OpenAI's 429 for an account out of credit: no wait makes it pass, unlike a rate limit.
+    const noQuota = e.status === 429 && /\binsufficient_quota\b/.test(detail);
+    const c = fromText.errorKind === 'context_overflow' ? fromText : keyRefused || noQuota ? { errorKind: 'config' as const, transient: false } : classifyStatus(e.status);
     const wait = retryAfterMs(e.headers) ?? retryDelayInBody(message);
     return new ModelError(c.errorKind, `${adapter}: HTTP ${e.status}: ${message}`, {
       transient: c.transient,

@@ -54,7 +54,7 @@ export function selectAgent(name: string, flags: ModelFlags, env: Record<string,
   const prices: PriceBook = flags.prices ? parsePriceBook(flags.prices.text, flags.prices.file) : DEFAULT_PRICE_BOOK;
   const r = resolveVendor(name, flags, env);
   const redact = redactor(r.secrets);
-  return createModelAgent(name, () => makeAdapter(name, { apiKey: r.apiKey, ...(r.baseURL !== undefined ? { baseURL: r.baseURL } : {}) }), {
+  return createModelAgent(name, () => makeAdapter(name, { apiKey: r.apiKey, ...(r.baseURL !== undefined ? { baseURL: r.baseURL } : {}), log: (line) => process.stderr.write(`${redact(line)}\n`) }), {
     model: r.model,
     baseUrl: r.shownBaseUrl,
     prices,

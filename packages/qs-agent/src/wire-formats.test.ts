@@ -1,7 +1,7 @@
 // The model agents against a mock written from the vendors' published wire formats (not @quickloop/testkit):
 // several tool calls in one reply, every kind of ending, cache and reasoning counters, error bodies with
 // their statuses and retry hints. Each run's stop, classification, tokens, cost and retries are checked.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,7 @@ import { run } from './run.js';
 import { localAgentOptions, ndjson, parseOut, taskLoaded, type TaskSpec } from './testing/task-event.js';
 
 const QS_CHECK = fileURLToPath(new URL('../../qs-check/bin/qs-check.js', import.meta.url));
+const QS_AGENT = fileURLToPath(new URL('../bin/qs-agent.js', import.meta.url));
 const KEY = 'sk-wire-SECRET-5f1e2d3c4b';
 const made: string[] = [];
 const closers: Array<() => Promise<void>> = [];
@@ -368,6 +369,36 @@ describe('every vendor, less common shapes', () => {
       expect(got.retries, vendor).toEqual([]);
       expect(got.completed, vendor).toMatchObject({ stop_reason: 'error', error_kind: 'config' });
       expect(got.classification, vendor).not.toBe('docs_gap');
+    }
+  });
+});
+
+describe('the binary, with the SDKs asked to log (ANTHROPIC_LOG, OPENAI_LOG)', () => {
+  it('keeps their lines off stdout, the event stream, and the key out of both', async () => {
+    const done: Record<Vendor, Reply> = {
+      anthropic: aMsg([{ type: 'text', text: 'Done.' }], 'end_turn'),
+      openai: rResp([rText('Done.')], rUsage(1, 0, 1, 0)),
+      'openai-chat': cResp({ content: 'Done.' }, 'stop'),
+      gemini: gResp([{ text: 'Done.' }], 'STOP'),
+    };
+    for (const vendor of ['anthropic', 'openai', 'openai-chat'] as const) {
+      const mock = await vendorMock([done[vendor]]);
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ANTHROPIC_LOG: 'debug', OPENAI_LOG: 'debug', ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: KEY };
+      const base = vendor === 'anthropic' ? mock.url : `${mock.url}/v1`;
+      const child = spawn(process.execPath, [QS_AGENT, '--agent', vendor, '--model', MODEL[vendor], '--base-url', base, '--backend', 'local', '--allow-unenforced', '--no-stream'], { env });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      child.stdin.end(ndjson([taskLoaded('b1', { script: 'true' })]));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      for (const e of parseOut(out)) if (e.type === 'sandbox.ready') made.push(String(e.root));
+      expect(code, `${vendor}: ${err}`).toBe(0);
+      expect(out.split('\n').filter((l) => l !== '' && !l.startsWith('{')), vendor).toEqual([]);
+      expect(parseOut(out).find((e) => e.type === 'agent.completed'), vendor).toMatchObject({ stop_reason: 'completed' });
+      // The SDK did log (to stderr), with its request's path.
+      expect(err, vendor).toMatch(/sdk debug: .*sending request/);
+      expect(out + err, vendor).not.toContain(KEY);
     }
   });
 });

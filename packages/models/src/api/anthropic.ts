@@ -4,6 +4,7 @@ import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
 import { retryingTurn } from './run-turn.js';
+import { sdkLogger, type LogLine } from './sdk-log.js';
 
 export interface AnthropicAdapterOptions {
   apiKey: string;
@@ -12,6 +13,8 @@ export interface AnthropicAdapterOptions {
   /** Per request. Explicit, because the SDK refuses long non-streaming calls without one. */
   timeoutMs?: number;
   retry?: RetryPolicy;
+  /** Where the SDK's own log lines go (default stderr; never stdout, the event stream). */
+  log?: LogLine;
 }
 
 type Params = Anthropic.MessageCreateParamsNonStreaming;
@@ -106,7 +109,7 @@ export class AnthropicAdapter implements ModelAdapter {
 
   constructor(options: AnthropicAdapterOptions) {
     // The SDK's own retries are off: the adapter retries, the same way for every vendor.
-    this.#client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0, timeout: options.timeoutMs ?? 600_000 });
+    this.#client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0, timeout: options.timeoutMs ?? 600_000, logger: sdkLogger('anthropic', options.log) });
     this.#retry = options.retry ?? {};
   }
 

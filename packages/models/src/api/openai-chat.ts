@@ -5,6 +5,7 @@ import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
 import { retryingTurn } from './run-turn.js';
+import { sdkLogger, type LogLine } from './sdk-log.js';
 
 export interface OpenAIChatAdapterOptions {
   apiKey: string;
@@ -12,6 +13,8 @@ export interface OpenAIChatAdapterOptions {
   baseURL?: string;
   timeoutMs?: number;
   retry?: RetryPolicy;
+  /** Where the SDK's own log lines go (default stderr; never stdout, the event stream). */
+  log?: LogLine;
 }
 
 type Params = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
@@ -94,7 +97,7 @@ export class OpenAIChatAdapter implements ModelAdapter {
   #madeUp = 0;
 
   constructor(options: OpenAIChatAdapterOptions) {
-    this.#client = new OpenAI({ apiKey: options.apiKey, ...(options.baseURL ? { baseURL: options.baseURL } : {}), maxRetries: 0, timeout: options.timeoutMs ?? 600_000 });
+    this.#client = new OpenAI({ apiKey: options.apiKey, ...(options.baseURL ? { baseURL: options.baseURL } : {}), maxRetries: 0, timeout: options.timeoutMs ?? 600_000, logger: sdkLogger('openai-chat', options.log) });
     this.#retry = options.retry ?? {};
   }
 

@@ -6,6 +6,7 @@ import { streamError } from './classify.js';
 import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type TurnRequest, type TurnResult } from '../types.js';
 import { retryingTurn } from './run-turn.js';
+import { sdkLogger, type LogLine } from './sdk-log.js';
 
 export interface OpenAIResponsesAdapterOptions {
   apiKey: string;
@@ -13,6 +14,8 @@ export interface OpenAIResponsesAdapterOptions {
   baseURL?: string;
   timeoutMs?: number;
   retry?: RetryPolicy;
+  /** Where the SDK's own log lines go (default stderr; never stdout, the event stream). */
+  log?: LogLine;
 }
 
 type Params = OpenAI.Responses.ResponseCreateParamsNonStreaming;
@@ -120,7 +123,7 @@ export class OpenAIResponsesAdapter implements ModelAdapter {
   readonly #retry: RetryPolicy;
 
   constructor(options: OpenAIResponsesAdapterOptions) {
-    this.#client = new OpenAI({ apiKey: options.apiKey, ...(options.baseURL ? { baseURL: options.baseURL } : {}), maxRetries: 0, timeout: options.timeoutMs ?? 600_000 });
+    this.#client = new OpenAI({ apiKey: options.apiKey, ...(options.baseURL ? { baseURL: options.baseURL } : {}), maxRetries: 0, timeout: options.timeoutMs ?? 600_000, logger: sdkLogger('openai-responses', options.log) });
     this.#retry = options.retry ?? {};
   }
 

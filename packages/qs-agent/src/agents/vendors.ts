@@ -2,7 +2,7 @@
 // this binary, start without the SDKs.
 import type { ModelAdapter, RetryPolicy } from '@quickloop/models/core';
 
-export async function makeAdapter(name: string, o: { apiKey: string; baseURL?: string; retry?: RetryPolicy }): Promise<ModelAdapter> {
+export async function makeAdapter(name: string, o: { apiKey: string; baseURL?: string; retry?: RetryPolicy; log?: (line: string) => void }): Promise<ModelAdapter> {
   const m = await import('@quickloop/models');
   switch (name) {
     case 'anthropic':

@@ -249,6 +249,18 @@ describe('openai-chat, as Chat Completions answers', () => {
     expect(msgs.filter((m) => m.role === 'tool').map((m) => m.tool_call_id)).toEqual(['call_1', 'call_2']);
   });
 
+  it("a reasoning model's 400 for max_tokens (it wants max_completion_tokens) is answered by the newer name, then kept", async () => {
+    const unsupported: Reply = { status: 400, body: { error: { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", type: 'invalid_request_error', param: 'max_tokens', code: 'unsupported_parameter' } } };
+    const got = await agentRun('openai-chat', [unsupported, cResp({ tool_calls: [cCall('call_1', 'true')] }, 'tool_calls'), cResp({ content: 'Done.' }, 'stop')]);
+    expect(got.completed).toMatchObject({ stop_reason: 'completed', turns: 2 });
+    expect(got.seen.map((r) => [r.body.max_tokens !== undefined, r.body.max_completion_tokens !== undefined])).toEqual([[true, false], [false, true], [false, true]]);
+    expect(got.retries).toEqual([]);
+    // Any other 400 is still not retried.
+    const other = await agentRun('openai-chat', [{ status: 400, body: { error: { message: "Invalid value for 'temperature'.", type: 'invalid_request_error', param: 'temperature', code: 'invalid_value' } } }, cResp({ content: 'Done.' }, 'stop')]);
+    expect(other.seen).toHaveLength(1);
+    expect(other.completed).toMatchObject({ stop_reason: 'error', error_kind: 'config' });
+  });
+
   it('content_filter is agent_refusal; length to the end is no docs gap', async () => {
     const filtered = await agentRun('openai-chat', [cResp({ content: '' }, 'content_filter')]);
     expect(filtered.completed).toMatchObject({ stop_reason: 'refusal' });

@@ -95,6 +95,8 @@ export class OpenAIChatAdapter implements ModelAdapter {
   readonly #client: OpenAI;
   readonly #retry: RetryPolicy;
   #madeUp = 0;
+  /** The server refused `max_tokens` once: every later turn of the run sends `max_completion_tokens`. */
+  #completionTokens = false;
 
   constructor(options: OpenAIChatAdapterOptions) {
     this.#client = new OpenAI({ apiKey: options.apiKey, ...(options.baseURL ? { baseURL: options.baseURL } : {}), maxRetries: 0, timeout: options.timeoutMs ?? 600_000, logger: sdkLogger('openai-chat', options.log) });
@@ -103,13 +105,25 @@ export class OpenAIChatAdapter implements ModelAdapter {
 
   async turn(request: TurnRequest): Promise<TurnResult> {
     const started = performance.now();
-    // `max_tokens`, not `max_completion_tokens`: the compatible servers this adapter exists for know the older name.
-    const params: Params = { model: request.model, messages: chatMessages(request.system, request.messages), max_tokens: request.maxTokens };
+    const params: Params = { model: request.model, messages: chatMessages(request.system, request.messages) };
     if (request.tools?.length) params.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.schema } }));
     const opts = request.signal ? { signal: request.signal } : {};
-    const { value, attempts } = await retryingTurn(this.name, this.#retry, request, (): Promise<OpenAI.Chat.ChatCompletion> =>
-      request.stream ? streamed(this.#client, params, opts) : this.#client.chat.completions.create(params, opts),
-    );
+    const call = (): Promise<OpenAI.Chat.ChatCompletion> => {
+      // `max_tokens` first: the compatible servers this adapter exists for know the older name. OpenAI's
+      // reasoning models refuse it (400, naming `max_completion_tokens`), and then the newer name is used.
+      const p: Params = this.#completionTokens ? { ...params, max_completion_tokens: request.maxTokens } : { ...params, max_tokens: request.maxTokens };
+      return request.stream ? streamed(this.#client, p, opts) : this.#client.chat.completions.create(p, opts);
+    };
+    const { value, attempts } = await retryingTurn(this.name, this.#retry, request, async () => {
+      try {
+        return await call();
+      } catch (error) {
+        const e = error as { status?: unknown; message?: unknown; error?: { param?: unknown } };
+        if (this.#completionTokens || e?.status !== 400 || !(e.error?.param === 'max_tokens' || /max_completion_tokens/.test(String(e.message)))) throw error;
+        this.#completionTokens = true;
+        return call();
+      }
+    });
     return toResult(value, attempts, Math.round(performance.now() - started), () => `chat_call_${++this.#madeUp}`);
   }
 }

@@ -414,3 +414,27 @@ describe('the binary, with the SDKs asked to log (ANTHROPIC_LOG, OPENAI_LOG)', (
     }
   });
 });
+
+describe('an empty answer (cut at max tokens before a word, a paused turn with nothing yet) is not sent back as an empty message', () => {
+  // Every vendor refuses a request with an empty assistant message in it (400): the run would end there.
+  const emptyMessages = (body: any, vendor: Vendor): unknown[] => {
+    if (vendor === 'anthropic') return body.messages.filter((m: any) => m.role === 'assistant' && (m.content === '' || (Array.isArray(m.content) && m.content.length === 0)));
+    if (vendor === 'gemini') return body.contents.filter((c: any) => !c.parts || c.parts.length === 0);
+    if (vendor === 'openai-chat') return body.messages.filter((m: any) => m.role === 'assistant' && (m.content === null || m.content === '') && !m.tool_calls?.length);
+    return [];
+  };
+  const cases: Array<[Vendor, Reply, Reply]> = [
+    ['anthropic', aMsg([], 'max_tokens'), aMsg([{ type: 'text', text: 'Done.' }], 'end_turn')],
+    ['anthropic', aMsg([], 'pause_turn'), aMsg([{ type: 'text', text: 'Done.' }], 'end_turn')],
+    ['gemini', { body: { candidates: [{ finishReason: 'MAX_TOKENS', index: 0 }], usageMetadata: { promptTokenCount: 10, thoughtsTokenCount: 100, totalTokenCount: 110 } } }, gResp([{ text: 'Done.' }], 'STOP')],
+    ['openai-chat', cResp({ content: '' }, 'length'), cResp({ content: 'Done.' }, 'stop')],
+  ];
+  for (const [vendor, empty, done] of cases) {
+    it(`${vendor}: ${JSON.stringify((empty.body as any).stop_reason ?? 'cut')}`, async () => {
+      const got = await agentRun(vendor, [empty, done]);
+      expect(got.seen).toHaveLength(2);
+      expect(emptyMessages(got.seen[1]?.body, vendor)).toEqual([]);
+      expect(got.completed).toMatchObject({ stop_reason: 'completed', turns: 2 });
+    });
+  }
+});

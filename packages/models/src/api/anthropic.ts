@@ -20,7 +20,9 @@ export interface AnthropicAdapterOptions {
 type Params = Anthropic.MessageCreateParamsNonStreaming;
 
 function toParams(request: TurnRequest): Params {
-  const messages: Anthropic.MessageParam[] = request.messages.map((m) => messageParam(m));
+  // An empty answer (cut at max_tokens before its first word) is not sent back: the API refuses an
+  // assistant message with no content, and consecutive user messages are one turn to it.
+  const messages: Anthropic.MessageParam[] = request.messages.map((m) => messageParam(m)).filter((m) => m.role !== 'assistant' || m.content.length > 0);
   // A cache breakpoint on the newest block makes each turn read the previous turn's prefix from cache.
   const last = messages.at(-1);
   if (last && Array.isArray(last.content) && last.content.length > 0) {

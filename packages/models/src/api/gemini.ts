@@ -30,7 +30,8 @@ function contents(messages: Message[], madeUp: ReadonlySet<string>): Content[] {
     });
     out.push({ role: m.role === 'assistant' ? 'model' : 'user', parts });
   }
-  return out;
+  // A candidate cut at MAX_TOKENS while thinking has no parts; the API refuses a content without any.
+  return out.filter((c) => (c.parts?.length ?? 0) > 0);
 }
 
 const REFUSALS = new Set(['SAFETY', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'RECITATION', 'IMAGE_SAFETY']);

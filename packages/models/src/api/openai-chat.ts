@@ -38,7 +38,8 @@ function chatMessages(system: string, messages: Message[]): ChatMessage[] {
       else if (b.type === 'tool_result') out.push({ role: 'tool', tool_call_id: b.id, content: b.output });
     }
   }
-  return out;
+  // An answer cut at `length` before its first word has neither content nor calls, which the API refuses.
+  return out.filter((m) => m.role !== 'assistant' || (typeof m.content === 'string' ? m.content !== '' : m.content != null) || (m.tool_calls?.length ?? 0) > 0);
 }
 
 const STOPS: Record<string, Stop> = { stop: 'end_turn', tool_calls: 'tool_use', function_call: 'tool_use', length: 'max_tokens', content_filter: 'refusal' };

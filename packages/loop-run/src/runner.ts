@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { InputError } from '@quickloop/cli-kit/errors';
+import { InputError, InterruptedError } from '@quickloop/cli-kit/errors';
 import { LoopExit } from '@quickloop/cli-kit/exit-codes';
 import type { EventType, Payload } from '@quickloop/events';
 import type { GateName } from '@quickloop/loop-spec';
@@ -281,6 +281,8 @@ async function contextPhase(r: Run): Promise<string> {
       const cmd = (src as { cmd: string[] }).cmd;
       const joined = cmd.join(' ');
       const r = await runArgv(cmd, { cwd: loopDir, input: '', timeoutMs: timeoutMs((src as { timeout_sec?: unknown }).timeout_sec, 60), env: opts.env, ...(opts.signal ? { signal: opts.signal } : {}) });
+      // A command cut short by our Ctrl-C would leave its partial output in context.md as if it had run.
+      if (opts.signal?.aborted) throw new InterruptedError(`interrupted while context command ${joined} ran`);
       const block = session.scrub(`exit=${r.exitCode}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}\n`, `context command output (${joined})`, session.hostGlobs());
       chunks.push(`## Context source ${n}: ${joined}\n${block}`);
       log('context_cmd', { argv: cmd, returncode: r.exitCode });

@@ -45,6 +45,18 @@ describe('Scrubber', () => {
     expect(r).toEqual({ text: 'dump: [redacted:.env]', sources: ['.env'] });
   });
 
+  it('scrubs the files of a flagged directory that is a symlink (secrets -> a shared folder)', () => {
+    const d = loopDir();
+    const shared = loopDir();
+    writeFileSync(join(shared, 'api.txt'), 'SUPERSECRETVALUE123\n');
+    symlinkSync(shared, join(d, 'secrets'));
+    symlinkSync(join(d, 'secrets'), join(d, 'again')); // the same folder twice, and a link back up
+    symlinkSync(d, join(shared, 'up'));
+    const r = new Scrubber(d, () => undefined).scrub('exit=0\nstdout:\nSUPERSECRETVALUE123\n', DEFAULT_GLOBS);
+    expect(r.text).not.toContain('SUPERSECRETVALUE123');
+    expect(r.sources).toEqual(['secrets/api.txt']);
+  });
+
   it('replaces full content and long lines, naming every file that holds them', () => {
     const d = loopDir();
     writeFileSync(join(d, '.env'), 'API_KEY=sk-abcdef123456\nX=1\n');

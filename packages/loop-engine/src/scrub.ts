@@ -36,13 +36,23 @@ export function envSecrets(env: Record<string, string | undefined>): [string, st
 interface CachedDir {
   mtimeNs: bigint;
   ino: bigint;
+  dev: bigint;
   readAtNs: bigint;
-  /** Names of files and links (a link to a directory is never walked). */
+  /** Names of files and of links to files. */
   files: string[];
+  /** Names of directories and of links to directories. */
   dirs: string[];
   /** The flagged names among `files`, per glob set. */
   matched: Map<string, string[]>;
 }
+
+const isDirectory = (abs: string): boolean => {
+  try {
+    return statSync(abs).isDirectory();
+  } catch {
+    return false; // a dangling link
+  }
+};
 
 const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n;
 /**
@@ -81,10 +91,15 @@ export class Scrubber {
     const key = globs.join('\0');
     const found: FlaggedFile[] = [];
     const seen = new Set<string>();
-    const visit = (abs: string, rel: string): void => {
+    // A link back up the tree is not walked (no cycles); two links to one folder are both walked,
+    // since the path decides what the globs flag.
+    const visit = (abs: string, rel: string, above: ReadonlySet<string> = new Set()): void => {
       const dir = this.#dir(abs, rel);
       if (!dir) return;
       seen.add(rel);
+      const id = `${dir.dev}:${dir.ino}`;
+      if (above.has(id)) return;
+      const path = new Set(above).add(id);
       let names = dir.matched.get(key);
       if (!names) {
         names = dir.files.filter((name) => isRedacted(rel ? `${rel}/${name}` : name, globs));
@@ -95,7 +110,7 @@ export class Scrubber {
         const file = this.#flaggedFile(join(abs, name), childRel);
         if (file) found.push(file);
       }
-      for (const sub of dir.dirs) visit(join(abs, sub), rel ? `${rel}/${sub}` : sub);
+      for (const sub of dir.dirs) visit(join(abs, sub), rel ? `${rel}/${sub}` : sub, path);
     };
     visit(this.#loopDir, '');
     // Directories that went away take their entries with them.
@@ -122,9 +137,12 @@ export class Scrubber {
       this.#dirs.delete(rel);
       return undefined;
     }
-    const dir: CachedDir = { mtimeNs: st.mtimeNs, ino: st.ino, readAtNs, files: [], dirs: [], matched: new Map() };
+    const dir: CachedDir = { mtimeNs: st.mtimeNs, ino: st.ino, dev: st.dev, readAtNs, files: [], dirs: [], matched: new Map() };
     for (const e of entries) {
-      if (e.isDirectory()) {
+      // A linked directory is walked too: `secrets -> /shared/secrets` holds files as flagged as a real
+      // `secrets/` does, and a context command can cat them through the link.
+      const isDir = e.isDirectory() || (e.isSymbolicLink() && isDirectory(join(abs, e.name)));
+      if (isDir) {
         if (!SKIP_DIRS.has(e.name)) dir.dirs.push(e.name);
       } else if (e.isFile() || e.isSymbolicLink()) dir.files.push(e.name);
     }
@@ -136,8 +154,7 @@ export class Scrubber {
   #flaggedFile(abs: string, rel: string): FlaggedFile | undefined {
     let st;
     try {
-      // stat follows links: a flagged name linked to a file (a shared .env) is as secret as the file;
-      // links to directories are not followed (no cycles).
+      // stat follows links: a flagged name linked to a file (a shared .env) is as secret as the file.
       st = statSync(abs, { bigint: true });
     } catch {
       this.#files.delete(rel);

@@ -105,7 +105,8 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   // Tokens promised to calls now running (parallel reviewers), and each member's largest call: a
   // call cannot be stopped once started, so one the budget cannot cover is not started.
   let reservedTokens = 0;
-  const largestCall = new Map<string, number>();
+  // Kept in the state: a resume that forgot them would start a call the stopped run had refused.
+  const largestCall = new Map<string, number>(Object.entries(state.largest_call_tokens ?? {}));
 
   const session = new Session(
     loaded,
@@ -140,7 +141,10 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
         };
       },
       onUsage: (id, u: TokenUsage | null, usd) => {
-        if (u) largestCall.set(id, Math.max(largestCall.get(id) ?? 0, totalTokens(u)));
+        if (u) {
+          largestCall.set(id, Math.max(largestCall.get(id) ?? 0, totalTokens(u)));
+          state.largest_call_tokens = Object.fromEntries(largestCall);
+        }
         usage.calls += 1;
         if (u) {
           usage.input_tokens += u.input_tokens;

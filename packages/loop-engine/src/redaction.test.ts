@@ -57,6 +57,18 @@ describe('Scrubber', () => {
     expect(r.sources).toEqual(['secrets/api.txt']);
   });
 
+  it('scrubs flagged content quoted inside JSON (a programmatic result the judge is shown)', () => {
+    const d = loopDir();
+    writeFileSync(join(d, '.env'), 'DB_PASSWORD="s3cr3t-value-xyz"\n\tINDENTED_TOKEN=tab\\slash-value\n');
+    const result = JSON.stringify({ id: 'envcheck', stdout: 'DB_PASSWORD="s3cr3t-value-xyz"\n\tINDENTED_TOKEN=tab\\slash-value\n' });
+    const whole = new Scrubber(d, () => undefined).scrub(`results: ${result}`, DEFAULT_GLOBS);
+    expect(whole.text).not.toContain('s3cr3t-value-xyz');
+    expect(whole.text).not.toContain('slash-value');
+    expect(whole.sources).toEqual(['.env']);
+    const oneLine = new Scrubber(d, () => undefined).scrub(JSON.stringify({ stdout: 'x DB_PASSWORD="s3cr3t-value-xyz" y' }), DEFAULT_GLOBS);
+    expect(oneLine.text).not.toContain('s3cr3t-value-xyz');
+  });
+
   it('replaces full content and long lines, naming every file that holds them', () => {
     const d = loopDir();
     writeFileSync(join(d, '.env'), 'API_KEY=sk-abcdef123456\nX=1\n');

@@ -23,6 +23,17 @@ interface FlaggedFile {
   lines: string[];
 }
 
+/**
+ * The text as it reads inside a JSON string: a programmatic result or a model's JSON quotes its
+ * output, which turns `PASSWORD="x"` into `PASSWORD=\"x\"` and the whole file's newlines into `\n`.
+ */
+const jsonEscaped = (text: string): string => JSON.stringify(text).slice(1, -1);
+
+/** Each text and, where it differs, its JSON-escaped form, longest first. */
+function withEscaped(texts: string[]): string[] {
+  return [...new Set(texts.flatMap((t) => [t, jsonEscaped(t)]))].sort((a, b) => b.length - a.length);
+}
+
 /** Environment variables whose values are credentials by their name. */
 const SECRET_NAME = /(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|ACCESS_KEY)/i;
 
@@ -198,17 +209,19 @@ export class Scrubber {
 
   /** Replaces flagged content in `text`; hits are found on the original text so every source is named. */
   scrub(text: string, globs: readonly string[]): ScrubResult {
-    const hits = this.flagged(globs).filter((f) => text.includes(f.content) || f.lines.some((l) => text.includes(l)));
+    const needles = this.flagged(globs).map((f) => ({ rel: f.rel, whole: withEscaped([f.content]), lines: withEscaped(f.lines) }));
+    const hits = needles.filter((f) => [...f.whole, ...f.lines].some((n) => text.includes(n)));
     let out = text;
     for (const f of hits) {
       const marker = `[redacted:${f.rel}]`;
-      out = out.split(f.content).join(marker);
+      for (const n of f.whole) out = out.split(n).join(marker);
       for (const l of f.lines) out = out.split(l).join(marker);
     }
     const sources = hits.map((f) => f.rel);
     for (const [name, value] of this.#env) {
-      if (!out.includes(value)) continue;
-      out = out.split(value).join(`[redacted:env:${name}]`);
+      const forms = withEscaped([value]).filter((v) => out.includes(v));
+      if (forms.length === 0) continue;
+      for (const v of forms) out = out.split(v).join(`[redacted:env:${name}]`);
       sources.push(`env:${name}`);
     }
     return { text: out, sources };

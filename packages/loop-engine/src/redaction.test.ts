@@ -69,6 +69,13 @@ describe('Scrubber', () => {
     expect(oneLine.text).not.toContain('s3cr3t-value-xyz');
   });
 
+  it('splits a flagged file on bare CRs too, as Python does: one line of it alone is still caught', () => {
+    const d = loopDir();
+    writeFileSync(join(d, '.env'), 'A_TOKEN=abcdefgh1\rB_TOKEN=zyxwvut22\r');
+    const r = new Scrubber(d, () => undefined).scrub('got B_TOKEN=zyxwvut22 from it', DEFAULT_GLOBS);
+    expect(r).toEqual({ text: 'got [redacted:.env] from it', sources: ['.env'] });
+  });
+
   it('replaces full content and long lines, naming every file that holds them', () => {
     const d = loopDir();
     writeFileSync(join(d, '.env'), 'API_KEY=sk-abcdef123456\nX=1\n');

@@ -199,7 +199,8 @@ export class Scrubber {
     }
     if (content.trim() === '') return undefined;
     const lines = content
-      .split(/\r?\n/)
+      // Every line break Python's splitlines() knows: a file saved with bare CRs is still many lines.
+      .split(/\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/)
       .map((l) => l.trim())
       .filter((l) => l.length >= MIN_LINE)
       // Longest first, so a line that contains another is replaced whole.

@@ -62,6 +62,15 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   for (const [field, p] of [['observability.state_file', statePath], ['observability.run_log', logPath]] as const) {
     if (!isInside(workspace, p) || p === workspace) throw new InputError(`${field} '${rel(p)}' escapes the workspace ${workspace}`);
   }
+  // The state is replaced whole and the log appended to: sharing a file with each other, or with an
+  // artifact, corrupts both (a state file named plan.md would be judged as the plan).
+  if (statePath === logPath) throw new InputError(`observability.state_file and observability.run_log both name '${rel(statePath)}'; give them different names`);
+  for (const [field, p] of [['observability.state_file', statePath], ['observability.run_log', logPath]] as const) {
+    const name = relative(workspace, p).split('\\').join('/');
+    if (/^(?:context\.md|plan\.md|delivery-\d+\.md|review-(?:plan_gate|delivery_gate)-\d+\.md|\.loop-run\.lock)$/.test(name)) {
+      throw new InputError(`${field} '${rel(p)}' is a file the runner writes itself (${name}); choose another name`);
+    }
+  }
   // An already-passed loop is reported without writing anything (no lock, no state save), so it
   // also works on a read-only filesystem or a checkout that is only being inspected.
   const passed = peekPassed(statePath);

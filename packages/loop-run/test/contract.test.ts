@@ -1,5 +1,5 @@
 // The rest of the runner contract: consent shows leaks first, blind spots, host consent, checkpoints, lock, signals.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -171,6 +171,21 @@ describe('runner contract details', () => {
     expect(again.err).not.toContain('in an earlier run');
     expect(again.code).toBe(0);
     expect(loop.state().status).toBe('passed');
+  });
+
+  it('refuses a state file that shares its name with the run log or an artifact, before writing anything', () => {
+    for (const [observability, says] of [
+      [{ state_file: 'same.json', run_log: 'same.json' }, "both name 'loop-workspace/same.json'"],
+      [{ state_file: 'plan.md', run_log: 'run-log.md' }, "'loop-workspace/plan.md' is a file the runner writes itself (plan.md)"],
+      [{ state_file: 'state.json', run_log: './context.md' }, 'is a file the runner writes itself (context.md)'],
+    ] as const) {
+      const loop = track(makeLoop({ tweak: (s) => (s.observability = { ...s.observability, ...observability }) }));
+      const r = spawnSync(process.execPath, [BIN, 'loop.resolved.json'], { cwd: loop.dir, input: '', encoding: 'utf8' });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain(says);
+      expect(existsSync(join(loop.dir, 'loop-workspace'))).toBe(false);
+      expect(loop.calls('host')).toBe(0);
+    }
   });
 
   it('after a refusal, the same workspace resumes with one yes and keeps what was drafted', async () => {

@@ -1,6 +1,6 @@
 // Runs one argv (never a shell) with input on stdin, a timeout that kills the whole process group, UTF-8 output.
 import { spawn } from 'node:child_process';
-import { endGroup, exitCodeOf, signalGroup } from '@quickloop/cli-kit/process-group';
+import { endGroup, exitCodeOf, groupAlive, signalGroup } from '@quickloop/cli-kit/process-group';
 
 export interface ExecResult {
   /** 124 on timeout, 127 when the program cannot be started, 128+n on a signal. */
@@ -60,6 +60,11 @@ export function runArgv(argv: readonly string[], options: ExecOptions): Promise<
     child.stderr.on('data', (c: Buffer) => err.push(c));
     child.on('error', (error: NodeJS.ErrnoException) => {
       finish({ exitCode: error.code === 'ENOENT' || error.code === 'EACCES' ? 127 : 126, stdout: '', stderr: `${argv[0]}: ${error.message}\n`, timedOut: false, spawnError: error.message });
+    });
+    // A background child (`server & curl …`) keeps the pipes open after the command exits: without
+    // this the check waited out its whole timeout and then read as timed out (124).
+    child.once('exit', () => {
+      if (child.pid !== undefined && groupAlive(child.pid)) stop();
     });
     child.on('close', (code, signal) => {
       // TextDecoder without `fatal` replaces bad bytes, whatever the locale says.

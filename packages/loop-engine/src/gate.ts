@@ -1,6 +1,7 @@
 // One gate round on one artifact: programmatic and human criteria, reviewers in parallel, then the verdict source.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
+import { InterruptedError } from '@quickloop/cli-kit/errors';
 import type { GateName, ProgrammaticCriterion } from '@quickloop/loop-spec';
 import { InputRequired } from './errors.js';
 import { runArgv } from './exec.js';
@@ -73,6 +74,9 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
     if (c.type === 'programmatic') {
       const argv = substitute(c.check, label, input.iteration);
       const r = await runArgv(argv, { cwd: loopDir, timeoutMs: timeoutMs(c.timeout_sec, 300), env: s.env, ...(s.signal ? { signal: s.signal } : {}) });
+      // A check killed by our own Ctrl-C did not fail: recording it would spend the round (and on the
+      // last revision mark the gate exhausted, so the resume would refuse the artifact).
+      if (s.signal?.aborted) throw new InterruptedError(`interrupted while programmatic check ${id} ran`);
       const passed = evaluate(c, r.exitCode, r.stdout);
       s.hooks.emit('gate.check', { gate: input.gate, criterion: id, kind: 'programmatic', passed, exit_code: r.exitCode, argv }, ev);
       s.hooks.log('programmatic_check', { criterion: id, passed, returncode: r.exitCode });

@@ -28,6 +28,14 @@ describe('parseJudgeOutput (fail-safe)', () => {
     expect(v).toMatchObject({ verdict: 'revise', warning: 'invalid_judge_output', blocking_issues: ['Judge verdict was not pass or revise.'] });
     expect(parseJudgeOutput('{"blocking_issues":[]}').verdict).toBe('revise');
   });
+  it('never passes output that also holds a revise verdict (an echoed example first, the answer after)', () => {
+    const echoed = parseJudgeOutput('Format: {"verdict":"pass"}\nMy verdict: {"verdict":"revise","blocking_issues":["x"]}');
+    expect(echoed).toMatchObject({ verdict: 'revise', warning: 'invalid_judge_output' });
+    expect(echoed.blocking_issues).toContain('Judge output holds both a pass and a revise verdict.');
+    expect(parseJudgeOutput('```json\n{"verdict":"pass"}\n```\n```json\n{"verdict": "REVISE"}\n```').verdict).toBe('revise');
+    // A revise quoted inside a JSON string is text, not a verdict.
+    expect(parseJudgeOutput('{"verdict":"pass","notes":"first draft got \\"verdict\\": \\"revise\\""}').verdict).toBe('pass');
+  });
   it('checks types: a string blocking_issues is one issue (Looper split it into characters); PASS is pass', () => {
     expect(parseJudgeOutput('{"verdict":"revise","blocking_issues":"no title"}').blocking_issues).toEqual(['no title']);
     expect(parseJudgeOutput('{"verdict":" PASS "}').verdict).toBe('pass');

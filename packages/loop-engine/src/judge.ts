@@ -10,6 +10,7 @@ export interface JudgeVerdict {
 }
 
 const FENCE = /```(?:json)?\s*([\s\S]*?)```/;
+const REVISE_ANYWHERE = /"verdict"\s*:\s*"\s*revise\s*"/i;
 
 /** The end index of the JSON value that starts `text` (like Python's raw_decode), or -1. */
 function valueEnd(text: string): number {
@@ -88,6 +89,13 @@ export function parseJudgeOutput(raw: string): JudgeVerdict {
   else {
     verdict = 'revise';
     issues.push('Judge verdict was not pass or revise.');
+    warning = 'invalid_judge_output';
+  }
+  // The first object that parses is not always the answer: a judge that echoes an example
+  // (`{"verdict": "pass"}`) before its real `revise` must not pass. A revise anywhere outweighs a pass.
+  if (verdict === 'pass' && REVISE_ANYWHERE.test(text)) {
+    verdict = 'revise';
+    issues.push('Judge output holds both a pass and a revise verdict.');
     warning = 'invalid_judge_output';
   }
   const out: JudgeVerdict = {

@@ -45,6 +45,37 @@ describe('Scrubber', () => {
     expect(r).toEqual({ text: 'dump: [redacted:.env]', sources: ['.env'] });
   });
 
+  it('scrubs the files of a flagged directory that is a symlink (secrets -> a shared folder)', () => {
+    const d = loopDir();
+    const shared = loopDir();
+    writeFileSync(join(shared, 'api.txt'), 'SUPERSECRETVALUE123\n');
+    symlinkSync(shared, join(d, 'secrets'));
+    symlinkSync(join(d, 'secrets'), join(d, 'again')); // the same folder twice, and a link back up
+    symlinkSync(d, join(shared, 'up'));
+    const r = new Scrubber(d, () => undefined).scrub('exit=0\nstdout:\nSUPERSECRETVALUE123\n', DEFAULT_GLOBS);
+    expect(r.text).not.toContain('SUPERSECRETVALUE123');
+    expect(r.sources).toEqual(['secrets/api.txt']);
+  });
+
+  it('scrubs flagged content quoted inside JSON (a programmatic result the judge is shown)', () => {
+    const d = loopDir();
+    writeFileSync(join(d, '.env'), 'DB_PASSWORD="s3cr3t-value-xyz"\n\tINDENTED_TOKEN=tab\\slash-value\n');
+    const result = JSON.stringify({ id: 'envcheck', stdout: 'DB_PASSWORD="s3cr3t-value-xyz"\n\tINDENTED_TOKEN=tab\\slash-value\n' });
+    const whole = new Scrubber(d, () => undefined).scrub(`results: ${result}`, DEFAULT_GLOBS);
+    expect(whole.text).not.toContain('s3cr3t-value-xyz');
+    expect(whole.text).not.toContain('slash-value');
+    expect(whole.sources).toEqual(['.env']);
+    const oneLine = new Scrubber(d, () => undefined).scrub(JSON.stringify({ stdout: 'x DB_PASSWORD="s3cr3t-value-xyz" y' }), DEFAULT_GLOBS);
+    expect(oneLine.text).not.toContain('s3cr3t-value-xyz');
+  });
+
+  it('splits a flagged file on bare CRs too, as Python does: one line of it alone is still caught', () => {
+    const d = loopDir();
+    writeFileSync(join(d, '.env'), 'A_TOKEN=abcdefgh1\rB_TOKEN=zyxwvut22\r');
+    const r = new Scrubber(d, () => undefined).scrub('got B_TOKEN=zyxwvut22 from it', DEFAULT_GLOBS);
+    expect(r).toEqual({ text: 'got [redacted:.env] from it', sources: ['.env'] });
+  });
+
   it('replaces full content and long lines, naming every file that holds them', () => {
     const d = loopDir();
     writeFileSync(join(d, '.env'), 'API_KEY=sk-abcdef123456\nX=1\n');

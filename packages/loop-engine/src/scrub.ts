@@ -23,6 +23,17 @@ interface FlaggedFile {
   lines: string[];
 }
 
+/**
+ * The text as it reads inside a JSON string: a programmatic result or a model's JSON quotes its
+ * output, which turns `PASSWORD="x"` into `PASSWORD=\"x\"` and the whole file's newlines into `\n`.
+ */
+const jsonEscaped = (text: string): string => JSON.stringify(text).slice(1, -1);
+
+/** Each text and, where it differs, its JSON-escaped form, longest first. */
+function withEscaped(texts: string[]): string[] {
+  return [...new Set(texts.flatMap((t) => [t, jsonEscaped(t)]))].sort((a, b) => b.length - a.length);
+}
+
 /** Environment variables whose values are credentials by their name. */
 const SECRET_NAME = /(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|ACCESS_KEY)/i;
 
@@ -36,13 +47,23 @@ export function envSecrets(env: Record<string, string | undefined>): [string, st
 interface CachedDir {
   mtimeNs: bigint;
   ino: bigint;
+  dev: bigint;
   readAtNs: bigint;
-  /** Names of files and links (a link to a directory is never walked). */
+  /** Names of files and of links to files. */
   files: string[];
+  /** Names of directories and of links to directories. */
   dirs: string[];
   /** The flagged names among `files`, per glob set. */
   matched: Map<string, string[]>;
 }
+
+const isDirectory = (abs: string): boolean => {
+  try {
+    return statSync(abs).isDirectory();
+  } catch {
+    return false; // a dangling link
+  }
+};
 
 const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n;
 /**
@@ -81,10 +102,15 @@ export class Scrubber {
     const key = globs.join('\0');
     const found: FlaggedFile[] = [];
     const seen = new Set<string>();
-    const visit = (abs: string, rel: string): void => {
+    // A link back up the tree is not walked (no cycles); two links to one folder are both walked,
+    // since the path decides what the globs flag.
+    const visit = (abs: string, rel: string, above: ReadonlySet<string> = new Set()): void => {
       const dir = this.#dir(abs, rel);
       if (!dir) return;
       seen.add(rel);
+      const id = `${dir.dev}:${dir.ino}`;
+      if (above.has(id)) return;
+      const path = new Set(above).add(id);
       let names = dir.matched.get(key);
       if (!names) {
         names = dir.files.filter((name) => isRedacted(rel ? `${rel}/${name}` : name, globs));
@@ -95,7 +121,7 @@ export class Scrubber {
         const file = this.#flaggedFile(join(abs, name), childRel);
         if (file) found.push(file);
       }
-      for (const sub of dir.dirs) visit(join(abs, sub), rel ? `${rel}/${sub}` : sub);
+      for (const sub of dir.dirs) visit(join(abs, sub), rel ? `${rel}/${sub}` : sub, path);
     };
     visit(this.#loopDir, '');
     // Directories that went away take their entries with them.
@@ -122,9 +148,12 @@ export class Scrubber {
       this.#dirs.delete(rel);
       return undefined;
     }
-    const dir: CachedDir = { mtimeNs: st.mtimeNs, ino: st.ino, readAtNs, files: [], dirs: [], matched: new Map() };
+    const dir: CachedDir = { mtimeNs: st.mtimeNs, ino: st.ino, dev: st.dev, readAtNs, files: [], dirs: [], matched: new Map() };
     for (const e of entries) {
-      if (e.isDirectory()) {
+      // A linked directory is walked too: `secrets -> /shared/secrets` holds files as flagged as a real
+      // `secrets/` does, and a context command can cat them through the link.
+      const isDir = e.isDirectory() || (e.isSymbolicLink() && isDirectory(join(abs, e.name)));
+      if (isDir) {
         if (!SKIP_DIRS.has(e.name)) dir.dirs.push(e.name);
       } else if (e.isFile() || e.isSymbolicLink()) dir.files.push(e.name);
     }
@@ -136,8 +165,7 @@ export class Scrubber {
   #flaggedFile(abs: string, rel: string): FlaggedFile | undefined {
     let st;
     try {
-      // stat follows links: a flagged name linked to a file (a shared .env) is as secret as the file;
-      // links to directories are not followed (no cycles).
+      // stat follows links: a flagged name linked to a file (a shared .env) is as secret as the file.
       st = statSync(abs, { bigint: true });
     } catch {
       this.#files.delete(rel);
@@ -171,7 +199,8 @@ export class Scrubber {
     }
     if (content.trim() === '') return undefined;
     const lines = content
-      .split(/\r?\n/)
+      // Every line break Python's splitlines() knows: a file saved with bare CRs is still many lines.
+      .split(/\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/)
       .map((l) => l.trim())
       .filter((l) => l.length >= MIN_LINE)
       // Longest first, so a line that contains another is replaced whole.
@@ -181,17 +210,19 @@ export class Scrubber {
 
   /** Replaces flagged content in `text`; hits are found on the original text so every source is named. */
   scrub(text: string, globs: readonly string[]): ScrubResult {
-    const hits = this.flagged(globs).filter((f) => text.includes(f.content) || f.lines.some((l) => text.includes(l)));
+    const needles = this.flagged(globs).map((f) => ({ rel: f.rel, whole: withEscaped([f.content]), lines: withEscaped(f.lines) }));
+    const hits = needles.filter((f) => [...f.whole, ...f.lines].some((n) => text.includes(n)));
     let out = text;
     for (const f of hits) {
       const marker = `[redacted:${f.rel}]`;
-      out = out.split(f.content).join(marker);
+      for (const n of f.whole) out = out.split(n).join(marker);
       for (const l of f.lines) out = out.split(l).join(marker);
     }
     const sources = hits.map((f) => f.rel);
     for (const [name, value] of this.#env) {
-      if (!out.includes(value)) continue;
-      out = out.split(value).join(`[redacted:env:${name}]`);
+      const forms = withEscaped([value]).filter((v) => out.includes(v));
+      if (forms.length === 0) continue;
+      for (const v of forms) out = out.split(v).join(`[redacted:env:${name}]`);
       sources.push(`env:${name}`);
     }
     return { text: out, sources };

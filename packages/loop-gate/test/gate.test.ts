@@ -123,4 +123,15 @@ describe('loop-gate', () => {
     expect(parse(io.out()).find((e) => e.type === 'gate.check')).toMatchObject({ passed: false, exit_code: 124 });
     expect(l.calls('judge')).toBe(0);
   });
+
+  it('a check that exits leaving a background child (a server it started) ends with its own exit code', async () => {
+    // The child holds the pipes open for 60 s; before, the round waited out timeout_sec and read 124.
+    const l = loopOf(['--verdicts', 'pass'], (s) => {
+      s.criteria_by_id['names-it'] = { id: 'names-it', type: 'programmatic', check: ['sh', '-c', 'sleep 60 & echo started'], expect: 'exit_zero', timeout_sec: 5 };
+    });
+    const io = memoryIo();
+    expect(await run(base(l.dir), io)).toBe(0);
+    expect(parse(io.out()).find((e) => e.type === 'gate.check')).toMatchObject({ criterion: 'names-it', passed: true, exit_code: 0 });
+    expect(l.calls('judge')).toBe(1);
+  });
 });

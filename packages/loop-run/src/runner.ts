@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { InputError } from '@quickloop/cli-kit/errors';
+import { InputError, InterruptedError } from '@quickloop/cli-kit/errors';
 import { LoopExit } from '@quickloop/cli-kit/exit-codes';
 import type { EventType, Payload } from '@quickloop/events';
 import type { GateName } from '@quickloop/loop-spec';
@@ -62,6 +62,15 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   for (const [field, p] of [['observability.state_file', statePath], ['observability.run_log', logPath]] as const) {
     if (!isInside(workspace, p) || p === workspace) throw new InputError(`${field} '${rel(p)}' escapes the workspace ${workspace}`);
   }
+  // The state is replaced whole and the log appended to: sharing a file with each other, or with an
+  // artifact, corrupts both (a state file named plan.md would be judged as the plan).
+  if (statePath === logPath) throw new InputError(`observability.state_file and observability.run_log both name '${rel(statePath)}'; give them different names`);
+  for (const [field, p] of [['observability.state_file', statePath], ['observability.run_log', logPath]] as const) {
+    const name = relative(workspace, p).split('\\').join('/');
+    if (/^(?:context\.md|plan\.md|delivery-\d+\.md|review-(?:plan_gate|delivery_gate)-\d+\.md|\.loop-run\.lock)$/.test(name)) {
+      throw new InputError(`${field} '${rel(p)}' is a file the runner writes itself (${name}); choose another name`);
+    }
+  }
   // An already-passed loop is reported without writing anything (no lock, no state save), so it
   // also works on a read-only filesystem or a checkout that is only being inspected.
   const passed = peekPassed(statePath);
@@ -105,7 +114,8 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   // Tokens promised to calls now running (parallel reviewers), and each member's largest call: a
   // call cannot be stopped once started, so one the budget cannot cover is not started.
   let reservedTokens = 0;
-  const largestCall = new Map<string, number>();
+  // Kept in the state: a resume that forgot them would start a call the stopped run had refused.
+  const largestCall = new Map<string, number>(Object.entries(state.largest_call_tokens ?? {}));
 
   const session = new Session(
     loaded,
@@ -140,7 +150,10 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
         };
       },
       onUsage: (id, u: TokenUsage | null, usd) => {
-        if (u) largestCall.set(id, Math.max(largestCall.get(id) ?? 0, totalTokens(u)));
+        if (u) {
+          largestCall.set(id, Math.max(largestCall.get(id) ?? 0, totalTokens(u)));
+          state.largest_call_tokens = Object.fromEntries(largestCall);
+        }
         usage.calls += 1;
         if (u) {
           usage.input_tokens += u.input_tokens;
@@ -281,6 +294,8 @@ async function contextPhase(r: Run): Promise<string> {
       const cmd = (src as { cmd: string[] }).cmd;
       const joined = cmd.join(' ');
       const r = await runArgv(cmd, { cwd: loopDir, input: '', timeoutMs: timeoutMs((src as { timeout_sec?: unknown }).timeout_sec, 60), env: opts.env, ...(opts.signal ? { signal: opts.signal } : {}) });
+      // A command cut short by our Ctrl-C would leave its partial output in context.md as if it had run.
+      if (opts.signal?.aborted) throw new InterruptedError(`interrupted while context command ${joined} ran`);
       const block = session.scrub(`exit=${r.exitCode}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}\n`, `context command output (${joined})`, session.hostGlobs());
       chunks.push(`## Context source ${n}: ${joined}\n${block}`);
       log('context_cmd', { argv: cmd, returncode: r.exitCode });

@@ -38,6 +38,8 @@ export interface LoopState {
   review_rounds: Record<string, number>;
   checkpoints?: Record<string, string>;
   usage: Usage;
+  /** Each member's largest call in tokens: a resumed run must not forget what a call can cost. */
+  largest_call_tokens?: Record<string, number>;
   [key: string]: unknown;
 }
 
@@ -94,6 +96,10 @@ export function loadState(path: string, now: string): { state: LoopState; existe
   s.consent = s.consent && typeof s.consent === 'object' ? s.consent : {};
   s.review_rounds = s.review_rounds && typeof s.review_rounds === 'object' ? s.review_rounds : {};
   s.usage = { ...emptyUsage(), ...(s.usage ?? {}) };
+  if (s.largest_call_tokens !== undefined) {
+    const ok = s.largest_call_tokens && typeof s.largest_call_tokens === 'object' && !Array.isArray(s.largest_call_tokens);
+    s.largest_call_tokens = ok ? Object.fromEntries(Object.entries(s.largest_call_tokens).filter((e) => typeof e[1] === 'number' && Number.isFinite(e[1]))) : {};
+  }
   s.wall_clock_used_sec = typeof s.wall_clock_used_sec === 'number' ? s.wall_clock_used_sec : 0;
   s.iteration = typeof s.iteration === 'number' ? s.iteration : 0;
   return { state: s, existed: true };

@@ -51,6 +51,25 @@ describe('loop-run past Looper', () => {
     expect(loop.calls('judge')).toBe(1);
   });
 
+  it('a resume after a token stop remembers the largest call: the refused call is still not started', async () => {
+    const loop = track(
+      makeLoop({
+        // Each host call reports 1050 tokens, far more than its prompt: only the largest call seen refuses the next one.
+        host: ['--output-format', 'json', '--input-tokens', '1000'],
+        judge: ['--verdicts', 'pass'],
+        tweak: (s) => (s.loop_control.budget = { wall_clock_min: 30, tokens: 1500 }),
+      }),
+    );
+    expect((await runLoopIn(loop)).code).toBe(1);
+    expect(loop.calls('host')).toBe(1);
+    const again = await runLoopIn(loop);
+    expect(again.code).toBe(1);
+    expect(loop.state()).toMatchObject({ status: 'failed', failure: 'token_budget_exceeded' });
+    // The delivery (about 1050 tokens, as the plan was) still cannot fit in the 450 left.
+    expect(loop.calls('host')).toBe(1);
+    expect(loop.state().usage.input_tokens + loop.state().usage.output_tokens).toBeLessThanOrEqual(1500);
+  });
+
   it('counts reasoning tokens once: they are part of output_tokens, in the budget and in the run log', async () => {
     const loop = track(
       makeLoop({

@@ -1,5 +1,5 @@
 // The rest of the runner contract: consent shows leaks first, blind spots, host consent, checkpoints, lock, signals.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -142,6 +142,50 @@ describe('runner contract details', () => {
     expect(await running).toBe(130);
     expect(loop.state()).toMatchObject({ status: 'failed', failure: 'interrupted' });
     expect(loop.calls('judge')).toBe(0);
+  });
+
+  it('a signal during a programmatic check does not spend the round: the resume runs it again', async () => {
+    // max_revisions 0: the round cut short is the gate's only one, so counting it would exhaust the gate.
+    const started = (l: Loop) => join(l.capture, 'check.started');
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          s.goal.verification.push({ id: 'slow', type: 'programmatic', check: [process.execPath, '-e', "require('fs').writeFileSync(process.argv[1],'');setTimeout(()=>{},60000)", join(s.source, '..', '.capture', 'check.started')], expect: 'exit_zero', timeout_sec: 120 });
+          s.gates.plan_gate = { ...s.gates.plan_gate, criteria: ['slow', 'quality'], max_revisions: 0 };
+        },
+      }),
+    );
+    const io = memoryIo({ stdin: '', env: { ...process.env, NO_COLOR: '1' } });
+    const running = run({ spec: loop.specPath, retries: 0, retryDelayMs: 0, consent: [], level: 'normal' }, io);
+    while (!existsSync(started(loop))) await new Promise((r) => setTimeout(r, 10));
+    io.abort();
+    expect(await running).toBe(130);
+    expect(loop.state()).toMatchObject({ status: 'failed', failure: 'interrupted' });
+    expect(loop.state().gate_progress?.exhausted).toBeUndefined();
+    expect(loop.log()).not.toContain('`gate_blocked`');
+    expect(existsSync(loop.ws('review-plan_gate-1.md'))).toBe(false);
+
+    loop.spec.goal.verification.at(-1).check = [process.execPath, '-e', ''];
+    loop.write();
+    const again = await runLoopIn(loop);
+    expect(again.err).not.toContain('in an earlier run');
+    expect(again.code).toBe(0);
+    expect(loop.state().status).toBe('passed');
+  });
+
+  it('refuses a state file that shares its name with the run log or an artifact, before writing anything', () => {
+    for (const [observability, says] of [
+      [{ state_file: 'same.json', run_log: 'same.json' }, "both name 'loop-workspace/same.json'"],
+      [{ state_file: 'plan.md', run_log: 'run-log.md' }, "'loop-workspace/plan.md' is a file the runner writes itself (plan.md)"],
+      [{ state_file: 'state.json', run_log: './context.md' }, 'is a file the runner writes itself (context.md)'],
+    ] as const) {
+      const loop = track(makeLoop({ tweak: (s) => (s.observability = { ...s.observability, ...observability }) }));
+      const r = spawnSync(process.execPath, [BIN, 'loop.resolved.json'], { cwd: loop.dir, input: '', encoding: 'utf8' });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain(says);
+      expect(existsSync(join(loop.dir, 'loop-workspace'))).toBe(false);
+      expect(loop.calls('host')).toBe(0);
+    }
   });
 
   it('after a refusal, the same workspace resumes with one yes and keeps what was drafted', async () => {

@@ -1,5 +1,5 @@
 // Python's json.dumps, byte for byte: ensure_ascii escapes, float repr, sort_keys by code point.
-import { PyDate, PyFloat, compareCodePoints, floatRepr, isDict, newDict, type PyValue } from './py.js';
+import { PyBigInt, PyDate, PyFloat, compareCodePoints, pyInt, floatRepr, isDict, newDict, type PyValue } from './py.js';
 
 export interface DumpOptions {
   /** `indent=2` style pretty printing; without it the separators are `, ` and `: ` on one line. */
@@ -36,6 +36,7 @@ function scalar(value: PyValue | undefined): string {
     return Number.isInteger(value) ? value.toFixed(0) : jsonFloat(value);
   }
   if (typeof value === 'string') return jsonString(value);
+  if (value instanceof PyBigInt) return value.digits;
   if (value instanceof PyFloat) return jsonFloat(value.value);
   if (value instanceof PyDate) return jsonString(value.iso);
   throw new TypeError('not a scalar');
@@ -160,7 +161,7 @@ export function pyJsonLoads(text: string): PyValue {
     if (!match) return fail('Expecting value');
     i += match[0].length;
     const n = Number(match[0]);
-    return match[1] !== undefined || match[2] !== undefined ? new PyFloat(n) : n;
+    return match[1] !== undefined || match[2] !== undefined ? new PyFloat(n) : pyInt(BigInt(match[0]));
   };
   const string = (): string => {
     const start = i;

@@ -9,6 +9,23 @@ export class PyFloat {
   constructor(readonly value: number) {}
 }
 
+/**
+ * An int past 2**53, which a JS number would round (Python's ints are exact): its digits are kept
+ * for printing, and `value` (rounded) serves comparisons. A PyFloat only so that every check for
+ * "a number" still sees one.
+ */
+export class PyBigInt extends PyFloat {
+  constructor(readonly digits: string) {
+    super(Number(digits));
+  }
+}
+
+/** An int: a plain number while it is exact, else a PyBigInt. */
+export function pyInt(value: bigint): number | PyBigInt {
+  const n = Number(value);
+  return Number.isSafeInteger(n) ? n : new PyBigInt(value.toString());
+}
+
 /** A YAML date or timestamp: `iso` is Python's isoformat(), `text` is str(). */
 export class PyDate {
   constructor(
@@ -47,8 +64,8 @@ export function setDefault(dict: PyDict, key: string, value: PyValue): PyValue {
 }
 
 /** Python's isinstance(value, int): bools are ints too. */
-export function isInt(value: unknown): value is number | boolean {
-  return typeof value === 'boolean' || (typeof value === 'number' && Number.isInteger(value));
+export function isInt(value: unknown): value is number | boolean | PyBigInt {
+  return typeof value === 'boolean' || (typeof value === 'number' && Number.isInteger(value)) || value instanceof PyBigInt;
 }
 
 /** The numeric value of an int, bool or float, for comparisons. */
@@ -126,6 +143,7 @@ export function pyStr(value: PyValue | undefined): string {
   if (value === false) return 'False';
   if (typeof value === 'number') return String(value);
   if (typeof value === 'string') return value;
+  if (value instanceof PyBigInt) return value.digits;
   if (value instanceof PyFloat) return floatRepr(value.value);
   if (value instanceof PyDate) return value.text;
   return pyRepr(value);

@@ -1,6 +1,6 @@
 // loop.yaml is read with PyYAML's YAML 1.1 rules; the expected text was printed by PyYAML 6.0.3 + json.dumps.
 import { describe, expect, it } from 'vitest';
-import { pyJsonDumps } from './py-json.js';
+import { pyJsonDumps, pyJsonLoads } from './py-json.js';
 import { YamlSyntaxError, loadYaml } from './yaml-load.js';
 
 const TRICKY = `a: yes
@@ -62,6 +62,16 @@ describe('loadYaml', () => {
     expect(() => loadYaml('a: &x [1, *x]\n')).toThrow('recursive alias *x at line 1');
     const { value } = loadYaml('a: &x {k: 1}\nb: *x\n') as { value: Record<string, unknown> };
     expect(value.b).toBe(value.a);
+  });
+
+  it('keeps ints past 2**53 exact, as Python does (json.dumps printed these)', () => {
+    const text = 'big: 12345678901234567890\nneg: -12345678901234567890\nhex: 0x1FFFFFFFFFFFFFFFFF\nedge: 9007199254740993\noct: 017\n12345678901234567890: keyed\n';
+    expect(pyJsonDumps(loadYaml(text).value, { sortKeys: true })).toBe(
+      '{"12345678901234567890": "keyed", "big": 12345678901234567890, "edge": 9007199254740993, "hex": 590295810358705651711, "neg": -12345678901234567890, "oct": 15}',
+    );
+    expect(pyJsonDumps(pyJsonLoads('{"n": 123456789012345678901234, "f": 1.5}'))).toBe('{"n": 123456789012345678901234, "f": 1.5}');
+    // PyYAML dies with a ValueError on `0b_`; here it is an error that names the value.
+    expect(() => loadYaml('a: 0b_\n')).toThrow(YamlSyntaxError);
   });
 
   it('keeps the last of duplicate keys, as PyYAML does', () => {

@@ -4,7 +4,7 @@
 // resolved JSON must match Looper's: `1e5` is a string there, `yes` is true, `5.0` stays a float.
 import { LineCounter, parseDocument, isAlias, isMap, isPair, isScalar, isSeq } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
-import { PyDate, PyFloat, newDict, pyStr, type PyDict, type PyValue } from './py.js';
+import { PyDate, PyFloat, newDict, pyInt, pyStr, type PyBigInt, type PyDict, type PyValue } from './py.js';
 
 /** Where each key of each parsed mapping (and each item of each sequence) sits in the file. */
 export type LineIndex = WeakMap<object, Map<string | number, number>>;
@@ -32,19 +32,23 @@ function sexagesimal(text: string): number {
   return value;
 }
 
-function constructInt(raw: string): number {
+function constructInt(raw: string): number | PyBigInt {
   let text = raw.replaceAll('_', '');
-  let sign = 1;
+  let sign = 1n;
   if (text[0] === '-' || text[0] === '+') {
-    if (text[0] === '-') sign = -1;
+    if (text[0] === '-') sign = -1n;
     text = text.slice(1);
   }
   if (text === '0') return 0;
-  if (text.startsWith('0b')) return sign * parseInt(text.slice(2), 2);
-  if (text.startsWith('0x')) return sign * parseInt(text.slice(2), 16);
-  if (text.startsWith('0')) return sign * parseInt(text, 8);
-  if (text.includes(':')) return sign * sexagesimal(text);
-  return sign * Number(text);
+  if (text.includes(':')) return Number(sign) * sexagesimal(text);
+  // BigInt, because Python's ints are exact: 12345678901234567890 must not print as …7168.
+  if (text.startsWith('0b') || text.startsWith('0x')) {
+    // PyYAML itself dies on `0b_` (int('', 2)); here it is a plain error.
+    if (text.length === 2) throw new YamlSyntaxError(`invalid int ${JSON.stringify(raw)}: no digits after ${text}`);
+    return pyInt(sign * BigInt(text));
+  }
+  if (text.startsWith('0')) return pyInt(sign * BigInt(`0o${text.slice(1)}`));
+  return pyInt(sign * BigInt(text));
 }
 
 function constructFloat(raw: string): number {

@@ -6,6 +6,7 @@
 //   --leak FILE              host: put FILE's content (path relative to cwd) into the artifact
 //   --output-format json     answer like claude -p --output-format json, with usage and cost
 //   --reasoning N            with json: N of the 50 output tokens were reasoning (output includes them)
+//   --input-tokens N         with json: report N input tokens (default 100)
 //   --fail-first N --stderr S   exit 1 with S on stderr for the first N calls
 //   --barrier N              wait until N calls (of any fake) have reached the barrier: proves they overlap
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -68,5 +69,5 @@ if (opt('verdicts') || has('unique') || has('same')) {
 }
 if (answer === undefined) process.exitCode = 0;
 else if (opt('output-format') === 'json') {
-  process.stdout.write(`${JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: answer, total_cost_usd: 0.01, usage: { input_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 50, ...(opt('reasoning') ? { output_tokens_details: { reasoning_tokens: Number(opt('reasoning')) } } : {}) } })}\n`);
+  process.stdout.write(`${JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: answer, total_cost_usd: 0.01, usage: { input_tokens: Number(opt('input-tokens', '100')), cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 50, ...(opt('reasoning') ? { output_tokens_details: { reasoning_tokens: Number(opt('reasoning')) } } : {}) } })}\n`);
 } else process.stdout.write(`${answer}\n`);

@@ -61,7 +61,8 @@ export function parseArgs<T>(
   }) as unknown as T & CommonOptions & { _: (string | number)[]; help?: boolean; version?: boolean };
   if (failure !== undefined) throw new UsageError(`${failure} (see ${meta.name} --help)`);
   // yargs reads `--flag=anything` as false for a boolean flag: `--strict=yes` would quietly turn it off.
-  const booleans = new Set((parsed as unknown as { getOptions(): { boolean: string[] } }).getOptions().boolean);
+  const options = (parsed as unknown as { getOptions(): { boolean: string[]; string: string[]; array: string[]; default: Record<string, unknown> } }).getOptions();
+  const booleans = new Set(options.boolean);
   for (const arg of argv) {
     if (arg === '--') break;
     const m = /^--(?:no-)?([^=]+)=(.*)$/s.exec(arg);
@@ -71,7 +72,6 @@ export function parseArgs<T>(
   }
   // yargs reads a flag with no value (`--agent --out x`, `--agent $UNSET`) as its default: a typo or an
   // empty variable would quietly run something else than what was asked for.
-  const options = (parsed as unknown as { getOptions(): { string: string[]; default: Record<string, unknown> } }).getOptions();
   const defaulted = new Set(options.string.filter((k) => options.default[k] !== undefined && !booleans.has(k)));
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i]!;
@@ -83,7 +83,7 @@ export function parseArgs<T>(
   }
   // A repeatable flag collects every use (`--docs-map A --docs-map B`) and takes one value per use, so
   // it never swallows the positionals after it; any other flag given twice keeps its last value.
-  const arrays = new Set((parsed as unknown as { getOptions(): { array: string[] } }).getOptions().array.flatMap((k) => [k, k.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase())]));
+  const arrays = new Set(options.array.flatMap((k) => [k, k.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase())]));
   for (const [key, value] of Object.entries(result as Record<string, unknown>)) {
     if (key !== '_' && !arrays.has(key) && Array.isArray(value)) (result as Record<string, unknown>)[key] = value.at(-1);
   }

@@ -82,7 +82,8 @@ export const report: Command = {
     if (args.out !== undefined && shownOut === '') throw new InputError('qs report: --out: name a file');
     const out = resolve(io.cwd, shownOut);
     if (out === path) throw new InputError(`qs report: --out ${shownOut}: is the results it reads`);
-    if (read.has(out) || [...read].some((f) => real(f) === real(out))) throw new InputError(`qs report: --out ${shownOut}: is a file the report reads`);
+    const realOut = real(out);
+    if ([...read].some((f) => real(f) === realOut)) throw new InputError(`qs report: --out ${shownOut}: is a file the report reads`);
     if (existsSync(out) && statSync(out).isDirectory()) throw new InputError(`qs report: --out ${shownOut}: is a folder, not a file`);
     const html = reportHtml(results, streams, { fromFolder });
     try {

@@ -1,5 +1,5 @@
 // `qs diff`: two results documents compared task by task, with an exact test on each pass rate.
-import { gapPages, type Results, type TaskResult } from './fold.js';
+import { countsIn, gapPages, type Results, type TaskResult } from './fold.js';
 import { fisherExact, smallestReachableP, wilson, type Interval } from './stats.js';
 
 export const ALPHA = 0.05;
@@ -76,8 +76,7 @@ function bucketOf(b: Side, a: Side): Bucket {
 
 /** A side's discarded counts, numbers only and sorted by classification (another tool's document is read as unknown). */
 function discardedOf(t: TaskResult): Record<string, number> {
-  const given = typeof t.discarded === 'object' && t.discarded !== null && !Array.isArray(t.discarded) ? Object.entries(t.discarded) : [];
-  return Object.fromEntries(given.filter((e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1]) && e[1] !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return Object.fromEntries(Object.entries(countsIn(t.discarded)).filter(([, n]) => n !== 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 const sameSet = (x: string[], y: string[]): boolean => x.length === y.length && x.every((v, i) => v === y[i]);

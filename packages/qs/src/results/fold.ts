@@ -333,6 +333,12 @@ export function foldRun(stream: AttemptStream): RunResult {
   };
 }
 
+/** A `{name: count}` map from another tool's document: its entries with a finite number, nothing else. */
+export function countsIn(v: unknown): Record<string, number> {
+  const given = typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.entries(v) : [];
+  return Object.fromEntries(given.filter((e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1])));
+}
+
 /**
  * Where to look first: each docs-gap run's suspect page, counted, most frequent first. A document's
  * `suspect_pages` (kept as the prior art defines it) counts every run that did not pass, an
@@ -341,10 +347,7 @@ export function foldRun(stream: AttemptStream): RunResult {
  */
 export function gapPages(t: { runs?: unknown; suspect_pages?: unknown }): Record<string, number> {
   const runs = Array.isArray(t.runs) ? t.runs.filter((r): r is Record<string, unknown> => typeof r === 'object' && r !== null && typeof (r as Record<string, unknown>).classification === 'string') : [];
-  if (runs.length === 0) {
-    const given = typeof t.suspect_pages === 'object' && t.suspect_pages !== null ? Object.entries(t.suspect_pages) : [];
-    return byCount(Object.fromEntries(given.filter((e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1]))));
-  }
+  if (runs.length === 0) return byCount(countsIn(t.suspect_pages));
   const pages = tally();
   for (const r of runs) if (r.classification === 'docs_gap' && typeof r.suspect_page === 'string') bump(pages, r.suspect_page);
   return byCount(pages);

@@ -23,7 +23,7 @@ async function attempt(s, seeded, lock = false) {
   const sandbox = await s.openSandbox({ policy: s.policy, backend: 'bwrap', baseDir: s.base, installHosts: false });
   const { home, root, workspace } = sandbox.describe();
   try {
-    if (seeded) s.seedInstallCache(s.store, home);
+    if (seeded) await s.seedInstallCache(s.store, home);
     // Written from inside, as the sandbox's user (a root harness's files would be read-only to npm there).
     const files = `printf '%s' '${PACKAGE}' > package.json${lock ? ` && echo ${Buffer.from(s.lockfile).toString('base64')} | base64 -d > package-lock.json` : ''}`;
     const r = await sandbox.exec(`${files} && ${INSTALL}`, { timeoutMs: 300_000 });

@@ -37,13 +37,13 @@ function storeFiles(store: string): string[] {
 }
 
 describe('the install cache', () => {
-  it('takes a blob that hashes to its name and gives the next home its own copy, never a link to the store', () => {
+  it('takes a blob that hashes to its name and gives the next home its own copy, never a link to the store', async () => {
     const [store, first, second] = [temp(), temp(), temp()];
     const tarball = 'a package tarball';
     put(first, hex(tarball), tarball);
     expect(harvestInstallCache(store, first)).toEqual({ added: 1, known: 0, refused: {} });
     expect(harvestInstallCache(store, first)).toEqual({ added: 0, known: 1, refused: {} });
-    expect(seedInstallCache(store, second)).toBe(1);
+    expect(await seedInstallCache(store, second)).toBe(1);
     const copy = blobPath(second, hex(tarball));
     expect(readFileSync(copy, 'utf8')).toBe(tarball);
     expect(statSync(copy).nlink).toBe(1);
@@ -53,19 +53,19 @@ describe('the install cache', () => {
     expect(readFileSync(join(store, stored as string), 'utf8')).toBe(tarball);
   });
 
-  it('refuses a bad blob: content under a name that is not its hash never reaches the store', () => {
+  it('refuses a bad blob: content under a name that is not its hash never reaches the store', async () => {
     const [store, attempt, next] = [temp(), temp(), temp()];
     // The name of a real package's content, with something else in it.
     put(attempt, hex('the real tarball'), 'a poisoned tarball');
     expect(harvestInstallCache(store, attempt)).toEqual({ added: 0, known: 0, refused: { hash_mismatch: 1 } });
-    expect(seedInstallCache(store, next)).toBe(0);
+    expect(await seedInstallCache(store, next)).toBe(0);
     expect(existsSync(npmCacheOf(next))).toBe(false);
     // Nothing half-written is left behind either.
     expect(storeFiles(store).filter((f) => !f.startsWith('npm/tmp/'))).toEqual([]);
     expect(readdirSync(join(store, 'npm', 'tmp'))).toEqual([]);
   });
 
-  it('never reads an index entry, sha1 content or anything else of the attempt\'s cache', () => {
+  it('never reads an index entry, sha1 content or anything else of the attempt\'s cache', async () => {
     const [store, attempt, next] = [temp(), temp(), temp()];
     const cache = npmCacheOf(attempt);
     // A poisoned index entry: points a registry URL at content of the attacker's choosing.
@@ -82,7 +82,7 @@ describe('the install cache', () => {
     expect(h.added).toBe(0);
     expect(h.refused).toEqual({ bad_name: 2 });
     expect(storeFiles(store).some((f) => f.includes('index') || f.includes('sha1'))).toBe(false);
-    expect(seedInstallCache(store, next)).toBe(0);
+    expect(await seedInstallCache(store, next)).toBe(0);
   });
 
   it('follows no symlink: not a blob, not a folder on the way, not the cache itself', () => {

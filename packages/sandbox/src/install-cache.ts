@@ -19,8 +19,9 @@
 // would let the attempt write through to the store's inode), so nothing it does reaches the next.
 // npm checks every blob it reads against its integrity as well.
 import { randomBytes, createHash } from 'node:crypto';
-import { accessSync, closeSync, constants, copyFileSync, existsSync, fstatSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { accessSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { copyFile, lchown, mkdir } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
 import { UsageError } from '@quickloop/cli-kit';
 import { outerIds } from './rootfs.js';
 
@@ -181,47 +182,72 @@ export function harvestInstallCache(store: string, home: string): HarvestReport 
   return report;
 }
 
-/**
- * Gives a new sandbox home its own copy of the store's blobs, before anything runs in it. Returns how
- * many were copied (0 for an empty or missing store).
- */
-export function seedInstallCache(store: string, home: string): number {
-  const from = join(store, 'npm', CONTENT);
-  if (!existsSync(from)) return 0;
-  const root = process.getuid?.() === 0;
-  const ids = root ? outerIds() : undefined;
-  const made = new Set<string>();
-  const dir = (path: string): void => {
-    if (made.has(path)) return;
-    mkdirSync(path, { recursive: true, mode: 0o755 });
-    made.add(path);
+/** At most this many file operations of one seed at once (libuv's thread pool runs four by default). */
+const SEED_AT_ONCE = 16;
+
+/** Runs `work` over `items`, at most `limit` at a time. */
+async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) await work(items[next++] as T);
   };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}
+
+/**
+ * Gives a new sandbox home its own copy of the store's blobs and index, before anything runs in it.
+ * Returns how many blobs were copied (0 for an empty or missing store).
+ *
+ * A seed is a few hundred folders and files, each a metadata write that waits on the filesystem's
+ * journal: they are made a level at a time and copied several at once, not one after another.
+ */
+export async function seedInstallCache(store: string, home: string): Promise<number> {
+  if (!existsSync(join(store, 'npm', CONTENT))) return 0;
   const cache = npmCacheOf(home);
-  let n = 0;
   // The index is the harness's own (see install-metadata.ts): entries it wrote for what it fetched itself.
   const sources: [string, string, RegExp][] = [
-    [from, CONTENT, REST],
+    [join(store, 'npm', CONTENT), CONTENT, REST],
     [join(store, 'npm', INDEX), INDEX, BUCKET],
   ];
+  const files: { from: string; to: string }[] = [];
+  const dirs = new Set<string>();
+  let blobCount = 0;
   for (const [base, under, rest] of sources) {
     for (const { rel, abs } of blobs(base, () => undefined, rest)) {
-      const target = join(cache, under, rel);
-      dir(join(target, '..'));
-      // A reflink where the filesystem has them, else a plain copy: never a hard link to the store.
-      copyFileSync(abs, target, constants.COPYFILE_FICLONE);
-      if (under === CONTENT) n += 1;
+      const to = join(cache, under, rel);
+      files.push({ from: abs, to });
+      // Every folder from the home down: .npm, _cacache, content-v2, …, the two hex levels.
+      for (let d = dirname(to); d.startsWith(home + sep); d = dirname(d)) dirs.add(d);
+      if (under === CONTENT) blobCount += 1;
     }
   }
-  if (ids && n > 0) {
-    // A root harness runs the sandbox as another uid: npm must be able to add to its own cache.
-    const chown = (p: string): void => lchownSync(p, ids.uid, ids.gid);
-    const walk = (p: string): void => {
-      chown(p);
-      if (lstatSync(p).isDirectory()) for (const e of readdirSync(p)) walk(join(p, e));
-    };
-    walk(join(home, '.npm'));
+  if (blobCount === 0) return 0;
+  // A root harness runs the sandbox as another uid: npm must be able to add to its own cache.
+  const ids = process.getuid?.() === 0 ? outerIds() : undefined;
+  const own = async (path: string): Promise<void> => {
+    if (ids) await lchown(path, ids.uid, ids.gid);
+  };
+  const byDepth = new Map<number, string[]>();
+  for (const d of dirs) {
+    const depth = d.split(sep).length;
+    byDepth.set(depth, [...(byDepth.get(depth) ?? []), d]);
   }
-  return n;
+  for (const depth of [...byDepth.keys()].sort((a, b) => a - b)) {
+    await eachLimited(byDepth.get(depth) ?? [], SEED_AT_ONCE, async (d) => {
+      try {
+        await mkdir(d, { mode: 0o755 });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      await own(d);
+    });
+  }
+  await eachLimited(files, SEED_AT_ONCE, async ({ from, to }) => {
+    // A reflink where the filesystem has them, else a plain copy: never a hard link to the store.
+    await copyFile(from, to, constants.COPYFILE_FICLONE);
+    await own(to);
+  });
+  return blobCount;
 }
 
 /** `--install-cache DIR`: made when missing (private to this user); a file or an unwritable folder is a usage error. */

@@ -158,7 +158,7 @@ describe('the packuments in the store', () => {
     // Asked again at once: the store's entries are fresh, nothing is fetched.
     expect(await fetchInstallMetadata(store, wants, registry)).toEqual({ fetched: 0, revalidated: 0, fresh: 2, failed: 0, overBudget: 0 });
 
-    seedInstallCache(store, next);
+    await seedInstallCache(store, next);
     // The next home's index is the harness's: one entry for ms, pointing at content that is the registry's.
     const buckets: string[] = [];
     const walk = (d: string) => {
@@ -243,7 +243,7 @@ describe('fetching from a registry that says more or less than it should', () =>
     expect(seen).toEqual([{ name: '@scope/pkg' }, { name: '@scope/pkg', ifNoneMatch: '"v1"' }]);
     // What npm will read: the body as served, the harness's freshness, the time of the revalidation.
     const next = temp();
-    seedInstallCache(store, next);
+    await seedInstallCache(store, next);
     const h = createHash('sha256').update(`${KEY}${want.url}`).digest('hex');
     const [line] = readFileSync(join(npmCacheOf(next), 'index-v5', h.slice(0, 2), h.slice(2, 4), h.slice(4)), 'utf8').split('\n').filter((l) => l !== '');
     const e = JSON.parse((line as string).split('\t')[1] as string) as { integrity: string; metadata: { time: number; resHeaders: Record<string, string> } };

@@ -107,7 +107,7 @@ export async function provisionSandbox(
   // namespace and the proxy alive: they would keep the stage from ever exiting.
   try {
     const d = sandbox.describe();
-    if (options.installCache !== undefined) seedInstallCache(options.installCache, d.home);
+    if (options.installCache !== undefined) await seedInstallCache(options.installCache, d.home);
     const ready: SandboxReadyPayload = { root: d.root, workspace: d.workspace, home: d.home, tmp: d.tmp, backend: d.backend, enforced: d.enforced, reason: d.reason, policy: d.policy, keep: options.keep, limits: d.limits, ...(d.forwards ? { forwards: d.forwards } : {}) };
     await emitter.emit('sandbox.ready', { run_id: runId }, ready);
     const { budgets, setup } = loaded.task;

@@ -1,7 +1,7 @@
 // qs-check: after each run's agent, run its check in the same sandbox, classify with every event in, end the run.
 import { CliError, createLogger, terminalSafe, QsExit, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, signalName, untilAborted, type Emitter } from '@quickloop/events';
-import { fetchInstallMetadata, harvestInstallCache, hasNpmIndex, npmRegistry, registryOf, removeLayout, wantedMetadata, type EgressEvent, type NpmRegistry } from '@quickloop/sandbox';
+import { fetchInstallMetadata, harvestInstallCacheAsync, hasNpmIndex, npmRegistry, registryOf, removeLayout, wantedMetadata, type EgressEvent, type NpmRegistry } from '@quickloop/sandbox';
 import type { ClassificationName } from '@quickloop/events';
 import { classify, isEvidential, label } from './classify.js';
 import { runCheck } from './check.js';
@@ -74,16 +74,17 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     while (fetching.length > 0) await Promise.all(fetching.splice(0));
   };
 
-  const cleanup = (f: RunFacts): string | null => {
+  const cleanup = async (f: RunFacts): Promise<string | null> => {
     if (!f.ready) return null;
     if (opts.installCache !== undefined && !f.harvested) {
       f.harvested = true;
       // The stages before this one have ended, with every process they started: the home is still.
-      const h = harvestInstallCache(opts.installCache, f.ready.home);
+      // The packuments' fetches start first: they are network-bound, and go on while the blobs are copied.
+      harvestMetadata(opts.installCache, f.ready.home);
+      const h = await harvestInstallCacheAsync(opts.installCache, f.ready.home);
       const refused = Object.entries(h.refused).map(([why, n]) => `${n} ${why}`).join(', ');
       if (refused !== '') log.warn(`${STAGE}: install cache: refused what the run left in its npm cache (${refused}); ${h.added} blob${h.added === 1 ? '' : 's'} taken`);
       else log.verbose(`${STAGE}: install cache: ${h.added} blob${h.added === 1 ? '' : 's'} taken, ${h.known} already there`);
-      harvestMetadata(opts.installCache, f.ready.home);
     }
     if (opts.keep || f.ready.keep) return f.ready.root;
     try {
@@ -126,14 +127,14 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     if (f.upstreamTerminal) {
       // Another stage already ended it (a stage failure upstream): no verdict, but still the last stage.
       tally.other += 1;
-      cleanup(f);
+      await cleanup(f);
       return;
     }
     if (io.signal.aborted || f.agent?.stopReason === 'interrupted') {
       tally.interrupted += 1;
       const phase = interruptedIn ?? (f.agent ? (f.agent.stopReason === 'interrupted' ? 'agent' : 'check') : 'waiting for the agent');
       await emitter.emit('run.interrupted', { run_id: f.runId }, { signal: io.signal.aborted ? signalName(io.signal) : 'upstream', phase });
-      cleanup(f);
+      await cleanup(f);
       return;
     }
     if (!f.loaded && f.invalid !== undefined) return fail(f, `qs-validate refused it, so nothing ran (${f.invalid})`);
@@ -142,12 +143,12 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     const checkError = checkErrors.get(f.runId);
     if (checkError !== undefined) {
       await fail(f, checkError.error, checkError.badInput);
-      cleanup(f);
+      await cleanup(f);
       return;
     }
     if (!f.setupFailure && !f.agent) {
       await fail(f, `incomplete stream: no agent.completed for ${f.loaded.task.name} (did qs-agent stop early?)`);
-      cleanup(f);
+      await cleanup(f);
       return;
     }
     let classification: ClassificationName;
@@ -178,7 +179,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     if (classification === 'passed') tally.passed += 1;
     else if (classification === 'docs_gap') tally.docsGap += 1;
     else tally.other += 1;
-    const kept = cleanup(f);
+    const kept = await cleanup(f);
     // The summary people read must not let an unenforced pass look like an enforced one.
     const unenforced = f.ready.enforced ? '' : ` (UNENFORCED: ${f.ready.backend} backend)`;
     log.info(`${label(classification)}  ${terminalSafe(f.loaded.task.name)}: ${classification}${unenforced}${classification === 'passed' ? '' : ` — ${terminalSafe(detail)}`}`);
@@ -236,7 +237,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
   } catch (error) {
     // A closed downstream or a bad line ends the stage, but this is still the last stage: the
     // workspaces of runs it will never finish are removed like any other.
-    for (const f of runs.values()) if (!f.finished) cleanup(f);
+    for (const f of runs.values()) if (!f.finished) await cleanup(f);
     await settleFetching();
     throw error;
   }

@@ -17,5 +17,5 @@ export { diskUsage, type DiskUsage } from './usage.js';
 export { DEFAULT_LIMITS, limitsFrom, resolveLimits } from './limits.js';
 export { checkForwards } from './forwards.js';
 export { shownInside, TOOLCHAINS } from './rootfs.js';
-export { harvestInstallCache, seedInstallCache, installCacheDir, npmCacheOf, MAX_BLOB_BYTES, type HarvestReport } from './install-cache.js';
+export { harvestInstallCache, harvestInstallCacheAsync, seedInstallCache, installCacheDir, npmCacheOf, MAX_BLOB_BYTES, type HarvestReport } from './install-cache.js';
 export { askNpmConfig, fetchInstallMetadata, hasNpmIndex, npmConfig, npmRegistry, registryOf, wantedMetadata, METADATA_TTL_S, METADATA_REFRESH_MS, PACKUMENT_ACCEPTS, type MetadataReport, type MetadataWant, type NpmRegistry } from './install-metadata.js';

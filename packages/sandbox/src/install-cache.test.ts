@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { harvestInstallCache, installCacheDir, MAX_BLOB_BYTES, npmCacheOf, seedInstallCache } from './install-cache.js';
+import { harvestInstallCache, harvestInstallCacheAsync, installCacheDir, MAX_BLOB_BYTES, npmCacheOf, seedInstallCache } from './install-cache.js';
 
 const temps: string[] = [];
 afterEach(() => {
@@ -118,6 +118,29 @@ describe('the install cache', () => {
     const big = put(attempt, 'f'.repeat(128), '');
     truncateSync(big, MAX_BLOB_BYTES + 1);
     expect(harvestInstallCache(store, attempt)).toEqual({ added: 0, known: 0, refused: { not_regular: 1, too_large: 1 } });
+  });
+
+  it('the async harvest takes and refuses exactly what the sync one does, and lets the event loop run meanwhile', async () => {
+    const [attempt, syncStore, asyncStore] = [temp(), temp(), temp()];
+    for (let i = 0; i < 20; i++) put(attempt, hex(`tarball ${i}`), `tarball ${i}`);
+    put(attempt, hex('the real tarball'), 'a poisoned tarball');
+    const want = { added: 20, known: 0, refused: { hash_mismatch: 1 } };
+    expect(harvestInstallCache(syncStore, attempt)).toEqual(want);
+    // Another task on the same loop, one step per turn: it gets turns only if the harvest yields.
+    let turns = 0;
+    let running = true;
+    const step = (): void => {
+      turns += 1;
+      if (running) setImmediate(step);
+    };
+    setImmediate(step);
+    const got = await harvestInstallCacheAsync(asyncStore, attempt);
+    running = false;
+    const during = turns;
+    expect(got).toEqual(want);
+    expect(storeFiles(asyncStore).filter((f) => f.includes('content-v2'))).toEqual(storeFiles(syncStore).filter((f) => f.includes('content-v2')));
+    expect(during).toBeGreaterThan(1);
+    expect(await harvestInstallCacheAsync(asyncStore, attempt)).toEqual({ added: 0, known: 20, refused: { hash_mismatch: 1 } });
   });
 
   it('--install-cache: a missing folder is made private; a file is a usage error', () => {

@@ -22,6 +22,7 @@ import { randomBytes, createHash } from 'node:crypto';
 import { accessSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { copyFile, lchown, mkdir } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
+import { setImmediate } from 'node:timers/promises';
 import { UsageError } from '@quickloop/cli-kit';
 import { outerIds } from './rootfs.js';
 
@@ -96,12 +97,29 @@ export function realDirs(base: string, parts: readonly string[]): boolean {
 
 export function harvestInstallCache(store: string, home: string): HarvestReport {
   const report: HarvestReport = { added: 0, known: 0, refused: {} };
+  for (const _ of harvesting(store, home, report));
+  return report;
+}
+
+/**
+ * harvestInstallCache, giving the event loop a turn every few blobs: the harness's own packument
+ * fetches (install-metadata.ts), started first, get on while the blobs are copied and hashed.
+ */
+export async function harvestInstallCacheAsync(store: string, home: string): Promise<HarvestReport> {
+  const report: HarvestReport = { added: 0, known: 0, refused: {} };
+  let n = 0;
+  for (const _ of harvesting(store, home, report)) if (++n % 4 === 0) await setImmediate();
+  return report;
+}
+
+/** The harvest itself, one blob per step. */
+function* harvesting(store: string, home: string, report: HarvestReport): Generator<void, void> {
   const refuse = (why: keyof HarvestReport['refused']): void => {
     report.refused[why] = (report.refused[why] ?? 0) + 1;
   };
   const from = join(npmCacheOf(home), CONTENT);
   // A home whose .npm (or any level below it) is a link to somewhere else gives nothing.
-  if (!realDirs(home, ['.npm', '_cacache', 'content-v2', 'sha512'])) return report;
+  if (!realDirs(home, ['.npm', '_cacache', 'content-v2', 'sha512'])) return;
   const into = join(store, 'npm', CONTENT);
   const tmp = join(store, 'npm', 'tmp');
   mkdirSync(into, { recursive: true, mode: 0o700 });
@@ -110,6 +128,7 @@ export function harvestInstallCache(store: string, home: string): HarvestReport 
   let files = 0;
   const buf = Buffer.alloc(1024 * 1024);
   for (const { rel, abs } of blobs(from, refuse)) {
+    yield;
     const target = join(into, rel);
     if (existsSync(target)) {
       report.known += 1;
@@ -179,7 +198,6 @@ export function harvestInstallCache(store: string, home: string): HarvestReport 
       closeSync(fd);
     }
   }
-  return report;
 }
 
 /** At most this many file operations of one seed at once (libuv's thread pool runs four by default). */

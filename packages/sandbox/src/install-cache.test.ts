@@ -120,6 +120,21 @@ describe('the install cache', () => {
     expect(harvestInstallCache(store, attempt)).toEqual({ added: 0, known: 0, refused: { not_regular: 1, too_large: 1 } });
   });
 
+  it('a seed that cannot make its folders fails whole, after every copy under way has ended', async () => {
+    const [store, attempt, home] = [temp(), temp(), temp()];
+    for (let i = 0; i < 40; i++) put(attempt, hex(`tarball ${i}`), `tarball ${i}`);
+    harvestInstallCache(store, attempt);
+    // A file where the cache's folder must go.
+    mkdirSync(join(home, '.npm'));
+    writeFileSync(join(home, '.npm', '_cacache'), 'in the way');
+    await expect(seedInstallCache(store, home)).rejects.toThrow(/ENOTDIR|EEXIST/);
+    expect(readFileSync(join(home, '.npm', '_cacache'), 'utf8')).toBe('in the way');
+    // A clean home next to it seeds whole: 40 blobs, each readable where npm looks for it.
+    const next = temp();
+    expect(await seedInstallCache(store, `${next}/`)).toBe(40);
+    expect(readFileSync(blobPath(next, hex('tarball 7')), 'utf8')).toBe('tarball 7');
+  });
+
   it('the async harvest takes and refuses exactly what the sync one does, and lets the event loop run meanwhile', async () => {
     const [attempt, syncStore, asyncStore] = [temp(), temp(), temp()];
     for (let i = 0; i < 20; i++) put(attempt, hex(`tarball ${i}`), `tarball ${i}`);

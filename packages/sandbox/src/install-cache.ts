@@ -203,13 +203,24 @@ function* harvesting(store: string, home: string, report: HarvestReport): Genera
 /** At most this many file operations of one seed at once (libuv's thread pool runs four by default). */
 const SEED_AT_ONCE = 16;
 
-/** Runs `work` over `items`, at most `limit` at a time. */
+/**
+ * Runs `work` over `items`, at most `limit` at a time. The first failure stops every lane from taking
+ * more, and is thrown once all of them have stopped (nothing of this seed is still writing then).
+ */
 async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
+  let failure: { error: unknown } | undefined;
   const lane = async (): Promise<void> => {
-    while (next < items.length) await work(items[next++] as T);
+    while (failure === undefined && next < items.length) {
+      try {
+        await work(items[next++] as T);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  if (failure !== undefined) throw failure.error;
 }
 
 /**
@@ -221,7 +232,8 @@ async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T
  */
 export async function seedInstallCache(store: string, home: string): Promise<number> {
   if (!existsSync(join(store, 'npm', CONTENT))) return 0;
-  const cache = npmCacheOf(home);
+  const top = resolve(home);
+  const cache = npmCacheOf(top);
   // The index is the harness's own (see install-metadata.ts): entries it wrote for what it fetched itself.
   const sources: [string, string, RegExp][] = [
     [join(store, 'npm', CONTENT), CONTENT, REST],
@@ -235,7 +247,7 @@ export async function seedInstallCache(store: string, home: string): Promise<num
       const to = join(cache, under, rel);
       files.push({ from: abs, to });
       // Every folder from the home down: .npm, _cacache, content-v2, …, the two hex levels.
-      for (let d = dirname(to); d.startsWith(home + sep); d = dirname(d)) dirs.add(d);
+      for (let d = dirname(to); d.startsWith(top + sep); d = dirname(d)) dirs.add(d);
       if (under === CONTENT) blobCount += 1;
     }
   }
@@ -248,7 +260,9 @@ export async function seedInstallCache(store: string, home: string): Promise<num
   const byDepth = new Map<number, string[]>();
   for (const d of dirs) {
     const depth = d.split(sep).length;
-    byDepth.set(depth, [...(byDepth.get(depth) ?? []), d]);
+    const level = byDepth.get(depth);
+    if (level) level.push(d);
+    else byDepth.set(depth, [d]);
   }
   for (const depth of [...byDepth.keys()].sort((a, b) => a - b)) {
     await eachLimited(byDepth.get(depth) ?? [], SEED_AT_ONCE, async (d) => {

@@ -158,9 +158,14 @@ describe('qs-sandbox', () => {
   it('stops with stdin:LINE on a bad line, after forwarding what came before', async () => {
     const io = memoryIo({ stdin: `${stream('two-tasks.ndjson')}{"v":1,"type":"task.loaded"}\n` });
     const err = await run(defaults, io).catch((e: unknown) => e);
-    made.push(parseOut(io.out()));
+    // What was written goes out at the next turn of the event loop, as it does before a real stage exits.
+    await new Promise((resolve) => setImmediate(resolve));
+    const events = parseOut(io.out());
+    made.push(events);
     expect(err).toBeInstanceOf(InputError);
     expect(String((err as Error).message)).toBe("stdin:5: not a quickloop event: missing field 'ts'");
+    // Both tasks' sandboxes are in the stream, so a later stage can remove them.
+    expect(events.filter((e) => e.type === 'sandbox.ready').map((e) => e.run_id)).toEqual(['run-a', 'run-b']);
   });
 
   it('rejects an --allow-registry that is not a host', async () => {

@@ -159,5 +159,19 @@ describe('an attempt process that dies', () => {
     const failed = out.split('\n').filter((l) => l.includes('"run.failed"')).map((l) => JSON.parse(l) as { failed_stage: string; error: string });
     expect(failed).toEqual([expect.objectContaining({ failed_stage: 'qs', error: "the attempt's process ended (SIGKILL) before its stages reported" })]);
     expect(existsSync(ready?.root as string)).toBe(false);
+    // Nor the support folder of its session (the only one the dead process named as its own); a root
+    // harness keeps it under /tmp, another under its TMPDIR.
+    const parent = process.getuid?.() === 0 ? '/tmp' : tmp;
+    const supportOf = (pid: string): string[] =>
+      readdirSync(parent)
+        .filter((n) => n.startsWith('quickloop-proxy-'))
+        .filter((n) => {
+          try {
+            return readFileSync(join(parent, n, 'owner'), 'utf8').startsWith(`${pid} `);
+          } catch {
+            return false;
+          }
+        });
+    expect(supportOf(attempt as string)).toEqual([]);
   });
 });

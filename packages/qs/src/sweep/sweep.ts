@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { type Io } from '@quickloop/cli-kit';
 import { isTerminal, parseLine, readEvents, signalName, type WireEvent } from '@quickloop/events';
-import { removeLayout } from '@quickloop/sandbox';
+import { removeLayout, removeStaleSessions } from '@quickloop/sandbox';
 import { cli as validate } from '@quickloop/qs-validate';
 import { attemptArgv } from '../attempt.js';
 import { attemptCommand } from '../bins.js';
@@ -244,6 +244,8 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
       o.progress.line(label, `qs: ${(error as Error).message}`);
     }
   }
+  // Nor the support folder of its sandbox session, named as the dead process's.
+  if (codes === null) removeStaleSessions();
   if (terminal === null) {
     // A run must end in its stream, or `qs results` could not tell an interrupted attempt from a
     // crashed one: qs says which, in the stream itself.

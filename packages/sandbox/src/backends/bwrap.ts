@@ -9,6 +9,7 @@ import { childrenOf, namespaceLeftovers } from '../leftovers.js';
 import { confine, makeLimits, type LimitInForce, type SandboxLimits } from '../limits.js';
 import { killGroup, killGroupsAndWait } from '../process.js';
 import { outerIds, rootPlan } from '../rootfs.js';
+import { markSupportOwner, removeStaleSupport, SUPPORT_PREFIX } from '../stale-support.js';
 import type { ExecResult, WorkspaceLayout } from '../types.js';
 import type { BackendSession } from './backend.js';
 
@@ -206,10 +207,25 @@ export const mirrorSocket = (port: number): string => `mirror-${port}.sock`;
 /** The files of the socket folder: on the host only, never inside the sandbox. */
 export const SOCKETS = { proxy: 'proxy.sock', direct: 'direct.sock', dns: 'dns.sock', catcher: 'catch-direct.sh' } as const;
 
+// Under /tmp for a root harness: the sandbox's host uid must pass through its parents (TMPDIR may be 0700).
+const supportParent = (): string => (asRoot() ? '/tmp' : tmpdir());
+
+/** Removes the support folders this user's killed harnesses left (stale-support.ts); how many. */
+export function removeStaleSessions(): number {
+  return removeStaleSupport(supportParent());
+}
+
+let staleSwept = false;
+
 /** A fresh folder for the proxy sockets and support files, outside every folder the sandbox shows. */
 export function proxySocketDir(): string {
-  // Under /tmp for a root harness: the sandbox's host uid must pass through its parents (TMPDIR may be 0700).
-  const dir = mkdtempSync(join(asRoot() ? '/tmp' : tmpdir(), 'quickloop-proxy-'));
+  // Once a process, before its first session.
+  if (!staleSwept) {
+    staleSwept = true;
+    removeStaleSessions();
+  }
+  const dir = mkdtempSync(join(supportParent(), SUPPORT_PREFIX));
+  markSupportOwner(dir);
   // The network layer connects to the sockets, and bwrap binds the support files, as the sandbox's
   // host uid: it may pass through, and only root may list or change the folder.
   if (asRoot()) chmodSync(dir, 0o711);

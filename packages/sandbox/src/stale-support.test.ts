@@ -1,0 +1,81 @@
+// What a killed harness leaves in the temp folder is removed by the next one, and nothing else is.
+import { spawn, spawnSync } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { markSupportOwner, removeStaleSupport, SUPPORT_PREFIX } from './stale-support.js';
+
+const temps: string[] = [];
+afterEach(() => {
+  for (const t of temps.splice(0)) rmSync(t, { recursive: true, force: true });
+});
+function temp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'qs-stale-support-'));
+  temps.push(d);
+  return d;
+}
+
+const startOf = (pid: number): string => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[19] as string;
+
+/** A support folder under `parent` whose owner file says `owner` (or none). */
+function folder(parent: string, name: string, owner?: string): string {
+  const dir = join(parent, `${SUPPORT_PREFIX}${name}`);
+  mkdirSync(join(dir, 'etc'), { recursive: true });
+  writeFileSync(join(dir, 'etc', 'passwd'), 'x');
+  if (owner !== undefined) writeFileSync(join(dir, 'owner'), owner);
+  return dir;
+}
+
+describe('stale support folders', () => {
+  it('removes the folders of ended harnesses and keeps those of live ones', async () => {
+    const parent = temp();
+    // A harness that ran and ended: its pid and start time name nothing alive now.
+    const ended = spawnSync('sh', ['-c', 'cut -d" " -f22 /proc/$$/stat; echo $$'], { encoding: 'utf8' }).stdout.trim().split('\n');
+    const dead = folder(parent, 'dead', `${ended[1]} ${ended[0]}\n`);
+    // A live harness (a child of this test) and this process itself.
+    const child = spawn('sleep', ['30']);
+    try {
+      const live = folder(parent, 'live', `${child.pid} ${startOf(child.pid as number)}\n`);
+      // The live pid with another start time is a reused pid: its folder's owner is gone.
+      const reused = folder(parent, 'reused', `${child.pid} 1\n`);
+      const mine = folder(parent, 'mine');
+      markSupportOwner(mine);
+      expect(removeStaleSupport(parent)).toBe(2);
+      expect([existsSync(dead), existsSync(reused)]).toEqual([false, false]);
+      expect([existsSync(live), existsSync(mine)]).toEqual([true, true]);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('leaves alone what it cannot judge: no owner, a bad owner file, a link, another prefix or another user', () => {
+    const parent = temp();
+    const elsewhere = temp();
+    const keep = [
+      folder(parent, 'unnamed'),
+      folder(parent, 'garbage', 'not a pid\n'),
+      folder(parent, 'huge', `1 ${'9'.repeat(30)}\n`),
+    ];
+    // An owner file that is a link to a dead owner's file is not read.
+    const linked = folder(parent, 'linked');
+    writeFileSync(join(elsewhere, 'owner'), '999999 1\n');
+    symlinkSync(join(elsewhere, 'owner'), join(linked, 'owner'));
+    keep.push(linked);
+    // A link with the prefix, to a folder that looks stale: neither it nor its target goes.
+    const target = folder(elsewhere, 'target', '999999 1\n');
+    symlinkSync(target, join(parent, `${SUPPORT_PREFIX}link`));
+    keep.push(join(parent, `${SUPPORT_PREFIX}link`), target);
+    mkdirSync(join(parent, 'quickloop-other'));
+    writeFileSync(join(parent, 'quickloop-other', 'owner'), '999999 1\n');
+    keep.push(join(parent, 'quickloop-other'));
+    if (process.getuid?.() === 0) {
+      const theirs = folder(parent, 'theirs', '999999 1\n');
+      chownSync(theirs, 65534, 65534);
+      keep.push(theirs);
+    }
+    expect(removeStaleSupport(parent)).toBe(0);
+    for (const k of keep) expect(existsSync(k)).toBe(true);
+    expect(removeStaleSupport(join(parent, 'missing'))).toBe(0);
+  });
+});

@@ -5,6 +5,20 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { constants } from 'node:os';
 
+/**
+ * The kernel's start time of a process (clock ticks since boot, /proc/PID/stat field 22), or null where
+ * /proc cannot tell. With the pid, it names one process: a reused pid has another start time.
+ */
+export function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /** A signal's number on this platform, from the kernel's own table; 0 for a name it does not know. */
 export function signalNumber(name: string): number {
   return (constants.signals as Record<string, number | undefined>)[name] ?? 0;

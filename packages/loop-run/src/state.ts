@@ -1,6 +1,7 @@
 // state.json: loaded once, rewritten whole and atomically (temp file + rename) on every save; and the run lock.
 import { closeSync, existsSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { InputError } from '@quickloop/cli-kit/errors';
+import { processStart } from '@quickloop/cli-kit/process-group';
 import type { Payload } from '@quickloop/events';
 import type { ConsentRecord } from '@quickloop/loop-engine';
 
@@ -132,17 +133,6 @@ const alive = (pid: number): boolean => {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 };
-
-/** The kernel's start time of a process (clock ticks since boot), or null where /proc cannot tell. */
-export function processStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
-}
 
 /** Whether /proc says the process is a loop runner (a lock from before start times were recorded). */
 function looksLikeRunner(pid: number): boolean | null {

@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { memoryIo } from '@quickloop/cli-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { run } from '../src/run.js';
-import { processStart } from '../src/state.js';
+import { processStart } from '@quickloop/cli-kit/process-group';
 import { BIN, makeLoop, runLoopIn, type Loop } from './helpers.js';
 
 const loops: Loop[] = [];

@@ -11,24 +11,14 @@
 // one another harness has just made and not yet named.
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { processStart } from '@quickloop/cli-kit/process-group';
 
 export const SUPPORT_PREFIX = 'quickloop-proxy-';
 const OWNER = 'owner';
 
-/** This process's start time (clock ticks since boot, /proc/self/stat field 22), or undefined off Linux. */
-function startTime(pid: number | 'self'): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name in parentheses may itself hold spaces and parentheses: split after the last ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
 /** Marks a new support folder as this process's. */
 export function markSupportOwner(dir: string): void {
-  writeFileSync(join(dir, OWNER), `${process.pid} ${startTime('self') ?? ''}\n`, { mode: 0o600 });
+  writeFileSync(join(dir, OWNER), `${process.pid} ${processStart(process.pid) ?? ''}\n`, { mode: 0o600 });
 }
 
 /** The owner file's `pid start`, read without following a link and at most 64 bytes of it. */
@@ -72,7 +62,7 @@ export function removeStaleSupport(parent: string): number {
       const owner = readOwner(dir);
       if (owner === undefined || owner.pid === process.pid) continue;
       // Alive with the same start time: still in use. A pid that now names another process is not its owner.
-      if (startTime(owner.pid) === owner.start) continue;
+      if (processStart(owner.pid) === owner.start) continue;
       rmSync(dir, { recursive: true, force: true });
       removed += 1;
     } catch {

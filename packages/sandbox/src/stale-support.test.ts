@@ -113,4 +113,25 @@ describe('stale support folders', () => {
       child.kill('SIGKILL');
     }
   });
+
+  it('a folder it fails to remove whole keeps its owner file, and the next sweep removes the rest', () => {
+    const parent = temp();
+    const ended = spawnSync('sh', ['-c', 'cut -d" " -f22 /proc/$$/stat; echo $$'], { encoding: 'utf8' }).stdout.trim().split('\n');
+    // Several entries, so that some come before the owner file and some after, whatever the order.
+    const dir = folder(parent, 'stuck', `${ended[1]} ${ended[0]} ${scope}\n`);
+    for (const name of ['a', 'b', 'c', 'x', 'y', 'z']) writeFileSync(join(dir, name), name);
+    // A file that cannot be removed: immutable for root, in a read-only folder for another user.
+    const root = process.getuid?.() === 0;
+    const stuck = () => spawnSync(root ? 'chattr' : 'chmod', root ? ['+i', join(dir, 'etc', 'passwd')] : ['0555', join(dir, 'etc')]).status;
+    const unstuck = () => spawnSync(root ? 'chattr' : 'chmod', root ? ['-i', join(dir, 'etc', 'passwd')] : ['0755', join(dir, 'etc')]).status;
+    expect(stuck()).toBe(0);
+    try {
+      expect(removeStaleSupport(parent)).toBe(0);
+      expect(readFileSync(join(dir, 'owner'), 'utf8')).toBe(`${ended[1]} ${ended[0]} ${scope}\n`);
+    } finally {
+      unstuck();
+    }
+    expect(removeStaleSupport(parent)).toBe(1);
+    expect(existsSync(dir)).toBe(false);
+  });
 });

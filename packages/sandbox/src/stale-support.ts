@@ -14,7 +14,7 @@
 // Only what this user made is touched: a real folder (never a link) with the prefix, owned by this
 // uid, holding an owner file that is a regular file. A folder without one is left alone: it may be
 // one another harness has just made and not yet named.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { processStart } from '@quickloop/cli-kit/process-group';
 
@@ -79,7 +79,12 @@ export function removeStaleSupport(parent: string): number {
       const owner = readOwner(dir);
       if (owner === undefined || owner.pid === process.pid || owner.scope !== scope) continue;
       // Alive with the same start time: still in use. A pid that now names another process is not its owner.
-      if (processStart(owner.pid) === owner.start) continue;
+      const now = processStart(owner.pid);
+      if (now === owner.start) continue;
+      // A pid /proc has but could not read (too many files open): not judged, rather than taken for gone.
+      if (now === null && existsSync(`/proc/${owner.pid}`)) continue;
+      // The owner file last: a removal that fails half-way leaves a folder the next harness still judges.
+      for (const entry of readdirSync(dir)) if (entry !== OWNER) rmSync(join(dir, entry), { recursive: true, force: true });
       rmSync(dir, { recursive: true, force: true });
       removed += 1;
     } catch {

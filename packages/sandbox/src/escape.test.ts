@@ -2,7 +2,7 @@
 // whether it worked is judged from the host (files, processes, sockets, the harness itself), never
 // from what the command says about itself.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -478,7 +478,9 @@ function argv0(pid: number): string | undefined {
 
 /** A harness of its own, in a child process: it may be killed, or run as nobody, without taking the test down. */
 const HARNESS = `
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { openSandbox, removeLayout } from '__LIB__';
 const [base, commands, mode] = [process.argv[2], JSON.parse(process.argv[3]), process.argv[4]];
 const die = mode === 'die';
@@ -488,7 +490,18 @@ const sb = await openSandbox({ policy, backend: 'bwrap', baseDir: base, installH
 const results = [];
 for (const c of commands) results.push(await sb.exec(c, { timeoutMs: 30000 }));
 if (die) {
-  console.log(JSON.stringify({ described: sb.describe(), results, pid: process.pid }));
+  // Its support folders, named by its pid and start time while it is alive to tell: once it is dead,
+  // any harness of the same user (another test file's) may remove them first.
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const me = \`\${process.pid} \${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]} \`;
+  const support = readdirSync(tmpdir()).filter((n) => n.startsWith('quickloop-proxy-')).map((n) => join(tmpdir(), n)).filter((d) => {
+    try {
+      return readFileSync(join(d, 'owner'), 'utf8').startsWith(me);
+    } catch {
+      return false;
+    }
+  });
+  console.log(JSON.stringify({ described: sb.describe(), results, support }));
   process.kill(process.pid, 'SIGKILL');
 }
 const closed = await sb.close();
@@ -507,7 +520,7 @@ console.log(JSON.stringify({ described: sb.describe(), results, events, closed, 
 interface HarnessRun {
   code: number | null;
   stderr: string;
-  out: { described: { root: string; workspace: string }; results: Array<{ exitCode: number; output: string; denials: Array<{ path: string; reason: string }> }>; events?: EgressEvent[]; removed?: boolean | string; pid?: number };
+  out: { described: { root: string; workspace: string }; results: Array<{ exitCode: number; output: string; denials: Array<{ path: string; reason: string }> }>; events?: EgressEvent[]; removed?: boolean | string; support?: string[] };
 }
 
 async function harness(dir: string, commands: string[], opts: { die?: boolean; remove?: boolean; nobody?: boolean; env?: Record<string, string> } = {}): Promise<HarnessRun> {
@@ -544,15 +557,12 @@ describe('escape probes against a harness of its own', () => {
     // Nor the network layer's forwarders (their command lines name the sandbox's socket folder, not the root).
     expect(pidsWith(r.out.described.root)).toEqual([]);
     rmSync(r.out.described.root, { recursive: true, force: true });
-    // Its support folder could not be removed by it; the next harness of the same user removes it.
-    const left = readdirSync('/tmp')
-      .filter((n) => n.startsWith('quickloop-proxy-'))
-      .map((n) => join('/tmp', n))
-      .filter((d) => existsSync(join(d, 'owner')) && readFileSync(join(d, 'owner'), 'utf8').startsWith(`${r.out.pid} `));
-    expect(left).toHaveLength(1);
+    // Its support folder could not be removed by it; the next harness of the same user removes it
+    // (or one of another test file, running meanwhile: what matters is that it goes).
+    expect(r.out.support).toHaveLength(1);
     const next = await harness(dir, ['true'], { nobody: nobody && asRoot });
     expect(next.out.results[0]?.exitCode).toBe(0);
-    expect(existsSync(left[0] as string)).toBe(false);
+    expect(existsSync(r.out.support?.[0] as string)).toBe(false);
     removeLayout({ root: next.out.described.root });
   });
 

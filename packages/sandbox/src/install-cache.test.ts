@@ -2,11 +2,12 @@
 // cache reaches the next attempt only as a blob whose SHA-512 is its name.
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { harvestInstallCache, harvestInstallCacheAsync, installCacheDir, MAX_BLOB_BYTES, npmCacheOf, seedInstallCache } from './install-cache.js';
+import { outerIds } from './rootfs.js';
 
 const temps: string[] = [];
 afterEach(() => {
@@ -133,6 +134,32 @@ describe('the install cache', () => {
     const next = temp();
     expect(await seedInstallCache(store, `${next}/`)).toBe(40);
     expect(readFileSync(blobPath(next, hex('tarball 7')), 'utf8')).toBe('tarball 7');
+  });
+
+  it('a seeded npm cache is the sandbox user\'s whole: every folder (.npm and _cacache too) and file, writable by it, none a link', async () => {
+    const [store, attempt, home] = [temp(), temp(), temp()];
+    for (let i = 0; i < 3; i++) put(attempt, hex(`tarball ${i}`), `tarball ${i}`);
+    harvestInstallCache(store, attempt);
+    // An index bucket of the harness's, as install-metadata.ts writes it (0600, its own).
+    const bucket = join(store, 'npm', 'index-v5', 'ab', 'cd', 'e'.repeat(60));
+    mkdirSync(dirname(bucket), { recursive: true, mode: 0o700 });
+    writeFileSync(bucket, 'entry', { mode: 0o600 });
+    expect(await seedInstallCache(store, home)).toBe(3);
+    const ids = process.getuid?.() === 0 ? outerIds() : { uid: process.getuid?.(), gid: process.getgid?.() };
+    const seen: string[] = [];
+    const walk = (p: string): void => {
+      const st = lstatSync(p);
+      seen.push(`${p.slice(home.length)} ${st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other'} ${st.uid}:${st.gid} nlink=${st.isFile() ? st.nlink : '-'} ${(st.mode & (st.isDirectory() ? 0o700 : 0o600)).toString(8)}`);
+      if (st.isDirectory()) for (const e of readdirSync(p)) walk(join(p, e));
+    };
+    walk(join(home, '.npm'));
+    const own = `${ids.uid}:${ids.gid}`;
+    expect(seen.filter((l) => !l.endsWith(` ${own} nlink=- 700`) && !l.endsWith(` ${own} nlink=1 600`))).toEqual([]);
+    expect(seen.filter((l) => l.includes(' other '))).toEqual([]);
+    for (const d of ['/.npm', '/.npm/_cacache', '/.npm/_cacache/index-v5', '/.npm/_cacache/content-v2/sha512', '/.npm/_cacache/index-v5/ab/cd']) expect(seen).toContain(`${d} dir ${own} nlink=- 700`);
+    expect(seen).toContain(`/.npm/_cacache/index-v5/ab/cd/${'e'.repeat(60)} file ${own} nlink=1 600`);
+    // 3 blobs and the bucket: nothing else was made.
+    expect(seen.filter((l) => l.includes(' file '))).toHaveLength(4);
   });
 
   it('the async harvest takes and refuses exactly what the sync one does, and lets the event loop run meanwhile', async () => {

@@ -6,23 +6,39 @@
 // process's start time (the pair a reused pid cannot match), and the next harness of the same user
 // removes the folders whose owner is gone.
 //
+// A pid means something only in its own pid namespace and boot: a harness in a container that shares
+// the temp folder (or another kernel's, on a shared disk) names a pid that here is another process or
+// none, while its sessions are live. The owner file names both, and only a folder of this namespace
+// and boot is judged; the others are left as they are.
+//
 // Only what this user made is touched: a real folder (never a link) with the prefix, owned by this
 // uid, holding an owner file that is a regular file. A folder without one is left alone: it may be
 // one another harness has just made and not yet named.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { processStart } from '@quickloop/cli-kit/process-group';
 
 export const SUPPORT_PREFIX = 'quickloop-proxy-';
 const OWNER = 'owner';
 
-/** Marks a new support folder as this process's. */
-export function markSupportOwner(dir: string): void {
-  writeFileSync(join(dir, OWNER), `${process.pid} ${processStart(process.pid) ?? ''}\n`, { mode: 0o600 });
+/** Where this process's pids mean something: its pid namespace and the kernel's boot; null where /proc cannot tell. */
+function pidScope(): string | null {
+  try {
+    const ns = /^pid:\[(\d{1,20})\]$/.exec(readlinkSync('/proc/self/ns/pid'))?.[1];
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    return ns !== undefined && /^[0-9a-f-]{36}$/.test(boot) ? `${ns} ${boot}` : null;
+  } catch {
+    return null;
+  }
 }
 
-/** The owner file's `pid start`, read without following a link and at most 64 bytes of it. */
-function readOwner(dir: string): { pid: number; start: string } | undefined {
+/** Marks a new support folder as this process's (a folder whose owner cannot be told is never removed). */
+export function markSupportOwner(dir: string): void {
+  writeFileSync(join(dir, OWNER), `${process.pid} ${processStart(process.pid) ?? ''} ${pidScope() ?? ''}\n`, { mode: 0o600 });
+}
+
+/** The owner file's `pid start scope`, read without following a link and at most 128 bytes of it. */
+function readOwner(dir: string): { pid: number; start: string; scope: string } | undefined {
   let fd: number;
   try {
     fd = openSync(join(dir, OWNER), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -31,10 +47,10 @@ function readOwner(dir: string): { pid: number; start: string } | undefined {
   }
   try {
     if (!fstatSync(fd).isFile()) return undefined;
-    const buf = Buffer.alloc(64);
+    const buf = Buffer.alloc(128);
     const text = buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)).toString('utf8');
-    const m = /^([1-9]\d{0,9}) (\d{1,20})\n$/.exec(text);
-    return m ? { pid: Number(m[1]), start: m[2] as string } : undefined;
+    const m = /^([1-9]\d{0,9}) (\d{1,20}) (\d{1,20} [0-9a-f-]{36})\n$/.exec(text);
+    return m ? { pid: Number(m[1]), start: m[2] as string, scope: m[3] as string } : undefined;
   } finally {
     closeSync(fd);
   }
@@ -46,7 +62,8 @@ function readOwner(dir: string): { pid: number; start: string } | undefined {
  */
 export function removeStaleSupport(parent: string): number {
   const uid = process.getuid?.();
-  if (uid === undefined) return 0;
+  const scope = pidScope();
+  if (uid === undefined || scope === null) return 0;
   let names: string[];
   try {
     names = readdirSync(parent).filter((n) => n.startsWith(SUPPORT_PREFIX));
@@ -60,9 +77,14 @@ export function removeStaleSupport(parent: string): number {
       const st = lstatSync(dir);
       if (!st.isDirectory() || st.uid !== uid) continue;
       const owner = readOwner(dir);
-      if (owner === undefined || owner.pid === process.pid) continue;
+      if (owner === undefined || owner.pid === process.pid || owner.scope !== scope) continue;
       // Alive with the same start time: still in use. A pid that now names another process is not its owner.
-      if (processStart(owner.pid) === owner.start) continue;
+      const now = processStart(owner.pid);
+      if (now === owner.start) continue;
+      // A pid /proc has but could not read (too many files open): not judged, rather than taken for gone.
+      if (now === null && existsSync(`/proc/${owner.pid}`)) continue;
+      // The owner file last: a removal that fails half-way leaves a folder the next harness still judges.
+      for (const entry of readdirSync(dir)) if (entry !== OWNER) rmSync(join(dir, entry), { recursive: true, force: true });
       rmSync(dir, { recursive: true, force: true });
       removed += 1;
     } catch {

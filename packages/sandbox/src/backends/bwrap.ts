@@ -225,10 +225,16 @@ export function proxySocketDir(): string {
     removeStaleSessions();
   }
   const dir = mkdtempSync(join(supportParent(), SUPPORT_PREFIX));
-  markSupportOwner(dir);
-  // The network layer connects to the sockets, and bwrap binds the support files, as the sandbox's
-  // host uid: it may pass through, and only root may list or change the folder.
-  if (asRoot()) chmodSync(dir, 0o711);
+  try {
+    markSupportOwner(dir);
+    // The network layer connects to the sockets, and bwrap binds the support files, as the sandbox's
+    // host uid: it may pass through, and only root may list or change the folder.
+    if (asRoot()) chmodSync(dir, 0o711);
+  } catch (error) {
+    // Unnamed (a full disk), no later harness would ever judge it.
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   return dir;
 }
 

@@ -3,26 +3,15 @@
 // left out, unknown fields, errors inside a 200. The normalised events and the verdict must match
 // those the first mock gives.
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { memoryIo } from '@quickloop/cli-kit';
-import { removeLayout } from '@quickloop/sandbox';
 import { startMockServer, startVendorFaithfulServer, type FaithfulStep, type MockStep } from '@quickloop/testkit';
 import { run } from './run.js';
 import { localAgentOptions, ndjson, parseOut, taskLoaded } from './testing/task-event.js';
+import { cleanedAfterEach, QS_CHECK, VENDORS, type Vendor } from './testing/vendors.js';
 
-const QS_CHECK = fileURLToPath(new URL('../../qs-check/bin/qs-check.js', import.meta.url));
 const KEY = 'sk-test-vf-0c1d2e';
-const made: string[] = [];
-const closers: Array<() => Promise<void>> = [];
-
-afterEach(async () => {
-  for (const root of made.splice(0)) removeLayout({ root });
-  for (const c of closers.splice(0)) await c();
-});
-
-type Vendor = 'anthropic' | 'openai' | 'openai-chat' | 'gemini';
-const VENDORS: Vendor[] = ['anthropic', 'openai', 'openai-chat', 'gemini'];
+const { sandboxesOf, closeLater } = cleanedAfterEach();
 
 function envFor(vendor: Vendor, url: string, openaiUrl: string): Record<string, string> {
   if (vendor === 'anthropic') return { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: url };
@@ -35,19 +24,19 @@ async function agentRun(vendor: Vendor, stream: boolean, server: { url: string; 
   const opts = localAgentOptions(vendor, { model: 'mock-model', stream });
   const code = await run(opts, io);
   const events = parseOut(io.out());
-  for (const e of events) if (e.type === 'sandbox.ready') made.push(String(e.root));
+  sandboxesOf(events);
   return { code, events, out: io.out(), err: io.err(), completed: events.find((e) => e.type === 'agent.completed') };
 }
 
 async function onFirst(vendor: Vendor, stream: boolean, script: MockStep[]) {
   const mock = await startMockServer({ script, whenEmpty: 'error' });
-  closers.push(() => mock.close());
+  closeLater(() => mock.close());
   return agentRun(vendor, stream, mock);
 }
 
 async function onFaithful(vendor: Vendor, stream: boolean, script: FaithfulStep[], check = 'false') {
   const server = await startVendorFaithfulServer(script);
-  closers.push(() => server.close());
+  closeLater(() => server.close());
   return { ...(await agentRun(vendor, stream, server, check)), server };
 }
 

@@ -5,24 +5,16 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { memoryIo } from '@quickloop/cli-kit';
-import { removeLayout } from '@quickloop/sandbox';
 import { run } from './run.js';
 import { localAgentOptions, ndjson, parseOut, taskLoaded, type TaskSpec } from './testing/task-event.js';
+import { cleanedAfterEach, QS_CHECK, type Vendor } from './testing/vendors.js';
 
-const QS_CHECK = fileURLToPath(new URL('../../qs-check/bin/qs-check.js', import.meta.url));
 const QS_AGENT = fileURLToPath(new URL('../bin/qs-agent.js', import.meta.url));
 const KEY = 'sk-wire-SECRET-5f1e2d3c4b';
-const made: string[] = [];
-const closers: Array<() => Promise<void>> = [];
+const { sandboxesOf, closeLater } = cleanedAfterEach();
 
-afterEach(async () => {
-  for (const root of made.splice(0)) removeLayout({ root });
-  for (const c of closers.splice(0)) await c();
-});
-
-type Vendor = 'anthropic' | 'openai' | 'openai-chat' | 'gemini';
 interface Reply {
   status?: number;
   headers?: Record<string, string>;
@@ -56,7 +48,7 @@ async function vendorMock(replies: Reply[]) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  closeLater(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return { url, seen };
 }
 
@@ -77,7 +69,7 @@ async function agentRun(vendor: Vendor, replies: Reply[], opts: { stream?: boole
   }
   expect(thrown).not.toContain(KEY);
   const events = parseOut(io.out());
-  for (const e of events) if (e.type === 'sandbox.ready') made.push(String(e.root));
+  sandboxesOf(events);
   const out = io.out();
   const err = io.err();
   expect(out).not.toContain(KEY);
@@ -404,7 +396,7 @@ describe('the binary, with the SDKs asked to log (ANTHROPIC_LOG, OPENAI_LOG)', (
       child.stderr.on('data', (c: Buffer) => (err += c.toString()));
       child.stdin.end(ndjson([taskLoaded('b1', { script: 'true' })]));
       const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-      for (const e of parseOut(out)) if (e.type === 'sandbox.ready') made.push(String(e.root));
+      sandboxesOf(parseOut(out));
       expect(code, `${vendor}: ${err}`).toBe(0);
       expect(out.split('\n').filter((l) => l !== '' && !l.startsWith('{')), vendor).toEqual([]);
       expect(parseOut(out).find((e) => e.type === 'agent.completed'), vendor).toMatchObject({ stop_reason: 'completed' });

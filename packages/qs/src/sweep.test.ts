@@ -5,6 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { QS, qsEnv, runQs } from './testing/qs-bin.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,17 @@ const EXAMPLE = join(ROOT, 'fixtures', 'examples', 'greeter.yaml');
 const pipeline = (name: string): string => join(ROOT, 'fixtures', 'pipeline', name);
 
 type Ev = Record<string, unknown> & { type: string; run_id: string; ts: string };
+
+/** Calls `each` with every event on `stdout`, as its lines complete. */
+function eachEvent(stdout: Readable, each: (e: Ev) => void): void {
+  let buffered = '';
+  stdout.on('data', (c: Buffer) => {
+    buffered += c.toString();
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    for (const l of parts) each(JSON.parse(l) as Ev);
+  });
+}
 const env = qsEnv;
 
 let work: string;
@@ -22,6 +34,14 @@ beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'qs-sweep-'));
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** A task (written in `work`) whose one command sleeps a random time: the marker finds its process. */
+function slowTask(name: string): { slow: string; marker: string } {
+  const marker = `${40 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 900) + 100}`;
+  const slow = join(work, `${name}.yaml`);
+  writeFileSync(slow, `name: ${name}\ngoal: Wait a while.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - sleep ${marker}\nsuccess:\n  script: test -d /\n`);
+  return { slow, marker };
+}
 
 const qs = (args: string[], extra: Record<string, string> = {}) => runQs(args, work, extra);
 const lines = (text: string): Ev[] =>
@@ -119,26 +139,17 @@ describe('qs run: a sweep', () => {
   });
 
   it('Ctrl-C mid-sweep: finished attempts are kept whole, the running one is recorded as interrupted, exit 130', async () => {
-    const marker = `${40 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 900) + 100}`;
-    const slow = join(work, 'slow.yaml');
-    writeFileSync(slow, `name: slow\ngoal: Wait a while.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - sleep ${marker}\nsuccess:\n  script: test -d /\n`);
+    const { slow, marker } = slowTask('slow');
     const out = join(work, 'interrupted');
     const child = spawn(process.execPath, [QS, 'run', EXAMPLE, slow, '--repeat', '2', '--workers', '2', '--out', out, ...MAP], { cwd: work, env: env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    let buffered = '';
     let passed = false;
     let sleeping: string | null = null;
     let sent = false;
-    child.stdout.on('data', (c: Buffer) => {
-      buffered += c.toString();
-      const parts = buffered.split('\n');
-      buffered = parts.pop() ?? '';
-      for (const l of parts) {
-        const e = JSON.parse(l) as Ev;
-        if (e.type === 'run.completed' && e.task === 'greeter-quickstart') passed = true;
-        if (e.type === 'tool.call' && e.command === `sleep ${marker}`) sleeping ??= e.run_id;
-      }
+    eachEvent(child.stdout, (e) => {
+      if (e.type === 'run.completed' && e.task === 'greeter-quickstart') passed = true;
+      if (e.type === 'tool.call' && e.command === `sleep ${marker}`) sleeping ??= e.run_id;
       if (passed && sleeping !== null && !sent) {
         sent = true;
         // What a terminal does on Ctrl-C: SIGINT to the foreground group (the stages have their own).
@@ -181,25 +192,16 @@ describe('qs run: a sweep', () => {
 
   /** A sweep of one attempt that sleeps, sent `signals` once its sleep has started; what qs did then. */
   async function signalledSweep(name: string, signals: NodeJS.Signals[]): Promise<{ code: number | null; err: string; sent: boolean; out: string; marker: string }> {
-    const marker = `${40 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 900) + 100}`;
-    const slow = join(work, `${name}.yaml`);
-    writeFileSync(slow, `name: ${name}\ngoal: Wait a while.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - sleep ${marker}\nsuccess:\n  script: test -d /\n`);
+    const { slow, marker } = slowTask(name);
     const out = join(work, `${name}-out`);
     const child = spawn(process.execPath, [QS, 'run', slow, '--out', out, ...MAP], { cwd: work, env: env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    let buffered = '';
     let sent = false;
-    child.stdout.on('data', (c: Buffer) => {
-      buffered += c.toString();
-      const parts = buffered.split('\n');
-      buffered = parts.pop() ?? '';
-      for (const l of parts) {
-        const e = JSON.parse(l) as Ev;
-        if (!sent && e.type === 'tool.call' && e.command === `sleep ${marker}`) {
-          sent = true;
-          for (const signal of signals) process.kill(child.pid as number, signal);
-        }
+    eachEvent(child.stdout, (e) => {
+      if (!sent && e.type === 'tool.call' && e.command === `sleep ${marker}`) {
+        sent = true;
+        for (const signal of signals) process.kill(child.pid as number, signal);
       }
     });
     const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));

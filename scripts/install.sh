@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything quickloop needs on a fresh Debian/Ubuntu machine with Node 20.19+:
 # through apt when root or sudo allows, the sandbox tools (bubblewrap, socat, nsenter and setpriv, ip) and
-# what the tests run inside and beside it (curl, wget, python3, ps; Debian's chromium for the report's
+# what the tests run inside and beside it (curl, wget, python3 with venv, ps; Debian's chromium for the report's
 # browser tests; redis-server, which the fleet's tests start), then the pinned pnpm, the workspace's
 # dependencies, and a build. Safe to run again.
 set -euo pipefail
@@ -25,6 +25,11 @@ for pair in bwrap:bubblewrap socat:socat nsenter:util-linux setpriv:util-linux i
     case " ${packages[*]-} " in *" ${pair#*:} "*) ;; *) packages+=("${pair#*:}") ;; esac
   fi
 done
+# The install cache's pip test makes a venv in the sandbox: Debian and Ubuntu keep ensurepip apart.
+if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+  missing+=("python3 -m venv")
+  packages+=(python3-venv)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo"; else sudo="none"; fi
   if [ "$sudo" = none ] || ! command -v apt-get >/dev/null 2>&1; then

@@ -11,7 +11,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
   const args = parseArgs(argv, { name: 'qs-check', version: VERSION, usage: '$0 [--keep] [--install-cache DIR [--npm-registry URL [--npm-cafile FILE]]] < events', out: io.stdout }, (y) =>
     y
       .option('keep', { type: 'boolean', default: false, describe: 'Keep every workspace for a later `qs-check < saved.ndjson`' })
-      .option('install-cache', { type: 'string', describe: "Take the verified npm blobs each run's home holds into this install cache (qs run --install-cache)" })
+      .option('install-cache', { type: 'string', describe: "Take into this install cache the verified npm blobs each run's home holds, and the files its pip installed, downloaded again from the index (qs run --install-cache)" })
       .option('npm-registry', { type: 'string', describe: "npm's registry, for the packuments the install cache fetches (default: asked of npm, once; qs run asks once per sweep)" })
       .option('npm-cafile', { type: 'string', describe: "npm's cafile, with --npm-registry" }),
   );

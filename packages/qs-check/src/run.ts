@@ -1,7 +1,10 @@
 // qs-check: after each run's agent, run its check in the same sandbox, classify with every event in, end the run.
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { CliError, createLogger, terminalSafe, QsExit, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, signalName, untilAborted, type Emitter } from '@quickloop/events';
-import { fetchInstallMetadata, harvestInstallCacheAsync, hasNpmIndex, npmRegistry, registryOf, removeLayout, wantedMetadata, type EgressEvent, type NpmRegistry } from '@quickloop/sandbox';
+import { pipIndexes } from '@quickloop/registries';
+import { fetchInstallMetadata, fetchPipFiles, harvestInstallCacheAsync, hasNpmIndex, installedDists, npmRegistry, registryOf, removeLayout, wantedMetadata, type EgressEvent, type NpmRegistry, type PipIndexes } from '@quickloop/sandbox';
 import type { ClassificationName } from '@quickloop/events';
 import { classify, isEvidential, label } from './classify.js';
 import { runCheck } from './check.js';
@@ -13,7 +16,7 @@ export const STAGE = 'qs-check';
 export interface CheckOptions {
   /** Keep every workspace (otherwise removed unless its sandbox.ready says keep). */
   keep: boolean;
-  /** A sweep's install cache: the npm blobs each run's home holds are verified and taken into it, before the home goes. */
+  /** A sweep's install cache: the npm blobs each run's home holds are verified and taken into it, and the files its pip installed fetched into it, before the home goes. */
   installCache?: string;
   /** npm's registry and cafile, as given (qs run asks npm once per sweep); otherwise npm is asked at the first harvest. */
   npm?: { registry: string; cafile?: string };
@@ -70,6 +73,31 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       }),
     );
   };
+  /** pip's indexes here, read at the first harvest that found a pip install. */
+  let indexes: PipIndexes | undefined;
+  const harvestPip = (store: string, ready: { home: string; workspace: string }): void => {
+    if (io.signal.aborted) return;
+    // Only which distributions pip installed is read from the run's folders; the harness downloads the files itself.
+    const dists = installedDists([ready.workspace, ready.home]);
+    if (dists.length === 0) return;
+    if (indexes === undefined) {
+      const found = pipIndexes({ env: io.env, home: io.env.HOME ?? homedir() });
+      let ca: string | undefined;
+      try {
+        if (found.cert !== undefined) ca = readFileSync(found.cert, 'utf8');
+      } catch {
+        /* pip itself would fail on it too; the system's roots are still used */
+      }
+      indexes = { urls: found.urls, ...(ca !== undefined ? { ca } : {}) };
+    }
+    fetching.push(
+      fetchPipFiles(store, dists, indexes, ready.home).then((r) => {
+        const line = `${STAGE}: install cache: pip files from the index: ${r.fetched} fetched, ${r.known} already there, ${r.notOnIndex} not on the index`;
+        if (r.failed > 0 || r.overBudget > 0) log.warn(`${line}, ${r.failed + r.overBudget} could not be had${r.overBudget > 0 ? ` (${r.overBudget} over the harvest's budget)` : ''} (pip downloads those itself)`);
+        else log.verbose(line);
+      }),
+    );
+  };
   const settleFetching = async (): Promise<void> => {
     while (fetching.length > 0) await Promise.all(fetching.splice(0));
   };
@@ -81,6 +109,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       // The stages before this one have ended, with every process they started: the home is still.
       // The packuments' fetches start first: they are network-bound, and go on while the blobs are copied.
       harvestMetadata(opts.installCache, f.ready.home);
+      harvestPip(opts.installCache, f.ready);
       const h = await harvestInstallCacheAsync(opts.installCache, f.ready.home);
       const refused = Object.entries(h.refused).map(([why, n]) => `${n} ${why}`).join(', ');
       if (refused !== '') log.warn(`${STAGE}: install cache: refused what the run left in its npm cache (${refused}); ${h.added} blob${h.added === 1 ? '' : 's'} taken`);

@@ -16,7 +16,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Also allow this registry: a URL, HOST:PORT, or HOST (port 443) (repeatable)' })
       .option('keep', { type: 'boolean', default: false, describe: 'Keep the workspace after the last stage' })
       .option('base-dir', { type: 'string', describe: 'Make workspaces under this folder (default: the OS temp folder)' })
-      .option('install-cache', { type: 'string', describe: "Copy this install cache's verified npm blobs into each new home before setup (qs run --install-cache)" }),
+      .option('install-cache', { type: 'string', describe: "Copy this install cache's verified npm blobs and pip files into each new home's caches before setup (qs run --install-cache)" }),
   );
   return run(
     {

@@ -1,8 +1,11 @@
 // `qs run --install-cache DIR` end to end in the enforced sandbox: what attempt 1 leaves in its npm
-// cache reaches attempt 2 only as a blob that hashes to its name (real processes, real bwrap).
+// cache reaches attempt 2 only as a blob that hashes to its name, and what its pip installed reaches
+// attempt 2 only as the index's own file (real processes, real bwrap, real npm and pip).
 import { createHash } from 'node:crypto';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,9 +35,9 @@ function files(dir: string): string[] {
   return out.sort();
 }
 
-function qs(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function qs(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(join(BIN, 'qs'), args, { cwd: work, env: { PATH: `${BIN}:${process.env.PATH ?? '/usr/bin:/bin'}`, NO_COLOR: '1' } });
+    const child = spawn(join(BIN, 'qs'), args, { cwd: work, env: { PATH: `${BIN}:${process.env.PATH ?? '/usr/bin:/bin'}`, NO_COLOR: '1', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -136,5 +139,85 @@ describe('qs run --install-cache', () => {
     expect(first[1]).toMatch(/^MS \d+\.\d+\.\d+$/);
     expect(second[1]).toBe(first[1]);
     expect([first[2], second[2]]).toEqual(['FORGED', 'FORGED']);
+  });
+
+  it("what attempt 1's pip installed reaches attempt 2 as the index's own file in pip's cache: attempt 2's pip downloads nothing, and a forged entry or a made-up project changes nothing", async () => {
+    // A real wheel, with a local version: pip asks for it as …1.0.0%2Bqs…, and the cache entry's key must be that URL.
+    const filename = 'greeter_py-1.0.0+qs-py3-none-any.whl';
+    const made = spawnSync('python3', ['-c', [
+      'import sys, zipfile',
+      'name, ver = "greeter_py", "1.0.0+qs"',
+      'with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:',
+      '    z.writestr("greeter_py/__init__.py", "def hello(who):\\n    return f\\"Hello, {who}!\\"\\n")',
+      '    z.writestr(f"{name}-{ver}.dist-info/METADATA", f"Metadata-Version: 2.1\\nName: greeter-py\\nVersion: {ver}\\n")',
+      '    z.writestr(f"{name}-{ver}.dist-info/WHEEL", "Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n")',
+      '    z.writestr(f"{name}-{ver}.dist-info/RECORD", "")',
+    ].join('\n'), join(work, filename)], { encoding: 'utf8' });
+    expect(made.status, made.stderr).toBe(0);
+    const wheel = readFileSync(join(work, filename));
+    const digest = createHash('sha256').update(wheel).digest('hex');
+    const seen: { path: string; agent: string }[] = [];
+    const server: Server = createServer((req, res) => {
+      seen.push({ path: req.url ?? '', agent: String(req.headers['user-agent'] ?? '') });
+      if (req.url === '/simple/greeter-py/') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(`<!DOCTYPE html><html><body><a href="../../files/${filename.replace('+', '%2B')}#sha256=${digest}">${filename}</a></body></html>`);
+      } else if (req.url === '/files/greeter_py-1.0.0%2Bqs-py3-none-any.whl') {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(wheel.length) });
+        res.end(wheel);
+      } else {
+        res.writeHead(404);
+        res.end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const index = `http://127.0.0.1:${port}/simple/`;
+      const forge = [
+        'import hashlib, os, sys',
+        'url = sys.argv[1]',
+        'h = hashlib.sha224(url.encode()).hexdigest()',
+        'for base in ("http", "http-v2"):',
+        '    d = os.path.join(os.environ["HOME"], ".cache", "pip", base, *h[:5])',
+        '    os.makedirs(d, exist_ok=True)',
+        '    open(os.path.join(d, h), "wb").write(b"cc=4,forged")',
+        '    open(os.path.join(d, h + ".body"), "wb").write(b"poison")',
+        'site = [p for p in sys.path if p.endswith("site-packages")][0]',
+        'os.makedirs(os.path.join(site, "evil-6.6.6.dist-info"))',
+        'open(os.path.join(site, "evil-6.6.6.dist-info", "INSTALLER"), "w").write("pip\\n")',
+        'print("FORGED")',
+      ];
+      replayTask('pip.yaml', 'pip-cache', [
+        'python3 -m venv .venv',
+        `.venv/bin/pip install --index-url ${index} --trusted-host 127.0.0.1 greeter-py > pip.log 2>&1 || { tail -5 pip.log; exit 1; }`,
+        'grep -o "Using cached\\|Downloading" pip.log | head -1 | sed "s/^/WHEEL /"',
+        `.venv/bin/python -c "import greeter_py; print(greeter_py.hello('pip'))"`,
+        `.venv/bin/python - "http://127.0.0.1:${port}/files/greeter_py-1.0.0%2Bqs-py3-none-any.whl" <<'PY'`,
+        ...forge,
+        'PY',
+      ]);
+      const r = await qs(['run', 'pip.yaml', '--repeat', '2', '--install-cache', 'store3', '--docs-map', `https://docs.greeter.test/=${SITE}`, '--out', 'out3', '-v'], { PIP_INDEX_URL: index });
+      expect(r.code, r.stderr).toBe(0);
+      const events = r.stdout.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { type: string; output?: string; backend?: string });
+      expect(events.find((e) => e.type === 'sandbox.ready')?.backend).toBe('bwrap');
+      const outputs = events.filter((e) => e.type === 'tool.result').map((e) => (e.output ?? '').trim().split('\n'));
+      expect(outputs).toEqual([
+        ['WHEEL Downloading', 'Hello, pip!', 'FORGED'],
+        ['WHEEL Using cached', 'Hello, pip!', 'FORGED'],
+      ]);
+      const wheelGets = (agent: RegExp) => seen.filter((s) => s.path.startsWith('/files/') && agent.test(s.agent)).length;
+      // pip downloaded the wheel once (attempt 1), the harness once; attempt 2 asked the index only for its page.
+      expect(wheelGets(/^pip\//)).toBe(1);
+      expect(wheelGets(/^quickloop-install-cache$/)).toBe(1);
+      expect(seen.filter((s) => s.path === '/simple/greeter-py/' && /^pip\//.test(s.agent))).toHaveLength(2);
+      // The made-up project was looked up on the index, found missing there, and nothing came of it.
+      expect(seen.some((s) => s.path === '/simple/evil/' && s.agent === 'quickloop-install-cache')).toBe(true);
+      expect(files(join(work, 'store3', 'pip')).filter((f) => !f.startsWith('tmp/'))).toEqual([`entries/${createHash('sha224').update(`http://127.0.0.1:${port}/files/greeter_py-1.0.0%2Bqs-py3-none-any.whl`).digest('hex')}.json`, `files/${digest}`]);
+      expect(r.stderr).toMatch(/pip-cache#1 +qs-check: install cache: pip files from the index: 1 fetched, 0 already there, \d+ not on the index/);
+      expect(r.stderr).toMatch(/pip-cache#2 +qs-check: install cache: pip files from the index: 0 fetched, 1 already there, \d+ not on the index/);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -7,7 +7,7 @@ import type { Found, SystemPaths } from './types.js';
 
 export type { Found, SystemPaths } from './types.js';
 export { builtinNpmRegistry, findNpmRoot } from './npm.js';
-export { builtinPipIndex } from './pip.js';
+export { builtinPipIndex, pipIndexes } from './pip.js';
 export { endpointOf } from './files.js';
 
 export interface DiscoverOptions {

@@ -50,16 +50,20 @@ function configFiles(env: Record<string, string | undefined>, home: string, root
   return files;
 }
 
-export function pipRegistries(opts: { env: Record<string, string | undefined>; home: string; paths: SystemPaths }): Found[] {
-  const { env, home } = opts;
-  const root = opts.paths.root;
-  let index: Found | undefined;
-  const extra: Found[] = [];
-  const add = (list: Found[], value: string, from: string): void => {
-    for (const url of urls(value)) {
-      const host = endpointOf(url);
-      if (host) list.push({ endpoint: host, from });
-    }
+interface Url {
+  url: string;
+  from: string;
+  /** A find-links location rather than an index. */
+  links?: boolean;
+}
+
+/** What pip's config files and PIP_* variables say for `pip install`: its index, the extra ones and find-links, and its CA bundle. */
+function pipConfig(env: Record<string, string | undefined>, home: string, root: string): { index?: Url; extra: Url[]; cert?: string } {
+  let index: Url | undefined;
+  let cert: string | undefined;
+  const extra: Url[] = [];
+  const add = (value: string, from: string, links = false): void => {
+    for (const url of urls(value)) extra.push({ url, from, ...(links ? { links } : {}) });
   };
   for (const file of configFiles(env, home, root)) {
     const text = readText(file);
@@ -70,20 +74,32 @@ export function pipRegistries(opts: { env: Record<string, string | undefined>; h
       const values = ini.get(section);
       if (!values) continue;
       const indexUrl = values.get('index-url') ?? values.get('index_url');
-      const indexHost = indexUrl ? endpointOf(indexUrl) : undefined;
-      if (indexHost) index = { endpoint: indexHost, from: `pip config ${file} (${section}.index-url)` };
+      if (indexUrl && urls(indexUrl)[0] !== undefined) index = { url: urls(indexUrl)[0]!, from: `pip config ${file} (${section}.index-url)` };
       for (const key of ['extra-index-url', 'find-links']) {
         const v = values.get(key) ?? values.get(key.replace(/-/g, '_'));
-        if (v) add(extra, v, `pip config ${file} (${section}.${key})`);
+        if (v) add(v, `pip config ${file} (${section}.${key})`, key === 'find-links');
       }
+      const c = values.get('cert');
+      if (c) cert = c;
     }
   }
-  const envIndex = env.PIP_INDEX_URL ? endpointOf(env.PIP_INDEX_URL) : undefined;
-  if (envIndex) index = { endpoint: envIndex, from: 'PIP_INDEX_URL' };
-  if (env.PIP_EXTRA_INDEX_URL) add(extra, env.PIP_EXTRA_INDEX_URL, 'PIP_EXTRA_INDEX_URL');
-  if (env.PIP_FIND_LINKS) add(extra, env.PIP_FIND_LINKS, 'PIP_FIND_LINKS');
+  if (env.PIP_INDEX_URL && urls(env.PIP_INDEX_URL)[0] !== undefined) index = { url: urls(env.PIP_INDEX_URL)[0]!, from: 'PIP_INDEX_URL' };
+  if (env.PIP_EXTRA_INDEX_URL) add(env.PIP_EXTRA_INDEX_URL, 'PIP_EXTRA_INDEX_URL');
+  if (env.PIP_FIND_LINKS) add(env.PIP_FIND_LINKS, 'PIP_FIND_LINKS', true);
+  if (env.PIP_CERT) cert = env.PIP_CERT;
+  return { ...(index ? { index } : {}), extra, ...(cert !== undefined ? { cert } : {}) };
+}
+
+export function pipRegistries(opts: { env: Record<string, string | undefined>; home: string; paths: SystemPaths }): Found[] {
+  const { env, home } = opts;
+  const root = opts.paths.root;
+  const config = pipConfig(env, home, root);
   const found: Found[] = [];
-  if (index) found.push(index);
+  const push = (u: Url): void => {
+    const endpoint = endpointOf(u.url);
+    if (endpoint) found.push({ endpoint, from: u.from });
+  };
+  if (config.index) push(config.index);
   else {
     const builtin = builtinPipIndex(env, home, root);
     const host = builtin ? endpointOf(builtin.index) : undefined;
@@ -93,5 +109,32 @@ export function pipRegistries(opts: { env: Record<string, string | undefined>; h
       if (builtin.files) found.push({ endpoint: `${builtin.files.toLowerCase()}:443`, from: `pip default file host (${builtin.file})` });
     }
   }
-  return [...found, ...extra];
+  for (const u of config.extra) push(u);
+  return found;
+}
+
+/**
+ * The package indexes `pip install` reads here, in pip's order (the index, then the extra ones), as
+ * http(s) URLs ending in `/`, and the CA bundle pip is configured with: where the install cache
+ * fetches what an attempt installed. A local (`file:`) index is left out: there is nothing to download.
+ */
+export function pipIndexes(opts: { env: Record<string, string | undefined>; home: string; paths?: Partial<SystemPaths> }): { urls: string[]; cert?: string } {
+  const root = opts.paths?.root ?? '/';
+  const config = pipConfig(opts.env, opts.home, root);
+  const index = config.index?.url ?? builtinPipIndex(opts.env, opts.home, root)?.index;
+  const extra = config.extra.filter((u) => u.links !== true).map((u) => u.url);
+  const out: string[] = [];
+  for (const raw of [...(index !== undefined ? [index] : []), ...extra]) {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      continue;
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') continue;
+    url.hash = '';
+    const text = url.toString().replace(/\/*$/, '/');
+    if (!out.includes(text)) out.push(text);
+  }
+  return { urls: out, ...(config.cert !== undefined ? { cert: config.cert } : {}) };
 }

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { discoverRegistries, endpointOf } from './index.js';
+import { discoverRegistries, endpointOf, pipIndexes } from './index.js';
 
 let base: string;
 const write = (rel: string, text: string): string => {
@@ -80,6 +80,18 @@ describe('discoverRegistries', () => {
     expect(r.endpoints).not.toContain('py-files.test:443');
     r = await discoverRegistries({ ...m, env: { ...m.env, PIP_INDEX_URL: 'https://pip-env.test/simple', PIP_EXTRA_INDEX_URL: 'https://a.test/ http://b.test:8080/' }, spawnFallback: false });
     expect(r.sources.filter((s) => s.from.startsWith('PIP_')).map((s) => s.endpoint)).toEqual(['pip-env.test:443', 'a.test:443', 'b.test:8080']);
+  });
+
+  it("gives the install cache pip's index URLs in pip's order (http(s) only, no find-links) and its CA file", () => {
+    const m = fakeMachine();
+    // Nothing configured: the default compiled into the installed pip.
+    expect(pipIndexes(m)).toEqual({ urls: ['https://py-default.test/'] });
+    write('etc/pip.conf', '[global]\ncert = /etc/ssl/pip.pem\nextra-index-url =\n    https://pip-extra1.test/simple\n    file:///opt/local/simple\nfind-links = https://links.test/wheels/\n');
+    write('home/.config/pip/pip.conf', '[install]\nindex-url = https://me:secret@pip-user.test/simple#frag\n');
+    expect(pipIndexes(m)).toEqual({ urls: ['https://me:secret@pip-user.test/simple/', 'https://pip-extra1.test/simple/'], cert: '/etc/ssl/pip.pem' });
+    expect(pipIndexes({ ...m, env: { ...m.env, PIP_INDEX_URL: 'http://127.0.0.1:3141/root/pypi/+simple', PIP_CERT: '/other.pem' } })).toEqual({ urls: ['http://127.0.0.1:3141/root/pypi/+simple/', 'https://pip-extra1.test/simple/'], cert: '/other.pem' });
+    // A local index replaces the default: nothing to download, and the default is not asked either.
+    expect(pipIndexes({ ...m, env: { ...m.env, PIP_INDEX_URL: 'file:///srv/simple' } })).toEqual({ urls: ['https://pip-extra1.test/simple/'], cert: '/etc/ssl/pip.pem' });
   });
 
   it('adds extra endpoints from the option, normalised, without duplicates', async () => {

@@ -16,10 +16,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { execFile, execFileSync } from 'node:child_process';
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { createSecureContext, rootCertificates } from 'node:tls';
 import { dirname, join } from 'node:path';
+import { getBuffer } from './http-get.js';
 import { npmCacheOf, realDirs } from './install-cache.js';
 
 export const METADATA_TTL_S = 900;
@@ -37,7 +35,6 @@ const MAX_BUCKETS = 100_000;
 export const MAX_INDEX_BYTES = 64 * 1024 * 1024;
 /** As many at once as npm itself opens to one registry (its `maxsockets` default, 15), near enough. */
 const FETCHES_AT_ONCE = 16;
-const FETCH_TIMEOUT_MS = 30_000;
 
 /** The two accept headers npm sends for a packument (the abbreviated "corgi" one, and the full one). */
 export const PACKUMENT_ACCEPTS = ['application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*', 'application/json'] as const;
@@ -288,58 +285,6 @@ function writeStoreBlob(store: string, body: Buffer): string {
   return `sha512-${digest.digest('base64')}`;
 }
 
-interface Got {
-  status: number;
-  headers: Record<string, string>;
-  body: Buffer;
-}
-
-/**
- * One agent per cafile, made on first use: its TLS context parses every certificate once (the roots and
- * a system bundle are hundreds, more CPU than the packument fetched), and its kept-alive connections
- * were opened trusting that cafile and no other.
- */
-const agents = new Map<string, HttpsAgent>();
-function trusting(ca: string): HttpsAgent {
-  let agent = agents.get(ca);
-  if (agent === undefined) {
-    agent = new HttpsAgent({ keepAlive: true, secureContext: createSecureContext({ ca: [...rootCertificates, ca] }) });
-    agents.set(ca, agent);
-  }
-  return agent;
-}
-
-function get(url: string, headers: Record<string, string>, registry: NpmRegistry): Promise<Got> {
-  return new Promise((resolve, reject) => {
-    const u = new URL(url);
-    const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(
-      u,
-      { method: 'GET', headers, timeout: FETCH_TIMEOUT_MS, ...(u.protocol === 'https:' && registry.ca !== undefined ? { agent: trusting(registry.ca) } : {}) },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > MAX_PACKUMENT_BYTES) {
-            req.destroy(new Error('packument too large'));
-            return;
-          }
-          chunks.push(c);
-        });
-        res.on('end', () => {
-          const h: Record<string, string> = {};
-          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h[k] = v;
-          resolve({ status: res.statusCode ?? 0, headers: h, body: Buffer.concat(chunks) });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 /** One packument, from the registry into the store, unless the store's entry is still fresh. */
 async function fetchOne(store: string, want: MetadataWant, registry: NpmRegistry, now: () => number, report: MetadataReport, budget: { bytes: number }): Promise<void> {
   const key = `${KEY_PREFIX}${want.url}`;
@@ -355,7 +300,7 @@ async function fetchOne(store: string, want: MetadataWant, registry: NpmRegistry
   // No accept-encoding: the body comes plain, as npm stores it (decoded).
   const headers: Record<string, string> = { accept: want.accept, 'user-agent': 'quickloop-install-cache' };
   if (old?.metadata.resHeaders.etag !== undefined) headers['if-none-match'] = old.metadata.resHeaders.etag;
-  const got = await get(want.url, headers, registry);
+  const got = await getBuffer(want.url, { headers, ...(registry.ca !== undefined ? { ca: registry.ca } : {}), maxBytes: MAX_PACKUMENT_BYTES });
   budget.bytes += got.body.length;
   const time = now();
   const resHeaders = (from: Record<string, string>): Record<string, string> => {

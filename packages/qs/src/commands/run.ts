@@ -69,7 +69,7 @@ export const run: Command = {
         .option('config', { type: 'string', describe: 'The project config (default: the nearest quickloop.yaml from here up); --no-config for none' })
         .option('example', { type: 'string', array: true, default: [] as string[], describe: 'Run this bundled example offline instead of task files (repeatable; see qs examples)' })
         .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
-        .option('install-cache', { type: 'string', describe: 'Share npm downloads across attempts: a store only qs writes, verified blob by blob' })
+        .option('install-cache', { type: 'string', describe: 'Share npm and pip downloads across attempts: a store only qs writes, each file verified by its hash' })
         .option('cache-dir', { type: 'string', describe: 'Keep docs pages in this folder, keyed by URL, with their content hashes' })
         .option('refresh', { type: 'boolean', default: false, describe: 'Re-fetch cached docs pages (docs.changed when one changed)' })
         .option('offline', { type: 'boolean', default: false, describe: 'Read docs from --cache-dir (and --docs-map) only' })

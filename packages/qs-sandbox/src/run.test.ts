@@ -1,4 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InputError, memoryIo, QsExit, UsageError } from '@quickloop/cli-kit';
@@ -45,6 +47,29 @@ describe('qs-sandbox', () => {
     const [a, b] = events.filter((e) => e.type === 'sandbox.ready');
     expect(a?.workspace).not.toBe(b?.workspace);
     expect(readFileSync(join(String(a?.workspace), 'a.txt'), 'utf8')).toBe('a\n');
+  });
+
+  it('a sandbox whose install-cache seed fails is a run.failed, and its folders are removed (nobody downstream was told of them)', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'qs-sandbox-seed-'));
+    try {
+      // A store entry whose file is a folder: the seed's copy fails.
+      const store = join(base, 'store');
+      const sha = createHash('sha256').update('x').digest('hex');
+      mkdirSync(join(store, 'pip', 'files', sha), { recursive: true });
+      mkdirSync(join(store, 'pip', 'entries'), { recursive: true });
+      const key = 'https://files.test/x-1.0-py3-none-any.whl';
+      const size = statSync(join(store, 'pip', 'files', sha)).size;
+      writeFileSync(join(store, 'pip', 'entries', `${createHash('sha224').update(key).digest('hex')}.json`), JSON.stringify({ key, filename: 'x-1.0-py3-none-any.whl', sha256: sha, size, type: 'application/octet-stream' }));
+      const boxes = join(base, 'boxes');
+      mkdirSync(boxes);
+      const { code, events } = await stage(stream('setup.ndjson'), { installCache: store, baseDir: boxes });
+      expect(code).toBe(QsExit.noEvidence);
+      expect(events.map((e) => e.type)).toEqual(['task.loaded', 'run.failed']);
+      expect(String(events[1]?.error)).toMatch(/^cannot make a sandbox: /);
+      expect(readdirSync(boxes)).toEqual([]);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
   });
 
   it('describes a task without setup (no session is made for it) as one with setup: backend, enforcement, reason, limits', async () => {

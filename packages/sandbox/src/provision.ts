@@ -106,6 +106,8 @@ export async function provisionSandbox(
   });
   // Anything that goes wrong from here (most often a closed downstream pipe) must not leave the
   // namespace and the proxy alive: they would keep the stage from ever exiting.
+  /** Whether sandbox.ready went out: from then on the stages downstream know the folders, and remove them. */
+  let announced = false;
   try {
     const d = sandbox.describe();
     if (options.installCache !== undefined) {
@@ -114,6 +116,7 @@ export async function provisionSandbox(
     }
     const ready: SandboxReadyPayload = { root: d.root, workspace: d.workspace, home: d.home, tmp: d.tmp, backend: d.backend, enforced: d.enforced, reason: d.reason, policy: d.policy, keep: options.keep, limits: d.limits, ...(d.forwards ? { forwards: d.forwards } : {}) };
     await emitter.emit('sandbox.ready', { run_id: runId }, ready);
+    announced = true;
     const { budgets, setup } = loaded.task;
     for (const [index, command] of setup.entries()) {
       if (signal.aborted) return { sandbox, ready, interrupted: true };
@@ -136,8 +139,9 @@ export async function provisionSandbox(
     return { sandbox, ready, interrupted: false };
   } catch (error) {
     await sandbox.close();
-    // Nobody downstream (the pipe closed): no later stage will remove the workspace made here.
-    if (isPipeClosed(error) && !options.keep) removeLayout(sandbox.describe());
+    // Nobody downstream was told of the folders (a seed that failed), or nobody is left to read (the
+    // pipe closed): no later stage will remove the workspace made here.
+    if ((!announced || isPipeClosed(error)) && !options.keep) removeLayout(sandbox.describe());
     throw error;
   }
 }

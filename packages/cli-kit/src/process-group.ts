@@ -2,7 +2,7 @@
 //
 // Every child that may start others is spawned `detached` (the leader of its own process group), so
 // the group is the tree: one signal to -pgid reaches the helpers, servers and shells it left behind.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { constants } from 'node:os';
 
 /**
@@ -14,6 +14,20 @@ export function processStart(pid: number): string | null {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Where this process's pids mean something: `NS BOOT`, its pid namespace's inode and the kernel's boot
+ * id; null where /proc cannot tell. A pid recorded under another scope names nobody here.
+ */
+export function pidScope(): string | null {
+  try {
+    const ns = /^pid:\[(\d{1,20})\]$/.exec(readlinkSync('/proc/self/ns/pid'))?.[1];
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    return ns !== undefined && /^[0-9a-f-]{36}$/.test(boot) ? `${ns} ${boot}` : null;
   } catch {
     return null;
   }

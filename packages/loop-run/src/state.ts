@@ -1,7 +1,7 @@
 // state.json: loaded once, rewritten whole and atomically (temp file + rename) on every save; and the run lock.
 import { closeSync, existsSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { InputError } from '@quickloop/cli-kit/errors';
-import { processStart } from '@quickloop/cli-kit/process-group';
+import { pidScope, processStart } from '@quickloop/cli-kit/process-group';
 import type { Payload } from '@quickloop/events';
 import type { ConsentRecord } from '@quickloop/loop-engine';
 
@@ -162,7 +162,8 @@ export function acquireLock(path: string): () => void {
   for (let attempt = 0; attempt < 3; attempt += 1) {
     try {
       const fd = openSync(path, 'wx');
-      writeFileSync(fd, `${process.pid}\n${processStart(process.pid) ?? ''}\n`);
+      // The pid's start time and scope (pid namespace, boot): with them the pid names one process.
+      writeFileSync(fd, `${process.pid}\n${processStart(process.pid) ?? ''}\n${pidScope() ?? ''}\n`);
       closeSync(fd);
       return () => {
         try {
@@ -173,10 +174,18 @@ export function acquireLock(path: string): () => void {
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const [pidLine, startLine] = readFileSync(path, 'utf8').split('\n');
+      const [pidLine, startLine, scopeLine] = readFileSync(path, 'utf8').split('\n');
       const pid = Number.parseInt(pidLine ?? '', 10);
       const start = startLine?.trim() ? startLine.trim() : undefined;
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && holderAlive(pid, start)) {
+      const [ns, boot] = (scopeLine ?? '').trim().split(' ');
+      const [hereNs, hereBoot] = (pidScope() ?? '').split(' ');
+      // A holder of an earlier boot ended with it. One of another pid namespace (a container sharing
+      // the folder) cannot be seen from here at all: its pid means some other process, or none.
+      const earlierBoot = boot !== undefined && boot !== '' && hereBoot !== undefined && hereBoot !== '' && boot !== hereBoot;
+      if (!earlierBoot && ns !== undefined && ns !== '' && hereNs !== '' && ns !== hereNs) {
+        throw new InputError(`the lock ${path} was taken by pid ${pidLine ?? '?'} of another pid namespace (a container sharing this folder?), which cannot be checked from here: remove the lock if that loop-run has ended`);
+      }
+      if (!earlierBoot && Number.isInteger(pid) && pid > 0 && pid !== process.pid && holderAlive(pid, start)) {
         throw new InputError(`another loop-run (pid ${pid}) is running this loop (lock ${path})`);
       }
       try {

@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { memoryIo } from '@quickloop/cli-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { run } from '../src/run.js';
-import { processStart } from '@quickloop/cli-kit/process-group';
+import { pidScope, processStart } from '@quickloop/cli-kit/process-group';
 import { BIN, makeLoop, runLoopIn, type Loop } from './helpers.js';
 
 const loops: Loop[] = [];
@@ -204,6 +204,19 @@ describe('re-runs and the lock', () => {
     expect(existsSync(loop.ws('.loop-run.lock'))).toBe(false);
   });
 
+  it("judges a lock's pid only in the pid namespace and boot it was taken in", async () => {
+    const loop = track(makeLoop());
+    mkdirSync(join(loop.dir, 'loop-workspace'));
+    const [ns, boot] = pidScope()!.split(' ');
+    // Taken in another pid namespace of this boot: its pid (here: our own test runner's, alive) says nothing here.
+    writeFileSync(loop.ws('.loop-run.lock'), `${process.pid}\n${processStart(process.pid)}\n${Number(ns) + 1} ${boot}\n`);
+    await expect(runLoopIn(loop)).rejects.toThrow(`was taken by pid ${process.pid} of another pid namespace (a container sharing this folder?), which cannot be checked from here: remove the lock if that loop-run has ended`);
+    // Taken before this boot, whatever its namespace: its holder is gone, and the lock is taken over.
+    writeFileSync(loop.ws('.loop-run.lock'), `${process.pid}\n${processStart(process.pid)}\n${Number(ns) + 1} 00000000-0000-0000-0000-000000000000\n`);
+    expect((await runLoopIn(loop)).code).toBe(0);
+    expect(existsSync(loop.ws('.loop-run.lock'))).toBe(false);
+  });
+
   it('refuses while a live loop-run holds the lock, and records its start time there', async () => {
     const loop = track(makeLoop({ judge: ['--verdicts', 'hang'] }));
     const holder = spawn(process.execPath, [BIN, loop.specPath], { cwd: loop.dir, stdio: ['pipe', 'ignore', 'ignore'] });
@@ -213,7 +226,7 @@ describe('re-runs and the lock', () => {
       if (holder.exitCode !== null) throw new Error('loop-run ended before the judge hung');
       await new Promise((r) => setTimeout(r, 20));
     }
-    expect(readFileSync(loop.ws('.loop-run.lock'), 'utf8')).toBe(`${holder.pid}\n${processStart(holder.pid!)}\n`);
+    expect(readFileSync(loop.ws('.loop-run.lock'), 'utf8')).toBe(`${holder.pid}\n${processStart(holder.pid!)}\n${pidScope()}\n`);
     await expect(runLoopIn(loop)).rejects.toThrow(`another loop-run (pid ${holder.pid}) is running this loop`);
     const judge = Number(readFileSync(join(loop.capture, 'judge.hang'), 'utf8'));
     await end(holder);

@@ -14,23 +14,12 @@
 // Only what this user made is touched: a real folder (never a link) with the prefix, owned by this
 // uid, holding an owner file that is a regular file. A folder without one is left alone: it may be
 // one another harness has just made and not yet named.
-import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { processStart } from '@quickloop/cli-kit/process-group';
+import { pidScope, processStart } from '@quickloop/cli-kit/process-group';
 
 export const SUPPORT_PREFIX = 'quickloop-proxy-';
 const OWNER = 'owner';
-
-/** Where this process's pids mean something: its pid namespace and the kernel's boot; null where /proc cannot tell. */
-function pidScope(): string | null {
-  try {
-    const ns = /^pid:\[(\d{1,20})\]$/.exec(readlinkSync('/proc/self/ns/pid'))?.[1];
-    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    return ns !== undefined && /^[0-9a-f-]{36}$/.test(boot) ? `${ns} ${boot}` : null;
-  } catch {
-    return null;
-  }
-}
 
 /** Marks a new support folder as this process's (a folder whose owner cannot be told is never removed). */
 export function markSupportOwner(dir: string): void {

@@ -29,6 +29,8 @@ export interface MockError {
   type?: string;
   retryAfterMs?: number;
   retryAfterSec?: number;
+  /** The `x-should-retry` header the Anthropic and OpenAI APIs send to say whether a retry can help. */
+  shouldRetry?: boolean;
 }
 
 /** Timing any turn can carry: answer late, or never (the client's timeout or abort ends the request). */

@@ -139,6 +139,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       const headers: Record<string, string> = { 'request-id': requestId, 'x-request-id': requestId };
       if (turn.error.retryAfterMs !== undefined) headers['retry-after-ms'] = String(turn.error.retryAfterMs);
       if (turn.error.retryAfterSec !== undefined) headers['retry-after'] = String(turn.error.retryAfterSec);
+      if (turn.error.shouldRetry !== undefined) headers['x-should-retry'] = String(turn.error.shouldRetry);
       return sendJson(res, turn.error.status, errorBody(api, turn.error), headers);
     }
     if ('malformed' in turn) {

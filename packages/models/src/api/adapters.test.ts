@@ -135,6 +135,16 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
     else expect(mock.requests).toHaveLength(3);
   });
 
+  // Anthropic's and OpenAI's APIs send x-should-retry; Gemini's does not.
+  if (api !== 'gemini') it("takes the API's x-should-retry over the status: a 500 it says not to retry is tried once, a 400 it says to retry is retried", async () => {
+    mock.push({ error: { status: 500, shouldRetry: false } }, { error: { status: 400, shouldRetry: true } }, { text: 'after the conflict' });
+    const adapter = make(mock, { retries: 2, baseMs: 1, sleep: async () => {} });
+    const req = { model: 'm', system: 's', messages: [{ role: 'user' as const, blocks: [{ type: 'text' as const, text: 'x' }] }], maxTokens: 10 };
+    await expect(adapter.turn(req)).rejects.toMatchObject({ transient: false, status: 500 });
+    expect(mock.requests).toHaveLength(1);
+    expect(await adapter.turn(req)).toMatchObject({ attempts: 2, blocks: [{ type: 'text', text: 'after the conflict' }] });
+  });
+
   it('gives up after its retries with a transient infra ModelError', async () => {
     mock.push({ error: { status: 500 } }, { error: { status: 500 } });
     const err = await make(mock, { retries: 1, sleep: async () => {} })

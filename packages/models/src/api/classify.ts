@@ -86,8 +86,11 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
     const noQuota = e.status === 429 && /\binsufficient_quota\b/.test(detail);
     const c = fromText.errorKind === 'context_overflow' ? fromText : keyRefused || noQuota ? { errorKind: 'config' as const, transient: false } : classifyStatus(e.status);
     const wait = retryAfterMs(e.headers) ?? retryDelayInBody(message);
+    // The API's own word on a retry (`x-should-retry`, as the vendors' SDKs read it) outranks the status.
+    const said = header(e.headers, 'x-should-retry');
+    const transient = said === 'true' ? true : said === 'false' ? false : c.transient;
     return new ModelError(c.errorKind, `${adapter}: HTTP ${e.status}: ${message}`, {
-      transient: c.transient,
+      transient,
       status: e.status,
       keyRefused,
       ...(requestId ? { requestId } : {}),

@@ -16,3 +16,4 @@ export { parseFast, type FastFlag, type FastResult } from './fast-args.js';
 export { runBin, reportError, type Main, type RunBinOptions } from './run-bin.js';
 export { memoryIo, type MemoryIo } from './memory-io.js';
 export { endGroup, endGroups, exitCodeOf, groupAlive, groupRunning, signalGroup, signalNumber } from './process-group.js';
+export { makeDirs } from './dirs.js';

@@ -1,9 +1,10 @@
 // The loop under the runner contract, in its phases: start, context, plan (with its gate), deliveries (each through the delivery gate), stop — one terminal state.
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { InputError, InterruptedError } from '@quickloop/cli-kit/errors';
 import { LoopExit } from '@quickloop/cli-kit/exit-codes';
+import { makeDirs } from '@quickloop/cli-kit/dirs';
 import type { EventType, Payload } from '@quickloop/events';
 import type { GateName } from '@quickloop/loop-spec';
 import {
@@ -85,7 +86,7 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     });
     return { code: LoopExit.passed, state: passed };
   }
-  mkdirSync(workspace, { recursive: true });
+  makeDirs(workspace);
   const release = acquireLock(join(workspace, '.loop-run.lock'));
 
   const startMs = io.now().getTime();

@@ -1,8 +1,9 @@
 // The model registry Looper keeps in ~/.looper/models.json: what `detect-models --write` and
 // `register-model` write, in Looper's format (sorted keys, two-space indent, a final newline).
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
+import { makeDirs } from '@quickloop/cli-kit/dirs';
 import { SpecError, isDict, pyJsonDumps, pyJsonLoads, type PyDict, type PyValue } from '@quickloop/loop-spec';
 
 export function defaultRegistryPath(env: Record<string, string | undefined>): string {
@@ -34,7 +35,7 @@ export function registryJson(registry: PyDict): string {
 
 export function writeRegistry(path: string, registry: PyDict): void {
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    makeDirs(dirname(path));
     writeFileSync(path, `${registryJson(registry)}\n`, 'utf8');
   } catch (error) {
     throw new SpecError(`Could not write ${path}: ${(error as Error).message}`);

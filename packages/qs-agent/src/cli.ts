@@ -1,7 +1,7 @@
 // qs-agent's command line: flags to AgentOptions, then run() under runBin.
-import { logLevel, parseArgs, runBin, UsageError, type Io } from '@quickloop/cli-kit';
+import { type Io, logLevel, makeDirs, parseArgs, runBin, UsageError } from '@quickloop/cli-kit';
 import { parseDocsMap, type Affordances } from '@quickloop/docs';
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { resolve } from 'node:path';
 import { allowRegistry } from '@quickloop/sandbox';
 import { readFileSync } from 'node:fs';
@@ -53,7 +53,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
   const cacheDir = args['cache-dir'] === undefined ? undefined : resolve(io.cwd, String(args['cache-dir']));
   if (cacheDir !== undefined) {
     try {
-      mkdirSync(cacheDir, { recursive: true });
+      makeDirs(cacheDir);
       accessSync(cacheDir, constants.W_OK);
     } catch (error) {
       throw new UsageError(`--cache-dir ${String(args['cache-dir'])}: not a folder that can be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);

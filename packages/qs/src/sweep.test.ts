@@ -276,6 +276,9 @@ describe('qs run: a sweep', () => {
     [['--out', '@FILE'], /is a file, not a folder/],
     [['--out', '@FULL'], /the folder is not empty/],
     [['--out', '@FILE/sub'], /--out .*a-file\/sub: cannot write there \(ENOTDIR\)/],
+    // Under a filesystem that makes no folders (Node's own recursive mkdir spins forever there).
+    [['--out', '/proc/quickloop-out/x'], /--out \/proc\/quickloop-out\/x: cannot write there \(ENOENT\)/],
+    [['--install-cache', '/proc/quickloop-cache'], /--install-cache \/proc\/quickloop-cache: not a folder that can be written \(ENOENT\)/],
     [['--junit', '/nonexistent-qs-folder/junit.xml'], /--junit \/nonexistent-qs-folder\/junit\.xml: its folder does not exist/],
     [['--summary', '@FULL'], /--summary .*: name a file/],
   ])('refuses %j with exit 3 before running anything', async (flags, message) => {

@@ -23,7 +23,7 @@ import { accessSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkd
 import { copyFile, lchown, mkdir } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { setImmediate } from 'node:timers/promises';
-import { UsageError } from '@quickloop/cli-kit';
+import { makeDirs, UsageError } from '@quickloop/cli-kit';
 import { outerIds } from './rootfs.js';
 
 export const MAX_BLOB_BYTES = 256 * 1024 * 1024;
@@ -287,7 +287,7 @@ export function installCacheDir(value: string, cwd: string, flag = '--install-ca
   if (value.trim() === '') throw new UsageError(`${flag} needs a folder`);
   const dir = resolve(cwd, value);
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirs(dir, 0o700);
     if (!statSync(dir).isDirectory()) throw new Error('ENOTDIR');
     accessSync(dir, constants.W_OK);
   } catch (error) {

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InputError } from '@quickloop/cli-kit';
+import { InputError, makeDirs } from '@quickloop/cli-kit';
 import { outerIds } from './rootfs.js';
 import type { WorkspaceLayout } from './types.js';
 
@@ -14,7 +14,7 @@ import type { WorkspaceLayout } from './types.js';
 export const MARKER = '.quickloop-sandbox';
 
 export function createLayout(baseDir: string = tmpdir()): WorkspaceLayout {
-  mkdirSync(baseDir, { recursive: true });
+  makeDirs(baseDir);
   // realpath: bwrap binds by path, and the paths inside must equal the ones outside.
   const root = realpathSync(mkdtempSync(join(baseDir, 'quickloop-')));
   const layout = { root, workspace: join(root, 'workspace'), home: join(root, 'home'), tmp: join(root, 'tmp') };

@@ -1,8 +1,9 @@
 // `loop compile SPEC [--out FILE.json|DIR] [--render FILE] [--session-prompt FILE]`, with Looper's meanings.
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { UsageError } from '@quickloop/cli-kit/errors';
 import type { Io } from '@quickloop/cli-kit/io';
+import { makeDirs } from '@quickloop/cli-kit/dirs';
 import { absoluteSpecPath, compileSpec, placeholderWarningText, readSpecText, type CompileResult } from '@quickloop/loop-spec';
 import type { LoopCommand } from '../command.js';
 
@@ -71,7 +72,7 @@ export async function compile(opts: CompileCommandOptions, io: Io): Promise<numb
   }
   const files = plan(opts, specPath, io.cwd, result);
   for (const [target, text] of files) {
-    mkdirSync(dirname(target), { recursive: true });
+    makeDirs(dirname(target));
     writeFileSync(target, text, 'utf8');
     say(`Wrote ${target}`);
   }

@@ -1,6 +1,7 @@
 // `loop session-prompt RESOLVED [--out FILE]`: RUN_IN_SESSION.md from a loop.resolved.json, as Looper renders it.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { makeDirs } from '@quickloop/cli-kit/dirs';
 import { readResolvedForRender, renderRunInSessionMd } from '@quickloop/loop-spec';
 import type { LoopCommand } from '../command.js';
 
@@ -17,7 +18,7 @@ export const sessionPromptCommand: LoopCommand = {
     const prompt = renderRunInSessionMd(readResolvedForRender(path), { flavour: 'looper' });
     if (typeof args.out === 'string') {
       const out = args.out.startsWith('/') ? args.out : join(io.cwd, args.out);
-      mkdirSync(dirname(out), { recursive: true });
+      makeDirs(dirname(out));
       writeFileSync(out, prompt, 'utf8');
       if (args.quiet !== true) io.stderr.write(`Wrote ${args.out}\n`);
     } else {

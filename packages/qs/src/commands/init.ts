@@ -2,9 +2,9 @@
 // the page (the pages it links to are listed for the author to order), the replay block is its shell
 // code blocks, and the check is left for the author, because only they know what the quickstart promises.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
-import { InputError, parseArgs, QsExit, terminalSafe, UsageError } from '@quickloop/cli-kit';
+import { InputError, makeDirs, parseArgs, QsExit, terminalSafe, UsageError } from '@quickloop/cli-kit';
 import { createDocsReader, parseDocsMap } from '@quickloop/docs';
 import { stringify } from 'yaml';
 import type { Command } from '../command.js';
@@ -115,7 +115,7 @@ export const init: Command = {
     const linked = links.slice(0, 25).map((l) => `#   - ${l}`);
     const body = stringify(task, { lineWidth: 0 });
     const text = [...header, body.trimEnd(), ...(linked.length > 0 ? ['', '# Pages it links to, for docs.path if the quickstart continues there:', ...linked] : []), ''].join('\n');
-    mkdirSync(dirname(file), { recursive: true });
+    makeDirs(dirname(file));
     writeFileSync(file, text);
     io.stderr.write(`wrote ${shown}: ${commands.length} replay command${commands.length === 1 ? '' : 's'}, ${links.length} linked page${links.length === 1 ? '' : 's'}\n`);
     // What qs-validate says of it now, so the author starts from its words.

@@ -1,8 +1,8 @@
 // `qs merge DIR... --out DIR`: the --out folders of one sweep's shards folded into one folder, one
 // results.json, JUnit and summary, as if one `qs run` had written them.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
-import { InputError, logLevel, parseArgs, QsExit, terminalSafe, UsageError } from '@quickloop/cli-kit';
+import { InputError, logLevel, makeDirs, parseArgs, QsExit, terminalSafe, UsageError } from '@quickloop/cli-kit';
 import type { Command } from '../command.js';
 import { serialiseResults } from '../results/fold.js';
 import { readAttempts, resultsFromDir } from '../results/load.js';
@@ -99,12 +99,12 @@ export const merge: Command = {
       }
     }
 
-    mkdirSync(out, { recursive: true });
+    makeDirs(out);
     const whole: SweepPlan = { ...head.plan, share: { kind: 'all' }, assigned: planAttempts(head.plan.tasks, head.plan.repeat) };
     writeFileSync(join(out, PLAN_FILE), `${JSON.stringify(planEvent(whole, io.now().toISOString()))}\n`);
     // Byte for byte: the merged folder is one a run could have written, and `qs results` rebuilds it.
     for (const c of copies) {
-      mkdirSync(join(out, c.slug, String(c.attempt)), { recursive: true });
+      makeDirs(join(out, c.slug, String(c.attempt)));
       copyFileSync(c.from, join(out, c.slug, String(c.attempt), 'events.ndjson'));
     }
     const results = await resultsFromDir(out, VERSION, String(args.out));

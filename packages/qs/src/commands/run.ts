@@ -1,9 +1,9 @@
 // `qs run [TASK|DIR|GLOB...]`: a sweep of the tasks qs-validate finds, each attempt the real
 // `qs-sandbox | qs-agent | qs-check` pipeline in a child process, then results.json, JUnit and the summary.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { logLevel, parseArgs, QsExit, terminalSafe, UsageError, wantsColour } from '@quickloop/cli-kit';
+import { logLevel, makeDirs, parseArgs, QsExit, terminalSafe, UsageError, wantsColour } from '@quickloop/cli-kit';
 import { checkModelConfig, isModelAgent } from '@quickloop/qs-agent/config';
 import { checkSpendable, parseMaxSpend, startSpendLedger, type SpendLedger } from '@quickloop/qs-agent/spend';
 import { askNpmConfig, installCacheDir, registryOf } from '@quickloop/sandbox';
@@ -165,7 +165,7 @@ export const run: Command = {
       );
       if (out !== null) {
         try {
-          mkdirSync(out, { recursive: true });
+          makeDirs(out);
           // First, before any attempt: a folder says which sweep it belongs to even if qs dies in it.
           writeFileSync(resolve(out, PLAN_FILE), `${JSON.stringify(planEvent(plan, io.now().toISOString()))}\n`);
         } catch (error) {

@@ -2,11 +2,11 @@
 // job per attempt and writes what comes back exactly as a local sweep writes it; each worker
 // (`qs worker --queue URL`) runs an attempt with the local sweep's own attempt runner.
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { InputError, UsageError, type Io } from '@quickloop/cli-kit';
+import { InputError, type Io, makeDirs, UsageError } from '@quickloop/cli-kit';
 import { isTerminal, parseLine, type WireEvent } from '@quickloop/events';
 import { serveSpendLedger } from '@quickloop/qs-agent/spend';
 import type { AttemptStream } from '../results/fold.js';
@@ -151,7 +151,7 @@ export async function produce(o: FleetOptions, io: Io): Promise<FleetOutcome> {
     let fd: number | null = null;
     if (o.out !== null) {
       const dir = join(o.out, task.slug, String(attempt));
-      mkdirSync(dir, { recursive: true });
+      makeDirs(dir);
       fd = openSync(join(dir, 'events.ndjson'), 'w');
     }
     const parsed: WireEvent[] = [];

@@ -1,10 +1,10 @@
 // A sweep: every valid task × `repeat` attempts, `workers` of them at once, each attempt its own
 // `qs-sandbox | qs-agent | qs-check` pipeline (its own process, sandbox and proxy) fed one task.loaded.
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
-import { type Io } from '@quickloop/cli-kit';
+import { type Io, makeDirs } from '@quickloop/cli-kit';
 import { isTerminal, parseLine, readEvents, signalName, type WireEvent } from '@quickloop/events';
 import { removeLayout, removeStaleSessions } from '@quickloop/sandbox';
 import { cli as validate } from '@quickloop/qs-validate';
@@ -150,7 +150,7 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
   let fd: number | null = null;
   if (o.out !== null) {
     const dir = join(o.out, task.slug, String(attempt));
-    mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
     fd = openSync(join(dir, 'events.ndjson'), 'w');
   }
   const events: WireEvent[] = [];

@@ -48,10 +48,13 @@ function modelRun(unpriced: boolean): WireEvent[] {
   return withRun([...s.refusal.slice(0, at), ...turns, ...s.refusal.slice(at)], 'run-1');
 }
 
+/** A fixture stream renamed as another task's run (one task's folder holds only its own runs). */
+const named = (events: WireEvent[], name: string): WireEvent[] => events.map((e) => (e.type === 'task.loaded' ? { ...e, task: { ...(e.task as object), name } } : e)) as WireEvent[];
+
 function sweep(): AttemptStream[] {
   return [
     { slug: 'hello', attempt: 1, events: s.passed },
-    { slug: 'hello', attempt: 2, events: s.docsGap },
+    { slug: 'hello', attempt: 2, events: named(s.docsGap, 'greeter-hello') },
     { slug: 'hello', attempt: 3, events: s.passed },
     { slug: 'missing-step', attempt: 1, events: s.docsGap },
     { slug: 'agent-only', attempt: 1, events: s.skipped },
@@ -178,6 +181,21 @@ describe('foldResults', () => {
     expect(serialiseResults(await resultsFromDir(dir, '0.0.0-test'))).toBe(serialiseResults(r));
     writeFileSync(join(dir, 'hello', '2', 'events.ndjson'), `${JSON.stringify(s.passed[0])}\nnot json\n`);
     await expect(readAttempts(dir, 'out')).rejects.toThrow(/^out\/hello\/2\/events\.ndjson:2: not JSON/);
+  });
+
+  it('refuses a saved run it would otherwise leave out or count under the wrong task', async () => {
+    const write = (dir: string, rel: string, events: WireEvent[]) => {
+      mkdirSync(join(dir, rel, '..'), { recursive: true });
+      writeFileSync(join(dir, rel), events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+    };
+    const misnamed = join(work, 'misnamed');
+    write(misnamed, 'greeter/1/events.ndjson', s.passed);
+    write(misnamed, 'greeter/01/events.ndjson', s.passed);
+    await expect(resultsFromDir(misnamed, '0.0.0-test', 'out')).rejects.toThrow('out/greeter/01/events.ndjson: not in an attempt folder (they are numbered 1, 2, …): rename the folder, or move it out of out');
+    const mixed = join(work, 'mixed');
+    write(mixed, 'greeter/1/events.ndjson', named(s.passed, 'greeter'));
+    write(mixed, 'greeter/2/events.ndjson', named(s.docsGap, 'another-task'));
+    await expect(resultsFromDir(mixed, '0.0.0-test', 'out')).rejects.toThrow('out/greeter/2/events.ndjson: a run of task "another-task", but out/greeter/1/events.ndjson is of "greeter": one folder holds one task\'s runs');
   });
 });
 

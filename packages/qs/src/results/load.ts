@@ -104,8 +104,12 @@ export async function readAttempts(dir: string, shown = dir): Promise<AttemptStr
     // A dangling symlink (an artifact copied in part) holds no run; it is not a reason to stop.
     if (!(statSync(taskDir, { throwIfNoEntry: false })?.isDirectory() ?? false)) continue;
     for (const attempt of readdirSync(taskDir)) {
-      if (!/^[1-9]\d*$/.test(attempt)) continue;
       const file = join(taskDir, attempt, 'events.ndjson');
+      if (!/^[1-9]\d*$/.test(attempt)) {
+        // A saved run under another name (`01`, `2.bak`) would silently leave the pass rate: refused.
+        if (existsSync(file)) throw new InputError(`${join(shown, slug, attempt, 'events.ndjson')}: not in an attempt folder (they are numbered 1, 2, …): rename the folder, or move it out of ${shown}`);
+        continue;
+      }
       if (!existsSync(file)) continue;
       attempts.push({ slug, attempt: Number(attempt), events: await readStreamFile(file, join(shown, slug, attempt, 'events.ndjson')) });
     }
@@ -118,6 +122,17 @@ export async function resultsFromDir(dir: string, version: string, shown = dir):
   if (!statSync(dir).isDirectory()) throw new InputError(`${shown}: is a file, not the folder a qs run --out wrote`);
   const plan = readPlan(dir, shown);
   const attempts = await readAttempts(dir, shown);
+  // One folder is one task's runs: a stream of another task copied in would be counted as this one's.
+  const tasks = new Map<string, { name: string; where: string }>();
+  for (const a of attempts) {
+    const loaded = a.events.find((e) => e.type === 'task.loaded') as { task?: { name?: unknown } } | undefined;
+    const name = loaded?.task?.name;
+    if (typeof name !== 'string') continue;
+    const where = join(shown, a.slug, String(a.attempt), 'events.ndjson');
+    const first = tasks.get(a.slug);
+    if (first === undefined) tasks.set(a.slug, { name, where });
+    else if (first.name !== name) throw new InputError(`${where}: a run of task ${JSON.stringify(name)}, but ${first.where} is of ${JSON.stringify(first.name)}: one folder holds one task's runs`);
+  }
   // A folder with a plan is a sweep's even with no run in it (a shard given no attempt, or stopped before any).
   if (attempts.length === 0 && plan === null) throw new InputError(`${shown}: no saved runs (expected SLUG/ATTEMPT/events.ndjson, as qs run --out writes)`);
   return foldResults(attempts, version, plan ?? undefined);

@@ -32,8 +32,8 @@ export interface RunFacts {
   /** The first error diagnostic of the run: its task did not validate, so nothing was meant to run. */
   invalid?: string;
   finished: boolean;
-  /** Its npm blobs went to the install cache (once, whichever way the run ended). */
-  harvested?: boolean;
+  /** Its folders were dealt with (harvested, then removed or kept): once, whatever happened after. */
+  cleaned?: boolean;
 }
 
 export function newFacts(runId: string): RunFacts {

@@ -38,6 +38,25 @@ async function through(spec: TaskSpec, o: Partial<CheckOptions> = {}) {
 const SESSION_HAS = (text: string) => `grep -qF '${text}' "$QS_SESSION_LOG" || { echo "session output:"; cat "$QS_SESSION_LOG"; echo "check failed: nothing the run printed matched: ${text}"; exit 1; }`;
 
 describe('qs-check', () => {
+  it("removes the workspace when downstream goes while the run's last events are forwarded (no terminal event can be said)", async () => {
+    // A run that ends with run.failed: its agent stage never said it completed.
+    const saved = (await agent(ndjson([taskLoaded('r1', { replay: ['echo hi'], script: 'true' })]))).split('\n').filter((l) => l !== '' && !l.includes('"agent.completed"')).join('\n');
+    const root = [...roots][0]!;
+    expect(existsSync(root)).toBe(true);
+    const io = memoryIo({ stdin: `${saved}\n`, env: ENV });
+    const { Writable } = await import('node:stream');
+    // The reader goes while the run's last events are forwarded.
+    let gone = false;
+    io.stdout = new Writable({
+      write(chunk: Buffer, _e, cb) {
+        if (chunk.toString().includes('"sandbox.usage"')) gone = true;
+        cb(gone ? Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }) : null);
+      },
+    }) as never;
+    await expect(run({ keep: false, level: 'quiet' }, io)).rejects.toThrow();
+    expect(existsSync(root)).toBe(false);
+  });
+
   it('passes a run whose check passes, ends it with run.completed and removes the workspace', async () => {
     const { code, events } = await through({ replay: ['echo Hello, Ada!'], script: SESSION_HAS('Hello, Ada!') });
     expect(code).toBe(0);

@@ -103,9 +103,9 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
   };
 
   const cleanup = async (f: RunFacts): Promise<string | null> => {
-    if (!f.ready) return null;
-    if (opts.installCache !== undefined && !f.harvested) {
-      f.harvested = true;
+    if (!f.ready || f.cleaned) return null;
+    f.cleaned = true;
+    if (opts.installCache !== undefined) {
       // The stages before this one have ended, with every process they started: the home is still.
       // The packuments' fetches start first: they are network-bound, and go on while the blobs are copied.
       harvestMetadata(opts.installCache, f.ready.home);
@@ -266,7 +266,8 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
   } catch (error) {
     // A closed downstream or a bad line ends the stage, but this is still the last stage: the
     // workspaces of runs it will never finish are removed like any other.
-    for (const f of runs.values()) if (!f.finished) await cleanup(f);
+    // A run whose terminal event could not be written (its finish threw) counts as unfinished here.
+    for (const f of runs.values()) await cleanup(f);
     await settleFetching();
     throw error;
   }

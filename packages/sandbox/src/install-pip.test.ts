@@ -321,3 +321,53 @@ describe('seeding a new home', () => {
     expect(existsSync(pipCacheOf(home))).toBe(false);
   });
 });
+
+describe('an index that never finishes answering', () => {
+  /** A server that trickles a page, sends a redirect whose body never ends, or trickles a file: each a byte at a time, forever. */
+  async function endless(): Promise<{ url: string; wheel: Buffer }> {
+    const wheel = Buffer.from('a wheel');
+    const timers: NodeJS.Timeout[] = [];
+    const server = createServer((req, res) => {
+      const path = req.url ?? '/';
+      if (path === '/simple/slow-page/') res.writeHead(200, { 'content-type': 'text/html' });
+      else if (path === '/simple/endless-redirect/') res.writeHead(301, { location: '/elsewhere/' });
+      else if (path === '/simple/slow-file/') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(page(link(`../../files/slow_file-1.0-py3-none-any.whl#sha256=${sha256(wheel)}`)));
+        return;
+      } else res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': '1000000' });
+      // Never idle long enough for a socket timeout: a request can only end by its deadline.
+      const t = setInterval(() => res.write(path.includes('redirect') ? Buffer.alloc(64 * 1024) : ' '), 20);
+      timers.push(t);
+      res.on('close', () => clearInterval(t));
+    });
+    server.on('close', () => timers.forEach(clearInterval));
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const s = server as Server & { closeAllConnections(): void };
+    const close = s.close.bind(s);
+    s.close = ((cb?: (err?: Error) => void) => {
+      s.closeAllConnections();
+      return close(cb);
+    }) as typeof s.close;
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/simple/`, wheel };
+  }
+
+  it('a page that trickles, a redirect whose body never ends, a file that trickles: each ends when the harvest is stopped, counted as failed', async () => {
+    const { url } = await endless();
+    const dists: InstalledDist[] = ['slow_page', 'endless_redirect', 'slow_file'].map((name) => ({ name, version: '1.0', tags: ['py3-none-any'] }));
+    const store = temp();
+    const report = await fetchPipFiles(store, dists, { urls: [url] }, temp(), { signal: AbortSignal.timeout(500) });
+    expect(report).toEqual({ fetched: 0, known: 0, notOnIndex: 0, failed: 3, overBudget: 0 });
+    expect(filesUnder(join(store, 'pip')).filter((f) => !f.startsWith('tmp/'))).toEqual([]);
+    expect(filesUnder(join(store, 'pip', 'tmp'))).toEqual([]);
+  });
+
+  it('a harvest stopped before it starts asks nothing', async () => {
+    const idx = await serveIndex({});
+    const controller = new AbortController();
+    controller.abort();
+    expect(await fetchPipFiles(temp(), [{ name: 'x', version: '1', tags: [] }], { urls: [idx.url] }, temp(), { signal: controller.signal })).toEqual({ fetched: 0, known: 0, notOnIndex: 0, failed: 0, overBudget: 0 });
+    expect(idx.seen).toEqual([]);
+  });
+});

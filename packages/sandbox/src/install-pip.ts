@@ -42,6 +42,8 @@ const WALK_SKIPS = new Set(['node_modules', '.git', '.cache', '__pycache__', '.n
 /** Files of one project taken because the attempt's pip cache had them, at most. */
 const MAX_CACHED_PER_PROJECT = 20;
 const FETCHES_AT_ONCE = 8;
+/** One index page's time, all of it: a page that trickles is given up on. */
+const PAGE_DEADLINE_MS = 2 * 60_000;
 /** The entries' freshness for pip: a file at a URL with a given hash does not change. */
 const ENTRY_MAX_AGE_S = 365 * 24 * 3600;
 
@@ -300,7 +302,7 @@ const entryFile = (store: string, key: string): string => join(store, 'pip', 'en
 const bodyFile = (store: string, sha256: string): string => join(store, 'pip', 'files', sha256);
 
 /** One file, from the index into the store, unless the store has it. */
-async function fetchFile(store: string, file: PageFile, ca: string | undefined, report: PipReport, budget: { bytes: number }): Promise<void> {
+async function fetchFile(store: string, file: PageFile, ca: string | undefined, report: PipReport, budget: { bytes: number }, signal: AbortSignal | undefined): Promise<void> {
   const target = bodyFile(store, file.sha256);
   const entry = entryFile(store, file.key);
   if (existsSync(entry) && existsSync(target)) {
@@ -316,7 +318,7 @@ async function fetchFile(store: string, file: PageFile, ca: string | undefined, 
     mkdirSync(tmp, { recursive: true, mode: 0o700 });
     const part = join(tmp, `${randomBytes(8).toString('hex')}.part`);
     try {
-      const got = await download(file.href.toString(), part, { headers: { 'user-agent': 'quickloop-install-cache', 'accept-encoding': 'identity' }, ...(ca !== undefined ? { ca } : {}), maxBytes: MAX_PIP_FILE_BYTES, redirects: 5 });
+      const got = await download(file.href.toString(), part, { headers: { 'user-agent': 'quickloop-install-cache', 'accept-encoding': 'identity' }, ...(ca !== undefined ? { ca } : {}), maxBytes: MAX_PIP_FILE_BYTES, redirects: 5, ...(signal !== undefined ? { signal } : {}) });
       budget.bytes += got.bytes;
       // The hash is of the harness's own copy, as written: a different file under that name is refused.
       if (got.status !== 200 || got.sha256 !== file.sha256 || (got.headers['content-encoding'] ?? 'identity') !== 'identity') {
@@ -344,9 +346,11 @@ async function fetchFile(store: string, file: PageFile, ca: string | undefined, 
 /**
  * Reads each distribution's page from the indexes (in order, the first that lists a match) and keeps
  * in the store the files it was installed from, plus any of the project's files the attempt's pip
- * cache had. Never throws: what cannot be had is counted, and pip will download it itself.
+ * cache had. Never throws: what cannot be had is counted, and pip will download it itself. `signal`
+ * stops it: what is under way fails, and nothing more is asked.
  */
-export async function fetchPipFiles(store: string, dists: readonly InstalledDist[], indexes: PipIndexes, home: string): Promise<PipReport> {
+export async function fetchPipFiles(store: string, dists: readonly InstalledDist[], indexes: PipIndexes, home: string, opts: { signal?: AbortSignal } = {}): Promise<PipReport> {
+  const { signal } = opts;
   const report: PipReport = { fetched: 0, known: 0, notOnIndex: 0, failed: 0, overBudget: 0 };
   const budget = { bytes: 0 };
   const queue = dists.slice(0, MAX_PIP_DISTS);
@@ -360,10 +364,11 @@ export async function fetchPipFiles(store: string, dists: readonly InstalledDist
       return;
     }
     for (const index of indexes.urls) {
+      if (signal?.aborted) return;
       let files: PageFile[];
       const page = `${index}${canonicalName(dist.name)}/`;
       try {
-        const got = await getBuffer(page, { headers: { accept: 'text/html', 'user-agent': 'quickloop-install-cache' }, ...(indexes.ca !== undefined ? { ca: indexes.ca } : {}), maxBytes: MAX_PAGE_BYTES, redirects: 5 });
+        const got = await getBuffer(page, { headers: { accept: 'text/html', 'user-agent': 'quickloop-install-cache' }, ...(indexes.ca !== undefined ? { ca: indexes.ca } : {}), maxBytes: MAX_PAGE_BYTES, redirects: 5, deadlineMs: PAGE_DEADLINE_MS, ...(signal !== undefined ? { signal } : {}) });
         if (got.status !== 200) continue;
         files = pageFiles(got.body.toString('utf8'), got.url);
       } catch {
@@ -376,14 +381,15 @@ export async function fetchPipFiles(store: string, dists: readonly InstalledDist
       if (installed.length === 0 && wanted.length === 0) continue;
       for (const f of wanted) {
         seen.add(f.key);
-        await fetchFile(store, f, indexes.ca, report, budget);
+        if (signal?.aborted) return;
+        await fetchFile(store, f, indexes.ca, report, budget, signal);
       }
       return;
     }
-    report.notOnIndex += 1;
+    if (signal?.aborted !== true) report.notOnIndex += 1;
   };
   const worker = async (): Promise<void> => {
-    for (let d = queue.shift(); d !== undefined; d = queue.shift()) await one(d);
+    for (let d = queue.shift(); d !== undefined && signal?.aborted !== true; d = queue.shift()) await one(d);
   };
   if (indexes.urls.length > 0) await Promise.all(Array.from({ length: FETCHES_AT_ONCE }, worker));
   return report;

@@ -101,7 +101,8 @@ async function follow(url: string, opts: GetOptions, onData: (chunk: Buffer) => 
   for (let hop = 0; ; hop += 1) {
     const r = await once(at, opts, signal, onData);
     const location = r.headers.location;
-    if (r.status < 300 || r.status >= 400 || location === undefined || hop >= (opts.redirects ?? 0)) return { url: at.toString(), ...r };
+    // Unredirected, the URL is the one given, as it was spelled (a `:443` a URL object drops keys pip's cache).
+    if (r.status < 300 || r.status >= 400 || location === undefined || hop >= (opts.redirects ?? 0)) return { url: hop === 0 ? url : at.toString(), ...r };
     const next = new URL(location, at);
     if (next.protocol !== 'https:' && next.protocol !== 'http:') return { url: at.toString(), ...r };
     // Credentials go to the host they were given for, never to another one.

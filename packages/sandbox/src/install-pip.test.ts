@@ -2,6 +2,7 @@
 // the files come from the index (served here on loopback) and are kept only when their hash is the
 // index's, and a new home gets pip cache entries in the shapes pip reads.
 import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -168,12 +169,63 @@ describe('which distributions an attempt installed', () => {
 describe('the URL pip requests for a file, which keys its cache entry', () => {
   it('is re-quoted as pip cleans a link: + and ! quoted, ~ and %7E plain, @ and %2F kept, host lower-cased, credentials dropped', () => {
     expect(pipRequestUrl(new URL('http://User:pw@Files.Example.TEST:8080/p/greeter_py-1.0.0+qs-py3-none-any.whl?x=1'))).toBe('http://files.example.test:8080/p/greeter_py-1.0.0%2Bqs-py3-none-any.whl?x=1');
-    expect(pipRequestUrl(new URL('https://h.test/a%7Eb/c!d/e@f/g%2fh/i%20j.whl'))).toBe('https://h.test/a~b/c%21d/e@f/g%2fh/i%20j.whl');
+    expect(pipRequestUrl(new URL('https://h.test/a%7Eb/c!d/e@f/g%2fh/i%20j.whl'))).toBe('https://h.test/a~b/c%21d/e@f/g%2Fh/i%20j.whl');
   });
   it('is stored five one-letter folders deep under its SHA-224, as pip finds it', () => {
     const url = 'https://h.test/f-1.0-py3-none-any.whl';
     const h = createHash('sha224').update(url).digest('hex');
     expect(pipEntryPath('/c/http', url)).toBe(join('/c/http', h[0]!, h[1]!, h[2]!, h[3]!, h[4]!, h));
+  });
+});
+
+describe("the cache key, against pip's own code (its link parsing, its session's request, CacheControl's key)", () => {
+  // What pip requests for each link, asked of the host's pip itself: the harness's key must be that, byte for byte.
+  const ORACLE = [
+    'import json, sys',
+    'from pip._internal.index.collector import IndexContent, parse_links',
+    'from pip._internal.network.session import PipSession',
+    'from pip._vendor.requests import Request',
+    'from pip._vendor.cachecontrol.controller import CacheController',
+    'session = PipSession()',
+    'out = []',
+    'for page, html in json.load(sys.stdin):',
+    '    links = parse_links(IndexContent(html.encode(), "text/html", encoding="utf-8", url=page))',
+    '    out.append([CacheController.cache_url(session.prepare_request(Request("GET", l.url.split("#", 1)[0])).url) for l in links])',
+    'print(json.dumps(out))',
+  ].join('\n');
+  const d = 'e'.repeat(64);
+  const w = 'f-1.0-py3-none-any.whl';
+  const hrefs = [
+    `../../files/a%2fb/${w}`,
+    `../../files/${w}?x=1&y=%7E%27z%20w`,
+    `../../${w}?a='b'^c|d{}`,
+    `../../q\\b/${w}`,
+    `../../%FF/${w}`,
+    `https://H.test:443/${w}`,
+    `http://H.test:80/${w}`,
+    `https://H.test:0443/${w}`,
+    `https://u:p@H.test:8443/${w}`,
+    `https://bücher.test/${w}`,
+    `//H.test:443/x/./y/../${w}`,
+    'a~b%7Ec/sp ace/a!b@c(d)/é/f-1.0%2Bqs-py3-none-any.whl',
+    `${w}?`,
+    `${w}?q=%zz%41`,
+    `${w}?n=é&m=%e9`,
+    `/abs/path/${w}`,
+    `https://h.test/%2e%2e/${w}`,
+  ];
+  const html = hrefs.map((h) => `<a href="${h.replace(/&/g, '&amp;')}#sha256=${d}">x</a>`).join('\n');
+  const pages: [string, string][] = [
+    ['http://me:pw@127.0.0.1:8080/simple/g/', html],
+    ['https://Idx.TEST:443/simple/g/', html],
+    ['https://idx.test/simple/g/', `<base href="https://Mirror.test:443/pkgs/">${link(`${w}#sha256=${d}`)}${link(`sub/${w}#sha256=${d}`)}`],
+  ];
+  it('is the URL pip requests for every link, odd ones included', () => {
+    const r = spawnSync('python3', ['-c', ORACLE], { input: JSON.stringify(pages), encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const want = JSON.parse(r.stdout) as string[][];
+    const got = pages.map(([url, text]) => pageFiles(text, url).map((f) => f.key));
+    for (let i = 0; i < pages.length; i += 1) expect(got[i]!.map((k, j) => [hrefs[j] ?? j, k])).toEqual(want[i]!.map((k, j) => [hrefs[j] ?? j, k]));
   });
 });
 

@@ -150,25 +150,72 @@ function pyQuote(s: string): string {
   return out;
 }
 
+/** Python's `urllib.parse.unquote`: %XX escapes as UTF-8, a sequence that is not UTF-8 as U+FFFD. */
 function unquote(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
+  if (!s.includes('%')) return s;
+  const bytes: number[] = [];
+  for (let i = 0; i < s.length; ) {
+    if (s[i] === '%' && /^[0-9A-Fa-f]{2}$/.test(s.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(s.slice(i + 1, i + 3), 16));
+      i += 3;
+    } else {
+      const ch = String.fromCodePoint(s.codePointAt(i)!);
+      bytes.push(...Buffer.from(ch, 'utf8'));
+      i += ch.length;
+    }
   }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** The characters urllib3 leaves as they are in a query. */
+const QUERY_CHARS = /^[A-Za-z0-9._~!$&'()*+,;=:@/?-]$/;
+
+/**
+ * A link's query as pip's request has it: urllib3 escapes what a query may not hold (every `%` too,
+ * unless each one is already an escape) and upper-cases escapes, then requests decodes the escapes
+ * of unreserved characters.
+ */
+function pipQuery(raw: string): string {
+  const escapes = raw.match(/%[0-9A-Fa-f]{2}/g)?.length ?? 0;
+  const percentEncoded = escapes === (raw.match(/%/g)?.length ?? 0);
+  let out = '';
+  for (const byte of Buffer.from(raw.replace(/%[0-9A-Fa-f]{2}/g, (e) => e.toUpperCase()), 'utf8')) {
+    const ch = String.fromCharCode(byte);
+    out += (percentEncoded && ch === '%') || (byte < 0x80 && QUERY_CHARS.test(ch)) ? ch : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out.replace(/%([0-9A-F]{2})/g, (e, hex: string) => {
+    const ch = String.fromCharCode(parseInt(hex, 16));
+    return /^[A-Za-z0-9._~-]$/.test(ch) ? ch : e;
+  });
+}
+
+/**
+ * The port a URL's text spells out: undefined when the text has no authority (a relative link), ''
+ * when it names no port. Python keeps an explicit default port (`:443`) that a WHATWG URL drops.
+ */
+function spelledPort(raw: string): string | undefined {
+  const m = /^(?:[A-Za-z][A-Za-z0-9+.-]*:)?\/\/([^/?#\\]*)/.exec(raw.replace(/^[\0-\x20]+/, ''));
+  if (!m) return undefined;
+  const hostPort = m[1]!.slice(m[1]!.lastIndexOf('@') + 1).replace(/^\[[^\]]*\]/, '');
+  const port = /:(\d+)$/.exec(hostPort)?.[1];
+  return port === undefined ? '' : String(Number(port));
 }
 
 /**
  * The URL pip requests for a file link, and so the key of its cache entry: the link resolved against
  * the page, without credentials or fragment, each path part re-quoted as pip's link cleaning does
- * (`@` and `%2F` kept), and scheme and host lower-cased as CacheControl does.
+ * (`@` and `%2F` kept, the latter upper-cased), scheme and host lower-cased as CacheControl does.
+ * `spelled` is what the link's text says that a WHATWG URL loses: an explicit default port, and the
+ * query as written.
  */
-export function pipRequestUrl(link: URL): string {
+export function pipRequestUrl(link: URL, spelled: { port?: string; query?: string } = {}): string {
   const path = link.pathname
     .split(/(@|%2F)/i)
-    .map((part, i) => (i % 2 === 1 ? part : pyQuote(unquote(part))))
+    .map((part, i) => (i % 2 === 1 ? part.toUpperCase() : pyQuote(unquote(part))))
     .join('');
-  return `${link.protocol}//${link.host.toLowerCase()}${path || '/'}${link.search}`;
+  const port = link.port === '' && spelled.port !== undefined && spelled.port !== '' ? `:${spelled.port}` : '';
+  const query = pipQuery(spelled.query ?? link.search.slice(1));
+  return `${link.protocol}//${link.host.toLowerCase()}${port}${path || '/'}${query === '' ? '' : `?${query}`}`;
 }
 
 /** The folder path of a cache entry for `url` under `base` (`http` or `http-v2`): SHA-224, five letters deep. */
@@ -196,12 +243,18 @@ const decodeEntities = (s: string): string =>
     return ENTITIES[code.toLowerCase()] ?? whole;
   });
 
+/** A link's text as a URL parser should see it: as Python's, tabs and newlines dropped, a `\\` a plain character. */
+const linkText = (raw: string): string => raw.replace(/[\t\r\n]/g, '').replace(/^[\0-\x20]+/, '').replace(/\\/g, '%5C');
+
 /** The files a PEP 503 page links to that carry a sha256 (the only ones the harness can check). */
 export function pageFiles(html: string, pageUrl: string): PageFile[] {
   let base: URL;
+  let basePort: string | undefined;
   try {
-    const b = /<base\s[^>]*href\s*=\s*(?:"([^"]*)"|'([^']*)')/i.exec(html);
-    base = new URL(b ? decodeEntities(b[1] ?? b[2] ?? '') : pageUrl, pageUrl);
+    const b = /<base\s[^>]*href\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/i.exec(html);
+    const raw = b ? linkText(decodeEntities(b[1] ?? b[2] ?? b[3] ?? '')) : pageUrl;
+    base = new URL(raw, pageUrl);
+    basePort = spelledPort(raw) ?? spelledPort(pageUrl);
   } catch {
     return [];
   }
@@ -210,9 +263,15 @@ export function pageFiles(html: string, pageUrl: string): PageFile[] {
   for (const m of html.matchAll(/<a\s([^>]*)>/gi)) {
     const attr = /\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/i.exec(m[1]!);
     if (!attr) continue;
+    const text = linkText(decodeEntities(attr[1] ?? attr[2] ?? attr[3] ?? ''));
+    const hash = text.indexOf('#');
+    const target = hash < 0 ? text : text.slice(0, hash);
+    const q = target.indexOf('?');
+    // The page itself (an empty link) is not a file.
+    if (target === '') continue;
     let href: URL;
     try {
-      href = new URL(decodeEntities(attr[1] ?? attr[2] ?? attr[3] ?? ''), base);
+      href = new URL(text, base);
     } catch {
       continue;
     }
@@ -231,7 +290,8 @@ export function pageFiles(html: string, pageUrl: string): PageFile[] {
     const filename = unquote(href.pathname.slice(href.pathname.lastIndexOf('/') + 1));
     if (!/^[A-Za-z0-9][A-Za-z0-9._+!-]*$/.test(filename)) continue;
     // The harness asks for the file by the very URL pip asks for (quoted as pip quotes it).
-    const key = pipRequestUrl(href);
+    const port = spelledPort(text) ?? basePort;
+    const key = pipRequestUrl(href, { ...(port !== undefined ? { port } : {}), query: q < 0 ? '' : target.slice(q + 1) });
     const fetchAt = new URL(key);
     fetchAt.username = href.username;
     fetchAt.password = href.password;

@@ -42,7 +42,10 @@ interface Index {
 }
 
 /** A PEP 503 index on loopback: `pages` maps a project to its page's HTML, `files` a path to its bytes. */
-async function serveIndex(pages: Record<string, string>, files: Record<string, Buffer> = {}, redirects: Record<string, string> = {}): Promise<Index> {
+/** What PyPI says of a file: it never changes. */
+const IMMUTABLE = { 'cache-control': 'max-age=365000000, immutable, public' };
+
+async function serveIndex(pages: Record<string, string>, files: Record<string, Buffer | { body: Buffer; headers: Record<string, string> }> = {}, redirects: Record<string, string> = {}): Promise<Index> {
   const seen: string[] = [];
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
@@ -58,9 +61,10 @@ async function serveIndex(pages: Record<string, string>, files: Record<string, B
       res.end(pages[project]);
       return;
     }
-    const body = files[path];
-    if (body !== undefined) {
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(body.length) });
+    const file = files[path];
+    if (file !== undefined) {
+      const { body, headers } = Buffer.isBuffer(file) ? { body: file, headers: IMMUTABLE } : file;
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(body.length), ...headers });
       res.end(body);
       return;
     }
@@ -336,12 +340,14 @@ describe('seeding a new home', () => {
     const store = temp();
     await fetchPipFiles(store, [{ name: 'greeter_py', version: '1.0.0', tags: ['py3-none-any'] }], { urls: [idx.url] }, temp());
     const home = temp();
-    const now = Date.UTC(2026, 11, 2, 3, 4, 5);
-    expect(await seedPipCache(store, `${home}/`, now)).toBe(1);
+    expect(await seedPipCache(store, `${home}/`)).toBe(1);
     const url = `${idx.url.replace('/simple/', '/files/')}${name}`;
     const whole = readEntry(pipEntryPath(join(pipCacheOf(home), 'http'), url));
     const meta = readEntry(pipEntryPath(join(pipCacheOf(home), 'http-v2'), url));
-    const headers = { 'Content-Type': 'application/octet-stream', 'Content-Length': String(wheel.length), Date: 'Wed, 02 Dec 2026 03:04:05 GMT', 'Cache-Control': 'max-age=31536000, immutable' };
+    // The index's own caching headers (its Date too), so pip serves the file from its cache as long as it would have itself.
+    const date = whole.response.headers.date!;
+    expect(Number.isFinite(Date.parse(date))).toBe(true);
+    const headers = { 'content-type': 'application/octet-stream', 'content-length': String(wheel.length), ...IMMUTABLE, date };
     expect(whole).toEqual({ response: { body: wheel, headers, status: 200, version: 11, reason: 'OK', decode_content: false }, vary: {} });
     expect(meta).toEqual({ response: { body: Buffer.alloc(0), headers, status: 200, version: 11, reason: 'OK', decode_content: false }, vary: {} });
     expect(readFileSync(`${pipEntryPath(join(pipCacheOf(home), 'http-v2'), url)}.body`)).toEqual(wheel);
@@ -362,7 +368,7 @@ describe('seeding a new home', () => {
     mkdirSync(join(store, 'pip', 'files'), { recursive: true });
     mkdirSync(join(store, 'pip', 'entries'), { recursive: true });
     writeFileSync(join(store, 'pip', 'files', sha256(body)), body);
-    const entry = (key: string, size: number) => JSON.stringify({ key, filename: 'f-1.0-py3-none-any.whl', sha256: sha256(body), size, type: 'application/octet-stream' });
+    const entry = (key: string, size: number) => JSON.stringify({ key, filename: 'f-1.0-py3-none-any.whl', sha256: sha256(body), size, type: 'application/octet-stream', headers: { ...IMMUTABLE, date: new Date().toUTCString() } });
     const nameOf = (key: string) => `${createHash('sha224').update(key).digest('hex')}.json`;
     // Its size is not the file's; it sits under another key's name; it is not JSON.
     writeFileSync(join(store, 'pip', 'entries', nameOf('https://h.test/a.whl')), entry('https://h.test/a.whl', 99));
@@ -421,5 +427,72 @@ describe('an index that never finishes answering', () => {
     controller.abort();
     expect(await fetchPipFiles(temp(), [{ name: 'x', version: '1', tags: [] }], { urls: [idx.url] }, temp(), { signal: controller.signal })).toEqual({ fetched: 0, known: 0, notOnIndex: 0, failed: 0, overBudget: 0 });
     expect(idx.seen).toEqual([]);
+  });
+});
+
+describe("the index's word on how long a file may be cached", () => {
+  const dist = (name: string): InstalledDist => ({ name, version: '1.0', tags: ['py3-none-any'] });
+  const w = (name: string) => `${name}-1.0-py3-none-any.whl`;
+
+  it('is kept with the file and is what the seeded entry says; a file pip itself would not cache is kept but never offered', async () => {
+    const bodies = Object.fromEntries(['etagged', 'short', 'nothing', 'nostore', 'expiring'].map((n) => [n, Buffer.from(`wheel of ${n}`)]));
+    const headers: Record<string, Record<string, string>> = {
+      etagged: { etag: '"v1"', 'last-modified': 'Tue, 01 Dec 2026 00:00:00 GMT', 'x-other': 'not kept' },
+      short: { 'cache-control': 'max-age=600' },
+      nothing: { 'last-modified': 'Tue, 01 Dec 2026 00:00:00 GMT' },
+      nostore: { 'cache-control': 'no-store, max-age=600', etag: '"v1"' },
+      expiring: { expires: 'Fri, 01 Jan 2027 00:00:00 GMT' },
+    };
+    const idx = await serveIndex(
+      Object.fromEntries(Object.keys(bodies).map((n) => [n, page(link(`../../files/${w(n)}#sha256=${sha256(bodies[n]!)}`))])),
+      Object.fromEntries(Object.keys(bodies).map((n) => [`/files/${w(n)}`, { body: bodies[n]!, headers: headers[n]! }])),
+    );
+    const store = temp();
+    expect(await fetchPipFiles(store, Object.keys(bodies).map(dist), { urls: [idx.url] }, temp())).toEqual({ fetched: 5, known: 0, notOnIndex: 0, failed: 0, overBudget: 0 });
+    const home = temp();
+    expect(await seedPipCache(store, home)).toBe(3);
+    const entryOf = (n: string) => pipEntryPath(join(pipCacheOf(home), 'http-v2'), `${idx.url.replace('/simple/', '/files/')}${w(n)}`);
+    expect(existsSync(entryOf('nothing'))).toBe(false);
+    expect(existsSync(entryOf('nostore'))).toBe(false);
+    const etagged = readEntry(entryOf('etagged')).response.headers;
+    expect(etagged).toEqual({ 'content-type': 'application/octet-stream', 'content-length': String(bodies.etagged!.length), etag: '"v1"', 'last-modified': 'Tue, 01 Dec 2026 00:00:00 GMT', date: etagged.date });
+    expect(readEntry(entryOf('short')).response.headers['cache-control']).toBe('max-age=600');
+    expect(readEntry(entryOf('expiring')).response.headers.expires).toBe('Fri, 01 Jan 2027 00:00:00 GMT');
+    // What pip would not cache is not downloaded again by the next harvest either.
+    const seen = idx.seen.filter((r) => r.includes('/files/')).length;
+    expect(await fetchPipFiles(store, [dist('nothing')], { urls: [idx.url] }, temp())).toEqual({ fetched: 0, known: 1, notOnIndex: 0, failed: 0, overBudget: 0 });
+    expect(idx.seen.filter((r) => r.includes('/files/'))).toHaveLength(seen);
+  });
+
+  it("a URL whose file the index replaced (another hash on its page) gets the new file's entry, even when the store has those bytes from another URL", async () => {
+    const a = Buffer.from('first build');
+    const b = Buffer.from('second build');
+    const old = Buffer.from('0.9 wheel');
+    let rebuilt = false;
+    const server = createServer((req, res) => {
+      const moving = rebuilt ? b : a;
+      if (req.url === '/simple/moving/') res.end(page(link(`../../files/${w('moving')}#sha256=${sha256(moving)}`), link(`../../files/moving-0.9-py3-none-any.whl#sha256=${sha256(old)}`)));
+      else if (req.url === '/simple/other/') res.end(page(link(`../../files/${w('other')}#sha256=${sha256(b)}`)));
+      else if (req.url === `/files/${w('moving')}`) res.writeHead(200, IMMUTABLE).end(moving);
+      else if (req.url === '/files/moving-0.9-py3-none-any.whl') res.writeHead(200, IMMUTABLE).end(old);
+      else if (req.url === `/files/${w('other')}`) res.writeHead(200, IMMUTABLE).end(b);
+      else res.writeHead(404).end();
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const index = { urls: [`http://127.0.0.1:${port}/simple/`] };
+    const store = temp();
+    expect(await fetchPipFiles(store, [dist('moving'), dist('other')], index, temp())).toMatchObject({ fetched: 2, failed: 0 });
+    // The index now serves the second build at the first one's URL; an attempt installed 0.9, and its pip cache has an entry for that URL.
+    rebuilt = true;
+    const home = temp();
+    const url = `http://127.0.0.1:${port}/files/${w('moving')}`;
+    mkdirSync(dirname(pipEntryPath(join(pipCacheOf(home), 'http-v2'), url)), { recursive: true });
+    writeFileSync(pipEntryPath(join(pipCacheOf(home), 'http-v2'), url), 'cc=4,');
+    expect(await fetchPipFiles(store, [{ name: 'moving', version: '0.9', tags: ['py3-none-any'] }], index, home)).toEqual({ fetched: 2, known: 0, notOnIndex: 0, failed: 0, overBudget: 0 });
+    const seeded = temp();
+    await seedPipCache(store, seeded);
+    expect(readFileSync(`${pipEntryPath(join(pipCacheOf(seeded), 'http-v2'), url)}.body`)).toEqual(b);
   });
 });

@@ -44,8 +44,6 @@ const MAX_CACHED_PER_PROJECT = 20;
 const FETCHES_AT_ONCE = 8;
 /** One index page's time, all of it: a page that trickles is given up on. */
 const PAGE_DEADLINE_MS = 2 * 60_000;
-/** The entries' freshness for pip: a file at a URL with a given hash does not change. */
-const ENTRY_MAX_AGE_S = 365 * 24 * 3600;
 
 const DIST_INFO = /^([A-Za-z0-9](?:[A-Za-z0-9._]*[A-Za-z0-9])?)-([A-Za-z0-9][A-Za-z0-9.+!_]*)\.dist-info$/;
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -356,6 +354,24 @@ interface StoreEntry {
   sha256: string;
   size: number;
   type: string;
+  /** The index's own caching headers for the file (lower-cased names; `date` the harness's time when it sent none). */
+  headers: Record<string, string>;
+}
+
+/** The response headers that decide how long pip's cache may serve a file without asking the index again. */
+const CACHING_HEADERS = ['cache-control', 'expires', 'etag', 'last-modified', 'date'] as const;
+
+/**
+ * Whether pip's own cache would have kept this response (CacheControl: a validator to revalidate with,
+ * or a freshness lifetime) and so whether an entry for it can ever be used.
+ */
+export function pipWouldCache(headers: Record<string, string>): boolean {
+  const cc = (headers['cache-control'] ?? '').toLowerCase();
+  if (/(?:^|[,\s])no-store(?:[,\s=]|$)/.test(cc)) return false;
+  if (headers.etag !== undefined) return true;
+  const maxAge = /(?:^|[,\s])max-age\s*=\s*"?(\d+)/.exec(cc)?.[1];
+  if (maxAge !== undefined) return Number(maxAge) > 0;
+  return headers.expires !== undefined && Number.isFinite(Date.parse(headers.expires));
 }
 
 const entryFile = (store: string, key: string): string => join(store, 'pip', 'entries', `${createHash('sha224').update(key).digest('hex')}.json`);
@@ -365,11 +381,14 @@ const bodyFile = (store: string, sha256: string): string => join(store, 'pip', '
 async function fetchFile(store: string, file: PageFile, ca: string | undefined, report: PipReport, budget: { bytes: number }, signal: AbortSignal | undefined): Promise<void> {
   const target = bodyFile(store, file.sha256);
   const entry = entryFile(store, file.key);
-  if (existsSync(entry) && existsSync(target)) {
+  // An entry for this URL with another hash is the index's old file there: it is replaced, never offered again.
+  if (readStoreEntry(store, entry)?.sha256 === file.sha256) {
     report.known += 1;
     return;
   }
-  if (!existsSync(target)) {
+  // The file is downloaded even when the store has its bytes from another URL: the entry needs this URL's headers.
+  let headers: Record<string, string>;
+  {
     if (budget.bytes >= MAX_PIP_FETCH_BYTES) {
       report.overBudget += 1;
       return;
@@ -385,6 +404,9 @@ async function fetchFile(store: string, file: PageFile, ca: string | undefined, 
         report.failed += 1;
         return;
       }
+      headers = {};
+      for (const name of CACHING_HEADERS) if (got.headers[name] !== undefined) headers[name] = got.headers[name];
+      headers.date ??= new Date().toUTCString();
       mkdirSync(join(store, 'pip', 'files'), { recursive: true, mode: 0o700 });
       renameSync(part, target);
     } catch {
@@ -398,7 +420,7 @@ async function fetchFile(store: string, file: PageFile, ca: string | undefined, 
   const type = /\.whl$/.test(file.filename) ? 'application/octet-stream' : file.filename.endsWith('.zip') ? 'application/zip' : 'application/x-tar';
   mkdirSync(join(store, 'pip', 'entries'), { recursive: true, mode: 0o700 });
   const tmpEntry = `${entry}.${randomBytes(6).toString('hex')}.tmp`;
-  writeFileSync(tmpEntry, `${JSON.stringify({ key: file.key, filename: file.filename, sha256: file.sha256, size, type } satisfies StoreEntry)}\n`, { mode: 0o600 });
+  writeFileSync(tmpEntry, `${JSON.stringify({ key: file.key, filename: file.filename, sha256: file.sha256, size, type, headers } satisfies StoreEntry)}\n`, { mode: 0o600 });
   renameSync(tmpEntry, entry);
   report.fetched += 1;
 }
@@ -505,8 +527,9 @@ const binHead = (size: number): Buffer => head(0, 0xc4, 0xc5, 0xc6, size, -1);
  * whole-response entry (`http/`) is `before + bin header + body + after` and a metadata-only entry
  * (`http-v2/`, body apart) is the same with an empty body.
  */
-function entryParts(e: StoreEntry, now: number): { before: Buffer; after: Buffer } {
-  const headers = { 'Content-Type': e.type, 'Content-Length': String(e.size), Date: new Date(now).toUTCString(), 'Cache-Control': `max-age=${ENTRY_MAX_AGE_S}, immutable` };
+function entryParts(e: StoreEntry): { before: Buffer; after: Buffer } {
+  // The index's own caching headers: pip serves the file from its cache exactly as long as it would had it downloaded the file itself.
+  const headers = { 'content-type': e.type, 'content-length': String(e.size), ...e.headers };
   const before: Buffer[] = [Buffer.from('cc=4,')];
   // {"response": {"body": …, "headers": …, "status": 200, "version": 11, "reason": "OK", "decode_content": false}, "vary": {}}
   before.push(Buffer.from([0x82]));
@@ -525,6 +548,21 @@ function entryParts(e: StoreEntry, now: number): { before: Buffer; after: Buffer
   return { before: Buffer.concat(before), after: Buffer.concat(after) };
 }
 
+/** A store entry, when it is whole, sits under its key's name and matches its file. */
+function readStoreEntry(store: string, path: string): StoreEntry | undefined {
+  try {
+    const e = JSON.parse(readFileSync(path, 'utf8')) as StoreEntry;
+    if (typeof e.key !== 'string' || !/^https?:\/\//.test(e.key) || typeof e.filename !== 'string' || !HEX64.test(e.sha256) || !Number.isSafeInteger(e.size) || typeof e.type !== 'string') return undefined;
+    if (typeof e.headers !== 'object' || e.headers === null || !Object.entries(e.headers).every(([k, v]) => (CACHING_HEADERS as readonly string[]).includes(k) && typeof v === 'string')) return undefined;
+    if (entryFile(store, e.key) !== path) return undefined;
+    if (statSync(bodyFile(store, e.sha256)).size !== e.size) return undefined;
+    return e;
+  } catch {
+    /* a half-written or missing file: not offered */
+    return undefined;
+  }
+}
+
 function storeEntries(store: string): StoreEntry[] {
   const dir = join(store, 'pip', 'entries');
   let names: string[];
@@ -536,15 +574,9 @@ function storeEntries(store: string): StoreEntry[] {
   const out: StoreEntry[] = [];
   for (const name of names) {
     if (!/^[0-9a-f]{56}\.json$/.test(name)) continue;
-    try {
-      const e = JSON.parse(readFileSync(join(dir, name), 'utf8')) as StoreEntry;
-      if (typeof e.key !== 'string' || !/^https?:\/\//.test(e.key) || typeof e.filename !== 'string' || !HEX64.test(e.sha256) || !Number.isSafeInteger(e.size) || typeof e.type !== 'string') continue;
-      if (entryFile(store, e.key) !== join(dir, name)) continue;
-      if (statSync(bodyFile(store, e.sha256)).size !== e.size) continue;
-      out.push(e);
-    } catch {
-      /* a half-written or missing file: not offered */
-    }
+    const e = readStoreEntry(store, join(dir, name));
+    // A file the index said not to cache stays in the store (it is not downloaded again) but is never offered: pip would not use it.
+    if (e !== undefined && pipWouldCache(e.headers)) out.push(e);
   }
   return out;
 }
@@ -553,7 +585,7 @@ function storeEntries(store: string): StoreEntry[] {
  * Gives a new sandbox home pip cache entries for every file in the store, in both of pip's layouts,
  * before anything runs in it. Returns how many files it offers (0 for an empty or missing store).
  */
-export async function seedPipCache(store: string, home: string, now: number = Date.now()): Promise<number> {
+export async function seedPipCache(store: string, home: string): Promise<number> {
   const entries = storeEntries(store);
   if (entries.length === 0) return 0;
   const top = resolve(home);
@@ -579,7 +611,7 @@ export async function seedPipCache(store: string, home: string, now: number = Da
     }
   };
   for (const e of entries) {
-    const { before, after } = entryParts(e, now);
+    const { before, after } = entryParts(e);
     const body = bodyFile(store, e.sha256);
     // http-v2: the metadata with an empty body, and the body beside it.
     const v2 = pipEntryPath(join(cache, 'http-v2'), e.key);

@@ -19,7 +19,7 @@
 // SHA-224 of the request URL as pip normalizes it, five one-letter folders deep, and its text is
 // CacheControl's: `cc=4,` and a msgpack map of the response.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, type Dir, type Dirent, existsSync, fstatSync, lstatSync, mkdirSync, opendirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { copyFile, lchown, mkdir, open } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { download, getBuffer } from './http-get.js';
@@ -102,6 +102,15 @@ function readSmall(path: string, max: number): string | undefined {
   }
 }
 
+/** The next entry of a folder, or null at its end or when it can no longer be read. */
+function readEntry(handle: Dir): Dirent | null {
+  try {
+    return handle.readSync();
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The distributions pip installed under `roots` (a venv in the workspace, `--user` in the home): real
  * `*.dist-info` folders whose INSTALLER is pip. Links are never followed, and the walk is bounded.
@@ -112,27 +121,32 @@ export function installedDists(roots: readonly string[]): InstalledDist[] {
   const stack: { dir: string; depth: number }[] = roots.map((dir) => ({ dir, depth: 0 }));
   while (stack.length > 0 && budget > 0 && found.size < MAX_PIP_DISTS) {
     const { dir, depth } = stack.pop()!;
-    let entries: import('node:fs').Dirent[];
+    // Read entry by entry, not the whole folder at once: a folder of millions of names costs no more than the budget.
+    let handle: Dir;
     try {
-      entries = readdirSync(dir, { withFileTypes: true });
+      handle = opendirSync(dir, { bufferSize: 256 });
     } catch {
       continue;
     }
-    for (const e of entries) {
-      if ((budget -= 1) <= 0) break;
-      if (!e.isDirectory()) continue;
-      const m = DIST_INFO.exec(e.name);
-      if (m) {
-        const at = join(dir, e.name);
-        if (readSmall(join(at, 'INSTALLER'), 256)?.trim() !== 'pip') continue;
-        const tags = (readSmall(join(at, 'WHEEL'), 64 * 1024) ?? '')
-          .split(/\r?\n/)
-          .map((l) => /^Tag:\s*(\S+)\s*$/i.exec(l)?.[1]?.toLowerCase())
-          .filter((t): t is string => t !== undefined);
-        const dist = { name: m[1]!, version: m[2]!, tags };
-        const key = `${canonicalName(dist.name)} ${dist.version.toLowerCase()} ${tags.join(' ')}`;
-        if (!found.has(key) && found.size < MAX_PIP_DISTS) found.set(key, dist);
-      } else if (depth < MAX_WALK_DEPTH && !WALK_SKIPS.has(e.name)) stack.push({ dir: join(dir, e.name), depth: depth + 1 });
+    try {
+      for (let e = readEntry(handle); e !== null; e = readEntry(handle)) {
+        if ((budget -= 1) <= 0) break;
+        if (!e.isDirectory()) continue;
+        const m = DIST_INFO.exec(e.name);
+        if (m) {
+          const at = join(dir, e.name);
+          if (readSmall(join(at, 'INSTALLER'), 256)?.trim() !== 'pip') continue;
+          const tags = (readSmall(join(at, 'WHEEL'), 64 * 1024) ?? '')
+            .split(/\r?\n/)
+            .map((l) => /^Tag:\s*(\S+)\s*$/i.exec(l)?.[1]?.toLowerCase())
+            .filter((t): t is string => t !== undefined);
+          const dist = { name: m[1]!, version: m[2]!, tags };
+          const key = `${canonicalName(dist.name)} ${dist.version.toLowerCase()} ${tags.join(' ')}`;
+          if (!found.has(key) && found.size < MAX_PIP_DISTS) found.set(key, dist);
+        } else if (depth < MAX_WALK_DEPTH && !WALK_SKIPS.has(e.name)) stack.push({ dir: join(dir, e.name), depth: depth + 1 });
+      }
+    } finally {
+      handle.closeSync();
     }
   }
   return [...found.values()];

@@ -258,6 +258,18 @@ describe("an index page's files", () => {
   });
 });
 
+describe('a page made to be slow to read', () => {
+  it('is read in one pass: thousands of tags that never close, or a <base> without href, cost no more than their length', () => {
+    const d = 'f'.repeat(64);
+    const valid = link(`f-1.0-py3-none-any.whl#sha256=${d}`);
+    for (const junk of ['<a ', '<base ', '<a href=x', '<A\t']) {
+      // Nothing after the link closes a tag: a search for each tag's end that starts again at every `<` never ends.
+      const files = pageFiles(`${valid}${junk.repeat(400_000)}`, 'https://idx.test/simple/f/');
+      expect([junk, files.map((f) => f.filename)]).toEqual([junk, ['f-1.0-py3-none-any.whl']]);
+    }
+  });
+});
+
 describe('which of a page\'s files a distribution was installed from', () => {
   const d = 'c'.repeat(64);
   const files = ['Greeter.Py-1.0.0-py3-none-any.whl', 'greeter_py-1.0.0-py2.py3-none-any.whl', 'greeter_py-1.1.0-py3-none-any.whl', 'greeter_py-1.0.0.tar.gz', 'other-1.0.0-py3-none-any.whl'].map((filename) => ({ filename, key: `https://h.test/${filename}`, sha256: d }));

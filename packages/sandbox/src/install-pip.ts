@@ -258,12 +258,31 @@ const decodeEntities = (s: string): string =>
 /** A link's text as a URL parser should see it: as Python's, tabs and newlines dropped, a `\\` a plain character. */
 const linkText = (raw: string): string => raw.replace(/[\t\r\n]/g, '').replace(/^[\0-\x20]+/, '').replace(/\\/g, '%5C');
 
+/**
+ * The text inside each `<name …>` tag of a page, in one pass: each tag's end is looked for once, and
+ * a page where none closes ends the scan (a regular expression would search from every `<` again).
+ */
+function tagsOf(html: string, name: string): string[] {
+  const out: string[] = [];
+  const opens = new RegExp(`^${name}\\s`, 'i');
+  for (let at = html.indexOf('<'); at >= 0; ) {
+    const end = html.indexOf('>', at);
+    if (end < 0) break;
+    const inner = html.slice(at + 1, end);
+    if (opens.test(inner)) out.push(inner.slice(name.length));
+    at = html.indexOf('<', end);
+  }
+  return out;
+}
+
+const HREF = /\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/i;
+
 /** The files a PEP 503 page links to that carry a sha256 (the only ones the harness can check). */
 export function pageFiles(html: string, pageUrl: string): PageFile[] {
   let base: URL;
   let basePort: string | undefined;
   try {
-    const b = /<base\s[^>]*href\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/i.exec(html);
+    const b = tagsOf(html, 'base').map((t) => HREF.exec(t)).find((m) => m !== null);
     const raw = b ? linkText(decodeEntities(b[1] ?? b[2] ?? b[3] ?? '')) : pageUrl;
     base = new URL(raw, pageUrl);
     basePort = spelledPort(raw) ?? spelledPort(pageUrl);
@@ -272,8 +291,8 @@ export function pageFiles(html: string, pageUrl: string): PageFile[] {
   }
   const page = new URL(pageUrl);
   const files: PageFile[] = [];
-  for (const m of html.matchAll(/<a\s([^>]*)>/gi)) {
-    const attr = /\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/i.exec(m[1]!);
+  for (const tag of tagsOf(html, 'a')) {
+    const attr = HREF.exec(tag);
     if (!attr) continue;
     const text = linkText(decodeEntities(attr[1] ?? attr[2] ?? attr[3] ?? ''));
     const hash = text.indexOf('#');

@@ -389,6 +389,13 @@ describe('seeding a new home', () => {
     const home = temp();
     expect(await seedPipCache(store, home)).toBe(0);
     expect(existsSync(pipCacheOf(home))).toBe(false);
+    // A whole entry whose file is no longer its hash (same size, other bytes): pip would fail the install on it.
+    writeFileSync(join(store, 'pip', 'entries', nameOf('https://h.test/e.whl')), entry('https://h.test/e.whl', body.length));
+    expect(await seedPipCache(store, temp())).toBe(1);
+    writeFileSync(join(store, 'pip', 'files', sha256(body)), 'BYTES');
+    const other = temp();
+    expect(await seedPipCache(store, other)).toBe(0);
+    expect(filesUnder(pipCacheOf(other))).toEqual([]);
   });
 });
 

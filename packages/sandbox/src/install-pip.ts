@@ -643,19 +643,15 @@ export async function seedPipCache(store: string, home: string): Promise<number>
       made.add(d);
     }
   };
+  let offered = 0;
   for (const e of entries) {
     const { before, after } = entryParts(e);
     const body = bodyFile(store, e.sha256);
-    // http-v2: the metadata with an empty body, and the body beside it.
-    const v2 = pipEntryPath(join(cache, 'http-v2'), e.key);
-    await dirFor(v2);
-    writeFileSync(v2, Buffer.concat([before, binHead(0), after]), { mode: 0o644 });
-    await own(v2);
-    await copyFile(body, `${v2}.body`, constants.COPYFILE_FICLONE);
-    await own(`${v2}.body`);
-    // http: the whole response in one file, the body streamed in from the store.
+    // http: the whole response in one file, the body streamed in from the store and hashed on the way.
     const v1 = pipEntryPath(join(cache, 'http'), e.key);
     await dirFor(v1);
+    const hash = createHash('sha256');
+    let bytes = 0;
     const out = await open(v1, 'w', 0o644);
     try {
       await out.write(Buffer.concat([before, binHead(e.size)]));
@@ -665,6 +661,8 @@ export async function seedPipCache(store: string, home: string): Promise<number>
         for (;;) {
           const { bytesRead } = await src.read(buf, 0, buf.length, null);
           if (bytesRead === 0) break;
+          hash.update(buf.subarray(0, bytesRead));
+          bytes += bytesRead;
           await out.write(buf.subarray(0, bytesRead));
         }
       } finally {
@@ -674,7 +672,21 @@ export async function seedPipCache(store: string, home: string): Promise<number>
     } finally {
       await out.close();
     }
+    // A store file that is no longer its hash (a disk fault, a hand edit) is not offered: pip would
+    // fail the install on it, not download the file again.
+    if (bytes !== e.size || hash.digest('hex') !== e.sha256) {
+      rmSync(v1, { force: true });
+      continue;
+    }
     await own(v1);
+    // http-v2: the metadata with an empty body, and the body beside it.
+    const v2 = pipEntryPath(join(cache, 'http-v2'), e.key);
+    await dirFor(v2);
+    writeFileSync(v2, Buffer.concat([before, binHead(0), after]), { mode: 0o644 });
+    await own(v2);
+    await copyFile(body, `${v2}.body`, constants.COPYFILE_FICLONE);
+    await own(`${v2}.body`);
+    offered += 1;
   }
-  return entries.length;
+  return offered;
 }

@@ -185,7 +185,13 @@ describe('the URL pip requests for a file, which keys its cache entry', () => {
 describe("the cache key, against pip's own code (its link parsing, its session's request, CacheControl's key)", () => {
   // What pip requests for each link, asked of the host's pip itself: the harness's key must be that, byte for byte.
   const ORACLE = [
-    'import json, sys',
+    'import glob, json, os, sys',
+    // A python3 without pip of its own (Debian's) still has the wheel venv installs it from.
+    'try:',
+    '    import pip',
+    'except ImportError:',
+    '    import ensurepip',
+    '    sys.path.insert(0, sorted(glob.glob(os.path.join(os.path.dirname(ensurepip.__file__), "_bundled", "pip-*.whl")) + glob.glob("/usr/share/python-wheels/pip-*.whl"))[-1])',
     'from pip._internal.index.collector import IndexContent, parse_links',
     'from pip._internal.network.session import PipSession',
     'from pip._vendor.requests import Request',

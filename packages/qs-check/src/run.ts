@@ -12,6 +12,8 @@ import { closeOpen, newFacts, observe, observeCheckEgress, type RunFacts } from 
 
 
 export const STAGE = 'qs-check';
+/** One run's pip harvest, all of it, at most. */
+const PIP_HARVEST_MS = 15 * 60_000;
 
 export interface CheckOptions {
   /** Keep every workspace (otherwise removed unless its sandbox.ready says keep). */
@@ -91,7 +93,8 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       indexes = { urls: found.urls, ...(ca !== undefined ? { ca } : {}) };
     }
     fetching.push(
-      fetchPipFiles(store, dists, indexes, ready.home).then((r) => {
+      // A signal ends it at once; an index that answers slowly ends it after a while: pip downloads the rest itself.
+      fetchPipFiles(store, dists, indexes, ready.home, { signal: AbortSignal.any([io.signal, AbortSignal.timeout(PIP_HARVEST_MS)]) }).then((r) => {
         const line = `${STAGE}: install cache: pip files from the index: ${r.fetched} fetched, ${r.known} already there, ${r.notOnIndex} not on the index`;
         if (r.failed > 0 || r.overBudget > 0) log.warn(`${line}, ${r.failed + r.overBudget} could not be had${r.overBudget > 0 ? ` (${r.overBudget} over the harvest's budget)` : ''} (pip downloads those itself)`);
         else log.verbose(line);

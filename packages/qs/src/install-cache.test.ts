@@ -163,7 +163,8 @@ describe('qs run --install-cache', () => {
         res.writeHead(200, { 'content-type': 'text/html' });
         res.end(`<!DOCTYPE html><html><body><a href="../../files/${filename.replace('+', '%2B')}#sha256=${digest}">${filename}</a></body></html>`);
       } else if (req.url === '/files/greeter_py-1.0.0%2Bqs-py3-none-any.whl') {
-        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(wheel.length) });
+        // As PyPI says of a file: it never changes (the seeded entry keeps the index's own caching headers).
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(wheel.length), 'cache-control': 'max-age=365000000, immutable, public' });
         res.end(wheel);
       } else {
         res.writeHead(404);

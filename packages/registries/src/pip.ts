@@ -133,7 +133,13 @@ export function pipIndexes(opts: { env: Record<string, string | undefined>; home
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') continue;
     url.hash = '';
-    const text = url.toString().replace(/\/*$/, '/');
+    let text = url.toString().replace(/\/*$/, '/');
+    // pip keeps a default port that is spelled out (`:443`), and so do the URLs of the index's files, which key pip's cache.
+    const port = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#]*@)?[^/?#:]*:0*(\d+)(?:[/?#]|$)/i.exec(raw.trim())?.[1];
+    if (url.port === '' && port !== undefined) {
+      const auth = url.username !== '' || url.password !== '' ? `${url.username}${url.password !== '' ? `:${url.password}` : ''}@` : '';
+      text = `${url.protocol}//${auth}${url.host}:${port}${url.pathname}${url.search}`.replace(/\/*$/, '/');
+    }
     if (!out.includes(text)) out.push(text);
   }
   return { urls: out, ...(config.cert !== undefined ? { cert: config.cert } : {}) };

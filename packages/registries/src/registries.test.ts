@@ -90,6 +90,8 @@ describe('discoverRegistries', () => {
     write('home/.config/pip/pip.conf', '[install]\nindex-url = https://me:secret@pip-user.test/simple#frag\n');
     expect(pipIndexes(m)).toEqual({ urls: ['https://me:secret@pip-user.test/simple/', 'https://pip-extra1.test/simple/'], cert: '/etc/ssl/pip.pem' });
     expect(pipIndexes({ ...m, env: { ...m.env, PIP_INDEX_URL: 'http://127.0.0.1:3141/root/pypi/+simple', PIP_CERT: '/other.pem' } })).toEqual({ urls: ['http://127.0.0.1:3141/root/pypi/+simple/', 'https://pip-extra1.test/simple/'], cert: '/other.pem' });
+    // A default port spelled out stays: pip keeps it in the URLs of the index's files, which key its cache.
+    expect(pipIndexes({ ...m, env: { PIP_INDEX_URL: 'https://me:pw@Idx.TEST:0443/simple', PIP_EXTRA_INDEX_URL: 'http://idx.test:80 https://idx.test:8443/s' } }).urls).toEqual(['https://me:pw@idx.test:443/simple/', 'https://pip-extra1.test/simple/', 'http://idx.test:80/', 'https://idx.test:8443/s/']);
     // A local index replaces the default: nothing to download, and the default is not asked either.
     expect(pipIndexes({ ...m, env: { ...m.env, PIP_INDEX_URL: 'file:///srv/simple' } })).toEqual({ urls: ['https://pip-extra1.test/simple/'], cert: '/etc/ssl/pip.pem' });
   });

@@ -7,8 +7,10 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createSecureContext, rootCertificates } from 'node:tls';
 
+/** A connection silent this long fails its request. */
 const TIMEOUT_MS = 30_000;
-const MAX_REDIRECTS = 5;
+/** Every request ends by this, all its redirects included: a server that trickles is never idle. */
+const DEADLINE_MS = 10 * 60_000;
 
 export interface Got {
   status: number;
@@ -24,6 +26,10 @@ export interface GetOptions {
   maxBytes: number;
   /** Redirects followed (only to http or https). Default 0: a 3xx is returned as it is. */
   redirects?: number;
+  /** Stops the request (and every redirect after it): it fails. */
+  signal?: AbortSignal;
+  /** The whole request's time, its redirects included; default ten minutes. */
+  deadlineMs?: number;
 }
 
 /**
@@ -48,16 +54,23 @@ function headersOf(res: IncomingMessage): Record<string, string> {
 }
 
 /** The response to one GET, its body handed to `onData` chunk by chunk; `onData` throwing fails it. */
-function once(url: URL, opts: GetOptions, onData: (chunk: Buffer) => void): Promise<{ status: number; headers: Record<string, string> }> {
+function once(url: URL, opts: GetOptions, signal: AbortSignal, onData: (chunk: Buffer) => void): Promise<{ status: number; headers: Record<string, string> }> {
   return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(new Error('stopped'));
+      return;
+    }
     const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
       url,
-      { method: 'GET', headers: opts.headers, timeout: TIMEOUT_MS, ...(url.protocol === 'https:' && opts.ca !== undefined ? { agent: trusting(opts.ca) } : {}) },
+      { method: 'GET', headers: opts.headers, timeout: TIMEOUT_MS, signal, ...(url.protocol === 'https:' && opts.ca !== undefined ? { agent: trusting(opts.ca) } : {}) },
       (res) => {
         const status = res.statusCode ?? 0;
         if (status >= 300 && status < 400) {
-          res.resume();
-          res.on('end', () => resolve({ status, headers: headersOf(res) }));
+          // A redirect's body is not wanted: the connection is dropped rather than read to its end, which may never come.
+          const headers = headersOf(res);
+          res.on('error', () => {});
+          req.destroy();
+          resolve({ status, headers });
           return;
         }
         let size = 0;
@@ -82,11 +95,14 @@ function once(url: URL, opts: GetOptions, onData: (chunk: Buffer) => void): Prom
 
 /** Follows up to `opts.redirects` redirects; returns the final URL with the response. */
 async function follow(url: string, opts: GetOptions, onData: (chunk: Buffer) => void): Promise<{ url: string; status: number; headers: Record<string, string> }> {
+  const deadline = AbortSignal.timeout(opts.deadlineMs ?? DEADLINE_MS);
+  const signal = opts.signal !== undefined ? AbortSignal.any([opts.signal, deadline]) : deadline;
   let at = new URL(url);
   for (let hop = 0; ; hop += 1) {
-    const r = await once(at, opts, onData);
+    const r = await once(at, opts, signal, onData);
     const location = r.headers.location;
-    if (r.status < 300 || r.status >= 400 || location === undefined || hop >= (opts.redirects ?? 0)) return { url: at.toString(), ...r };
+    // Unredirected, the URL is the one given, as it was spelled (a `:443` a URL object drops keys pip's cache).
+    if (r.status < 300 || r.status >= 400 || location === undefined || hop >= (opts.redirects ?? 0)) return { url: hop === 0 ? url : at.toString(), ...r };
     const next = new URL(location, at);
     if (next.protocol !== 'https:' && next.protocol !== 'http:') return { url: at.toString(), ...r };
     // Credentials go to the host they were given for, never to another one.

@@ -2,6 +2,7 @@
 // the files come from the index (served here on loopback) and are kept only when their hash is the
 // index's, and a new home gets pip cache entries in the shapes pip reads.
 import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -41,7 +42,10 @@ interface Index {
 }
 
 /** A PEP 503 index on loopback: `pages` maps a project to its page's HTML, `files` a path to its bytes. */
-async function serveIndex(pages: Record<string, string>, files: Record<string, Buffer> = {}, redirects: Record<string, string> = {}): Promise<Index> {
+/** What PyPI says of a file: it never changes. */
+const IMMUTABLE = { 'cache-control': 'max-age=365000000, immutable, public' };
+
+async function serveIndex(pages: Record<string, string>, files: Record<string, Buffer | { body: Buffer; headers: Record<string, string> }> = {}, redirects: Record<string, string> = {}): Promise<Index> {
   const seen: string[] = [];
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
@@ -57,9 +61,10 @@ async function serveIndex(pages: Record<string, string>, files: Record<string, B
       res.end(pages[project]);
       return;
     }
-    const body = files[path];
-    if (body !== undefined) {
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(body.length) });
+    const file = files[path];
+    if (file !== undefined) {
+      const { body, headers } = Buffer.isBuffer(file) ? { body: file, headers: IMMUTABLE } : file;
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(body.length), ...headers });
       res.end(body);
       return;
     }
@@ -168,12 +173,69 @@ describe('which distributions an attempt installed', () => {
 describe('the URL pip requests for a file, which keys its cache entry', () => {
   it('is re-quoted as pip cleans a link: + and ! quoted, ~ and %7E plain, @ and %2F kept, host lower-cased, credentials dropped', () => {
     expect(pipRequestUrl(new URL('http://User:pw@Files.Example.TEST:8080/p/greeter_py-1.0.0+qs-py3-none-any.whl?x=1'))).toBe('http://files.example.test:8080/p/greeter_py-1.0.0%2Bqs-py3-none-any.whl?x=1');
-    expect(pipRequestUrl(new URL('https://h.test/a%7Eb/c!d/e@f/g%2fh/i%20j.whl'))).toBe('https://h.test/a~b/c%21d/e@f/g%2fh/i%20j.whl');
+    expect(pipRequestUrl(new URL('https://h.test/a%7Eb/c!d/e@f/g%2fh/i%20j.whl'))).toBe('https://h.test/a~b/c%21d/e@f/g%2Fh/i%20j.whl');
   });
   it('is stored five one-letter folders deep under its SHA-224, as pip finds it', () => {
     const url = 'https://h.test/f-1.0-py3-none-any.whl';
     const h = createHash('sha224').update(url).digest('hex');
     expect(pipEntryPath('/c/http', url)).toBe(join('/c/http', h[0]!, h[1]!, h[2]!, h[3]!, h[4]!, h));
+  });
+});
+
+describe("the cache key, against pip's own code (its link parsing, its session's request, CacheControl's key)", () => {
+  // What pip requests for each link, asked of the host's pip itself: the harness's key must be that, byte for byte.
+  const ORACLE = [
+    'import glob, json, os, sys',
+    // A python3 without pip of its own (Debian's) still has the wheel venv installs it from.
+    'try:',
+    '    import pip',
+    'except ImportError:',
+    '    import ensurepip',
+    '    sys.path.insert(0, sorted(glob.glob(os.path.join(os.path.dirname(ensurepip.__file__), "_bundled", "pip-*.whl")) + glob.glob("/usr/share/python-wheels/pip-*.whl"))[-1])',
+    'from pip._internal.index.collector import IndexContent, parse_links',
+    'from pip._internal.network.session import PipSession',
+    'from pip._vendor.requests import Request',
+    'from pip._vendor.cachecontrol.controller import CacheController',
+    'session = PipSession()',
+    'out = []',
+    'for page, html in json.load(sys.stdin):',
+    '    links = parse_links(IndexContent(html.encode(), "text/html", encoding="utf-8", url=page))',
+    '    out.append([CacheController.cache_url(session.prepare_request(Request("GET", l.url.split("#", 1)[0])).url) for l in links])',
+    'print(json.dumps(out))',
+  ].join('\n');
+  const d = 'e'.repeat(64);
+  const w = 'f-1.0-py3-none-any.whl';
+  const hrefs = [
+    `../../files/a%2fb/${w}`,
+    `../../files/${w}?x=1&y=%7E%27z%20w`,
+    `../../${w}?a='b'^c|d{}`,
+    `../../q\\b/${w}`,
+    `../../%FF/${w}`,
+    `https://H.test:443/${w}`,
+    `http://H.test:80/${w}`,
+    `https://H.test:0443/${w}`,
+    `https://u:p@H.test:8443/${w}`,
+    `https://bücher.test/${w}`,
+    `//H.test:443/x/./y/../${w}`,
+    'a~b%7Ec/sp ace/a!b@c(d)/é/f-1.0%2Bqs-py3-none-any.whl',
+    `${w}?`,
+    `${w}?q=%zz%41`,
+    `${w}?n=é&m=%e9`,
+    `/abs/path/${w}`,
+    `https://h.test/%2e%2e/${w}`,
+  ];
+  const html = hrefs.map((h) => `<a href="${h.replace(/&/g, '&amp;')}#sha256=${d}">x</a>`).join('\n');
+  const pages: [string, string][] = [
+    ['http://me:pw@127.0.0.1:8080/simple/g/', html],
+    ['https://Idx.TEST:443/simple/g/', html],
+    ['https://idx.test/simple/g/', `<base href="https://Mirror.test:443/pkgs/">${link(`${w}#sha256=${d}`)}${link(`sub/${w}#sha256=${d}`)}`],
+  ];
+  it('is the URL pip requests for every link, odd ones included', () => {
+    const r = spawnSync('python3', ['-c', ORACLE], { input: JSON.stringify(pages), encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const want = JSON.parse(r.stdout) as string[][];
+    const got = pages.map(([url, text]) => pageFiles(text, url).map((f) => f.key));
+    for (let i = 0; i < pages.length; i += 1) expect(got[i]!.map((k, j) => [hrefs[j] ?? j, k])).toEqual(want[i]!.map((k, j) => [hrefs[j] ?? j, k]));
   });
 });
 
@@ -199,6 +261,18 @@ describe("an index page's files", () => {
     expect(files[1]!.href.username).toBe('');
     const based = pageFiles(`<base href="https://mirror.test/pkgs/">${link(`f-1.0-py3-none-any.whl#sha256=${d}`)}`, 'https://idx.test/simple/f/');
     expect(based.map((f) => f.key)).toEqual(['https://mirror.test/pkgs/f-1.0-py3-none-any.whl']);
+  });
+});
+
+describe('a page made to be slow to read', () => {
+  it('is read in one pass: thousands of tags that never close, or a <base> without href, cost no more than their length', () => {
+    const d = 'f'.repeat(64);
+    const valid = link(`f-1.0-py3-none-any.whl#sha256=${d}`);
+    for (const junk of ['<a ', '<base ', '<a href=x', '<A\t']) {
+      // Nothing after the link closes a tag: a search for each tag's end that starts again at every `<` never ends.
+      const files = pageFiles(`${valid}${junk.repeat(400_000)}`, 'https://idx.test/simple/f/');
+      expect([junk, files.map((f) => f.filename)]).toEqual([junk, ['f-1.0-py3-none-any.whl']]);
+    }
   });
 });
 
@@ -284,12 +358,14 @@ describe('seeding a new home', () => {
     const store = temp();
     await fetchPipFiles(store, [{ name: 'greeter_py', version: '1.0.0', tags: ['py3-none-any'] }], { urls: [idx.url] }, temp());
     const home = temp();
-    const now = Date.UTC(2026, 11, 2, 3, 4, 5);
-    expect(await seedPipCache(store, `${home}/`, now)).toBe(1);
+    expect(await seedPipCache(store, `${home}/`)).toBe(1);
     const url = `${idx.url.replace('/simple/', '/files/')}${name}`;
     const whole = readEntry(pipEntryPath(join(pipCacheOf(home), 'http'), url));
     const meta = readEntry(pipEntryPath(join(pipCacheOf(home), 'http-v2'), url));
-    const headers = { 'Content-Type': 'application/octet-stream', 'Content-Length': String(wheel.length), Date: 'Wed, 02 Dec 2026 03:04:05 GMT', 'Cache-Control': 'max-age=31536000, immutable' };
+    // The index's own caching headers (its Date too), so pip serves the file from its cache as long as it would have itself.
+    const date = whole.response.headers.date!;
+    expect(Number.isFinite(Date.parse(date))).toBe(true);
+    const headers = { 'content-type': 'application/octet-stream', 'content-length': String(wheel.length), ...IMMUTABLE, date };
     expect(whole).toEqual({ response: { body: wheel, headers, status: 200, version: 11, reason: 'OK', decode_content: false }, vary: {} });
     expect(meta).toEqual({ response: { body: Buffer.alloc(0), headers, status: 200, version: 11, reason: 'OK', decode_content: false }, vary: {} });
     expect(readFileSync(`${pipEntryPath(join(pipCacheOf(home), 'http-v2'), url)}.body`)).toEqual(wheel);
@@ -310,7 +386,7 @@ describe('seeding a new home', () => {
     mkdirSync(join(store, 'pip', 'files'), { recursive: true });
     mkdirSync(join(store, 'pip', 'entries'), { recursive: true });
     writeFileSync(join(store, 'pip', 'files', sha256(body)), body);
-    const entry = (key: string, size: number) => JSON.stringify({ key, filename: 'f-1.0-py3-none-any.whl', sha256: sha256(body), size, type: 'application/octet-stream' });
+    const entry = (key: string, size: number) => JSON.stringify({ key, filename: 'f-1.0-py3-none-any.whl', sha256: sha256(body), size, type: 'application/octet-stream', headers: { ...IMMUTABLE, date: new Date().toUTCString() } });
     const nameOf = (key: string) => `${createHash('sha224').update(key).digest('hex')}.json`;
     // Its size is not the file's; it sits under another key's name; it is not JSON.
     writeFileSync(join(store, 'pip', 'entries', nameOf('https://h.test/a.whl')), entry('https://h.test/a.whl', 99));
@@ -319,5 +395,129 @@ describe('seeding a new home', () => {
     const home = temp();
     expect(await seedPipCache(store, home)).toBe(0);
     expect(existsSync(pipCacheOf(home))).toBe(false);
+    // A whole entry whose file is no longer its hash (same size, other bytes): pip would fail the install on it.
+    writeFileSync(join(store, 'pip', 'entries', nameOf('https://h.test/e.whl')), entry('https://h.test/e.whl', body.length));
+    expect(await seedPipCache(store, temp())).toBe(1);
+    writeFileSync(join(store, 'pip', 'files', sha256(body)), 'BYTES');
+    const other = temp();
+    expect(await seedPipCache(store, other)).toBe(0);
+    expect(filesUnder(pipCacheOf(other))).toEqual([]);
+  });
+});
+
+describe('an index that never finishes answering', () => {
+  /** A server that trickles a page, sends a redirect whose body never ends, or trickles a file: each a byte at a time, forever. */
+  async function endless(): Promise<{ url: string; wheel: Buffer }> {
+    const wheel = Buffer.from('a wheel');
+    const timers: NodeJS.Timeout[] = [];
+    const server = createServer((req, res) => {
+      const path = req.url ?? '/';
+      if (path === '/simple/slow-page/') res.writeHead(200, { 'content-type': 'text/html' });
+      else if (path === '/simple/endless-redirect/') res.writeHead(301, { location: '/elsewhere/' });
+      else if (path === '/simple/slow-file/') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(page(link(`../../files/slow_file-1.0-py3-none-any.whl#sha256=${sha256(wheel)}`)));
+        return;
+      } else res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': '1000000' });
+      // Never idle long enough for a socket timeout: a request can only end by its deadline.
+      const t = setInterval(() => res.write(path.includes('redirect') ? Buffer.alloc(64 * 1024) : ' '), 20);
+      timers.push(t);
+      res.on('close', () => clearInterval(t));
+    });
+    server.on('close', () => timers.forEach(clearInterval));
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const s = server as Server & { closeAllConnections(): void };
+    const close = s.close.bind(s);
+    s.close = ((cb?: (err?: Error) => void) => {
+      s.closeAllConnections();
+      return close(cb);
+    }) as typeof s.close;
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/simple/`, wheel };
+  }
+
+  it('a page that trickles, a redirect whose body never ends, a file that trickles: each ends when the harvest is stopped, counted as failed', async () => {
+    const { url } = await endless();
+    const dists: InstalledDist[] = ['slow_page', 'endless_redirect', 'slow_file'].map((name) => ({ name, version: '1.0', tags: ['py3-none-any'] }));
+    const store = temp();
+    const report = await fetchPipFiles(store, dists, { urls: [url] }, temp(), { signal: AbortSignal.timeout(500) });
+    expect(report).toEqual({ fetched: 0, known: 0, notOnIndex: 0, failed: 3, overBudget: 0 });
+    expect(filesUnder(join(store, 'pip')).filter((f) => !f.startsWith('tmp/'))).toEqual([]);
+    expect(filesUnder(join(store, 'pip', 'tmp'))).toEqual([]);
+  });
+
+  it('a harvest stopped before it starts asks nothing', async () => {
+    const idx = await serveIndex({});
+    const controller = new AbortController();
+    controller.abort();
+    expect(await fetchPipFiles(temp(), [{ name: 'x', version: '1', tags: [] }], { urls: [idx.url] }, temp(), { signal: controller.signal })).toEqual({ fetched: 0, known: 0, notOnIndex: 0, failed: 0, overBudget: 0 });
+    expect(idx.seen).toEqual([]);
+  });
+});
+
+describe("the index's word on how long a file may be cached", () => {
+  const dist = (name: string): InstalledDist => ({ name, version: '1.0', tags: ['py3-none-any'] });
+  const w = (name: string) => `${name}-1.0-py3-none-any.whl`;
+
+  it('is kept with the file and is what the seeded entry says; a file pip itself would not cache is kept but never offered', async () => {
+    const bodies = Object.fromEntries(['etagged', 'short', 'nothing', 'nostore', 'expiring'].map((n) => [n, Buffer.from(`wheel of ${n}`)]));
+    const headers: Record<string, Record<string, string>> = {
+      etagged: { etag: '"v1"', 'last-modified': 'Tue, 01 Dec 2026 00:00:00 GMT', 'x-other': 'not kept' },
+      short: { 'cache-control': 'max-age=600' },
+      nothing: { 'last-modified': 'Tue, 01 Dec 2026 00:00:00 GMT' },
+      nostore: { 'cache-control': 'no-store, max-age=600', etag: '"v1"' },
+      expiring: { expires: 'Fri, 01 Jan 2027 00:00:00 GMT' },
+    };
+    const idx = await serveIndex(
+      Object.fromEntries(Object.keys(bodies).map((n) => [n, page(link(`../../files/${w(n)}#sha256=${sha256(bodies[n]!)}`))])),
+      Object.fromEntries(Object.keys(bodies).map((n) => [`/files/${w(n)}`, { body: bodies[n]!, headers: headers[n]! }])),
+    );
+    const store = temp();
+    expect(await fetchPipFiles(store, Object.keys(bodies).map(dist), { urls: [idx.url] }, temp())).toEqual({ fetched: 5, known: 0, notOnIndex: 0, failed: 0, overBudget: 0 });
+    const home = temp();
+    expect(await seedPipCache(store, home)).toBe(3);
+    const entryOf = (n: string) => pipEntryPath(join(pipCacheOf(home), 'http-v2'), `${idx.url.replace('/simple/', '/files/')}${w(n)}`);
+    expect(existsSync(entryOf('nothing'))).toBe(false);
+    expect(existsSync(entryOf('nostore'))).toBe(false);
+    const etagged = readEntry(entryOf('etagged')).response.headers;
+    expect(etagged).toEqual({ 'content-type': 'application/octet-stream', 'content-length': String(bodies.etagged!.length), etag: '"v1"', 'last-modified': 'Tue, 01 Dec 2026 00:00:00 GMT', date: etagged.date });
+    expect(readEntry(entryOf('short')).response.headers['cache-control']).toBe('max-age=600');
+    expect(readEntry(entryOf('expiring')).response.headers.expires).toBe('Fri, 01 Jan 2027 00:00:00 GMT');
+    // What pip would not cache is not downloaded again by the next harvest either.
+    const seen = idx.seen.filter((r) => r.includes('/files/')).length;
+    expect(await fetchPipFiles(store, [dist('nothing')], { urls: [idx.url] }, temp())).toEqual({ fetched: 0, known: 1, notOnIndex: 0, failed: 0, overBudget: 0 });
+    expect(idx.seen.filter((r) => r.includes('/files/'))).toHaveLength(seen);
+  });
+
+  it("a URL whose file the index replaced (another hash on its page) gets the new file's entry, even when the store has those bytes from another URL", async () => {
+    const a = Buffer.from('first build');
+    const b = Buffer.from('second build');
+    const old = Buffer.from('0.9 wheel');
+    let rebuilt = false;
+    const server = createServer((req, res) => {
+      const moving = rebuilt ? b : a;
+      if (req.url === '/simple/moving/') res.end(page(link(`../../files/${w('moving')}#sha256=${sha256(moving)}`), link(`../../files/moving-0.9-py3-none-any.whl#sha256=${sha256(old)}`)));
+      else if (req.url === '/simple/other/') res.end(page(link(`../../files/${w('other')}#sha256=${sha256(b)}`)));
+      else if (req.url === `/files/${w('moving')}`) res.writeHead(200, IMMUTABLE).end(moving);
+      else if (req.url === '/files/moving-0.9-py3-none-any.whl') res.writeHead(200, IMMUTABLE).end(old);
+      else if (req.url === `/files/${w('other')}`) res.writeHead(200, IMMUTABLE).end(b);
+      else res.writeHead(404).end();
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const index = { urls: [`http://127.0.0.1:${port}/simple/`] };
+    const store = temp();
+    expect(await fetchPipFiles(store, [dist('moving'), dist('other')], index, temp())).toMatchObject({ fetched: 2, failed: 0 });
+    // The index now serves the second build at the first one's URL; an attempt installed 0.9, and its pip cache has an entry for that URL.
+    rebuilt = true;
+    const home = temp();
+    const url = `http://127.0.0.1:${port}/files/${w('moving')}`;
+    mkdirSync(dirname(pipEntryPath(join(pipCacheOf(home), 'http-v2'), url)), { recursive: true });
+    writeFileSync(pipEntryPath(join(pipCacheOf(home), 'http-v2'), url), 'cc=4,');
+    expect(await fetchPipFiles(store, [{ name: 'moving', version: '0.9', tags: ['py3-none-any'] }], index, home)).toEqual({ fetched: 2, known: 0, notOnIndex: 0, failed: 0, overBudget: 0 });
+    const seeded = temp();
+    await seedPipCache(store, seeded);
+    expect(readFileSync(`${pipEntryPath(join(pipCacheOf(seeded), 'http-v2'), url)}.body`)).toEqual(b);
   });
 });

@@ -19,7 +19,7 @@
 // SHA-224 of the request URL as pip normalizes it, five one-letter folders deep, and its text is
 // CacheControl's: `cc=4,` and a msgpack map of the response.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, type Dir, type Dirent, existsSync, fstatSync, lstatSync, mkdirSync, opendirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { copyFile, lchown, mkdir, open } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { download, getBuffer } from './http-get.js';
@@ -42,8 +42,8 @@ const WALK_SKIPS = new Set(['node_modules', '.git', '.cache', '__pycache__', '.n
 /** Files of one project taken because the attempt's pip cache had them, at most. */
 const MAX_CACHED_PER_PROJECT = 20;
 const FETCHES_AT_ONCE = 8;
-/** The entries' freshness for pip: a file at a URL with a given hash does not change. */
-const ENTRY_MAX_AGE_S = 365 * 24 * 3600;
+/** One index page's time, all of it: a page that trickles is given up on. */
+const PAGE_DEADLINE_MS = 2 * 60_000;
 
 const DIST_INFO = /^([A-Za-z0-9](?:[A-Za-z0-9._]*[A-Za-z0-9])?)-([A-Za-z0-9][A-Za-z0-9.+!_]*)\.dist-info$/;
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -102,6 +102,15 @@ function readSmall(path: string, max: number): string | undefined {
   }
 }
 
+/** The next entry of a folder, or null at its end or when it can no longer be read. */
+function readEntry(handle: Dir): Dirent | null {
+  try {
+    return handle.readSync();
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The distributions pip installed under `roots` (a venv in the workspace, `--user` in the home): real
  * `*.dist-info` folders whose INSTALLER is pip. Links are never followed, and the walk is bounded.
@@ -112,27 +121,32 @@ export function installedDists(roots: readonly string[]): InstalledDist[] {
   const stack: { dir: string; depth: number }[] = roots.map((dir) => ({ dir, depth: 0 }));
   while (stack.length > 0 && budget > 0 && found.size < MAX_PIP_DISTS) {
     const { dir, depth } = stack.pop()!;
-    let entries: import('node:fs').Dirent[];
+    // Read entry by entry, not the whole folder at once: a folder of millions of names costs no more than the budget.
+    let handle: Dir;
     try {
-      entries = readdirSync(dir, { withFileTypes: true });
+      handle = opendirSync(dir, { bufferSize: 256 });
     } catch {
       continue;
     }
-    for (const e of entries) {
-      if ((budget -= 1) <= 0) break;
-      if (!e.isDirectory()) continue;
-      const m = DIST_INFO.exec(e.name);
-      if (m) {
-        const at = join(dir, e.name);
-        if (readSmall(join(at, 'INSTALLER'), 256)?.trim() !== 'pip') continue;
-        const tags = (readSmall(join(at, 'WHEEL'), 64 * 1024) ?? '')
-          .split(/\r?\n/)
-          .map((l) => /^Tag:\s*(\S+)\s*$/i.exec(l)?.[1]?.toLowerCase())
-          .filter((t): t is string => t !== undefined);
-        const dist = { name: m[1]!, version: m[2]!, tags };
-        const key = `${canonicalName(dist.name)} ${dist.version.toLowerCase()} ${tags.join(' ')}`;
-        if (!found.has(key) && found.size < MAX_PIP_DISTS) found.set(key, dist);
-      } else if (depth < MAX_WALK_DEPTH && !WALK_SKIPS.has(e.name)) stack.push({ dir: join(dir, e.name), depth: depth + 1 });
+    try {
+      for (let e = readEntry(handle); e !== null; e = readEntry(handle)) {
+        if ((budget -= 1) <= 0) break;
+        if (!e.isDirectory()) continue;
+        const m = DIST_INFO.exec(e.name);
+        if (m) {
+          const at = join(dir, e.name);
+          if (readSmall(join(at, 'INSTALLER'), 256)?.trim() !== 'pip') continue;
+          const tags = (readSmall(join(at, 'WHEEL'), 64 * 1024) ?? '')
+            .split(/\r?\n/)
+            .map((l) => /^Tag:\s*(\S+)\s*$/i.exec(l)?.[1]?.toLowerCase())
+            .filter((t): t is string => t !== undefined);
+          const dist = { name: m[1]!, version: m[2]!, tags };
+          const key = `${canonicalName(dist.name)} ${dist.version.toLowerCase()} ${tags.join(' ')}`;
+          if (!found.has(key) && found.size < MAX_PIP_DISTS) found.set(key, dist);
+        } else if (depth < MAX_WALK_DEPTH && !WALK_SKIPS.has(e.name)) stack.push({ dir: join(dir, e.name), depth: depth + 1 });
+      }
+    } finally {
+      handle.closeSync();
     }
   }
   return [...found.values()];
@@ -148,25 +162,72 @@ function pyQuote(s: string): string {
   return out;
 }
 
+/** Python's `urllib.parse.unquote`: %XX escapes as UTF-8, a sequence that is not UTF-8 as U+FFFD. */
 function unquote(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
+  if (!s.includes('%')) return s;
+  const bytes: number[] = [];
+  for (let i = 0; i < s.length; ) {
+    if (s[i] === '%' && /^[0-9A-Fa-f]{2}$/.test(s.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(s.slice(i + 1, i + 3), 16));
+      i += 3;
+    } else {
+      const ch = String.fromCodePoint(s.codePointAt(i)!);
+      bytes.push(...Buffer.from(ch, 'utf8'));
+      i += ch.length;
+    }
   }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** The characters urllib3 leaves as they are in a query. */
+const QUERY_CHARS = /^[A-Za-z0-9._~!$&'()*+,;=:@/?-]$/;
+
+/**
+ * A link's query as pip's request has it: urllib3 escapes what a query may not hold (every `%` too,
+ * unless each one is already an escape) and upper-cases escapes, then requests decodes the escapes
+ * of unreserved characters.
+ */
+function pipQuery(raw: string): string {
+  const escapes = raw.match(/%[0-9A-Fa-f]{2}/g)?.length ?? 0;
+  const percentEncoded = escapes === (raw.match(/%/g)?.length ?? 0);
+  let out = '';
+  for (const byte of Buffer.from(raw.replace(/%[0-9A-Fa-f]{2}/g, (e) => e.toUpperCase()), 'utf8')) {
+    const ch = String.fromCharCode(byte);
+    out += (percentEncoded && ch === '%') || (byte < 0x80 && QUERY_CHARS.test(ch)) ? ch : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out.replace(/%([0-9A-F]{2})/g, (e, hex: string) => {
+    const ch = String.fromCharCode(parseInt(hex, 16));
+    return /^[A-Za-z0-9._~-]$/.test(ch) ? ch : e;
+  });
+}
+
+/**
+ * The port a URL's text spells out: undefined when the text has no authority (a relative link), ''
+ * when it names no port. Python keeps an explicit default port (`:443`) that a WHATWG URL drops.
+ */
+function spelledPort(raw: string): string | undefined {
+  const m = /^(?:[A-Za-z][A-Za-z0-9+.-]*:)?\/\/([^/?#\\]*)/.exec(raw.replace(/^[\0-\x20]+/, ''));
+  if (!m) return undefined;
+  const hostPort = m[1]!.slice(m[1]!.lastIndexOf('@') + 1).replace(/^\[[^\]]*\]/, '');
+  const port = /:(\d+)$/.exec(hostPort)?.[1];
+  return port === undefined ? '' : String(Number(port));
 }
 
 /**
  * The URL pip requests for a file link, and so the key of its cache entry: the link resolved against
  * the page, without credentials or fragment, each path part re-quoted as pip's link cleaning does
- * (`@` and `%2F` kept), and scheme and host lower-cased as CacheControl does.
+ * (`@` and `%2F` kept, the latter upper-cased), scheme and host lower-cased as CacheControl does.
+ * `spelled` is what the link's text says that a WHATWG URL loses: an explicit default port, and the
+ * query as written.
  */
-export function pipRequestUrl(link: URL): string {
+export function pipRequestUrl(link: URL, spelled: { port?: string; query?: string } = {}): string {
   const path = link.pathname
     .split(/(@|%2F)/i)
-    .map((part, i) => (i % 2 === 1 ? part : pyQuote(unquote(part))))
+    .map((part, i) => (i % 2 === 1 ? part.toUpperCase() : pyQuote(unquote(part))))
     .join('');
-  return `${link.protocol}//${link.host.toLowerCase()}${path || '/'}${link.search}`;
+  const port = link.port === '' && spelled.port !== undefined && spelled.port !== '' ? `:${spelled.port}` : '';
+  const query = pipQuery(spelled.query ?? link.search.slice(1));
+  return `${link.protocol}//${link.host.toLowerCase()}${port}${path || '/'}${query === '' ? '' : `?${query}`}`;
 }
 
 /** The folder path of a cache entry for `url` under `base` (`http` or `http-v2`): SHA-224, five letters deep. */
@@ -194,23 +255,54 @@ const decodeEntities = (s: string): string =>
     return ENTITIES[code.toLowerCase()] ?? whole;
   });
 
+/** A link's text as a URL parser should see it: as Python's, tabs and newlines dropped, a `\\` a plain character. */
+const linkText = (raw: string): string => raw.replace(/[\t\r\n]/g, '').replace(/^[\0-\x20]+/, '').replace(/\\/g, '%5C');
+
+/**
+ * The text inside each `<name …>` tag of a page, in one pass: each tag's end is looked for once, and
+ * a page where none closes ends the scan (a regular expression would search from every `<` again).
+ */
+function tagsOf(html: string, name: string): string[] {
+  const out: string[] = [];
+  const opens = new RegExp(`^${name}\\s`, 'i');
+  for (let at = html.indexOf('<'); at >= 0; ) {
+    const end = html.indexOf('>', at);
+    if (end < 0) break;
+    const inner = html.slice(at + 1, end);
+    if (opens.test(inner)) out.push(inner.slice(name.length));
+    at = html.indexOf('<', end);
+  }
+  return out;
+}
+
+const HREF = /\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/i;
+
 /** The files a PEP 503 page links to that carry a sha256 (the only ones the harness can check). */
 export function pageFiles(html: string, pageUrl: string): PageFile[] {
   let base: URL;
+  let basePort: string | undefined;
   try {
-    const b = /<base\s[^>]*href\s*=\s*(?:"([^"]*)"|'([^']*)')/i.exec(html);
-    base = new URL(b ? decodeEntities(b[1] ?? b[2] ?? '') : pageUrl, pageUrl);
+    const b = tagsOf(html, 'base').map((t) => HREF.exec(t)).find((m) => m !== null);
+    const raw = b ? linkText(decodeEntities(b[1] ?? b[2] ?? b[3] ?? '')) : pageUrl;
+    base = new URL(raw, pageUrl);
+    basePort = spelledPort(raw) ?? spelledPort(pageUrl);
   } catch {
     return [];
   }
   const page = new URL(pageUrl);
   const files: PageFile[] = [];
-  for (const m of html.matchAll(/<a\s([^>]*)>/gi)) {
-    const attr = /\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/i.exec(m[1]!);
+  for (const tag of tagsOf(html, 'a')) {
+    const attr = HREF.exec(tag);
     if (!attr) continue;
+    const text = linkText(decodeEntities(attr[1] ?? attr[2] ?? attr[3] ?? ''));
+    const hash = text.indexOf('#');
+    const target = hash < 0 ? text : text.slice(0, hash);
+    const q = target.indexOf('?');
+    // The page itself (an empty link) is not a file.
+    if (target === '') continue;
     let href: URL;
     try {
-      href = new URL(decodeEntities(attr[1] ?? attr[2] ?? attr[3] ?? ''), base);
+      href = new URL(text, base);
     } catch {
       continue;
     }
@@ -229,7 +321,8 @@ export function pageFiles(html: string, pageUrl: string): PageFile[] {
     const filename = unquote(href.pathname.slice(href.pathname.lastIndexOf('/') + 1));
     if (!/^[A-Za-z0-9][A-Za-z0-9._+!-]*$/.test(filename)) continue;
     // The harness asks for the file by the very URL pip asks for (quoted as pip quotes it).
-    const key = pipRequestUrl(href);
+    const port = spelledPort(text) ?? basePort;
+    const key = pipRequestUrl(href, { ...(port !== undefined ? { port } : {}), query: q < 0 ? '' : target.slice(q + 1) });
     const fetchAt = new URL(key);
     fetchAt.username = href.username;
     fetchAt.password = href.password;
@@ -294,20 +387,41 @@ interface StoreEntry {
   sha256: string;
   size: number;
   type: string;
+  /** The index's own caching headers for the file (lower-cased names; `date` the harness's time when it sent none). */
+  headers: Record<string, string>;
+}
+
+/** The response headers that decide how long pip's cache may serve a file without asking the index again. */
+const CACHING_HEADERS = ['cache-control', 'expires', 'etag', 'last-modified', 'date'] as const;
+
+/**
+ * Whether pip's own cache would have kept this response (CacheControl: a validator to revalidate with,
+ * or a freshness lifetime) and so whether an entry for it can ever be used.
+ */
+export function pipWouldCache(headers: Record<string, string>): boolean {
+  const cc = (headers['cache-control'] ?? '').toLowerCase();
+  if (/(?:^|[,\s])no-store(?:[,\s=]|$)/.test(cc)) return false;
+  if (headers.etag !== undefined) return true;
+  const maxAge = /(?:^|[,\s])max-age\s*=\s*"?(\d+)/.exec(cc)?.[1];
+  if (maxAge !== undefined) return Number(maxAge) > 0;
+  return headers.expires !== undefined && Number.isFinite(Date.parse(headers.expires));
 }
 
 const entryFile = (store: string, key: string): string => join(store, 'pip', 'entries', `${createHash('sha224').update(key).digest('hex')}.json`);
 const bodyFile = (store: string, sha256: string): string => join(store, 'pip', 'files', sha256);
 
 /** One file, from the index into the store, unless the store has it. */
-async function fetchFile(store: string, file: PageFile, ca: string | undefined, report: PipReport, budget: { bytes: number }): Promise<void> {
+async function fetchFile(store: string, file: PageFile, ca: string | undefined, report: PipReport, budget: { bytes: number }, signal: AbortSignal | undefined): Promise<void> {
   const target = bodyFile(store, file.sha256);
   const entry = entryFile(store, file.key);
-  if (existsSync(entry) && existsSync(target)) {
+  // An entry for this URL with another hash is the index's old file there: it is replaced, never offered again.
+  if (readStoreEntry(store, entry)?.sha256 === file.sha256) {
     report.known += 1;
     return;
   }
-  if (!existsSync(target)) {
+  // The file is downloaded even when the store has its bytes from another URL: the entry needs this URL's headers.
+  let headers: Record<string, string>;
+  {
     if (budget.bytes >= MAX_PIP_FETCH_BYTES) {
       report.overBudget += 1;
       return;
@@ -316,13 +430,16 @@ async function fetchFile(store: string, file: PageFile, ca: string | undefined, 
     mkdirSync(tmp, { recursive: true, mode: 0o700 });
     const part = join(tmp, `${randomBytes(8).toString('hex')}.part`);
     try {
-      const got = await download(file.href.toString(), part, { headers: { 'user-agent': 'quickloop-install-cache', 'accept-encoding': 'identity' }, ...(ca !== undefined ? { ca } : {}), maxBytes: MAX_PIP_FILE_BYTES, redirects: 5 });
+      const got = await download(file.href.toString(), part, { headers: { 'user-agent': 'quickloop-install-cache', 'accept-encoding': 'identity' }, ...(ca !== undefined ? { ca } : {}), maxBytes: MAX_PIP_FILE_BYTES, redirects: 5, ...(signal !== undefined ? { signal } : {}) });
       budget.bytes += got.bytes;
       // The hash is of the harness's own copy, as written: a different file under that name is refused.
       if (got.status !== 200 || got.sha256 !== file.sha256 || (got.headers['content-encoding'] ?? 'identity') !== 'identity') {
         report.failed += 1;
         return;
       }
+      headers = {};
+      for (const name of CACHING_HEADERS) if (got.headers[name] !== undefined) headers[name] = got.headers[name];
+      headers.date ??= new Date().toUTCString();
       mkdirSync(join(store, 'pip', 'files'), { recursive: true, mode: 0o700 });
       renameSync(part, target);
     } catch {
@@ -336,7 +453,7 @@ async function fetchFile(store: string, file: PageFile, ca: string | undefined, 
   const type = /\.whl$/.test(file.filename) ? 'application/octet-stream' : file.filename.endsWith('.zip') ? 'application/zip' : 'application/x-tar';
   mkdirSync(join(store, 'pip', 'entries'), { recursive: true, mode: 0o700 });
   const tmpEntry = `${entry}.${randomBytes(6).toString('hex')}.tmp`;
-  writeFileSync(tmpEntry, `${JSON.stringify({ key: file.key, filename: file.filename, sha256: file.sha256, size, type } satisfies StoreEntry)}\n`, { mode: 0o600 });
+  writeFileSync(tmpEntry, `${JSON.stringify({ key: file.key, filename: file.filename, sha256: file.sha256, size, type, headers } satisfies StoreEntry)}\n`, { mode: 0o600 });
   renameSync(tmpEntry, entry);
   report.fetched += 1;
 }
@@ -344,9 +461,11 @@ async function fetchFile(store: string, file: PageFile, ca: string | undefined, 
 /**
  * Reads each distribution's page from the indexes (in order, the first that lists a match) and keeps
  * in the store the files it was installed from, plus any of the project's files the attempt's pip
- * cache had. Never throws: what cannot be had is counted, and pip will download it itself.
+ * cache had. Never throws: what cannot be had is counted, and pip will download it itself. `signal`
+ * stops it: what is under way fails, and nothing more is asked.
  */
-export async function fetchPipFiles(store: string, dists: readonly InstalledDist[], indexes: PipIndexes, home: string): Promise<PipReport> {
+export async function fetchPipFiles(store: string, dists: readonly InstalledDist[], indexes: PipIndexes, home: string, opts: { signal?: AbortSignal } = {}): Promise<PipReport> {
+  const { signal } = opts;
   const report: PipReport = { fetched: 0, known: 0, notOnIndex: 0, failed: 0, overBudget: 0 };
   const budget = { bytes: 0 };
   const queue = dists.slice(0, MAX_PIP_DISTS);
@@ -360,10 +479,11 @@ export async function fetchPipFiles(store: string, dists: readonly InstalledDist
       return;
     }
     for (const index of indexes.urls) {
+      if (signal?.aborted) return;
       let files: PageFile[];
       const page = `${index}${canonicalName(dist.name)}/`;
       try {
-        const got = await getBuffer(page, { headers: { accept: 'text/html', 'user-agent': 'quickloop-install-cache' }, ...(indexes.ca !== undefined ? { ca: indexes.ca } : {}), maxBytes: MAX_PAGE_BYTES, redirects: 5 });
+        const got = await getBuffer(page, { headers: { accept: 'text/html', 'user-agent': 'quickloop-install-cache' }, ...(indexes.ca !== undefined ? { ca: indexes.ca } : {}), maxBytes: MAX_PAGE_BYTES, redirects: 5, deadlineMs: PAGE_DEADLINE_MS, ...(signal !== undefined ? { signal } : {}) });
         if (got.status !== 200) continue;
         files = pageFiles(got.body.toString('utf8'), got.url);
       } catch {
@@ -376,14 +496,15 @@ export async function fetchPipFiles(store: string, dists: readonly InstalledDist
       if (installed.length === 0 && wanted.length === 0) continue;
       for (const f of wanted) {
         seen.add(f.key);
-        await fetchFile(store, f, indexes.ca, report, budget);
+        if (signal?.aborted) return;
+        await fetchFile(store, f, indexes.ca, report, budget, signal);
       }
       return;
     }
-    report.notOnIndex += 1;
+    if (signal?.aborted !== true) report.notOnIndex += 1;
   };
   const worker = async (): Promise<void> => {
-    for (let d = queue.shift(); d !== undefined; d = queue.shift()) await one(d);
+    for (let d = queue.shift(); d !== undefined && signal?.aborted !== true; d = queue.shift()) await one(d);
   };
   if (indexes.urls.length > 0) await Promise.all(Array.from({ length: FETCHES_AT_ONCE }, worker));
   return report;
@@ -439,8 +560,9 @@ const binHead = (size: number): Buffer => head(0, 0xc4, 0xc5, 0xc6, size, -1);
  * whole-response entry (`http/`) is `before + bin header + body + after` and a metadata-only entry
  * (`http-v2/`, body apart) is the same with an empty body.
  */
-function entryParts(e: StoreEntry, now: number): { before: Buffer; after: Buffer } {
-  const headers = { 'Content-Type': e.type, 'Content-Length': String(e.size), Date: new Date(now).toUTCString(), 'Cache-Control': `max-age=${ENTRY_MAX_AGE_S}, immutable` };
+function entryParts(e: StoreEntry): { before: Buffer; after: Buffer } {
+  // The index's own caching headers: pip serves the file from its cache exactly as long as it would had it downloaded the file itself.
+  const headers = { 'content-type': e.type, 'content-length': String(e.size), ...e.headers };
   const before: Buffer[] = [Buffer.from('cc=4,')];
   // {"response": {"body": …, "headers": …, "status": 200, "version": 11, "reason": "OK", "decode_content": false}, "vary": {}}
   before.push(Buffer.from([0x82]));
@@ -459,6 +581,21 @@ function entryParts(e: StoreEntry, now: number): { before: Buffer; after: Buffer
   return { before: Buffer.concat(before), after: Buffer.concat(after) };
 }
 
+/** A store entry, when it is whole, sits under its key's name and matches its file. */
+function readStoreEntry(store: string, path: string): StoreEntry | undefined {
+  try {
+    const e = JSON.parse(readFileSync(path, 'utf8')) as StoreEntry;
+    if (typeof e.key !== 'string' || !/^https?:\/\//.test(e.key) || typeof e.filename !== 'string' || !HEX64.test(e.sha256) || !Number.isSafeInteger(e.size) || typeof e.type !== 'string') return undefined;
+    if (typeof e.headers !== 'object' || e.headers === null || !Object.entries(e.headers).every(([k, v]) => (CACHING_HEADERS as readonly string[]).includes(k) && typeof v === 'string')) return undefined;
+    if (entryFile(store, e.key) !== path) return undefined;
+    if (statSync(bodyFile(store, e.sha256)).size !== e.size) return undefined;
+    return e;
+  } catch {
+    /* a half-written or missing file: not offered */
+    return undefined;
+  }
+}
+
 function storeEntries(store: string): StoreEntry[] {
   const dir = join(store, 'pip', 'entries');
   let names: string[];
@@ -470,15 +607,9 @@ function storeEntries(store: string): StoreEntry[] {
   const out: StoreEntry[] = [];
   for (const name of names) {
     if (!/^[0-9a-f]{56}\.json$/.test(name)) continue;
-    try {
-      const e = JSON.parse(readFileSync(join(dir, name), 'utf8')) as StoreEntry;
-      if (typeof e.key !== 'string' || !/^https?:\/\//.test(e.key) || typeof e.filename !== 'string' || !HEX64.test(e.sha256) || !Number.isSafeInteger(e.size) || typeof e.type !== 'string') continue;
-      if (entryFile(store, e.key) !== join(dir, name)) continue;
-      if (statSync(bodyFile(store, e.sha256)).size !== e.size) continue;
-      out.push(e);
-    } catch {
-      /* a half-written or missing file: not offered */
-    }
+    const e = readStoreEntry(store, join(dir, name));
+    // A file the index said not to cache stays in the store (it is not downloaded again) but is never offered: pip would not use it.
+    if (e !== undefined && pipWouldCache(e.headers)) out.push(e);
   }
   return out;
 }
@@ -487,7 +618,7 @@ function storeEntries(store: string): StoreEntry[] {
  * Gives a new sandbox home pip cache entries for every file in the store, in both of pip's layouts,
  * before anything runs in it. Returns how many files it offers (0 for an empty or missing store).
  */
-export async function seedPipCache(store: string, home: string, now: number = Date.now()): Promise<number> {
+export async function seedPipCache(store: string, home: string): Promise<number> {
   const entries = storeEntries(store);
   if (entries.length === 0) return 0;
   const top = resolve(home);
@@ -512,19 +643,15 @@ export async function seedPipCache(store: string, home: string, now: number = Da
       made.add(d);
     }
   };
+  let offered = 0;
   for (const e of entries) {
-    const { before, after } = entryParts(e, now);
+    const { before, after } = entryParts(e);
     const body = bodyFile(store, e.sha256);
-    // http-v2: the metadata with an empty body, and the body beside it.
-    const v2 = pipEntryPath(join(cache, 'http-v2'), e.key);
-    await dirFor(v2);
-    writeFileSync(v2, Buffer.concat([before, binHead(0), after]), { mode: 0o644 });
-    await own(v2);
-    await copyFile(body, `${v2}.body`, constants.COPYFILE_FICLONE);
-    await own(`${v2}.body`);
-    // http: the whole response in one file, the body streamed in from the store.
+    // http: the whole response in one file, the body streamed in from the store and hashed on the way.
     const v1 = pipEntryPath(join(cache, 'http'), e.key);
     await dirFor(v1);
+    const hash = createHash('sha256');
+    let bytes = 0;
     const out = await open(v1, 'w', 0o644);
     try {
       await out.write(Buffer.concat([before, binHead(e.size)]));
@@ -534,6 +661,8 @@ export async function seedPipCache(store: string, home: string, now: number = Da
         for (;;) {
           const { bytesRead } = await src.read(buf, 0, buf.length, null);
           if (bytesRead === 0) break;
+          hash.update(buf.subarray(0, bytesRead));
+          bytes += bytesRead;
           await out.write(buf.subarray(0, bytesRead));
         }
       } finally {
@@ -543,7 +672,21 @@ export async function seedPipCache(store: string, home: string, now: number = Da
     } finally {
       await out.close();
     }
+    // A store file that is no longer its hash (a disk fault, a hand edit) is not offered: pip would
+    // fail the install on it, not download the file again.
+    if (bytes !== e.size || hash.digest('hex') !== e.sha256) {
+      rmSync(v1, { force: true });
+      continue;
+    }
     await own(v1);
+    // http-v2: the metadata with an empty body, and the body beside it.
+    const v2 = pipEntryPath(join(cache, 'http-v2'), e.key);
+    await dirFor(v2);
+    writeFileSync(v2, Buffer.concat([before, binHead(0), after]), { mode: 0o644 });
+    await own(v2);
+    await copyFile(body, `${v2}.body`, constants.COPYFILE_FICLONE);
+    await own(`${v2}.body`);
+    offered += 1;
   }
-  return entries.length;
+  return offered;
 }

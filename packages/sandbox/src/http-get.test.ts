@@ -1,0 +1,86 @@
+// The install cache's own downloads: where credentials given in a URL go when the server redirects
+// (an absolute Location never carries them on; a relative one keeps the scheme, host and port).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { connect, createServer as createNetServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { getBuffer } from './http-get.js';
+
+const temps: string[] = [];
+const closers: (() => void)[] = [];
+afterEach(() => {
+  for (const c of closers.splice(0)) c();
+  for (const t of temps.splice(0)) rmSync(t, { recursive: true, force: true });
+});
+
+/** A CA and a certificate for 127.0.0.1 it signed, made here. */
+function certs(): { ca: string; key: Buffer; cert: Buffer } {
+  const dir = mkdtempSync(join(tmpdir(), 'qs-http-get-'));
+  temps.push(dir);
+  const ssl = (...args: string[]) => {
+    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`openssl ${args[0]}: ${r.stderr}`);
+  };
+  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=quickloop test CA');
+  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'host.key', '-out', 'host.csr', '-subj', '/CN=127.0.0.1');
+  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+  ssl('x509', '-req', '-in', 'host.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'host.pem', '-days', '2', '-extfile', 'ext.cnf');
+  return { ca: readFileSync(join(dir, 'ca.pem'), 'utf8'), key: readFileSync(join(dir, 'host.key')), cert: readFileSync(join(dir, 'host.pem')) };
+}
+
+/** One port that speaks both https and plain http (told apart by the first byte), so a redirect can change only the scheme. */
+async function bothOnOnePort(handler: (req: IncomingMessage, res: ServerResponse, scheme: string) => void): Promise<{ port: number; ca: string }> {
+  const { key, cert, ca } = certs();
+  const http = createHttpServer((req, res) => handler(req, res, 'http'));
+  const https = createHttpsServer({ key, cert }, (req, res) => handler(req, res, 'https'));
+  const listen = async (server: Server): Promise<number> => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return (server.address() as AddressInfo).port;
+  };
+  const [httpPort, httpsPort] = [await listen(http), await listen(https)];
+  // The front port passes each connection on, whole, to the server its first byte names (0x16: a TLS handshake).
+  const sockets = new Set<Socket>();
+  const front: Server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.once('data', (first) => {
+      const back = connect(first[0] === 0x16 ? httpsPort : httpPort, '127.0.0.1', () => {
+        back.write(first);
+        socket.pipe(back).pipe(socket);
+      });
+      back.on('error', () => socket.destroy());
+      sockets.add(back);
+    });
+  });
+  const port = await listen(front);
+  closers.push(() => {
+    for (const s of sockets) s.destroy();
+    http.closeAllConnections();
+    https.closeAllConnections();
+    for (const s of [front, http, https]) s.close();
+  });
+  return { port, ca };
+}
+
+describe('credentials in a URL, across redirects', () => {
+  it('go to the same scheme, host and port only: never to plain http after https, even on the same host and port', async () => {
+    const seen: string[] = [];
+    let port = 0;
+    const both = await bothOnOnePort((req, res, scheme) => {
+      seen.push(`${scheme} ${req.url} ${req.headers.authorization ?? 'no credentials'}`);
+      if (req.url === '/same') res.writeHead(302, { location: '/landed' }).end();
+      else if (req.url === '/down') res.writeHead(302, { location: `http://127.0.0.1:${port}/landed` }).end();
+      else res.end('ok');
+    });
+    port = both.port;
+    const trusted = both.ca;
+    const basic = `Basic ${Buffer.from('me:secret').toString('base64')}`;
+    await getBuffer(`https://me:secret@127.0.0.1:${port}/same`, { headers: {}, maxBytes: 1000, redirects: 5, ca: trusted });
+    await getBuffer(`https://me:secret@127.0.0.1:${port}/down`, { headers: {}, maxBytes: 1000, redirects: 5, ca: trusted });
+    expect(seen).toEqual([`https /same ${basic}`, `https /landed ${basic}`, `https /down ${basic}`, 'http /landed no credentials']);
+  });
+});

@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { CliError, createLogger, terminalSafe, QsExit, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, signalName, untilAborted, type Emitter } from '@quickloop/events';
 import { pipIndexes } from '@quickloop/registries';
-import { fetchInstallMetadata, fetchPipFiles, harvestInstallCacheAsync, hasNpmIndex, installedDists, npmRegistry, registryOf, removeLayout, wantedMetadata, type EgressEvent, type NpmRegistry, type PipIndexes } from '@quickloop/sandbox';
+import { fetchInstallMetadata, fetchPipFiles, harvestInstallCacheAsync, hasNpmIndex, installedDists, notePipLayouts, npmRegistry, registryOf, removeLayout, wantedMetadata, type EgressEvent, type NpmRegistry, type PipIndexes } from '@quickloop/sandbox';
 import type { ClassificationName } from '@quickloop/events';
 import { classify, isEvidential, label } from './classify.js';
 import { runCheck } from './check.js';
@@ -82,6 +82,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     // Only which distributions pip installed is read from the run's folders; the harness downloads the files itself.
     const dists = installedDists([ready.workspace, ready.home]);
     if (dists.length === 0) return;
+    notePipLayouts(store, ready.home);
     if (indexes === undefined) {
       const found = pipIndexes({ env: io.env, home: io.env.HOME ?? homedir() });
       let ca: string | undefined;

@@ -214,7 +214,9 @@ describe('qs run --install-cache', () => {
       expect(seen.filter((s) => s.path === '/simple/greeter-py/' && /^pip\//.test(s.agent))).toHaveLength(2);
       // The made-up project was looked up on the index, found missing there, and nothing came of it.
       expect(seen.some((s) => s.path === '/simple/evil/' && s.agent === 'quickloop-install-cache')).toBe(true);
-      expect(files(join(work, 'store3', 'pip')).filter((f) => !f.startsWith('tmp/'))).toEqual([`entries/${createHash('sha224').update(`http://127.0.0.1:${port}/files/greeter_py-1.0.0%2Bqs-py3-none-any.whl`).digest('hex')}.json`, `files/${digest}`]);
+      expect(files(join(work, 'store3', 'pip')).filter((f) => !f.startsWith('tmp/'))).toEqual([`entries/${createHash('sha224').update(`http://127.0.0.1:${port}/files/greeter_py-1.0.0%2Bqs-py3-none-any.whl`).digest('hex')}.json`, `files/${digest}`, 'layouts']);
+      // The layouts attempt 1 left (its pip's, and the forgery's other one): what is seeded for attempt 2. A hint only.
+      expect(readFileSync(join(work, 'store3', 'pip', 'layouts'), 'utf8')).toBe('http\nhttp-v2\n');
       expect(r.stderr).toMatch(/pip-cache#1 +qs-check: install cache: pip files from the index: 1 fetched, 0 already there, \d+ not on the index/);
       expect(r.stderr).toMatch(/pip-cache#2 +qs-check: install cache: pip files from the index: 0 fetched, 1 already there, \d+ not on the index/);
     } finally {

@@ -95,6 +95,32 @@ export function realDirs(base: string, parts: readonly string[]): boolean {
   return true;
 }
 
+/** A regular file's bytes, read through O_NOFOLLOW, or undefined (a link, a FIFO, too large, gone). */
+export function readBounded(path: string, max: number): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > max) return undefined;
+    const buf = Buffer.alloc(st.size);
+    let at = 0;
+    while (at < buf.length) {
+      const n = readSync(fd, buf, at, buf.length - at, null);
+      if (n === 0) break;
+      at += n;
+    }
+    return buf.subarray(0, at);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export function harvestInstallCache(store: string, home: string): HarvestReport {
   const report: HarvestReport = { added: 0, known: 0, refused: {} };
   for (const _ of harvesting(store, home, report));

@@ -15,10 +15,10 @@
 // absent behind a proxy, which would make every entry stale and every repeat fetch again.
 import { createHash, randomBytes } from 'node:crypto';
 import { execFile, execFileSync } from 'node:child_process';
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { getBuffer } from './http-get.js';
-import { npmCacheOf, realDirs } from './install-cache.js';
+import { npmCacheOf, readBounded, realDirs } from './install-cache.js';
 
 export const METADATA_TTL_S = 900;
 export const METADATA_REFRESH_MS = 300_000;
@@ -130,32 +130,6 @@ export function registryOf(raw: string, cafile?: string): NpmRegistry | undefine
 /** Whether a finished run's home has an npm index at all (so whether npm need be asked for its registry). */
 export function hasNpmIndex(home: string): boolean {
   return realDirs(home, ['.npm', '_cacache', 'index-v5']);
-}
-
-/** A regular file's bytes, read through O_NOFOLLOW, or undefined (a link, a FIFO, too large, gone). */
-function readBounded(path: string, max: number): Buffer | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > max) return undefined;
-    const buf = Buffer.alloc(st.size);
-    let at = 0;
-    while (at < buf.length) {
-      const n = readSync(fd, buf, at, buf.length - at, null);
-      if (n === 0) break;
-      at += n;
-    }
-    return buf.subarray(0, at);
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /**

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fetchPipFiles, filesFor, installedDists, pageFiles, pipCacheOf, pipEntryPath, pipRequestUrl, seedPipCache, type InstalledDist } from './install-pip.js';
+import { fetchPipFiles, filesFor, installedDists, notePipLayouts, pageFiles, pipCacheOf, pipEntryPath, pipRequestUrl, seedPipCache, type InstalledDist } from './install-pip.js';
 import { outerIds } from './rootfs.js';
 
 const temps: string[] = [];
@@ -377,6 +377,40 @@ describe('seeding a new home', () => {
         expect([rel, st.uid, st.gid]).toEqual([rel, ids.uid, ids.gid]);
       }
     }
+  });
+
+  it("writes only the layouts the sweep's pips were seen to make, once one was seen (a link is not a sighting)", async () => {
+    const wheel = Buffer.from('layout wheel');
+    const name = 'greeter_py-1.0.0-py3-none-any.whl';
+    const idx = await serveIndex({ 'greeter-py': page(link(`../../files/${name}#sha256=${sha256(wheel)}`)) }, { [`/files/${name}`]: wheel });
+    const store = temp();
+    await fetchPipFiles(store, [{ name: 'greeter_py', version: '1.0.0', tags: ['py3-none-any'] }], { urls: [idx.url] }, temp());
+    const url = `${idx.url.replace('/simple/', '/files/')}${name}`;
+    const layoutsIn = (home: string) => ['http', 'http-v2'].filter((l) => existsSync(pipEntryPath(join(pipCacheOf(home), l), url)));
+    // A run whose pip cache is a link to elsewhere says nothing; a pip 23.3+ run says http-v2.
+    const linked = temp();
+    mkdirSync(join(linked, '.cache'));
+    const elsewhere = temp();
+    mkdirSync(join(elsewhere, 'http-v2'), { recursive: true });
+    symlinkSync(elsewhere, join(linked, '.cache', 'pip'));
+    notePipLayouts(store, linked);
+    const before = temp();
+    await seedPipCache(store, before);
+    expect(layoutsIn(before)).toEqual(['http', 'http-v2']);
+    const ran = temp();
+    mkdirSync(join(pipCacheOf(ran), 'http-v2'), { recursive: true });
+    notePipLayouts(store, ran);
+    const after = temp();
+    expect(await seedPipCache(store, after)).toBe(1);
+    expect(layoutsIn(after)).toEqual(['http-v2']);
+    expect(readFileSync(`${pipEntryPath(join(pipCacheOf(after), 'http-v2'), url)}.body`)).toEqual(wheel);
+    // A later run of an older pip adds its layout: both again.
+    const old = temp();
+    mkdirSync(join(pipCacheOf(old), 'http'), { recursive: true });
+    notePipLayouts(store, old);
+    const both = temp();
+    await seedPipCache(store, both);
+    expect(layoutsIn(both)).toEqual(['http', 'http-v2']);
   });
 
   it('offers nothing for a store entry that does not match its file or its name, and nothing from an empty store', async () => {

@@ -19,10 +19,11 @@
 // SHA-224 of the request URL as pip normalizes it, five one-letter folders deep, and its text is
 // CacheControl's: `cc=4,` and a msgpack map of the response.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, type Dir, type Dirent, existsSync, fstatSync, lstatSync, mkdirSync, opendirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { constants, type Dir, type Dirent, lstatSync, mkdirSync, opendirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { copyFile, lchown, mkdir, open } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { download, getBuffer } from './http-get.js';
+import { readBounded, realDirs } from './install-cache.js';
 import { outerIds } from './rootfs.js';
 
 /** pip's cache inside a sandbox home (its default: `$HOME/.cache/pip`). */
@@ -77,30 +78,7 @@ export interface PipReport {
 /** PEP 503's normalized project name. */
 export const canonicalName = (name: string): string => name.toLowerCase().replace(/[-_.]+/g, '-');
 
-function readSmall(path: string, max: number): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > max) return undefined;
-    const buf = Buffer.alloc(st.size);
-    let at = 0;
-    while (at < buf.length) {
-      const n = readSync(fd, buf, at, buf.length - at, at);
-      if (n === 0) break;
-      at += n;
-    }
-    return buf.subarray(0, at).toString('utf8');
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
-}
+const readSmall = (path: string, max: number): string | undefined => readBounded(path, max)?.toString('utf8');
 
 /** The next entry of a folder, or null at its end or when it can no longer be read. */
 function readEntry(handle: Dir): Dirent | null {
@@ -618,9 +596,70 @@ function storeEntries(store: string): StoreEntry[] {
  * Gives a new sandbox home pip cache entries for every file in the store, in both of pip's layouts,
  * before anything runs in it. Returns how many files it offers (0 for an empty or missing store).
  */
+/** pip's two cache layouts, and the file in the store that says which of them a sweep's pips were seen to use. */
+const LAYOUTS = ['http', 'http-v2'] as const;
+type Layout = (typeof LAYOUTS)[number];
+const layoutsFile = (store: string): string => join(store, 'pip', 'layouts');
+
+/**
+ * Notes in the store which of pip's cache layouts a finished run's pip made (pip before 23.3 `http/`,
+ * later ones `http-v2/`), so a seed writes only those. A hint, never content: a wrong one costs
+ * cache hits (pip downloads the file), not correctness.
+ */
+export function notePipLayouts(store: string, home: string): void {
+  const seen = LAYOUTS.filter((l) => realDirs(home, ['.cache', 'pip', l]));
+  const known = storedLayouts(store);
+  if (seen.every((l) => known.includes(l))) return;
+  mkdirSync(join(store, 'pip'), { recursive: true, mode: 0o700 });
+  const tmp = `${layoutsFile(store)}.${randomBytes(6).toString('hex')}.tmp`;
+  writeFileSync(tmp, `${LAYOUTS.filter((l) => known.includes(l) || seen.includes(l)).join('\n')}\n`, { mode: 0o600 });
+  renameSync(tmp, layoutsFile(store));
+}
+
+function storedLayouts(store: string): Layout[] {
+  let text: string;
+  try {
+    text = readFileSync(layoutsFile(store), 'utf8');
+  } catch {
+    return [];
+  }
+  const lines = text.split('\n');
+  return LAYOUTS.filter((l) => lines.includes(l));
+}
+
+/** Copies `from` to `to` between `before` and `after`, hashing the copied bytes: what was written is what is checked. */
+async function copyHashed(from: string, to: string, before: Buffer, after: Buffer): Promise<{ bytes: number; sha256: string }> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const out = await open(to, 'w', 0o644);
+  try {
+    await out.write(before);
+    const src = await open(from, 'r');
+    try {
+      const buf = Buffer.alloc(1024 * 1024);
+      for (;;) {
+        const { bytesRead } = await src.read(buf, 0, buf.length, null);
+        if (bytesRead === 0) break;
+        hash.update(buf.subarray(0, bytesRead));
+        bytes += bytesRead;
+        await out.write(buf.subarray(0, bytesRead));
+      }
+    } finally {
+      await src.close();
+    }
+    await out.write(after);
+  } finally {
+    await out.close();
+  }
+  return { bytes, sha256: hash.digest('hex') };
+}
+
 export async function seedPipCache(store: string, home: string): Promise<number> {
   const entries = storeEntries(store);
   if (entries.length === 0) return 0;
+  // Only the layouts this sweep's pips were seen to read; both while none was seen yet.
+  const noted = storedLayouts(store);
+  const layouts = new Set<Layout>(noted.length > 0 ? noted : LAYOUTS);
   const top = resolve(home);
   const cache = pipCacheOf(top);
   const ids = process.getuid?.() === 0 ? outerIds() : undefined;
@@ -647,45 +686,28 @@ export async function seedPipCache(store: string, home: string): Promise<number>
   for (const e of entries) {
     const { before, after } = entryParts(e);
     const body = bodyFile(store, e.sha256);
-    // http: the whole response in one file, the body streamed in from the store and hashed on the way.
     const v1 = pipEntryPath(join(cache, 'http'), e.key);
-    await dirFor(v1);
-    const hash = createHash('sha256');
-    let bytes = 0;
-    const out = await open(v1, 'w', 0o644);
-    try {
-      await out.write(Buffer.concat([before, binHead(e.size)]));
-      const src = await open(body, 'r');
-      try {
-        const buf = Buffer.alloc(1024 * 1024);
-        for (;;) {
-          const { bytesRead } = await src.read(buf, 0, buf.length, null);
-          if (bytesRead === 0) break;
-          hash.update(buf.subarray(0, bytesRead));
-          bytes += bytesRead;
-          await out.write(buf.subarray(0, bytesRead));
-        }
-      } finally {
-        await src.close();
-      }
-      await out.write(after);
-    } finally {
-      await out.close();
-    }
-    // A store file that is no longer its hash (a disk fault, a hand edit) is not offered: pip would
-    // fail the install on it, not download the file again.
-    if (bytes !== e.size || hash.digest('hex') !== e.sha256) {
-      rmSync(v1, { force: true });
+    const v2 = pipEntryPath(join(cache, 'http-v2'), e.key);
+    // The first copy is hashed on the way: a store file that is no longer its hash (a disk fault, a
+    // hand edit) is not offered, since pip would fail the install on it, not download it again.
+    // http: the whole response in one file; http-v2: the metadata with an empty body, the body beside it.
+    const first = layouts.has('http') ? { path: v1, before: Buffer.concat([before, binHead(e.size)]), after } : { path: `${v2}.body`, before: Buffer.alloc(0), after: Buffer.alloc(0) };
+    await dirFor(first.path);
+    const copied = await copyHashed(body, first.path, first.before, first.after);
+    if (copied.bytes !== e.size || copied.sha256 !== e.sha256) {
+      rmSync(first.path, { force: true });
       continue;
     }
-    await own(v1);
-    // http-v2: the metadata with an empty body, and the body beside it.
-    const v2 = pipEntryPath(join(cache, 'http-v2'), e.key);
-    await dirFor(v2);
-    writeFileSync(v2, Buffer.concat([before, binHead(0), after]), { mode: 0o644 });
-    await own(v2);
-    await copyFile(body, `${v2}.body`, constants.COPYFILE_FICLONE);
-    await own(`${v2}.body`);
+    await own(first.path);
+    if (layouts.has('http-v2')) {
+      await dirFor(v2);
+      writeFileSync(v2, Buffer.concat([before, binHead(0), after]), { mode: 0o644 });
+      await own(v2);
+      if (first.path !== `${v2}.body`) {
+        await copyFile(body, `${v2}.body`, constants.COPYFILE_FICLONE);
+        await own(`${v2}.body`);
+      }
+    }
     offered += 1;
   }
   return offered;

@@ -59,7 +59,7 @@ describe('qs-sandbox', () => {
       mkdirSync(join(store, 'pip', 'entries'), { recursive: true });
       const key = 'https://files.test/x-1.0-py3-none-any.whl';
       const size = statSync(join(store, 'pip', 'files', sha)).size;
-      writeFileSync(join(store, 'pip', 'entries', `${createHash('sha224').update(key).digest('hex')}.json`), JSON.stringify({ key, filename: 'x-1.0-py3-none-any.whl', sha256: sha, size, type: 'application/octet-stream' }));
+      writeFileSync(join(store, 'pip', 'entries', `${createHash('sha224').update(key).digest('hex')}.json`), JSON.stringify({ key, filename: 'x-1.0-py3-none-any.whl', sha256: sha, size, type: 'application/octet-stream', headers: { 'cache-control': 'max-age=31536000, immutable', date: new Date(0).toUTCString() } }));
       const boxes = join(base, 'boxes');
       mkdirSync(boxes);
       const { code, events } = await stage(stream('setup.ndjson'), { installCache: store, baseDir: boxes });

@@ -592,10 +592,6 @@ function storeEntries(store: string): StoreEntry[] {
   return out;
 }
 
-/**
- * Gives a new sandbox home pip cache entries for every file in the store, in both of pip's layouts,
- * before anything runs in it. Returns how many files it offers (0 for an empty or missing store).
- */
 /** pip's two cache layouts, and the file in the store that says which of them a sweep's pips were seen to use. */
 const LAYOUTS = ['http', 'http-v2'] as const;
 type Layout = (typeof LAYOUTS)[number];
@@ -654,6 +650,10 @@ async function copyHashed(from: string, to: string, before: Buffer, after: Buffe
   return { bytes, sha256: hash.digest('hex') };
 }
 
+/**
+ * Gives a new sandbox home pip cache entries for every file in the store, in the layouts its pip may
+ * read, before anything runs in it. Returns how many files it offers (0 for an empty or missing store).
+ */
 export async function seedPipCache(store: string, home: string): Promise<number> {
   const entries = storeEntries(store);
   if (entries.length === 0) return 0;

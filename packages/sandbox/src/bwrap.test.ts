@@ -347,6 +347,13 @@ describe('bwrap backend with the real registry', () => {
     expect(r.output).toMatch(/function\n$/);
   });
 
+  it('npm init in a fresh home asks the registry nothing (its update check is off)', async () => {
+    const s = await enforced(policy({ registries: [`${registryHost}:443`] }));
+    const r = await s.exec('npm init -y > /dev/null && cat package.json | head -2', { timeoutMs: 60_000 });
+    expect(r.exitCode).toBe(0);
+    expect(events.filter((e) => e.type.startsWith('egress.'))).toEqual([]);
+  });
+
   it('npm view is blocked and recorded when the registry is off the allow list', async () => {
     const s = await enforced(policy({ registries: [] }));
     const r = await s.exec('npm view is-number version --fetch-retries=0', { timeoutMs: 60_000 });

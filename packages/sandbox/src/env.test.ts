@@ -14,7 +14,7 @@ describe('sandboxEnv', () => {
     expect(env.LANG).toBe('en_US.UTF-8');
     expect(JSON.stringify(env)).not.toMatch(/secret|\/root|ssh/i);
     expect(Object.keys(env).sort()).toEqual(
-      ['ALL_PROXY', 'HOME', 'HTTPS_PROXY', 'HTTP_PROXY', 'LANG', 'NO_COLOR', 'NO_PROXY', 'PATH', 'PWD', 'TERM', 'TMPDIR', 'all_proxy', 'http_proxy', 'https_proxy', 'no_proxy'].sort(),
+      ['ALL_PROXY', 'HOME', 'HTTPS_PROXY', 'HTTP_PROXY', 'LANG', 'NO_COLOR', 'NO_PROXY', 'NO_UPDATE_NOTIFIER', 'PATH', 'PWD', 'TERM', 'TMPDIR', 'all_proxy', 'http_proxy', 'https_proxy', 'no_proxy', 'npm_config_update_notifier'].sort(),
     );
   });
 

@@ -33,6 +33,10 @@ export function sandboxEnv(
     PWD: layout.workspace,
     TERM: 'dumb',
     NO_COLOR: '1',
+    // A fresh home makes npm (and the CLIs built on the update-notifier package) ask the registry for
+    // its own newest version on every run: a request and a wait that no quickstart asked for.
+    NO_UPDATE_NOTIFIER: '1',
+    npm_config_update_notifier: 'false',
     HTTP_PROXY: proxyUrl,
     HTTPS_PROXY: proxyUrl,
     ALL_PROXY: proxyUrl,

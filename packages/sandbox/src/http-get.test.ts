@@ -1,7 +1,6 @@
 // The install cache's own downloads: where credentials given in a URL go when the server redirects
 // (an absolute Location never carries them on; a relative one keeps the scheme, host and port).
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect, createServer as createNetServer, type AddressInfo, type Server, type Socket } from 'node:net';
@@ -9,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getBuffer } from './http-get.js';
+import { testCertificates } from './test-helpers.js';
 
 const temps: string[] = [];
 const closers: (() => void)[] = [];
@@ -21,15 +21,7 @@ afterEach(() => {
 function certs(): { ca: string; key: Buffer; cert: Buffer } {
   const dir = mkdtempSync(join(tmpdir(), 'qs-http-get-'));
   temps.push(dir);
-  const ssl = (...args: string[]) => {
-    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`openssl ${args[0]}: ${r.stderr}`);
-  };
-  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=quickloop test CA');
-  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'host.key', '-out', 'host.csr', '-subj', '/CN=127.0.0.1');
-  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
-  ssl('x509', '-req', '-in', 'host.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'host.pem', '-days', '2', '-extfile', 'ext.cnf');
-  return { ca: readFileSync(join(dir, 'ca.pem'), 'utf8'), key: readFileSync(join(dir, 'host.key')), cert: readFileSync(join(dir, 'host.pem')) };
+  return testCertificates(dir);
 }
 
 /** One port that speaks both https and plain http (told apart by the first byte), so a redirect can change only the scheme. */

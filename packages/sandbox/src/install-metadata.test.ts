@@ -11,6 +11,7 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { harvestInstallCache, npmCacheOf, seedInstallCache } from './install-cache.js';
+import { testCertificates } from './test-helpers.js';
 import { askNpmConfig, fetchInstallMetadata, MAX_BUCKET_BYTES, MAX_METADATA_URLS, METADATA_REFRESH_MS, METADATA_TTL_S, npmConfig, npmRegistry, PACKUMENT_ACCEPTS, registryOf, wantedMetadata, type NpmRegistry } from './install-metadata.js';
 
 const temps: string[] = [];
@@ -270,18 +271,9 @@ describe('fetching from a registry that says more or less than it should', () =>
   });
 
   it("trusts npm's cafile for an https registry (one TLS context for all its fetches), and nothing signed by another CA", async () => {
-    // A private CA and a certificate for 127.0.0.1 it signed, made here (openssl ships with Debian and Ubuntu).
-    const dir = temp();
-    const ssl = (...args: string[]) => {
-      const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
-      if (r.status !== 0) throw new Error(`openssl ${args[0]}: ${r.stderr}`);
-    };
-    ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=quickloop test CA');
-    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'host.key', '-out', 'host.csr', '-subj', '/CN=127.0.0.1');
-    writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
-    ssl('x509', '-req', '-in', 'host.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'host.pem', '-days', '2', '-extfile', 'ext.cnf');
+    const { ca, key, cert, otherCa } = testCertificates(temp());
     let connections = 0;
-    const server = createHttpsServer({ key: readFileSync(join(dir, 'host.key')), cert: readFileSync(join(dir, 'host.pem')) }, (req, res) => {
+    const server = createHttpsServer({ key, cert }, (req, res) => {
       const name = decodeURIComponent((req.url ?? '/').slice('/npm/'.length));
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ name, versions: {} }));
@@ -292,12 +284,11 @@ describe('fetching from a registry that says more or less than it should', () =>
     const url = `https://127.0.0.1:${(server.address() as { port: number }).port}/npm/`;
     const names = Array.from({ length: 40 }, (_, i) => `pkg-${i}`);
     const wants = names.map((n) => ({ url: `${url}${n}`, accept: CORGI }));
-    expect(await fetchInstallMetadata(temp(), wants, { url, ca: readFileSync(join(dir, 'ca.pem'), 'utf8') })).toEqual({ fetched: 40, revalidated: 0, fresh: 0, failed: 0, overBudget: 0 });
+    expect(await fetchInstallMetadata(temp(), wants, { url, ca })).toEqual({ fetched: 40, revalidated: 0, fresh: 0, failed: 0, overBudget: 0 });
     // Kept-alive connections, not one handshake per packument.
     expect(connections).toBeLessThan(40);
     // Another CA's cafile, or none: the roots do not know this one, and nothing is kept.
-    ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'other.key', '-out', 'other.pem', '-days', '2', '-subj', '/CN=another CA');
-    expect(await fetchInstallMetadata(temp(), wants.slice(0, 2), { url, ca: readFileSync(join(dir, 'other.pem'), 'utf8') })).toEqual({ fetched: 0, revalidated: 0, fresh: 0, failed: 2, overBudget: 0 });
+    expect(await fetchInstallMetadata(temp(), wants.slice(0, 2), { url, ca: otherCa })).toEqual({ fetched: 0, revalidated: 0, fresh: 0, failed: 2, overBudget: 0 });
     expect(await fetchInstallMetadata(temp(), wants.slice(0, 2), { url })).toEqual({ fetched: 0, revalidated: 0, fresh: 0, failed: 2, overBudget: 0 });
   });
 });

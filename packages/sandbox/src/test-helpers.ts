@@ -1,6 +1,7 @@
 // Test helpers: find host processes by a marker in their argv, a policy builder, and a harness of its own for unprivileged runs. Not exported by the package.
-import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rolldown } from 'rolldown';
 import type { EgressPolicy } from './types.js';
@@ -53,4 +54,21 @@ export function runHarness(script: string, args: string[], opts: { cwd: string; 
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, out, err }));
   });
+}
+
+/**
+ * Made in `dir` with openssl (it ships with Debian and Ubuntu): a private CA, a certificate for
+ * 127.0.0.1 it signed with that key, and a second CA that signed nothing here.
+ */
+export function testCertificates(dir: string): { ca: string; key: Buffer; cert: Buffer; otherCa: string } {
+  const ssl = (...args: string[]) => {
+    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`openssl ${args[0]}: ${r.stderr}`);
+  };
+  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=quickloop test CA');
+  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'host.key', '-out', 'host.csr', '-subj', '/CN=127.0.0.1');
+  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+  ssl('x509', '-req', '-in', 'host.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'host.pem', '-days', '2', '-extfile', 'ext.cnf');
+  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'other.key', '-out', 'other.pem', '-days', '2', '-subj', '/CN=another CA');
+  return { ca: readFileSync(join(dir, 'ca.pem'), 'utf8'), key: readFileSync(join(dir, 'host.key')), cert: readFileSync(join(dir, 'host.pem')), otherCa: readFileSync(join(dir, 'other.pem'), 'utf8') };
 }

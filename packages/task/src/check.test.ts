@@ -8,8 +8,19 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkPrelude, checkScript, compileSuccess, crc32, portBase, shellQuote } from './check.js';
 
 let ws: string;
-beforeEach(() => {
+/**
+ * The QS_PORT checks get here: one the kernel just gave out. The prelude's own pick (tested below) is
+ * stable per task name and only checks that nothing listens; on the host, beside a whole suite's
+ * loopback traffic, such a port can be the local end of another test's connection. A sandbox has
+ * its own network, where it cannot.
+ */
+let port: number;
+beforeEach(async () => {
   ws = mkdtempSync(join(tmpdir(), 'qs-check-test-'));
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
 });
 afterEach(() => rmSync(ws, { recursive: true, force: true }));
 
@@ -18,7 +29,7 @@ function runCheck(script: string, env: Record<string, string> = {}): { code: num
   // stdin must not be a socket: bash treats a socket stdin as rshd and sources ~/.bashrc.
   const r = spawnSync('bash', ['-c', script], {
     cwd: ws,
-    env: { PATH: process.env.PATH ?? '', TMPDIR: ws, HOME: ws, ...env },
+    env: { PATH: process.env.PATH ?? '', TMPDIR: ws, HOME: ws, QS_PORT: String(port), ...env },
     encoding: 'utf8',
     timeout: 60_000,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -176,7 +187,8 @@ describe('the compiled success block', () => {
     const taken = (server.address() as { port: number }).port;
     try {
       const script = `QS_PORT_BASE=${taken}\n${checkPrelude()}\necho "$QS_PORT"`;
-      const r = runCheck(script);
+      // Empty: the prelude picks it.
+      const r = runCheck(script, { QS_PORT: '' });
       const port = Number(r.lines[0]);
       expect(port).not.toBe(taken);
       expect(port).toBeGreaterThan(taken);

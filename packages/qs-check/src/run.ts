@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { CliError, createLogger, terminalSafe, QsExit, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, signalName, untilAborted, type Emitter } from '@quickloop/events';
 import { pipIndexes } from '@quickloop/registries';
-import { fetchInstallMetadata, fetchPipFiles, harvestInstallCacheAsync, hasNpmIndex, installedDists, notePipLayouts, npmRegistry, registryOf, removeLayout, wantedMetadata, type EgressEvent, type NpmRegistry, type PipIndexes } from '@quickloop/sandbox';
+import { fetchInstallMetadata, fetchPipFiles, harvestInstallCacheAsync, hasNpmIndex, installedDists, notePipLayouts, npmRegistry, registryOf, removeLayout, removeStaleParts, wantedMetadata, type EgressEvent, type NpmRegistry, type PipIndexes } from '@quickloop/sandbox';
 import type { ClassificationName } from '@quickloop/events';
 import { classify, isEvidential, label } from './classify.js';
 import { runCheck } from './check.js';
@@ -106,10 +106,16 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     while (fetching.length > 0) await Promise.all(fetching.splice(0));
   };
 
+  let swept = false;
   const cleanup = async (f: RunFacts): Promise<string | null> => {
     if (!f.ready || f.cleaned) return null;
     f.cleaned = true;
     if (opts.installCache !== undefined) {
+      // What a killed harvest left half-copied in the store goes, once per stage.
+      if (!swept) {
+        swept = true;
+        removeStaleParts(opts.installCache);
+      }
       // The stages before this one have ended, with every process they started: the home is still.
       // The packuments' fetches start first: they are network-bound, and go on while the blobs are copied.
       harvestMetadata(opts.installCache, f.ready.home);

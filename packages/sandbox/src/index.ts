@@ -17,6 +17,6 @@ export { diskUsage, type DiskUsage } from './usage.js';
 export { DEFAULT_LIMITS, limitsFrom, resolveLimits } from './limits.js';
 export { checkForwards } from './forwards.js';
 export { shownInside, TOOLCHAINS } from './rootfs.js';
-export { harvestInstallCache, harvestInstallCacheAsync, seedInstallCache, installCacheDir, npmCacheOf, MAX_BLOB_BYTES, type HarvestReport } from './install-cache.js';
+export { harvestInstallCache, harvestInstallCacheAsync, removeStaleParts, seedInstallCache, installCacheDir, npmCacheOf, MAX_BLOB_BYTES, type HarvestReport } from './install-cache.js';
 export { canonicalName, fetchPipFiles, notePipLayouts, installedDists, pageFiles, filesFor, pipCacheOf, pipEntryPath, pipRequestUrl, seedPipCache, MAX_PIP_FILE_BYTES, type InstalledDist, type PipIndexes, type PipReport } from './install-pip.js';
 export { askNpmConfig, fetchInstallMetadata, hasNpmIndex, npmConfig, npmRegistry, registryOf, wantedMetadata, METADATA_TTL_S, METADATA_REFRESH_MS, PACKUMENT_ACCEPTS, type MetadataReport, type MetadataWant, type NpmRegistry } from './install-metadata.js';

@@ -2,11 +2,11 @@
 // cache reaches the next attempt only as a blob whose SHA-512 is its name.
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { harvestInstallCache, harvestInstallCacheAsync, installCacheDir, MAX_BLOB_BYTES, npmCacheOf, seedInstallCache } from './install-cache.js';
+import { harvestInstallCache, harvestInstallCacheAsync, installCacheDir, MAX_BLOB_BYTES, npmCacheOf, removeStaleParts, seedInstallCache, STALE_PART_MS } from './install-cache.js';
 import { outerIds } from './rootfs.js';
 
 const temps: string[] = [];
@@ -192,5 +192,32 @@ describe('the install cache', () => {
     writeFileSync(join(base, 'file'), '');
     expect(() => installCacheDir('file', base)).toThrow(/^--install-cache file: not a folder that can be written \(E/);
     expect(() => installCacheDir('', base)).toThrow('--install-cache needs a folder');
+  });
+});
+
+describe("a killed harvest's leftovers in the store", () => {
+  it('are removed once older than any harvest runs; a running one\'s, other names, folders and links stay', () => {
+    const store = temp();
+    const npmTmp = join(store, 'npm', 'tmp');
+    const pipTmp = join(store, 'pip', 'tmp');
+    mkdirSync(npmTmp, { recursive: true });
+    mkdirSync(pipTmp, { recursive: true });
+    const now = Date.now();
+    const old = (now - STALE_PART_MS - 1000) / 1000;
+    const made = (path: string, stale: boolean) => {
+      writeFileSync(path, 'x');
+      if (stale) utimesSync(path, old, old);
+    };
+    made(join(npmTmp, 'a.part'), true);
+    made(join(npmTmp, 'b.index'), true);
+    made(join(pipTmp, 'c.part'), true);
+    made(join(pipTmp, 'fresh.part'), false);
+    made(join(pipTmp, 'notes.txt'), true);
+    mkdirSync(join(pipTmp, 'dir.part'));
+    symlinkSync('/etc/hostname', join(pipTmp, 'link.part'));
+    expect(removeStaleParts(store, now)).toBe(3);
+    expect(readdirSync(npmTmp)).toEqual([]);
+    expect(readdirSync(pipTmp).sort()).toEqual(['dir.part', 'fresh.part', 'link.part', 'notes.txt']);
+    expect(removeStaleParts(temp(), now)).toBe(0);
   });
 });

@@ -308,6 +308,39 @@ export async function seedInstallCache(store: string, home: string): Promise<num
   return blobCount;
 }
 
+/** A store's temporary files older than this belong to a harvest that was killed: every download ends well before. */
+export const STALE_PART_MS = 60 * 60_000;
+
+/**
+ * Removes from the store's two `tmp/` folders the files a killed harvest left (a copy or download in
+ * progress, named `*.part` or `*.index`), once they are older than STALE_PART_MS: a running harvest's
+ * own are younger. Returns how many it removed; never throws.
+ */
+export function removeStaleParts(store: string, now: number = Date.now()): number {
+  let removed = 0;
+  for (const dir of [join(store, 'npm', 'tmp'), join(store, 'pip', 'tmp')]) {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (!/\.(part|index)$/.test(name)) continue;
+      const path = join(dir, name);
+      try {
+        const st = lstatSync(path);
+        if (!st.isFile() || now - st.mtimeMs < STALE_PART_MS) continue;
+        rmSync(path, { force: true });
+        removed += 1;
+      } catch {
+        /* gone meanwhile */
+      }
+    }
+  }
+  return removed;
+}
+
 /** `--install-cache DIR`: made when missing (private to this user); a file or an unwritable folder is a usage error. */
 export function installCacheDir(value: string, cwd: string, flag = '--install-cache'): string {
   if (value.trim() === '') throw new UsageError(`${flag} needs a folder`);

@@ -33,6 +33,19 @@ export function pidScope(): string | null {
   }
 }
 
+/**
+ * How a recorded pidScope() stands to this process's: the same scope (its pid can be judged here), an
+ * earlier boot (whatever held it ended with that boot), another pid namespace of this boot (its pid
+ * names some other process here, or none), or unknown (nothing recorded, or /proc cannot tell).
+ */
+export function pidScopeRelation(recorded: string | undefined, here: string | null = pidScope()): 'same' | 'earlier-boot' | 'other-namespace' | 'unknown' {
+  const [ns, boot] = (recorded ?? '').trim().split(' ');
+  if (!ns || !boot || here === null) return 'unknown';
+  const [hereNs, hereBoot] = here.split(' ');
+  if (boot !== hereBoot) return 'earlier-boot';
+  return ns === hereNs ? 'same' : 'other-namespace';
+}
+
 /** A signal's number on this platform, from the kernel's own table; 0 for a name it does not know. */
 export function signalNumber(name: string): number {
   return (constants.signals as Record<string, number | undefined>)[name] ?? 0;

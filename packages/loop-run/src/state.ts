@@ -1,7 +1,7 @@
 // state.json: loaded once, rewritten whole and atomically (temp file + rename) on every save; and the run lock.
 import { closeSync, existsSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { InputError } from '@quickloop/cli-kit/errors';
-import { pidScope, processStart } from '@quickloop/cli-kit/process-group';
+import { pidScope, pidScopeRelation, processStart } from '@quickloop/cli-kit/process-group';
 import type { Payload } from '@quickloop/events';
 import type { ConsentRecord } from '@quickloop/loop-engine';
 
@@ -177,15 +177,13 @@ export function acquireLock(path: string): () => void {
       const [pidLine, startLine, scopeLine] = readFileSync(path, 'utf8').split('\n');
       const pid = Number.parseInt(pidLine ?? '', 10);
       const start = startLine?.trim() ? startLine.trim() : undefined;
-      const [ns, boot] = (scopeLine ?? '').trim().split(' ');
-      const [hereNs, hereBoot] = (pidScope() ?? '').split(' ');
       // A holder of an earlier boot ended with it. One of another pid namespace (a container sharing
       // the folder) cannot be seen from here at all: its pid means some other process, or none.
-      const earlierBoot = boot !== undefined && boot !== '' && hereBoot !== undefined && hereBoot !== '' && boot !== hereBoot;
-      if (!earlierBoot && ns !== undefined && ns !== '' && hereNs !== '' && ns !== hereNs) {
+      const scope = pidScopeRelation(scopeLine);
+      if (scope === 'other-namespace') {
         throw new InputError(`the lock ${path} was taken by pid ${pidLine ?? '?'} of another pid namespace (a container sharing this folder?), which cannot be checked from here: remove the lock if that loop-run has ended`);
       }
-      if (!earlierBoot && Number.isInteger(pid) && pid > 0 && pid !== process.pid && holderAlive(pid, start)) {
+      if (scope !== 'earlier-boot' && Number.isInteger(pid) && pid > 0 && pid !== process.pid && holderAlive(pid, start)) {
         throw new InputError(`another loop-run (pid ${pid}) is running this loop (lock ${path})`);
       }
       try {

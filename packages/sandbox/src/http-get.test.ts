@@ -1,28 +1,21 @@
 // The install cache's own downloads: where credentials given in a URL go when the server redirects
 // (an absolute Location never carries them on; a relative one keeps the scheme, host and port).
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect, createServer as createNetServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getBuffer } from './http-get.js';
-import { testCertificates } from './test-helpers.js';
+import { tempFolders, testCertificates } from './test-helpers.js';
 
-const temps: string[] = [];
+const { temp, cleanup } = tempFolders('qs-http-get-');
 const closers: (() => void)[] = [];
 afterEach(() => {
   for (const c of closers.splice(0)) c();
-  for (const t of temps.splice(0)) rmSync(t, { recursive: true, force: true });
+  cleanup();
 });
 
 /** A CA and a certificate for 127.0.0.1 it signed, made here. */
-function certs(): { ca: string; key: Buffer; cert: Buffer } {
-  const dir = mkdtempSync(join(tmpdir(), 'qs-http-get-'));
-  temps.push(dir);
-  return testCertificates(dir);
-}
+const certs = (): { ca: string; key: Buffer; cert: Buffer } => testCertificates(temp());
 
 /** One port that speaks both https and plain http (told apart by the first byte), so a redirect can change only the scheme. */
 async function bothOnOnePort(handler: (req: IncomingMessage, res: ServerResponse, scheme: string) => void): Promise<{ port: number; ca: string }> {

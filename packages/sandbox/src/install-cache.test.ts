@@ -2,22 +2,15 @@
 // cache reaches the next attempt only as a blob whose SHA-512 is its name.
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { harvestInstallCache, harvestInstallCacheAsync, installCacheDir, MAX_BLOB_BYTES, npmCacheOf, removeStaleParts, seedInstallCache, STALE_PART_MS } from './install-cache.js';
 import { outerIds } from './rootfs.js';
+import { tempFolders } from './test-helpers.js';
 
-const temps: string[] = [];
-afterEach(() => {
-  for (const t of temps.splice(0)) rmSync(t, { recursive: true, force: true });
-});
-function temp(): string {
-  const d = mkdtempSync(join(tmpdir(), 'qs-install-cache-'));
-  temps.push(d);
-  return d;
-}
+const { temp, cleanup } = tempFolders('qs-install-cache-');
+afterEach(cleanup);
 
 const hex = (data: string | Buffer) => createHash('sha512').update(data).digest('hex');
 const blobPath = (home: string, digest: string) => join(npmCacheOf(home), 'content-v2', 'sha512', digest.slice(0, 2), digest.slice(2, 4), digest.slice(4));

@@ -4,25 +4,17 @@
 // is what that registry served.
 import { createHash, randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { harvestInstallCache, npmCacheOf, seedInstallCache } from './install-cache.js';
-import { testCertificates } from './test-helpers.js';
+import { tempFolders, testCertificates } from './test-helpers.js';
 import { askNpmConfig, fetchInstallMetadata, MAX_BUCKET_BYTES, MAX_METADATA_URLS, METADATA_REFRESH_MS, METADATA_TTL_S, npmConfig, npmRegistry, PACKUMENT_ACCEPTS, registryOf, wantedMetadata, type NpmRegistry } from './install-metadata.js';
 
-const temps: string[] = [];
-afterEach(() => {
-  for (const t of temps.splice(0)) rmSync(t, { recursive: true, force: true });
-});
-function temp(): string {
-  const d = mkdtempSync(join(tmpdir(), 'qs-install-metadata-'));
-  temps.push(d);
-  return d;
-}
+const { temp, cleanup } = tempFolders('qs-install-metadata-');
+afterEach(cleanup);
 
 const KEY = 'make-fetch-happen:request-cache:';
 const [CORGI] = PACKUMENT_ACCEPTS;

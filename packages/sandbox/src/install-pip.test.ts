@@ -4,25 +4,20 @@
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fetchPipFiles, filesFor, installedDists, notePipLayouts, pageFiles, pipCacheOf, pipEntryPath, pipRequestUrl, seedPipCache, type InstalledDist } from './install-pip.js';
 import { outerIds } from './rootfs.js';
+import { tempFolders } from './test-helpers.js';
 
-const temps: string[] = [];
+const { temp, cleanup } = tempFolders('qs-install-pip-');
 const servers: Server[] = [];
 afterEach(async () => {
-  for (const t of temps.splice(0)) rmSync(t, { recursive: true, force: true });
+  cleanup();
   await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
 });
-function temp(): string {
-  const d = mkdtempSync(join(tmpdir(), 'qs-install-pip-'));
-  temps.push(d);
-  return d;
-}
 
 /** A pip-installed distribution in a venv's site-packages under `root`. */
 function install(root: string, dir: string, opts: { installer?: string; tags?: string[] } = {}): string {
@@ -350,16 +345,21 @@ describe('fetching the files into the store', () => {
   });
 });
 
+/** A store holding one wheel, fetched from an index served here; `url` is the file's (the entry's key). */
+async function storeWith(wheel: Buffer): Promise<{ store: string; url: string }> {
+  const name = 'greeter_py-1.0.0-py3-none-any.whl';
+  const idx = await serveIndex({ 'greeter-py': page(link(`../../files/${name}#sha256=${sha256(wheel)}`)) }, { [`/files/${name}`]: wheel });
+  const store = temp();
+  await fetchPipFiles(store, [{ name: 'greeter_py', version: '1.0.0', tags: ['py3-none-any'] }], { urls: [idx.url] }, temp());
+  return { store, url: `${idx.url.replace('/simple/', '/files/')}${name}` };
+}
+
 describe('seeding a new home', () => {
   it("writes, for each stored file, pip's entry in both layouts: the whole response (http) and metadata plus body (http-v2)", async () => {
     const wheel = Buffer.from('the real wheel bytes');
-    const name = 'greeter_py-1.0.0-py3-none-any.whl';
-    const idx = await serveIndex({ 'greeter-py': page(link(`../../files/${name}#sha256=${sha256(wheel)}`)) }, { [`/files/${name}`]: wheel });
-    const store = temp();
-    await fetchPipFiles(store, [{ name: 'greeter_py', version: '1.0.0', tags: ['py3-none-any'] }], { urls: [idx.url] }, temp());
+    const { store, url } = await storeWith(wheel);
     const home = temp();
     expect(await seedPipCache(store, `${home}/`)).toBe(1);
-    const url = `${idx.url.replace('/simple/', '/files/')}${name}`;
     const whole = readEntry(pipEntryPath(join(pipCacheOf(home), 'http'), url));
     const meta = readEntry(pipEntryPath(join(pipCacheOf(home), 'http-v2'), url));
     // The index's own caching headers (its Date too), so pip serves the file from its cache as long as it would have itself.
@@ -381,11 +381,7 @@ describe('seeding a new home', () => {
 
   it("writes only the layouts the sweep's pips were seen to make, once one was seen (a link is not a sighting)", async () => {
     const wheel = Buffer.from('layout wheel');
-    const name = 'greeter_py-1.0.0-py3-none-any.whl';
-    const idx = await serveIndex({ 'greeter-py': page(link(`../../files/${name}#sha256=${sha256(wheel)}`)) }, { [`/files/${name}`]: wheel });
-    const store = temp();
-    await fetchPipFiles(store, [{ name: 'greeter_py', version: '1.0.0', tags: ['py3-none-any'] }], { urls: [idx.url] }, temp());
-    const url = `${idx.url.replace('/simple/', '/files/')}${name}`;
+    const { store, url } = await storeWith(wheel);
     const layoutsIn = (home: string) => ['http', 'http-v2'].filter((l) => existsSync(pipEntryPath(join(pipCacheOf(home), l), url)));
     // A run whose pip cache is a link to elsewhere says nothing; a pip 23.3+ run says http-v2.
     const linked = temp();

@@ -1,21 +1,14 @@
 // What a killed harness leaves in the temp folder is removed by the next one, and nothing else is.
 import { spawn, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chownSync, existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { markSupportOwner, removeStaleSupport, SUPPORT_PREFIX } from './stale-support.js';
+import { tempFolders } from './test-helpers.js';
 
-const temps: string[] = [];
-afterEach(() => {
-  for (const t of temps.splice(0)) rmSync(t, { recursive: true, force: true });
-});
-function temp(): string {
-  const d = mkdtempSync(join(tmpdir(), 'qs-stale-support-'));
-  temps.push(d);
-  return d;
-}
+const { temp, cleanup } = tempFolders('qs-stale-support-');
+afterEach(cleanup);
 
 /** This process's pid namespace and boot, as an owner file names them. */
 const scope = `${readlinkSync('/proc/self/ns/pid').replace(/\D/g, '')} ${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()}`;

@@ -16,7 +16,7 @@
 // one another harness has just made and not yet named.
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pidScope, processStart } from '@quickloop/cli-kit/process-group';
+import { pidScope, pidScopeRelation, processStart } from '@quickloop/cli-kit/process-group';
 
 export const SUPPORT_PREFIX = 'quickloop-proxy-';
 const OWNER = 'owner';
@@ -66,7 +66,7 @@ export function removeStaleSupport(parent: string): number {
       const st = lstatSync(dir);
       if (!st.isDirectory() || st.uid !== uid) continue;
       const owner = readOwner(dir);
-      if (owner === undefined || owner.pid === process.pid || owner.scope !== scope) continue;
+      if (owner === undefined || owner.pid === process.pid || pidScopeRelation(owner.scope, scope) !== 'same') continue;
       // Alive with the same start time: still in use. A pid that now names another process is not its owner.
       const now = processStart(owner.pid);
       if (now === owner.start) continue;

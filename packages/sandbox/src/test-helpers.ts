@@ -1,6 +1,7 @@
 // Test helpers: find host processes by a marker in their argv, a policy builder, and a harness of its own for unprivileged runs. Not exported by the package.
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rolldown } from 'rolldown';
@@ -71,4 +72,19 @@ export function testCertificates(dir: string): { ca: string; key: Buffer; cert: 
   ssl('x509', '-req', '-in', 'host.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'host.pem', '-days', '2', '-extfile', 'ext.cnf');
   ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'other.key', '-out', 'other.pem', '-days', '2', '-subj', '/CN=another CA');
   return { ca: readFileSync(join(dir, 'ca.pem'), 'utf8'), key: readFileSync(join(dir, 'host.key')), cert: readFileSync(join(dir, 'host.pem')), otherCa: readFileSync(join(dir, 'other.pem'), 'utf8') };
+}
+
+/** Temp folders named `prefix…` under the temp dir; `cleanup` (for afterEach) removes each one made so far. */
+export function tempFolders(prefix: string): { temp: () => string; cleanup: () => void } {
+  const made: string[] = [];
+  return {
+    temp: () => {
+      const dir = mkdtempSync(join(tmpdir(), prefix));
+      made.push(dir);
+      return dir;
+    },
+    cleanup: () => {
+      for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

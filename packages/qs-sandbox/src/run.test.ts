@@ -169,6 +169,43 @@ describe('qs-sandbox', () => {
     expect(out).toContain(`home=${String(events.find((e) => e.type === 'sandbox.ready')?.home)}\n`);
   });
 
+  it("points the sandbox's npm and pip at this machine's registries where the policy allows them, never with credentials", async () => {
+    const home = mkdtempSync(join(tmpdir(), 'qs-sandbox-home-'));
+    try {
+      // This user's npm config: a scoped registry that needs a token, and one that does not.
+      writeFileSync(join(home, '.npmrc'), '@corp:registry=https://npm-corp.test/\n//npm-corp.test/:_authToken=npm-secret-token\n@open:registry=https://npm-open.test/o/\n');
+      const input = editedTask((e) => {
+        e.policy.registries = ['npm-mirror.test:443', 'npm-corp.test:443', 'npm-open.test:443', 'pip-mirror.test:443'];
+        e.task.setup = ['npm config get registry; npm config get @corp:registry; npm config get @open:registry; cat ~/.config/pip/pip.conf; npm config set fund false && echo set-ok; env | grep -i registry || echo no-registry-env'];
+      });
+      const env = { PATH: process.env.PATH, HOME: home, NPM_CONFIG_REGISTRY: 'https://npm-mirror.test/r', PIP_INDEX_URL: 'https://pip-mirror.test/simple', PIP_EXTRA_INDEX_URL: 'https://user:pip-secret@pip-private.test/simple' };
+      const { events } = await stage(input, {}, env);
+      const out = String(events.find((e) => e.type === 'setup.completed')?.output);
+      expect(out).toContain('https://npm-mirror.test/r/\n');
+      // The token stays out, so the registry it belongs to does too: npm there keeps its own default.
+      expect(out).not.toContain('npm-corp.test');
+      expect(out).toContain('https://npm-open.test/o/\n');
+      expect(out).toContain('[global]\nindex-url = https://pip-mirror.test/simple/\n');
+      expect(out).not.toContain('pip-private.test');
+      expect(out).not.toContain('secret');
+      // The files are the sandbox user's: a quickstart's `npm config set` works.
+      expect(out).toContain('set-ok');
+      expect(out).toContain('no-registry-env');
+
+      // A registry the policy does not let the sandbox reach is not written (network.only, say).
+      const only = editedTask((e) => {
+        e.policy.registries = [];
+        e.task.setup = ['npm config get registry; test -e ~/.config/pip/pip.conf && echo pip-conf || echo no-pip-conf'];
+      });
+      const second = await stage(only, {}, env);
+      const out2 = String(second.events.find((e) => e.type === 'setup.completed')?.output);
+      expect(out2).not.toContain('npm-mirror.test');
+      expect(out2).toContain('no-pip-conf');
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it('runs under local only when unenforced runs are allowed, and says it is not enforced', async () => {
     await expect(stage(stream('setup.ndjson'), { backend: 'local' })).rejects.toThrow(UsageError);
     const { events } = await stage(stream('setup.ndjson'), { backend: 'local', allowUnenforced: true });

@@ -1,7 +1,9 @@
 // qs-sandbox: for each task.loaded, make its sandbox and run its setup; forward every line, unchanged and in order.
 import { createLogger, CliError, isPipeClosed, terminalSafe, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Payload } from '@quickloop/events';
-import { emitUsage, provisionSandbox, selectBackend, type BackendChoice } from '@quickloop/sandbox';
+import { homedir } from 'node:os';
+import { installSources } from '@quickloop/registries';
+import { emitUsage, provisionSandbox, selectBackend, type BackendChoice, type InstallSources } from '@quickloop/sandbox';
 
 export const STAGE = 'qs-sandbox';
 
@@ -30,6 +32,8 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
   let inconclusive = 0;
   /** Runs whose task.loaded carried a command bash cannot be given (exit 3, like any bad input line). */
   let badInput = 0;
+  /** Where this machine's npm and pip install from, read at the first sandbox (no process is started). */
+  let sources: InstallSources | undefined;
 
   for await (const { raw, event } of untilAborted(readEvents(io.stdin), io.signal)) {
     await writer.forward(raw);
@@ -47,6 +51,7 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
     }
     let provisioned: Awaited<ReturnType<typeof provisionSandbox>>;
     try {
+      sources ??= installSources({ env: io.env, home: io.env.HOME ?? homedir(), cwd: io.cwd });
       provisioned = await provisionSandbox(
         loaded,
         event.run_id,
@@ -59,6 +64,7 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
           allowRegistries: opts.allowRegistries,
           ...(opts.baseDir ? { baseDir: opts.baseDir } : {}),
           ...(opts.installCache !== undefined ? { installCache: opts.installCache } : {}),
+          installSources: sources,
         },
         emitter,
         io.newId,

@@ -73,3 +73,16 @@ export function parseIni(text: string): Map<string, Map<string, string>> {
   }
   return sections;
 }
+
+/** An http(s) URL with no credentials in it, normalised to end in `/`; undefined otherwise. */
+export function plainUrl(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    return undefined;
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '' || /[\s\n\r]/.test(raw.trim())) return undefined;
+  url.hash = '';
+  return url.toString().replace(/\/*$/, '/');
+}

@@ -1,11 +1,13 @@
 // discoverRegistries: the hosts the host's package managers are configured to install from, read from their own config.
 import { aptRegistries } from './apt.js';
 import { formatEndpoint, registryEndpoint } from '@quickloop/sandbox/hosts';
-import { npmRegistries } from './npm.js';
-import { pipRegistries } from './pip.js';
+import { npmForwardable, npmRegistries } from './npm.js';
+import { pipForwardable, pipRegistries } from './pip.js';
+import type { InstallSources } from '@quickloop/sandbox';
 import type { Found, SystemPaths } from './types.js';
 
 export type { Found, SystemPaths } from './types.js';
+export type { InstallSources } from '@quickloop/sandbox';
 export { builtinNpmRegistry, findNpmRoot } from './npm.js';
 export { builtinPipIndex, pipIndexes } from './pip.js';
 export { endpointOf } from './files.js';
@@ -39,7 +41,7 @@ export async function discoverRegistries(opts: DiscoverOptions): Promise<Registr
 }
 
 export function discoverRegistriesSync(opts: DiscoverOptions): Registries {
-  const paths: SystemPaths = { root: opts.paths?.root ?? '/', execPath: opts.paths?.execPath ?? process.execPath, ...(opts.paths?.npmRoot ? { npmRoot: opts.paths.npmRoot } : {}) };
+  const paths = systemPaths(opts.paths);
   const sources: Found[] = [
     ...npmRegistries({ env: opts.env, home: opts.home, cwd: opts.cwd, paths, spawnFallback: opts.spawnFallback ?? true }),
     ...pipRegistries({ env: opts.env, home: opts.home, paths }),
@@ -50,4 +52,19 @@ export function discoverRegistriesSync(opts: DiscoverOptions): Registries {
     if (e) sources.push({ endpoint: formatEndpoint(e.host, e.port), from: 'option --allow-registry' });
   }
   return { endpoints: [...new Set(sources.map((s) => s.endpoint))], sources };
+}
+
+/**
+ * The registries configured here that a sandbox's npm and pip should be pointed at, because a
+ * sandbox's home is new and its environment is an allowlist: a registry set only in this user's
+ * npmrc or pip.conf, or in NPM_CONFIG_REGISTRY or PIP_INDEX_URL, is otherwise not seen inside it.
+ * Nothing is spawned; a URL that needs credentials is left out (npmForwardable, pipForwardable).
+ */
+export function installSources(opts: Omit<DiscoverOptions, 'extra' | 'spawnFallback'>): InstallSources {
+  const paths = systemPaths(opts.paths);
+  return { npm: npmForwardable({ env: opts.env, home: opts.home, cwd: opts.cwd, paths }), pip: pipForwardable({ env: opts.env, home: opts.home, paths }) };
+}
+
+function systemPaths(given: Partial<SystemPaths> | undefined): SystemPaths {
+  return { root: given?.root ?? '/', execPath: given?.execPath ?? process.execPath, ...(given?.npmRoot ? { npmRoot: given.npmRoot } : {}) };
 }

@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
-import { exists, endpointOf, parseIni, readText } from './files.js';
+import { exists, endpointOf, parseIni, plainUrl, readText } from './files.js';
 import type { Found, SystemPaths } from './types.js';
 
 /** Where npm keeps its config definitions, newest layout first. */
@@ -76,7 +76,16 @@ interface Layer {
   values: Map<string, string>;
 }
 
-export function npmRegistries(opts: { env: Record<string, string | undefined>; home: string; cwd: string; paths: SystemPaths; spawnFallback: boolean }): Found[] {
+/** npm's effective registry settings: each value after `${VAR}` expansion, and every layer's keys (for the auth ones). */
+interface NpmResolved {
+  registry?: { url: string; from: string };
+  scoped: Map<string, { url: string; from: string }>;
+  /** Every key any layer sets, lower-cased: `//host/path/:_authtoken` and the like. */
+  keys: Set<string>;
+  root?: string;
+}
+
+function npmResolved(opts: { env: Record<string, string | undefined>; home: string; cwd: string; paths: SystemPaths }): NpmResolved {
   const { env, home, cwd, paths } = opts;
   const root = findNpmRoot(env, paths);
   const layers: Layer[] = [];
@@ -102,27 +111,56 @@ export function npmRegistries(opts: { env: Record<string, string | undefined>; h
   }
   layers.push({ from: 'npm environment', values: envValues });
 
-  let registry: Found | undefined;
-  const scoped = new Map<string, Found>();
+  const out: NpmResolved = { scoped: new Map(), keys: new Set(), ...(root ? { root } : {}) };
   for (const layer of layers) {
     for (const [key, raw] of layer.values) {
+      out.keys.add(key.toLowerCase());
       const value = expand(raw, env);
       if (key === 'registry') {
-        const host = endpointOf(value);
-        if (host) registry = { endpoint: host, from: `${layer.from} (registry)` };
+        if (endpointOf(value)) out.registry = { url: value, from: `${layer.from} (registry)` };
       } else if (/^@[^:]+:registry$/i.test(key)) {
-        const host = endpointOf(value);
-        if (host) scoped.set(key.toLowerCase(), { endpoint: host, from: `${layer.from} (${key})` });
+        if (endpointOf(value)) out.scoped.set(key.toLowerCase(), { url: value, from: `${layer.from} (${key})` });
       }
     }
   }
-  if (!registry && root) {
-    const builtin = builtinNpmRegistry(root);
+  return out;
+}
+
+export function npmRegistries(opts: { env: Record<string, string | undefined>; home: string; cwd: string; paths: SystemPaths; spawnFallback: boolean }): Found[] {
+  const resolved = npmResolved(opts);
+  let registry: Found | undefined;
+  if (resolved.registry) registry = { endpoint: endpointOf(resolved.registry.url)!, from: resolved.registry.from };
+  else if (resolved.root) {
+    const builtin = builtinNpmRegistry(resolved.root);
     const host = builtin ? endpointOf(builtin) : undefined;
-    if (host) registry = { endpoint: host, from: `npm default (${join(root, DEFINITION_FILES[0]!)})` };
+    if (host) registry = { endpoint: host, from: `npm default (${join(resolved.root, DEFINITION_FILES[0]!)})` };
   }
-  if (!registry && opts.spawnFallback) registry = askNpm(env, cwd);
-  return [...(registry ? [registry] : []), ...scoped.values()];
+  if (!registry && opts.spawnFallback) registry = askNpm(opts.env, opts.cwd);
+  const scoped = [...resolved.scoped.values()].map((s) => ({ endpoint: endpointOf(s.url)!, from: s.from }));
+  return [...(registry ? [registry] : []), ...scoped];
+}
+
+/**
+ * The registries npm is configured with here that a sandbox's npm can be pointed at as they are: the
+ * registry (when configured, not npm's default) and the scoped ones, as `[key, url]`. A URL with
+ * credentials in it, or one npm holds credentials for (`//host/…:_authToken` and the like), is left
+ * out: credentials never enter a sandbox, and without them that registry would refuse the install.
+ */
+export function npmForwardable(opts: { env: Record<string, string | undefined>; home: string; cwd: string; paths: SystemPaths }): Array<[string, string]> {
+  const resolved = npmResolved(opts);
+  const top = [...resolved.keys].some((k) => /^(_auth|_authtoken|_password|username|certfile|keyfile)$/.test(k));
+  const out: Array<[string, string]> = [];
+  const add = (key: string, raw: string, global: boolean): void => {
+    const url = plainUrl(raw);
+    if (url === undefined || (global && top)) return;
+    // npm's "nerf dart": the URL without its scheme, query or hash, the key of its credentials.
+    const dart = `//${new URL(url).host}${new URL(url).pathname}`.toLowerCase();
+    const authed = [...resolved.keys].some((k) => /:(_auth|_authtoken|_password|username|certfile|keyfile)$/.test(k) && dart.startsWith(k.slice(0, k.lastIndexOf(':'))));
+    if (!authed) out.push([key, url]);
+  };
+  if (resolved.registry) add('registry', resolved.registry.url, true);
+  for (const [key, s] of resolved.scoped) add(key, s.url, false);
+  return out;
 }
 
 /** The last resort, off the hot path: only when npm's own files could not be read. */

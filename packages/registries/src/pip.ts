@@ -1,6 +1,6 @@
 // pip's indexes as pip would resolve them: PIP_* env, the pip.conf files it reads, then the default compiled into the installed pip.
 import { delimiter, dirname, join } from 'node:path';
-import { endpointOf, listDir, parseIni, readText } from './files.js';
+import { endpointOf, listDir, parseIni, plainUrl, readText } from './files.js';
 import type { Found, SystemPaths } from './types.js';
 
 const INDEX_PY = join('pip', '_internal', 'models', 'index.py');
@@ -57,37 +57,50 @@ interface Url {
   links?: boolean;
 }
 
-/** What pip's config files and PIP_* variables say for `pip install`: its index, the extra ones and find-links, and its CA bundle. */
-function pipConfig(env: Record<string, string | undefined>, home: string, root: string): { index?: Url; extra: Url[]; cert?: string } {
+/**
+ * What pip's config files and PIP_* variables say for `pip install`: its index, the extra ones and
+ * find-links (every file's, the hosts a policy must allow), the extra indexes pip itself uses (the
+ * last place that sets them: a later file replaces an earlier one's list), and its CA bundle.
+ */
+function pipConfig(env: Record<string, string | undefined>, home: string, root: string): { index?: Url; extra: Url[]; extraInForce: string[]; cert?: string } {
   let index: Url | undefined;
   let cert: string | undefined;
   const extra: Url[] = [];
+  let extraInForce: string[] = [];
   const add = (value: string, from: string, links = false): void => {
     for (const url of urls(value)) extra.push({ url, from, ...(links ? { links } : {}) });
   };
+  // pip merges its files (a later one's key replaces an earlier one's), then lets [install] override
+  // [global] for `pip install`, the command tasks run, whichever file each came from.
+  const sections = { global: {} as { index?: Url; extra?: string[] }, install: {} as { index?: Url; extra?: string[] } };
   for (const file of configFiles(env, home, root)) {
     const text = readText(file);
     if (text === undefined) continue;
     const ini = parseIni(text);
-    // [install] overrides [global] for `pip install`, the command tasks run.
-    for (const section of ['global', 'install']) {
+    for (const section of ['global', 'install'] as const) {
       const values = ini.get(section);
       if (!values) continue;
       const indexUrl = values.get('index-url') ?? values.get('index_url');
-      if (indexUrl && urls(indexUrl)[0] !== undefined) index = { url: urls(indexUrl)[0]!, from: `pip config ${file} (${section}.index-url)` };
+      if (indexUrl && urls(indexUrl)[0] !== undefined) sections[section].index = { url: urls(indexUrl)[0]!, from: `pip config ${file} (${section}.index-url)` };
       for (const key of ['extra-index-url', 'find-links']) {
         const v = values.get(key) ?? values.get(key.replace(/-/g, '_'));
         if (v) add(v, `pip config ${file} (${section}.${key})`, key === 'find-links');
+        if (v && key === 'extra-index-url') sections[section].extra = urls(v);
       }
       const c = values.get('cert');
       if (c) cert = c;
     }
   }
+  index = sections.install.index ?? sections.global.index;
+  extraInForce = sections.install.extra ?? sections.global.extra ?? [];
   if (env.PIP_INDEX_URL && urls(env.PIP_INDEX_URL)[0] !== undefined) index = { url: urls(env.PIP_INDEX_URL)[0]!, from: 'PIP_INDEX_URL' };
-  if (env.PIP_EXTRA_INDEX_URL) add(env.PIP_EXTRA_INDEX_URL, 'PIP_EXTRA_INDEX_URL');
+  if (env.PIP_EXTRA_INDEX_URL) {
+    add(env.PIP_EXTRA_INDEX_URL, 'PIP_EXTRA_INDEX_URL');
+    extraInForce = urls(env.PIP_EXTRA_INDEX_URL);
+  }
   if (env.PIP_FIND_LINKS) add(env.PIP_FIND_LINKS, 'PIP_FIND_LINKS', true);
   if (env.PIP_CERT) cert = env.PIP_CERT;
-  return { ...(index ? { index } : {}), extra, ...(cert !== undefined ? { cert } : {}) };
+  return { ...(index ? { index } : {}), extra, extraInForce, ...(cert !== undefined ? { cert } : {}) };
 }
 
 export function pipRegistries(opts: { env: Record<string, string | undefined>; home: string; paths: SystemPaths }): Found[] {
@@ -143,4 +156,19 @@ export function pipIndexes(opts: { env: Record<string, string | undefined>; home
     if (!out.includes(text)) out.push(text);
   }
   return { urls: out, ...(config.cert !== undefined ? { cert: config.cert } : {}) };
+}
+
+/**
+ * The indexes pip is configured with here that a sandbox's pip can be pointed at as they are: the
+ * index (when configured, not pip's default) and the extra ones, http(s) only. A URL with credentials
+ * in it is left out: credentials never enter a sandbox, and without them that index would refuse. The
+ * extra indexes go all together or not at all, since a sandbox's own pip.conf would replace the list.
+ */
+export function pipForwardable(opts: { env: Record<string, string | undefined>; home: string; paths?: Partial<SystemPaths> }): { index?: string; extra: string[] } {
+  const config = pipConfig(opts.env, opts.home, opts.paths?.root ?? '/');
+  const index = config.index ? plainUrl(config.index.url) : undefined;
+  // A sandbox's pip.conf replaces the list the system's files give: all of them, or none.
+  const wanted = config.extraInForce.map(plainUrl);
+  const extra = wanted.every((u) => u !== undefined) ? [...new Set(wanted as string[])] : [];
+  return { ...(index !== undefined ? { index } : {}), extra };
 }

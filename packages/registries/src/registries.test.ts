@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { discoverRegistries, endpointOf, pipIndexes } from './index.js';
+import { discoverRegistries, endpointOf, installSources, pipIndexes } from './index.js';
 
 let base: string;
 const write = (rel: string, text: string): string => {
@@ -94,6 +94,37 @@ describe('discoverRegistries', () => {
     expect(pipIndexes({ ...m, env: { PIP_INDEX_URL: 'https://me:pw@Idx.TEST:0443/simple', PIP_EXTRA_INDEX_URL: 'http://idx.test:80 https://idx.test:8443/s' } }).urls).toEqual(['https://me:pw@idx.test:443/simple/', 'https://pip-extra1.test/simple/', 'http://idx.test:80/', 'https://idx.test:8443/s/']);
     // A local index replaces the default: nothing to download, and the default is not asked either.
     expect(pipIndexes({ ...m, env: { ...m.env, PIP_INDEX_URL: 'file:///srv/simple' } })).toEqual({ urls: ['https://pip-extra1.test/simple/'], cert: '/etc/ssl/pip.pem' });
+  });
+
+  it('gives a sandbox the configured registries npm and pip would use, leaving out any that need credentials', () => {
+    const m = fakeMachine();
+    // Nothing configured: npm and pip keep their defaults, nothing to tell a sandbox.
+    expect(installSources(m)).toEqual({ npm: [], pip: { extra: [] } });
+    write('home/.npmrc', 'registry=https://npm-user.test/npm\n@open:registry=http://npm-open.test:4873\n@corp:registry=https://npm-corp.test/c/\n//npm-corp.test/:_authToken=${TOKEN}\n@url:registry=https://me:pw@npm-url.test/\n');
+    write('home/.config/pip/pip.conf', '[global]\nindex-url = https://pip-user.test/simple\nextra-index-url = https://pip-extra.test/simple file:///srv/simple https://me:pw@pip-private.test/s\nfind-links = https://links.test/\n');
+    expect(installSources(m)).toEqual({
+      npm: [
+        ['registry', 'https://npm-user.test/npm/'],
+        ['@open:registry', 'http://npm-open.test:4873/'],
+      ],
+      // One extra index cannot be handed over (a local folder, credentials), so none is: the list is replaced whole.
+      pip: { index: 'https://pip-user.test/simple/', extra: [] },
+    });
+    write('etc/pip.conf', '[global]\nextra-index-url = https://pip-extra.test/simple\n');
+    write('home/.config/pip/pip.conf', '[global]\nextra-index-url = https://pip-extra2.test/simple\n');
+    // pip reads the last file that sets the list: the user's replaces the system's.
+    expect(installSources(m).pip).toEqual({ extra: ['https://pip-extra2.test/simple/'] });
+    // …and for `pip install`, an [install] value beats a [global] one whichever file each is in.
+    write('etc/pip.conf', '[install]\nindex-url = https://pip-install.test/simple\n');
+    write('home/.config/pip/pip.conf', '[global]\nindex-url = https://pip-global.test/simple\n');
+    expect(installSources(m).pip).toEqual({ index: 'https://pip-install.test/simple/', extra: [] });
+    // The environment wins, as it does for npm and pip; a token for the default registry keeps it out.
+    write('project/.npmrc', '_authToken=abc\n');
+    const env = { ...m.env, NPM_CONFIG_REGISTRY: 'https://npm-env.test/', PIP_INDEX_URL: 'https://u:p@pip-env.test/simple' };
+    const r = installSources({ ...m, env });
+    expect(r.npm).toEqual([['@open:registry', 'http://npm-open.test:4873/']]);
+    // An index that needs its credentials is not handed over at all (pip there keeps its default).
+    expect(r.pip.index).toBeUndefined();
   });
 
   it('adds extra endpoints from the option, normalised, without duplicates', async () => {

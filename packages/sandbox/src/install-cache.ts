@@ -20,11 +20,11 @@
 // npm checks every blob it reads against its integrity as well.
 import { randomBytes, createHash } from 'node:crypto';
 import { accessSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { copyFile, lchown, mkdir } from 'node:fs/promises';
+import { copyFile, mkdir } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { setImmediate } from 'node:timers/promises';
 import { makeDirs, UsageError } from '@quickloop/cli-kit';
-import { outerIds } from './rootfs.js';
+import { sandboxOwner } from './rootfs.js';
 
 export const MAX_BLOB_BYTES = 256 * 1024 * 1024;
 export const MAX_HARVEST_BYTES = 2 * 1024 * 1024 * 1024;
@@ -279,10 +279,7 @@ export async function seedInstallCache(store: string, home: string): Promise<num
   }
   if (blobCount === 0) return 0;
   // A root harness runs the sandbox as another uid: npm must be able to add to its own cache.
-  const ids = process.getuid?.() === 0 ? outerIds() : undefined;
-  const own = async (path: string): Promise<void> => {
-    if (ids) await lchown(path, ids.uid, ids.gid);
-  };
+  const own = sandboxOwner();
   const byDepth = new Map<number, string[]>();
   for (const d of dirs) {
     const depth = d.split(sep).length;

@@ -20,11 +20,11 @@
 // CacheControl's: `cc=4,` and a msgpack map of the response.
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, type Dir, type Dirent, lstatSync, mkdirSync, opendirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { copyFile, lchown, mkdir, open } from 'node:fs/promises';
+import { copyFile, mkdir, open } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { download, getBuffer } from './http-get.js';
 import { readBounded, realDirs } from './install-cache.js';
-import { outerIds } from './rootfs.js';
+import { sandboxOwner } from './rootfs.js';
 
 /** pip's cache inside a sandbox home (its default: `$HOME/.cache/pip`). */
 export const pipCacheOf = (home: string): string => join(home, '.cache', 'pip');
@@ -662,11 +662,8 @@ export async function seedPipCache(store: string, home: string): Promise<number>
   const layouts = new Set<Layout>(noted.length > 0 ? noted : LAYOUTS);
   const top = resolve(home);
   const cache = pipCacheOf(top);
-  const ids = process.getuid?.() === 0 ? outerIds() : undefined;
   // pip adds to and prunes its own cache: every folder and file here is the sandbox user's.
-  const own = async (path: string): Promise<void> => {
-    if (ids) await lchown(path, ids.uid, ids.gid);
-  };
+  const own = sandboxOwner();
   const made = new Set<string>();
   const dirFor = async (file: string): Promise<void> => {
     const parts: string[] = [];

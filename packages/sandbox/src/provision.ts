@@ -2,6 +2,7 @@
 import { isPipeClosed } from '@quickloop/cli-kit';
 import { seedInstallCache } from './install-cache.js';
 import { seedPipCache } from './install-pip.js';
+import { writeInstallSources, type InstallSources } from './install-sources.js';
 import { removeLayout } from './layout.js';
 import type { Emitter, Payload } from '@quickloop/events';
 import { effectivePolicy } from './install-hosts.js';
@@ -33,6 +34,8 @@ export interface ProvisionOptions {
   docsReachable?: boolean;
   /** A sweep's install cache (`--install-cache`): its npm blobs and pip cache entries are copied into the new home before setup. */
   installCache?: string;
+  /** The registries this machine's npm and pip use (registries' installSources): written into the new home's npmrc and pip.conf where the policy allows them. */
+  installSources?: InstallSources;
   /**
    * The caller closes the sandbox after setup and runs nothing more in it (qs-sandbox: the stages
    * after it open their own sessions on its folders). With no setup command either, no session is made.
@@ -114,6 +117,7 @@ export async function provisionSandbox(
       await seedInstallCache(options.installCache, d.home);
       await seedPipCache(options.installCache, d.home);
     }
+    if (options.installSources !== undefined) await writeInstallSources(d.home, options.installSources, policy);
     const ready: SandboxReadyPayload = { root: d.root, workspace: d.workspace, home: d.home, tmp: d.tmp, backend: d.backend, enforced: d.enforced, reason: d.reason, policy: d.policy, keep: options.keep, limits: d.limits, ...(d.forwards ? { forwards: d.forwards } : {}) };
     await emitter.emit('sandbox.ready', { run_id: runId }, ready);
     announced = true;

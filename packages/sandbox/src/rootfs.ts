@@ -1,5 +1,6 @@
 // The enforced sandbox's root: assembled from an allow-list of what toolchains need, never the host's / minus a hide-list.
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { lchown } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 
 /** The system folders, bound read-only (or re-made as the same symlink on merged-/usr systems). */
@@ -170,6 +171,18 @@ export function outerIds(): { uid: number; gid: number } {
   };
   const uid = fromEnv('QUICKLOOP_SANDBOX_UID') ?? 65534;
   return { uid, gid: fromEnv('QUICKLOOP_SANDBOX_GID') ?? uid };
+}
+
+/**
+ * Gives what the harness makes in a sandbox's home to the sandbox's user: a root harness runs the
+ * sandbox as another uid (outerIds), whose npm and pip must be able to add to their own files. A
+ * no-op for any other harness, whose files are already the sandbox user's.
+ */
+export function sandboxOwner(): (path: string) => Promise<void> {
+  const ids = process.getuid?.() === 0 ? outerIds() : undefined;
+  return async (path) => {
+    if (ids) await lchown(path, ids.uid, ids.gid);
+  };
 }
 
 /** Whether a command is on this machine (without a shell per check). */

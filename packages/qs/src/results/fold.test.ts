@@ -265,6 +265,17 @@ describe('JUnit, the summary and GitHub annotations', () => {
     }
   });
 
+  it("JUnit names an attempt interrupted before its agent started by the task's agent, like its other attempts", () => {
+    const cut = s.passed.findIndex((e) => e.type === 'agent.started');
+    const interrupted = [...withRun(s.passed.slice(0, cut), 'run-cut'), { ...example('run.interrupted'), run_id: 'run-cut' }];
+    const r = foldResults([{ slug: 'g', attempt: 1, events: s.passed }, { slug: 'g', attempt: 2, events: interrupted }], 'v');
+    const agent = r.tasks[0]?.runs[0]?.agent;
+    expect(agent).toBeTruthy();
+    expect(r.tasks[0]?.runs[1]?.agent).toBeNull();
+    const names = parseXml(junitXml(r)).children[0]?.children.map((c) => c.attrs.name);
+    expect(names).toEqual([`${agent} attempt 1`, `${agent} attempt 2`]);
+  });
+
   it('stays well-formed XML whatever the check printed (markup, entities, control characters, lone surrogates)', () => {
     const hostile = 'a < b && c > "d" ]]> \x1b[2J \x00 \ud800 \u{1F600} </failure>';
     const gap = s.docsGap.map((e) => (e.type === 'check.completed' ? { ...e, output: hostile, reason: hostile } : e.type === 'task.loaded' ? { ...e, task: { ...(e.task as object), name: 'x"<&>' } } : e));

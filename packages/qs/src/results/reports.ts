@@ -21,7 +21,8 @@ const lastLine = (text: string): string =>
     .at(-1) ?? '';
 
 function testcase(t: TaskResult, r: RunResult): string {
-  const open = `    <testcase classname="quickloop.${xml(t.task)}" name="${xml(`${r.agent ?? 'agent'} attempt ${r.attempt}`)}" time="${seconds(r.duration_seconds)}"`;
+  // A run stopped before its agent started has none of its own: it is still an attempt of the task's agent, named like the others.
+  const open = `    <testcase classname="quickloop.${xml(t.task)}" name="${xml(`${r.agent ?? t.agent ?? 'agent'} attempt ${r.attempt}`)}" time="${seconds(r.duration_seconds)}"`;
   if (r.classification === 'passed') return `${open}/>`;
   if (r.classification === 'skipped') return `${open}>\n      <skipped message="${xml(r.outcome.detail)}"/>\n    </testcase>`;
   if (r.classification === 'docs_gap') {

@@ -110,4 +110,12 @@ describe('qs doctor', () => {
     expect(out).toContain('  ok  fixtures/pipeline/docs-gap.yaml (greeter-docs-gap, replay+agent)');
     expect(out).toMatch(/INVALID\s+fixtures\/tasks\/invalid\/blank-name\.yaml/);
   });
+
+  it("says what a sandbox's own npmrc and pip.conf are given, never a credential", async () => {
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', NO_COLOR: '1', NPM_CONFIG_REGISTRY: 'https://npm-mirror.test/r', PIP_INDEX_URL: 'https://me:pip-secret@pip.test/simple' };
+    const io = memoryIo({ cwd: ROOT, env });
+    expect(await cli(['doctor'], io)).toBe(0);
+    expect(io.out()).toContain("  a sandbox's own config: npm registry=https://npm-mirror.test/r/");
+    expect(io.out()).not.toContain('pip-secret');
+  });
 });

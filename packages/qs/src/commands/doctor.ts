@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { homedir, userInfo } from 'node:os';
 import { parseArgs, QsExit, terminalSafe, type Io } from '@quickloop/cli-kit';
-import { discoverRegistriesSync } from '@quickloop/registries';
+import { discoverRegistriesSync, installSources } from '@quickloop/registries';
 import { findProjectConfig, loadProjectConfig } from '@quickloop/task';
 import { bwrapUnavailable, createLayout, onPath, openSandbox, removeLayout, type LimitInForce } from '@quickloop/sandbox';
 import type { Command } from '../command.js';
@@ -94,6 +94,10 @@ export const doctor: Command = {
     const regs = discoverRegistriesSync({ env: io.env, home: io.env.HOME ?? homedir(), cwd: io.cwd });
     if (regs.sources.length === 0) out('  none found');
     for (const s of regs.sources.filter((x, i, all) => all.findIndex((y) => y.endpoint === x.endpoint && y.from === x.from) === i)) out(`  ${s.endpoint.padEnd(28)} ${terminalSafe(s.from)}`);
+    // What a new sandbox home's npmrc and pip.conf are given (where a task's policy allows it).
+    const told = installSources({ env: io.env, home: io.env.HOME ?? homedir(), cwd: io.cwd });
+    const lines = [...told.npm.map(([key, url]) => `npm ${key}=${url}`), ...(told.pip.index ? [`pip index-url = ${told.pip.index}`] : []), ...told.pip.extra.map((u) => `pip extra-index-url = ${u}`)];
+    out(`  a sandbox's own config: ${lines.length === 0 ? "nothing to add (npm's and pip's defaults, and the system's files, seen inside as they are)" : terminalSafe(lines.join(' · '))}`);
     out();
     out('project config');
     const configPath = findProjectConfig(io.cwd);

@@ -62,17 +62,31 @@ describe('matchesOutput', () => {
   });
 });
 
+/**
+ * A temp folder of the example's own: what it leaves there is its, never another test's. A sandbox
+ * (`quickloop-*`) left behind fails the example: a reader who types it would be left one too.
+ */
+function privateTmp(): string {
+  return mkdtempSync(join(scratch, 'tmp-'));
+}
+
+function leftSandboxes(tmp: string): string[] {
+  return readdirSync(tmp).filter((n) => n.startsWith('quickloop-'));
+}
+
 describe.each(examples.map((e) => [`${e.file}:${e.line}: ${e.command}`, e] as const))('%s', (_name, example) => {
-  it(`exits ${example.exitCode} and prints what the README shows`, () => {
+  it(`exits ${example.exitCode}, prints what the README shows and leaves no sandbox behind`, () => {
+    const tmp = privateTmp();
     const result = spawnSync('bash', ['-o', 'pipefail', '-c', example.command], {
       cwd: scratch,
       encoding: 'utf8',
       timeout: 110_000,
-      env: { ...process.env, PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`, NO_COLOR: '1' },
+      env: { ...process.env, PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`, NO_COLOR: '1', TMPDIR: tmp },
     });
     expect(result.status, `stderr: ${result.stderr}`).toBe(example.exitCode);
     const actual = outputLines(result.stdout);
     expect(matchesOutput(example.stdout, actual), `stdout:\n${result.stdout}\nexpected:\n${example.stdout.join('\n')}`).toBe(true);
+    expect(leftSandboxes(tmp), 'sandbox folders the example left (a pipeline with no last stage to remove them?)').toEqual([]);
   });
 });
 
@@ -83,8 +97,10 @@ describe.each(jsExamples.map((e) => [`${e.file}:${e.line}`, e] as const))('%s (j
     try {
       const file = join(dir, `line-${example.line}.mjs`);
       writeFileSync(file, example.code);
-      const r = spawnSync(process.execPath, [file], { cwd: dir, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NO_COLOR: '1' } });
+      const tmp = privateTmp();
+      const r = spawnSync(process.execPath, [file], { cwd: dir, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NO_COLOR: '1', TMPDIR: tmp } });
       expect(r.status, r.stderr).toBe(0);
+      expect(leftSandboxes(tmp), 'sandbox folders the example left').toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

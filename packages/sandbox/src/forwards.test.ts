@@ -1,6 +1,6 @@
 // Forwards: a harness Unix socket answering at one loopback port inside, and nothing else of the host; docs hosts through the proxy on request.
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -74,6 +74,32 @@ describe('forwards', () => {
     expect(() => checkForwards([f(4873)], [4873])).toThrow(/loopback registry/);
     expect(() => checkForwards([f(4000), f(4000)], [])).toThrow(/twice/);
     expect(() => checkForwards([f(0)], [])).toThrow(/not a TCP port/);
+  });
+});
+
+describe('a sandbox that cannot come up', () => {
+  /** This process's support folders (the owner file names the pid first). */
+  const ownSupport = (): string[] =>
+    readdirSync(tmpdir())
+      .filter((n) => n.startsWith('quickloop-proxy-'))
+      .filter((n) => {
+        try {
+          return readFileSync(join(tmpdir(), n, 'owner'), 'utf8').startsWith(`${process.pid} `);
+        } catch {
+          return false;
+        }
+      });
+
+  it.each(['bwrap', 'local'] as const)('leaves no workspace or support folder behind when a forward is refused (%s)', async (backend) => {
+    const base = mkdtempSync(join(tmpdir(), 'qs-forwards-refused-'));
+    try {
+      const before = ownSupport();
+      await expect(openSandbox({ policy: policy(), backend, allowUnenforced: true, baseDir: base, forwards: [{ name: 'svc', port: 3128, socketPath }] })).rejects.toThrow(/sandbox's own/);
+      expect(readdirSync(base)).toEqual([]);
+      expect(ownSupport()).toEqual(before);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
   });
 });
 

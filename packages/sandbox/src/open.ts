@@ -66,46 +66,49 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
   const closeRelays = async (): Promise<void> => {
     await Promise.all(relays.map((r) => r.close()));
   };
-  if (selection.backend === 'bwrap') {
-    const socketDir = proxySocketDir();
-    const at = (name: keyof typeof SOCKETS): string => join(socketDir, SOCKETS[name]);
-    const loopback = loopbackRegistries(policy);
-    checkForwards(forwards, loopback.map((m) => m.port));
-    proxy = await startEgressProxy({ policy: proxyPolicy, socketPath: at('proxy'), ...(onEgress ? { onEgress } : {}) });
-    catcher = await startDirectCatcher({ policy, tcpSocketPath: at('direct'), dnsSocketPath: at('dns'), report: (e) => onEgress?.(e) });
-    mirrors = await startMirrors(loopback, (m) => join(socketDir, mirrorSocket(m.port)), (e) => onEgress?.(e));
-    // A forward is one more loopback port of the layer, relayed to the harness's socket.
-    for (const f of forwards) {
-      relays.push(await startForwardRelay(f, join(socketDir, mirrorSocket(f.port))));
-      forwardsInForce.push({ name: f.name, port: f.port });
-    }
-    const ports = [...loopback.map((m) => m.port), ...forwards.map((f) => f.port)];
-    // The network layer runs as the sandbox's host uid; a root harness gives it the sockets.
-    if (process.getuid?.() === 0) {
-      for (const path of [...(['proxy', 'direct', 'dns'] as const).map(at), ...ports.map((p) => join(socketDir, mirrorSocket(p)))]) chownSync(path, outerIds().uid, outerIds().gid);
-    }
-    try {
+  /** The proxy's socket folder, once made (bwrap). */
+  let supportDir: string | undefined;
+  try {
+    if (selection.backend === 'bwrap') {
+      const socketDir = (supportDir = proxySocketDir());
+      const at = (name: keyof typeof SOCKETS): string => join(socketDir, SOCKETS[name]);
+      const loopback = loopbackRegistries(policy);
+      checkForwards(forwards, loopback.map((m) => m.port));
+      proxy = await startEgressProxy({ policy: proxyPolicy, socketPath: at('proxy'), ...(onEgress ? { onEgress } : {}) });
+      catcher = await startDirectCatcher({ policy, tcpSocketPath: at('direct'), dnsSocketPath: at('dns'), report: (e) => onEgress?.(e) });
+      mirrors = await startMirrors(loopback, (m) => join(socketDir, mirrorSocket(m.port)), (e) => onEgress?.(e));
+      // A forward is one more loopback port of the layer, relayed to the harness's socket.
+      for (const f of forwards) {
+        relays.push(await startForwardRelay(f, join(socketDir, mirrorSocket(f.port))));
+        forwardsInForce.push({ name: f.name, port: f.port });
+      }
+      const ports = [...loopback.map((m) => m.port), ...forwards.map((f) => f.port)];
+      // The network layer runs as the sandbox's host uid; a root harness gives it the sockets.
+      if (process.getuid?.() === 0) {
+        for (const path of [...(['proxy', 'direct', 'dns'] as const).map(at), ...ports.map((p) => join(socketDir, mirrorSocket(p)))]) chownSync(path, outerIds().uid, outerIds().gid);
+      }
       session = await startBwrap(layout, socketDir, resolveLimits(options.limits), ports);
-    } catch (error) {
-      await proxy.close();
-      await catcher.close();
-      await mirrors?.close();
-      await closeRelays();
-      rmSync(socketDir, { recursive: true, force: true });
-      // A workspace made just now for a sandbox that never came up is nobody's to remove later.
-      if (!options.workspace) removeLayout(layout);
-      throw error;
+    } else {
+      checkForwards(forwards, []);
+      proxy = await startEgressProxy({ policy: proxyPolicy, ...(onEgress ? { onEgress } : {}) });
+      // Nothing is enforced here: the forward answers on a free port of the host's own loopback.
+      for (const f of forwards) {
+        const relay = await startForwardRelay(f, 0);
+        relays.push(relay);
+        forwardsInForce.push({ name: f.name, port: relay.port });
+      }
+      session = startLocal(proxy.port ?? 0);
     }
-  } else {
-    checkForwards(forwards, []);
-    proxy = await startEgressProxy({ policy: proxyPolicy, ...(onEgress ? { onEgress } : {}) });
-    // Nothing is enforced here: the forward answers on a free port of the host's own loopback.
-    for (const f of forwards) {
-      const relay = await startForwardRelay(f, 0);
-      relays.push(relay);
-      forwardsInForce.push({ name: f.name, port: relay.port });
-    }
-    session = startLocal(proxy.port ?? 0);
+  } catch (error) {
+    // Whatever came up before the failure (a forward refused, a proxy or the namespace that would not
+    // start) is ended, and a workspace made just now for a sandbox that never came up is nobody's to remove later.
+    await proxy?.close();
+    await catcher?.close();
+    await mirrors?.close();
+    await closeRelays();
+    if (supportDir !== undefined) rmSync(supportDir, { recursive: true, force: true });
+    if (!options.workspace) removeLayout(layout);
+    throw error;
   }
   const limits = 'limits' in session ? session.limits : [];
   const description: SandboxDescription = { ...layout, backend: session.name, enforced: session.enforced, reason: selection.reason, policy, limits, ...(forwardsInForce.length > 0 ? { forwards: forwardsInForce } : {}) };

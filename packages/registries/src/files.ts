@@ -74,7 +74,11 @@ export function parseIni(text: string): Map<string, Map<string, string>> {
   return sections;
 }
 
-/** An http(s) URL with no credentials in it, normalised to end in `/`; undefined otherwise. */
+/**
+ * An http(s) URL that carries nothing but a place, normalised to end in `/`; undefined for any other:
+ * one with a user, a password or a query in it, or a path segment that looks like a token (20 or more
+ * letters and digits, both kinds, as some hosted registries put the key in the path).
+ */
 export function plainUrl(raw: string): string | undefined {
   let url: URL;
   try {
@@ -82,7 +86,9 @@ export function plainUrl(raw: string): string | undefined {
   } catch {
     return undefined;
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '' || /[\s\n\r]/.test(raw.trim())) return undefined;
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '' || url.search !== '' || /[\s?]/.test(raw.trim())) return undefined;
+  const tokenLike = url.pathname.split('/').some((seg) => /^[A-Za-z0-9_]{20,}$/.test(seg) && /\d/.test(seg) && /[A-Za-z]/.test(seg));
+  if (tokenLike) return undefined;
   url.hash = '';
   return url.toString().replace(/\/*$/, '/');
 }

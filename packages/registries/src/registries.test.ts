@@ -100,12 +100,13 @@ describe('discoverRegistries', () => {
     const m = fakeMachine();
     // Nothing configured: npm and pip keep their defaults, nothing to tell a sandbox.
     expect(installSources(m)).toEqual({ npm: [], pip: { extra: [] } });
-    write('home/.npmrc', 'registry=https://npm-user.test/npm\n@open:registry=http://npm-open.test:4873\n@corp:registry=https://npm-corp.test/c/\n//npm-corp.test/:_authToken=${TOKEN}\n@url:registry=https://me:pw@npm-url.test/\n');
+    write('home/.npmrc', 'registry=https://npm-user.test/npm\n@open:registry=http://npm-open.test:4873\n@corp:registry=https://npm-corp.test/c/\n//npm-corp.test/:_authToken=${TOKEN}\n@url:registry=https://me:pw@npm-url.test/\n@q:registry=https://npm-q.test/r?token=abc\n@q2:registry=https://npm-q2.test/r?\n@fury:registry=https://npm-fury.test/AbCdEf0123456789xyzQ/\n@artifactory:registry=https://npm-art.test/artifactory/api/npm/npm-remote-2024/\n');
     write('home/.config/pip/pip.conf', '[global]\nindex-url = https://pip-user.test/simple\nextra-index-url = https://pip-extra.test/simple file:///srv/simple https://me:pw@pip-private.test/s\nfind-links = https://links.test/\n');
     expect(installSources(m)).toEqual({
       npm: [
         ['registry', 'https://npm-user.test/npm/'],
         ['@open:registry', 'http://npm-open.test:4873/'],
+        ['@artifactory:registry', 'https://npm-art.test/artifactory/api/npm/npm-remote-2024/'],
       ],
       // One extra index cannot be handed over (a local folder, credentials), so none is: the list is replaced whole.
       pip: { index: 'https://pip-user.test/simple/', extra: [] },
@@ -122,7 +123,10 @@ describe('discoverRegistries', () => {
     write('project/.npmrc', '_authToken=abc\n');
     const env = { ...m.env, NPM_CONFIG_REGISTRY: 'https://npm-env.test/', PIP_INDEX_URL: 'https://u:p@pip-env.test/simple' };
     const r = installSources({ ...m, env });
-    expect(r.npm).toEqual([['@open:registry', 'http://npm-open.test:4873/']]);
+    expect(r.npm).toEqual([
+      ['@open:registry', 'http://npm-open.test:4873/'],
+      ['@artifactory:registry', 'https://npm-art.test/artifactory/api/npm/npm-remote-2024/'],
+    ]);
     // An index that needs its credentials is not handed over at all (pip there keeps its default).
     expect(r.pip.index).toBeUndefined();
   });

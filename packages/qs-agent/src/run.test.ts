@@ -140,6 +140,12 @@ describe('qs-agent --agent replay', () => {
     expect(out).toContain(`HOME=${String(ready?.home)}`);
   });
 
+  it("gives a sandbox it makes itself this machine's configured registry, as qs-sandbox does", async () => {
+    const spec = { replay: ['npm config get registry'], registries: ['npm-mirror.test:443'] };
+    const { events } = await agent(ndjson([taskLoaded('r1', spec)]), {}, { NPM_CONFIG_REGISTRY: 'https://npm-mirror.test/r' });
+    expect(String(events.find((e) => e.type === 'tool.result')?.output)).toBe('https://npm-mirror.test/r/\n');
+  });
+
   it('records what the enforced sandbox refused, each sandbox.denied a child of its command, before its result', async () => {
     const m = `qs-denied-${process.pid}`;
     const { code, events } = await one({ setup: [`mkdir /usr/local/${m} || true`], replay: [`cat /root/.${m}; echo x > /etc/${m}; true`] });

@@ -1,8 +1,10 @@
 // qs-agent: for each run in the stream, open (or provision) its sandbox and let the agent work; forward the rest.
+import { homedir } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { CliError, createLogger, terminalSafe, isPipeClosed, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Emitter, type Payload, type WireEvent } from '@quickloop/events';
-import { egressEmitter, emitUsage, provisionSandbox, removeLayout, type BackendChoice, type Sandbox } from '@quickloop/sandbox';
+import { installSources } from '@quickloop/registries';
+import { egressEmitter, emitUsage, provisionSandbox, removeLayout, type BackendChoice, type InstallSources, type Sandbox } from '@quickloop/sandbox';
 import { parsePriceBook, DEFAULT_PRICE_BOOK, type PriceBook } from '@quickloop/models/core';
 import type { Agent, Prepared } from './agents/agent.js';
 import { claudeCodeAgent, codexAgent } from './cli-agents/cli-agent.js';
@@ -108,6 +110,8 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
   /** Runs whose input described a sandbox that is not there (exit 3, as qs-check says for the same line). */
   let badInput = 0;
   const choice = { backend: opts.backend, allowUnenforced: opts.allowUnenforced, env: io.env };
+  /** Where this machine's npm and pip install from, read at the first sandbox made here (no process is started). */
+  let sources: InstallSources | undefined;
 
   const readyForAgent = (s: RunState): boolean =>
     !s.handled && !s.terminal && !s.setupFailed && s.ready !== undefined && s.setupDone >= s.loaded.task.setup.length;
@@ -227,7 +231,8 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
     let provisioned: Awaited<ReturnType<typeof provisionSandbox>>;
     try {
       const extra = prepared ? { forwards: prepared.forwards, docsReachable: prepared.docsReachable } : {};
-      provisioned = await provisionSandbox(s.loaded, s.runId, { ...choice, keep: opts.keep, allowRegistries: opts.allowRegistries, ...extra }, emitter, io.newId, io.signal);
+      sources ??= installSources({ env: io.env, home: io.env.HOME ?? homedir(), cwd: io.cwd });
+      provisioned = await provisionSandbox(s.loaded, s.runId, { ...choice, keep: opts.keep, allowRegistries: opts.allowRegistries, installSources: sources, ...extra }, emitter, io.newId, io.signal);
     } catch (error) {
       if (error instanceof CliError && error.kind === 'usage') throw error;
       await failRun(s, `cannot make a sandbox: ${(error as Error).message}`);

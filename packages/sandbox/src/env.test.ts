@@ -27,4 +27,12 @@ describe('sandboxEnv', () => {
     expect(env.no_proxy).toBe('localhost,127.0.0.1,::1');
     expect(env.PATH).toContain('/usr/bin');
   });
+
+  it('drops the PATH entries that would name a folder the sandbox writes: empty, relative, or inside the layout', () => {
+    // `PATH=$EXTRA:$PATH` with EXTRA unset starts PATH with an empty entry, the current folder: the
+    // workspace, where a planted `grep` then answered for the check's own qs_expect_output.
+    const env = sandboxEnv(layout, { PATH: ':node_modules/.bin:/usr/local/bin:.:/s/workspace/bin:/s/home/.local/bin:/usr/bin::/bin:' }, 'http://127.0.0.1:3128');
+    expect(env.PATH).toBe('/usr/local/bin:/usr/bin:/bin');
+    expect(sandboxEnv(layout, { PATH: '::.' }, 'http://127.0.0.1:3128').PATH).toBe('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
+  });
 });

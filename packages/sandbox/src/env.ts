@@ -9,6 +9,24 @@ const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 /** Loopback stays direct: a command's own server (`npm start`, then `curl localhost`) is not egress. */
 export const NO_PROXY = 'localhost,127.0.0.1,::1';
 
+/** Folders a command may write that a host PATH could name: the private tmpfs folders inside. */
+const WRITABLE_INSIDE = ['/tmp', '/var/tmp', '/dev/shm'];
+
+const within = (path: string, dir: string): boolean => path === dir || path.startsWith(`${dir.replace(/\/+$/, '')}/`);
+
+/**
+ * The host's PATH without the entries that would let a command put programs on it: an empty or
+ * relative entry means the current folder, inside the workspace (`PATH=$EXTRA:$PATH` with EXTRA
+ * unset starts with one), and an entry under the layout or a writable tmpfs is the sandbox's own. The
+ * check runs `grep`, `curl`, `test`… by this PATH after the agent: a planted `grep` in the workspace
+ * once answered for qs_expect_output. For the harness such entries meant its own folders, not these.
+ */
+function safePath(path: string | undefined, layout: WorkspaceLayout): string | undefined {
+  if (path === undefined) return undefined;
+  const kept = path.split(':').filter((dir) => dir.startsWith('/') && ![layout.root, ...WRITABLE_INSIDE].some((w) => within(dir, w)));
+  return kept.join(':');
+}
+
 /**
  * Builds the scrubbed environment. HOME and TMPDIR are the workspace's siblings; the proxy variables
  * are set in both cases because tools disagree on which they read (curl only the lower-case
@@ -22,7 +40,7 @@ export function sandboxEnv(
 ): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of COPIED_VARS) {
-    const value = hostEnv[name];
+    const value = name === 'PATH' ? safePath(hostEnv.PATH, layout) : hostEnv[name];
     if (value !== undefined && value !== '') env[name] = value;
   }
   env.PATH ??= FALLBACK_PATH;

@@ -273,6 +273,29 @@ describe('escape probes, root or own-uid harness, one sandbox', () => {
     }
   });
 
+  it("a program a command starts cannot trace, read or rewrite the command's own shell (a check's verdict)", async () => {
+    // A check runs the agent's programs (its `serve`, its scripts) from the check's shell: one that
+    // attached to that shell (gdb -p $PPID -ex 'call _exit(0)') turned a failing check into a pass.
+    const r = await sb.exec(
+      `python3 -c "
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+shell = os.getppid()
+print('attach', libc.ptrace(0x4206, shell, 0, 0), ctypes.get_errno() == 1)
+for name, mode in (('mem', os.O_RDWR), ('environ', os.O_RDONLY)):
+    try:
+        os.close(os.open('/proc/%d/%s' % (shell, name), mode)); print(name, 'opened')
+    except OSError as e:
+        print(name, e.strerror)
+"; echo "shell exit would be 3"`,
+      { timeoutMs: 20_000 },
+    );
+    expect(r.output).toMatch(/^attach -1 True$/m);
+    expect(r.output).toMatch(/^mem Permission denied$/m);
+    expect(r.output).toMatch(/^environ Permission denied$/m);
+    expect(r.output).toMatch(/shell exit would be 3\n$/);
+  });
+
   it("a command that takes the holder's stdout and stderr cannot flood or crash the harness", async () => {
     // pidfd_getfd on pid 1 (bwrap's init, the sandbox user's own process) gives its stdout and
     // stderr, which lead to the harness: 600 MiB once overflowed a string there and killed it.

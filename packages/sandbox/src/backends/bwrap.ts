@@ -1,6 +1,6 @@
 // The enforced Linux backend: a network layer and a bubblewrap namespace set per stage, commands entered into them with nsenter.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, chmodSync, chownSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { terminalSafe } from '@quickloop/cli-kit';
@@ -8,7 +8,7 @@ import type { DenialRules } from '../denials.js';
 import { childrenOf, namespaceLeftovers } from '../leftovers.js';
 import { confine, makeLimits, type LimitInForce, type SandboxLimits } from '../limits.js';
 import { killGroup, killGroupsAndWait } from '../process.js';
-import { outerIds, rootPlan } from '../rootfs.js';
+import { outerIds, rootPlan, shownInside } from '../rootfs.js';
 import { markSupportOwner, removeStaleSupport, SUPPORT_PREFIX } from '../stale-support.js';
 import type { ExecResult, WorkspaceLayout } from '../types.js';
 import type { BackendSession } from './backend.js';
@@ -115,6 +115,7 @@ export function bwrapArgs(layout: WorkspaceLayout, supportDir: string, limits: S
   // recorder answers (every address is routed to loopback inside).
   for (const name of ['passwd', 'group', 'hosts', 'resolv.conf', 'hostname']) args.push('--ro-bind', join(supportDir, 'etc', name), `/etc/${name}`);
   args.push('--ro-bind', join(supportDir, 'bin'), `${SUPPORT_INSIDE}/bin`);
+  args.push('--ro-bind', join(supportDir, 'libexec'), `${SUPPORT_INSIDE}/libexec`);
   // No --dev: bwrap would then need uid 0 in a first user namespace and put the sandbox user in a
   // nested one, which nsenter cannot join with the others. The devices a toolchain opens are bound;
   // there is no devpts, so a pseudo-terminal cannot be allocated.
@@ -145,10 +146,22 @@ function closeFdsBut(keep: readonly number[]): string {
 }
 
 /**
- * The command's shell first closes every fd but stdio (the harness's own inherited ones, a parent
- * pipeline's pipe), then runs the command exactly as `bash -c` would.
+ * The command's own shell, inside: a copy of bash that the sandbox user may run but not read. The
+ * kernel makes a process that runs a binary it cannot read non-dumpable, and a non-dumpable process
+ * cannot be traced, nor its memory, fds or environment opened, by a process of the same uid without
+ * CAP_SYS_PTRACE. A check's verdict is its shell's exit code, and the programs the check runs (the
+ * agent's server, its scripts) run as that same uid: with plain bash one of them attached to its
+ * parent (`gdb -p $PPID -ex 'call _exit(0)'`) and a failing check passed. What the shell runs is
+ * ordinary (dumpable) again: only the shell is kept out of reach.
  */
-const CLOSE_AND_RUN = `${closeFdsBut([0, 1, 2])}; exec bash -c "$1"`;
+export const GUARDED_SHELL = `${SUPPORT_INSIDE}/libexec/bash`;
+
+/**
+ * The command's shell first closes every fd but stdio (the harness's own inherited ones, a parent
+ * pipeline's pipe), then runs the command exactly as `bash -c` would, in the guarded shell (named
+ * `bash`, as $0 always was).
+ */
+const CLOSE_AND_RUN = `${closeFdsBut([0, 1, 2])}; exec -a bash ${GUARDED_SHELL} -c "$1"`;
 
 const hex = (port: number): string => port.toString(16).toUpperCase().padStart(4, '0');
 
@@ -264,6 +277,22 @@ function writeSupport(supportDir: string, layout: WorkspaceLayout): void {
   etc('resolv.conf', 'nameserver 127.0.0.1\n');
   etc('hostname', 'sandbox\n');
   writeFileSync(join(supportDir, 'bin', 'sudo'), SUDO, { mode: 0o755 });
+  // Execute-only: see GUARDED_SHELL. A copy, not a bind of the host's bash, whose mode is not ours to
+  // change; the folder is read-only inside, so the mode cannot be changed back there either.
+  mkdirSync(join(supportDir, 'libexec'), { mode: 0o755 });
+  const shell = join(supportDir, 'libexec', 'bash');
+  copyFileSync(insideBash(), shell);
+  chmodSync(shell, 0o111);
+}
+
+/**
+ * The bash a command's shell is copied from: the one the harness's PATH finds when the sandbox shows
+ * it (a system folder, a bound toolchain prefix), else the system's.
+ */
+function insideBash(): string {
+  const found = onPath('bash');
+  if (found !== undefined && shownInside(found)) return realpathSync(found);
+  return realpathSync('/bin/bash');
 }
 
 export interface BwrapSession extends BackendSession {

@@ -56,7 +56,9 @@ export async function runCheck(
   if (why !== undefined) throw new InputError(`task.loaded check.script cannot be run by bash: ${why}`);
   // A kept workspace may be gone by the time a saved stream is re-checked: say so before writing into it.
   checkLayout({ root: ready.root, workspace: ready.workspace, home: ready.home, tmp: ready.tmp });
-  const port = await pickPort(loaded.check.port_base);
+  // The enforced sandbox has a loopback of its own, where the task's port is always free; probing the
+  // host's instead made two attempts of one task at once, each binding it for a moment, disagree.
+  const port = ready.enforced ? loaded.check.port_base : await pickPort(loaded.check.port_base);
   const session = writeSessionLog(ready.root, sessionOutput(f.okOutputs));
   const id = ctx.newId();
   await ctx.emitter.emit('check.started', { run_id: f.runId, id }, { port, backend: ready.backend, workspace: ready.workspace });

@@ -148,15 +148,18 @@ export function npmRegistries(opts: { env: Record<string, string | undefined>; h
  */
 export function npmForwardable(opts: { env: Record<string, string | undefined>; home: string; cwd: string; paths: SystemPaths }): Array<[string, string]> {
   const resolved = npmResolved(opts);
-  const top = [...resolved.keys].some((k) => /^(_auth|_authtoken|_password|username|certfile|keyfile)$/.test(k));
+  const AUTH = /(?:^|:)(_auth|_authtoken|_password|username|certfile|keyfile)$/;
+  const keys = [...resolved.keys].filter((k) => AUTH.test(k));
+  // A credential without a URL prefix is the default registry's.
+  const top = keys.some((k) => !k.includes(':'));
   const out: Array<[string, string]> = [];
   const add = (key: string, raw: string, global: boolean): void => {
     const url = plainUrl(raw);
     if (url === undefined || (global && top)) return;
     // npm's "nerf dart": the URL without its scheme, query or hash, the key of its credentials.
-    const dart = `//${new URL(url).host}${new URL(url).pathname}`.toLowerCase();
-    const authed = [...resolved.keys].some((k) => /:(_auth|_authtoken|_password|username|certfile|keyfile)$/.test(k) && dart.startsWith(k.slice(0, k.lastIndexOf(':'))));
-    if (!authed) out.push([key, url]);
+    const { host, pathname } = new URL(url);
+    const dart = `//${host}${pathname}`.toLowerCase();
+    if (!keys.some((k) => k.includes(':') && dart.startsWith(k.slice(0, k.lastIndexOf(':'))))) out.push([key, url]);
   };
   if (resolved.registry) add('registry', resolved.registry.url, true);
   for (const [key, s] of resolved.scoped) add(key, s.url, false);

@@ -1,4 +1,5 @@
 // The environment commands get: a short allowlist, never inherited wholesale, so no key or host config leaks in.
+import { within } from './rootfs.js';
 import type { WorkspaceLayout } from './types.js';
 
 /** Host variables copied as they are; everything else of the host is left behind. */
@@ -11,8 +12,6 @@ export const NO_PROXY = 'localhost,127.0.0.1,::1';
 
 /** Folders a command may write that a host PATH could name: the private tmpfs folders inside. */
 const WRITABLE_INSIDE = ['/tmp', '/var/tmp', '/dev/shm'];
-
-const within = (path: string, dir: string): boolean => path === dir || path.startsWith(`${dir.replace(/\/+$/, '')}/`);
 
 /**
  * The host's PATH without the entries that would let a command put programs on it: an empty or

@@ -40,7 +40,8 @@ export interface RootPlan {
   toolchains: Array<{ tool: string; prefix: string }>;
 }
 
-const within = (path: string, dir: string): boolean => path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+/** Whether `path` is `dir` or under it (plain path text: nothing is resolved). */
+export const within = (path: string, dir: string): boolean => path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
 
 function kind(path: string): 'dir' | 'file' | 'link' | undefined {
   try {

@@ -12,13 +12,21 @@ export interface ProcInfo {
 /** At most this many are named: a fork bomb must not become a huge event. */
 export const MAX_NAMED = 20;
 
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+const commandLine = (pid: number): string => readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0+$/, '').replace(/\0/g, ' ');
+
 function info(pid: number): ProcInfo | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name in parentheses may itself hold spaces and parentheses: split after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     if (fields[0] === 'Z' || fields[0] === 'X') return undefined;
-    const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0+$/, '').replace(/\0/g, ' ');
+    let raw = commandLine(pid);
+    // A process in the middle of an exec has no command line for a moment: look again, briefly.
+    for (let i = 0; raw === '' && i < 5; i++) {
+      Atomics.wait(PAUSE, 0, 0, 1);
+      raw = commandLine(pid);
+    }
     const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     return { pid, ppid: Number(fields[1]), pgid: Number(fields[2]), command: (raw || `[${name}]`).slice(0, 200) };
   } catch {

@@ -1,8 +1,8 @@
-// Ending a real process tree: the leader, a child that ignores SIGTERM, and the signal table.
+// Running and ending a real process tree: the leader, a child that ignores SIGTERM, output bounds, and the signal table.
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { endGroup, endGroups, exitCodeOf, groupRunning, signalNumber } from './process-group.js';
+import { endGroup, endGroups, exitCodeOf, groupRunning, runChild, signalNumber } from './process-group.js';
 
 /** A detached shell whose child traps TERM and lives on; resolves once both are running. */
 async function stubbornTree(): Promise<number> {
@@ -51,5 +51,73 @@ describe('endGroup', () => {
     await endGroup(child.pid as number, 10_000);
     expect(await exited).toBe(null);
     expect(out).toContain('term');
+  });
+});
+
+describe('runChild', () => {
+  const cwd = process.cwd();
+  const sh = (script: string, options: Partial<Parameters<typeof runChild>[1]> = {}) => runChild(['bash', '-c', script], { cwd, timeoutMs: 20_000, ...options });
+
+  it('passes input on stdin and returns both streams, the exit code and no flags', async () => {
+    const r = await sh('tr a-z A-Z; echo oops >&2; exit 3', { input: 'hello' });
+    expect(r).toMatchObject({ exitCode: 3, signal: null, stdout: 'HELLO', stderr: 'oops\n', timedOut: false, aborted: false, outputExceeded: false });
+    expect(r.spawnError).toBeUndefined();
+  });
+
+  it('reports a program that cannot start, and a bad argument, without throwing', async () => {
+    const missing = await runChild(['/nonexistent/quickloop-cli'], { cwd, timeoutMs: 5000 });
+    expect(missing).toMatchObject({ exitCode: null, spawnError: { code: 'ENOENT' } });
+    const nul = await runChild(['echo', 'a\0b'], { cwd, timeoutMs: 5000 });
+    expect(nul.exitCode).toBeNull();
+    expect(nul.spawnError?.code).toBe('ERR_INVALID_ARG_VALUE');
+  });
+
+  it('in kill mode ends the whole group once a stream passes its bound', async () => {
+    const r = await sh('(trap "" TERM; sleep 30) & yes quickloop', { maxOutputBytes: 64 * 1024, killGraceMs: 50 });
+    expect(r.outputExceeded).toBe(true);
+    expect(r.timedOut).toBe(false);
+    expect(r.stdout.length).toBeLessThanOrEqual(64 * 1024);
+  });
+
+  it('in tail mode lets the child finish and keeps the last bytes, a cut character as U+FFFD', async () => {
+    // 3 bytes per é: 5 bytes of tail start inside a character.
+    const r = await sh('printf "start"; for i in $(seq 2000); do printf "é"; done; printf "end"', { maxOutputBytes: 8, overflow: 'tail' });
+    expect(r.exitCode).toBe(0);
+    expect(r.outputExceeded).toBe(true);
+    expect(r.stdout).toBe('\uFFFDééend'.slice(-6));
+    expect(Buffer.byteLength(r.stdout)).toBeGreaterThan(0);
+  });
+
+  it('on timeout ends the tree, SIGTERM-ignoring grandchild included', async () => {
+    const r = await sh('bash -c \'trap "" TERM; while :; do sleep 0.05; done\' & echo $$; wait', { timeoutMs: 300, killGraceMs: 50 });
+    expect(r.timedOut).toBe(true);
+    // The leader's pid is the group's id; a killed orphan may stay a zombie here, which runs nothing.
+    expect(groupRunning(Number(r.stdout.trim()))).toBe(false);
+  });
+
+  it('an abort, even one signalled before the start, ends the tree and says so', async () => {
+    const before = new AbortController();
+    before.abort();
+    const r1 = await sh('sleep 30', { signal: before.signal, killGraceMs: 0 });
+    expect(r1.aborted).toBe(true);
+    const during = new AbortController();
+    setTimeout(() => during.abort(), 100);
+    const r2 = await sh('sleep 30', { signal: during.signal, killGraceMs: 50 });
+    expect(r2).toMatchObject({ aborted: true, timedOut: false });
+    expect(r2.durationMs).toBeLessThan(20_000);
+  });
+
+  it('ends the helpers a child leaves in its group, and does not wait on a pipe held outside it', async () => {
+    // `sleep &` stays in the group and holds stdout; the setsid one leaves the group and holds stderr.
+    const r = await sh('echo $$; sleep 30 & setsid sleep 30 >&2 & echo $!; sleep 0.3; echo done', { killGraceMs: 50 });
+    const [leader, outside] = r.stdout.split('\n').map(Number);
+    try {
+      expect(r.exitCode).toBe(0);
+      expect(r.timedOut).toBe(false);
+      expect(groupRunning(leader!)).toBe(false);
+      expect(r.stdout).toContain('done');
+    } finally {
+      process.kill(outside!, 'SIGKILL');
+    }
   });
 });

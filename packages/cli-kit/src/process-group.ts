@@ -1,7 +1,8 @@
-// The one way a quickloop binary ends a child and everything it started, and the one signal table.
+// The one way a quickloop binary runs a child to completion and ends it with everything it started, and the one signal table.
 //
 // Every child that may start others is spawned `detached` (the leader of its own process group), so
 // the group is the tree: one signal to -pgid reaches the helpers, servers and shells it left behind.
+import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { constants } from 'node:os';
 
@@ -129,4 +130,158 @@ export async function endGroups(pgids: Iterable<number>, graceMs: number, settle
 
 export function endGroup(pgid: number, graceMs: number, settleMs?: number): Promise<void> {
   return endGroups([pgid], graceMs, settleMs);
+}
+
+export interface RunChildOptions {
+  cwd: string;
+  /** The child's whole environment (default: this process's). */
+  env?: NodeJS.ProcessEnv;
+  /** Written to stdin, then stdin is closed (default: nothing, closed at once). */
+  input?: string;
+  /** The group is ended (SIGTERM, then SIGKILL after killGraceMs) once this passes. */
+  timeoutMs: number;
+  /** Aborting ends the group the same way. */
+  signal?: AbortSignal;
+  /** Between SIGTERM and SIGKILL (default 1000 ms; 0: SIGKILL at once). */
+  killGraceMs?: number;
+  /** Per stream (default: unbounded). */
+  maxOutputBytes?: number;
+  /**
+   * What more output than maxOutputBytes means: `kill` (the default) ends the group and says so;
+   * `tail` lets the child finish and keeps the last maxOutputBytes of stdout and 64 KiB of stderr.
+   */
+  overflow?: 'kill' | 'tail';
+}
+
+export interface ChildResult {
+  /** Null when a signal ended the child, or when it never started (spawnError). */
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** Decoded as UTF-8; a bad byte (or a cut through a character) becomes U+FFFD. */
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  aborted: boolean;
+  /** `kill`: the child was ended for its output. `tail`: only the output's tail was kept. */
+  outputExceeded: boolean;
+  /** Set when the program could not be started at all (`ENOENT`, `EACCES`, a bad argument…). */
+  spawnError?: { code: string; message: string };
+  durationMs: number;
+}
+
+/** The last `max` bytes of a stream, held in chunks so a long output never sits in memory whole. */
+class Capture {
+  readonly #max: number;
+  readonly #tail: boolean;
+  #chunks: Buffer[] = [];
+  #bytes = 0;
+  exceeded = false;
+  constructor(max: number, tail: boolean) {
+    this.#max = max;
+    this.#tail = tail;
+  }
+  /** False once the stream is past its bound in `kill` mode. */
+  push(chunk: Buffer): boolean {
+    if (this.exceeded && !this.#tail) return false;
+    this.#chunks.push(chunk);
+    this.#bytes += chunk.length;
+    if (this.#bytes <= this.#max) return true;
+    this.exceeded = true;
+    if (!this.#tail) return false;
+    while (this.#bytes - (this.#chunks[0]?.length ?? 0) >= this.#max) this.#bytes -= this.#chunks.shift()!.length;
+    return true;
+  }
+  text(): string {
+    let all = Buffer.concat(this.#chunks);
+    if (all.length > this.#max) all = all.subarray(all.length - this.#max);
+    return new TextDecoder('utf-8').decode(all);
+  }
+}
+
+/**
+ * Runs one argv (never a shell) to completion as the leader of its own process group, so a deadline,
+ * an abort or too much output ends the whole tree it started. Never rejects: the result says what
+ * happened. Strays left in the group once the child has exited are ended too.
+ */
+export function runChild(argv: readonly string[], options: RunChildOptions): Promise<ChildResult> {
+  const started = performance.now();
+  const grace = options.killGraceMs ?? 1000;
+  const max = options.maxOutputBytes ?? Number.POSITIVE_INFINITY;
+  const tail = options.overflow === 'tail';
+  const out = new Capture(max, tail);
+  const err = new Capture(tail ? Math.min(max, 64 * 1024) : max, tail);
+  return new Promise((resolve) => {
+    let timedOut = false;
+    let aborted = false;
+    let settled = false;
+    let ending: Promise<void> | undefined;
+    const result = (r: Pick<ChildResult, 'exitCode' | 'signal'> & { spawnError?: ChildResult['spawnError'] }): ChildResult => ({
+      ...r,
+      stdout: out.text(),
+      stderr: err.text(),
+      timedOut,
+      aborted,
+      outputExceeded: out.exceeded || err.exceeded,
+      durationMs: Math.round(performance.now() - started),
+    });
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(argv[0] ?? '', argv.slice(1), { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    } catch (error) {
+      // A bad argument (a NUL in argv, say) throws before anything runs.
+      const e = error as NodeJS.ErrnoException;
+      resolve(result({ exitCode: null, signal: null, spawnError: { code: e.code ?? 'EINVAL', message: e.message } }));
+      return;
+    }
+    const pgid = child.pid;
+    const stop = (): Promise<void> => (ending ??= pgid === undefined ? Promise.resolve() : endGroup(pgid, grace));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      void stop();
+    }, Math.max(0, options.timeoutMs));
+    const onAbort = (): void => {
+      aborted = true;
+      void stop();
+    };
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener('abort', onAbort, { once: true });
+    let drainTimer: NodeJS.Timeout | undefined;
+    const finish = (r: ChildResult): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(drainTimer);
+      options.signal?.removeEventListener('abort', onAbort);
+      // Strays the child left behind in its group must not outlive the call.
+      if (r.spawnError === undefined && pgid !== undefined) signalGroup(pgid, 'SIGKILL');
+      void (ending ?? Promise.resolve()).then(() => resolve(r));
+    };
+    child.stdout!.on('data', (c: Buffer) => {
+      if (!out.push(c)) void stop();
+    });
+    child.stderr!.on('data', (c: Buffer) => {
+      if (!err.push(c)) void stop();
+    });
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      if (pgid === undefined) finish(result({ exitCode: null, signal: null, spawnError: { code: error.code ?? 'EIO', message: error.message } }));
+    });
+    child.once('exit', () => {
+      if (pgid === undefined) return;
+      // A helper still in the group (`server &`) keeps the pipes open after the child exits: end it.
+      if (groupAlive(pgid)) void stop();
+      // One that left the group (setsid) and kept a pipe: stop waiting for the pipes once the group is done.
+      void (ending ?? Promise.resolve()).then(() => {
+        drainTimer = setTimeout(() => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+        }, Math.max(grace, 250));
+      });
+    });
+    child.on('close', (code, signal) => {
+      if (pgid !== undefined) finish(result({ exitCode: code, signal }));
+    });
+    // A child that exits without reading its input closes the pipe: that is its answer, not our error.
+    child.stdin!.on('error', () => undefined);
+    child.stdin!.end(options.input ?? '');
+  });
 }

@@ -4,7 +4,7 @@ import { InterruptedError } from '@quickloop/cli-kit/errors';
 import { withRetries, type RetryPolicy } from '../retry.js';
 import { addUsage, type ErrorKind, type Usage } from '../types.js';
 import { cliEnv } from './env.js';
-import { endGroup, groupAlive } from '@quickloop/cli-kit/process-group';
+import { runChild } from '@quickloop/cli-kit/process-group';
 import { parseCliOutput, type OutputMode, type ParsedOutput } from './parse.js';
 
 export interface InvokeCliOptions {
@@ -57,35 +57,6 @@ export interface CliResult {
   outputTruncated?: boolean;
 }
 
-/** The last `max` bytes of a stream, held in chunks so a long output never sits in memory whole. */
-class Tail {
-  readonly #max: number;
-  #chunks: Buffer[] = [];
-  #bytes = 0;
-  dropped = false;
-  constructor(max: number) {
-    this.#max = max;
-  }
-  push(chunk: Buffer | string): void {
-    const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    this.#chunks.push(b);
-    this.#bytes += b.length;
-    while (this.#bytes - (this.#chunks[0]?.length ?? 0) >= this.#max) {
-      this.#bytes -= this.#chunks.shift()!.length;
-      this.dropped = true;
-    }
-  }
-  text(): string {
-    let all = Buffer.concat(this.#chunks);
-    if (all.length > this.#max) {
-      all = all.subarray(all.length - this.#max);
-      this.dropped = true;
-    }
-    // A cut through a multi-byte character becomes U+FFFD, never an exception.
-    return new TextDecoder('utf-8').decode(all);
-  }
-}
-
 const DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
 const TAIL = 2000;
 
@@ -95,70 +66,34 @@ interface AttemptResult {
 }
 
 async function attemptOnce(options: InvokeCliOptions, remainingMs: number, started: number): Promise<AttemptResult> {
-  const [file, ...args] = options.argv;
+  const file = options.argv[0];
   const grace = options.killGraceMs ?? 2000;
   const env = options.env ?? cliEnv(process.env);
   const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
-  const tails = options.overflow === 'tail' ? { out: new Tail(maxBytes), err: new Tail(64 * 1024) } : undefined;
-  // Loaded at the first call, not at start-up: a binary that never calls a model CLI (--help, a
-  // loop that stops before its host) does not pay for it.
-  const { execa } = await import('execa');
-  const subprocess = execa(file!, args, {
-    input: options.prompt,
+  const done = await runChild(options.argv, {
     cwd: options.cwd,
     env,
-    extendEnv: false,
-    // Its own process group, so a timeout can end the CLI and every helper it started.
-    detached: true,
-    reject: false,
-    stripFinalNewline: false,
-    encoding: 'utf8',
-    maxBuffer: maxBytes,
-    windowsHide: true,
-    // Tail mode reads the streams itself, so nothing is buffered whole and nothing is killed for its length.
-    ...(tails ? { buffer: false } : {}),
+    input: options.prompt,
+    timeoutMs: remainingMs,
+    killGraceMs: grace,
+    maxOutputBytes: maxBytes,
+    overflow: options.overflow ?? 'kill',
+    ...(options.signal ? { signal: options.signal } : {}),
   });
-  if (tails) {
-    subprocess.stdout?.on('data', (c: Buffer | string) => tails.out.push(c));
-    subprocess.stderr?.on('data', (c: Buffer | string) => tails.err.push(c));
-  }
-  const pgid = subprocess.pid;
-  let timedOut = false;
-  let aborted = false;
-  let killing: Promise<void> | undefined;
-  const killAll = () => (killing ??= pgid === undefined ? Promise.resolve() : endGroup(pgid, grace));
-  const timer = setTimeout(() => {
-    timedOut = true;
-    void killAll();
-  }, Math.max(0, remainingMs));
-  const onAbort = () => {
-    aborted = true;
-    void killAll();
-  };
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  // A helper the CLI left behind can hold stdout open after the CLI exits; end the group so the call ends too.
-  subprocess.once('exit', () => {
-    if (pgid !== undefined && groupAlive(pgid)) void killAll();
-  });
-  const done = await subprocess;
-  clearTimeout(timer);
-  options.signal?.removeEventListener('abort', onAbort);
-  if (killing) await killing;
-  if (aborted) throw new InterruptedError(`model CLI ${file} interrupted`);
-
-  const stdout = tails ? tails.out.text() : typeof done.stdout === 'string' ? done.stdout : '';
-  const stderr = tails ? tails.err.text() : typeof done.stderr === 'string' ? done.stderr : '';
+  if (done.aborted) throw new InterruptedError(`model CLI ${file} interrupted`);
+  const { stdout, stderr, timedOut } = done;
+  const tail = options.overflow === 'tail';
   const base = {
-    exitCode: done.exitCode ?? null,
-    signal: done.signal ?? null,
+    exitCode: done.exitCode,
+    signal: done.signal,
     timedOut,
     durationMs: Math.round(performance.now() - started),
     attempts: 1,
     stderrTail: stderr.slice(-TAIL),
-    ...(tails?.out.dropped ? { outputTruncated: true } : {}),
+    ...(tail && done.outputExceeded ? { outputTruncated: true } : {}),
   };
-  const code = (done as { code?: string }).code;
-  if (done.exitCode === undefined && done.signal === undefined && code) {
+  const code = done.spawnError?.code;
+  if (code !== undefined) {
     // spawn itself failed: nothing ran. A missing cwd also reports ENOENT, so say which one it was.
     const what =
       code !== 'ENOENT' ? `cannot run ${file}: ${code}` : existsSync(options.cwd) ? `command not found: ${file}` : `working directory not found: ${options.cwd}`;
@@ -167,10 +102,10 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
   if (timedOut) {
     return { result: { ...base, text: '', errorKind: 'infra', message: `timed out; the process tree was killed` }, transient: false };
   }
-  if (done.isMaxBuffer) {
+  if (done.outputExceeded && !tail) {
     return { result: { ...base, text: '', errorKind: 'harness', message: `output exceeded ${options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT} bytes; the CLI was killed` }, transient: false };
   }
-  if (done.exitCode === undefined) {
+  if (done.exitCode === null) {
     return { result: { ...base, text: '', errorKind: 'infra', message: `killed by ${done.signal ?? 'an unknown cause'}` }, transient: false };
   }
   const parsed: ParsedOutput = parseCliOutput(options.outputMode ?? 'text', stdout, stderr, done.exitCode);

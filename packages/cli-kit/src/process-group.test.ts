@@ -121,3 +121,19 @@ describe('runChild', () => {
     }
   });
 });
+
+describe('runChild, from a process of its own', () => {
+  it('leaves nothing that keeps the process alive once the call is done', async () => {
+    // The caller exits as soon as its event loop is empty: a timer left behind would hold it for the grace.
+    // A child that closes its output before it exits makes Node report both ends in one go.
+    const script = `import { runChild } from ${JSON.stringify(new URL('../dist/process-group.js', import.meta.url).pathname)};
+const t = performance.now();
+await runChild(['bash', '-c', 'exec >&- 2>&-; sleep 0.1'], { cwd: '/', timeoutMs: 60000, killGraceMs: 30000 });
+process.on('exit', () => console.log(Math.round(performance.now() - t)));`;
+    const r = await runChild([process.execPath, '--input-type=module', '-e', script], { cwd: process.cwd(), timeoutMs: 20_000 });
+    expect(r.stderr).toBe('');
+    expect(r).toMatchObject({ exitCode: 0, timedOut: false });
+    // Far below the 30 s grace (and the 60 s deadline) a leftover timer would have held it for.
+    expect(Number(r.stdout.trim())).toBeLessThan(10_000);
+  });
+});

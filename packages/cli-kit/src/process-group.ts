@@ -271,6 +271,7 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
       if (groupAlive(pgid)) void stop();
       // One that left the group (setsid) and kept a pipe: stop waiting for the pipes once the group is done.
       void (ending ?? Promise.resolve()).then(() => {
+        if (settled) return;
         drainTimer = setTimeout(() => {
           child.stdout?.destroy();
           child.stderr?.destroy();

@@ -89,8 +89,8 @@ describe('sanitizeConfig: npmrc', () => {
   });
 
   it('removes a credential commented out, but keeps prose that mentions one', () => {
-    removesEach('npmrc', ['; //registry.example.test/:_authToken=npm_old', '#_authToken=npm_old', '# registry=https://bob:pw@registry.example.test/']);
-    keepsEach('npmrc', ['; set _authToken in the user npmrc', '# password: ask the team']);
+    removesEach('npmrc', ['; //registry.example.test/:_authToken=npm_old', '#_authToken=npm_old', '# _auth = Ym9iOnNlY3JldA==', ';@scope:_password=c2VjcmV0', '# registry=https://bob:pw@registry.example.test/']);
+    keepsEach('npmrc', ['; set _authToken in the user npmrc', '# password: ask the team', '; email=bob@example.test', '; username=bob', '; certfile=/etc/ssl/client.crt']);
   });
 
   it('replaces only the credential lines of a file, at their indentation, the rest byte for byte', () => {
@@ -160,6 +160,8 @@ describe('sanitizeConfig: pip.conf', () => {
 describe('sanitizeConfig: wgetrc', () => {
   it('keeps the settings that hold no credential', () => {
     keepsEach('wgetrc', ['passive_ftp = on', 'https_proxy = http://proxy.example.test:3128/', 'check_certificate = on', 'ask_password = off', '# no password is kept here', 'useragent = quickloop']);
+    // What a stock wgetrc comments out: no credential in it, so the file is left as it is.
+    keepsEach('wgetrc', ['#header = From: Your Name <username@site.domain>', '#header = Accept-Language: en', '#http_proxy = http://proxy.yoyodyne.com:18023/', '#http_user = bob']);
   });
 
   it('removes every credential command, however wget lets it be spelt, and a proxy with a user', () => {
@@ -179,6 +181,7 @@ describe('sanitizeConfig: wgetrc', () => {
       '   proxy_password   =   hunter2',
       'http_proxy = http://bob:hunter2@proxy.example.test:3128/',
       '#http_password = hunter2',
+      '# header = Authorization: Bearer abcdefgh12345678',
     ]);
   });
 });

@@ -120,6 +120,9 @@ const indentOf = (text: string): string => /^[ \t]*/.exec(text)?.[0] ?? '';
 const bare = (text: string): string => text.replace(/^\uFEFF/, '').trim();
 /** What a comment line would say uncommented (`# password = x` → `password = x`), for a credential commented out. */
 const uncommented = (trimmed: string): string => trimmed.replace(/^[#;]+\s*/, '');
+
+/** An HTTP authorization written out (`Authorization: Bearer …`, `bearer <token>`), as a commented-out header holds it. */
+const AUTHORIZATION = /\bauthorization\s*:|\bbearer\s+\S{8,}/i;
 const unquote = (key: string): string => (/^(["']).*\1$/.test(key) && key.length >= 2 ? key.slice(1, -1) : key);
 
 /** npm: `key = value` (ini), the key before the first `=`, quotes and a `[]` suffix off. */
@@ -136,6 +139,28 @@ function npmCredential(trimmed: string): boolean {
 /** pip (configparser), uv and gem keys: only what names a secret outright; their credentials are otherwise in URLs. */
 function namedSecret(key: string): boolean {
   return SECRET_WORDS.test(unquote(key.trim()).toLowerCase());
+}
+
+/**
+ * A commented-out npm setting that held a secret: a nerf-darted line or a key naming a password,
+ * token or auth. Who one is (`username`, `email`) and where a file is (`certfile`) are left in a
+ * comment, as is prose.
+ */
+function npmCommentedSecret(u: string): boolean {
+  if (u.startsWith('//') || AUTHORIZATION.test(u)) return true;
+  const eq = u.indexOf('=');
+  if (eq <= 0) return false;
+  const name = unquote(u.slice(0, eq).trim()).toLowerCase();
+  const last = name.slice(name.lastIndexOf(':') + 1);
+  return name.startsWith('//') || last === '_auth' || SECRET_WORDS.test(last);
+}
+
+/** A commented-out wget setting that held a secret: a password, or a header with an authorization (a stock wgetrc comments out harmless ones). */
+function wgetCommentedSecret(u: string): boolean {
+  const eq = u.indexOf('=');
+  if (eq <= 0) return false;
+  const name = u.slice(0, eq).trim().toLowerCase().replace(/[_-]/g, '');
+  return (WGET_KEYS.has(name) && SECRET_WORDS.test(name)) || (name === 'header' && AUTHORIZATION.test(u.slice(eq + 1)));
 }
 
 /** wget: `command = value`, the command's case, `_` and `-` ignored. */
@@ -200,19 +225,16 @@ const removed = (line: Line): string => {
 function sanitizeNpmrc(lines: Line[]): string[] {
   return lines.map((line) => {
     const t = bare(line.text);
-    const comment = t.startsWith('#') || t.startsWith(';');
-    // A comment is judged when it reads as a setting (`; //host/:_authToken=…`), prose is not.
-    const judged = comment ? uncommented(t) : t.startsWith('[') ? '' : t;
-    const setting = judged !== '' && (!comment || judged.includes('=') || judged.startsWith('//'));
-    return hasCredentialUrl(line.text) || (setting && npmCredential(judged)) ? removed(line) : line.text + line.end;
+    if (t.startsWith('#') || t.startsWith(';')) return hasCredentialUrl(line.text) || npmCommentedSecret(uncommented(t)) ? removed(line) : line.text + line.end;
+    return hasCredentialUrl(line.text) || (!t.startsWith('[') && t !== '' && npmCredential(t)) ? removed(line) : line.text + line.end;
   });
 }
 
 function sanitizeWgetrc(lines: Line[]): string[] {
   return lines.map((line) => {
     const t = bare(line.text);
-    const judged = t.startsWith('#') ? uncommented(t) : t;
-    return hasCredentialUrl(line.text) || wgetCredential(judged) ? removed(line) : line.text + line.end;
+    const credential = t.startsWith('#') ? wgetCommentedSecret(uncommented(t)) : wgetCredential(t);
+    return hasCredentialUrl(line.text) || credential ? removed(line) : line.text + line.end;
   });
 }
 

@@ -1,6 +1,11 @@
 // The config-file sanitizer: every credential line of npm's, pip's, wget's, git's, uv's and gem's config taken out, everything else kept byte for byte.
-import { describe, expect, it } from 'vitest';
-import { hasCredentialUrl, REMOVED_NOTE, sanitizeConfig, type ConfigFormat } from './config-files.js';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { coverConfigs, hasCredentialUrl, MAX_CONFIG_BYTES, REMOVED_NOTE, sanitizeConfig, type ConfigFormat } from './config-files.js';
+import type { RootPlan } from './rootfs.js';
 
 /**
  * `text` with the lines at `indices` (0-based) as the sanitizer writes a removed line: the note at
@@ -362,5 +367,66 @@ describe('hasCredentialUrl', () => {
     for (const no of ['https://h.example.test/simple', 'https://h.example.test/path@x', 'bob@h.example.test', 'mailto:bob@h.example.test', 'host.example.test:8080', '//h.example.test/:_authToken', 'file:///etc/x', 'https://h.example.test/abcdefghijklmnopqrstuvwxyz', 'C:\\Users\\bob@x', 'see https: bob@x']) {
       expect(hasCredentialUrl(no), no).toBe(false);
     }
+  });
+});
+
+describe('coverConfigs', () => {
+  const made: string[] = [];
+  afterEach(() => {
+    for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  /** A toolchain prefix the root shows (readable by everyone, as /usr is), and a support folder. */
+  function prefix(): { root: string; support: string; plan: RootPlan } {
+    const root = mkdtempSync(join(tmpdir(), 'qs-cover-'));
+    made.push(root);
+    chmodSync(root, 0o755);
+    const p = join(root, 'opt', 'tool');
+    for (const d of ['etc', 'lib/node_modules/npm', 'share']) mkdirSync(join(p, d), { recursive: true, mode: 0o755 });
+    const support = join(root, 'support');
+    mkdirSync(support);
+    return { root: p, support, plan: { args: [], visible: [p], toolchains: [{ tool: 'npm', prefix: p }] } };
+  }
+  const ours = (covered: Array<{ copy: string; path: string }>, root: string) => covered.filter((c) => c.path.startsWith(root));
+
+  it('writes a sanitized copy for each shown file that held a credential, judged at its real path, and nothing for the rest', () => {
+    const { root, support, plan } = prefix();
+    writeFileSync(join(root, 'share', 'npmrc'), 'registry=https://registry.example.test/\n//registry.example.test/:_authToken=npm_secret\n', { mode: 0o644 });
+    symlinkSync('../share/npmrc', join(root, 'etc', 'npmrc'));
+    writeFileSync(join(root, 'lib/node_modules/npm/npmrc'), 'prefix=/usr/local\n', { mode: 0o644 });
+    writeFileSync(join(root, 'etc', 'gitconfig'), '[http]\n\textraheader = AUTHORIZATION: bearer abc\xe9\n', { mode: 0o644 });
+    const covered = ours(coverConfigs(support, plan), root);
+    expect(covered.map((c) => c.path)).toEqual([join(root, 'share', 'npmrc'), join(root, 'etc', 'gitconfig')]);
+    expect(readFileSync(covered[0]!.copy, 'utf8')).toBe(`registry=https://registry.example.test/\n${REMOVED_NOTE}\n`);
+    expect(readFileSync(covered[1]!.copy, 'utf8')).toBe(`[http]\n\t${REMOVED_NOTE}\n`);
+    for (const c of covered) expect(c.copy.startsWith(join(support, 'config'))).toBe(true);
+  });
+
+  it('keeps bytes that are not UTF-8 as they were', () => {
+    const { root, support, plan } = prefix();
+    writeFileSync(join(root, 'etc', 'npmrc'), Buffer.concat([Buffer.from('init-author-name=Jos'), Buffer.from([0xe9]), Buffer.from('\n_authToken=npm_secret\n')]), { mode: 0o644 });
+    const [c] = ours(coverConfigs(support, plan), root);
+    expect(readFileSync(c!.copy)).toEqual(Buffer.concat([Buffer.from('init-author-name=Jos'), Buffer.from([0xe9]), Buffer.from(`\n${REMOVED_NOTE}\n`)]));
+  });
+
+  it('shows a file past the size bound as a note, never as it is', () => {
+    const { root, support, plan } = prefix();
+    writeFileSync(join(root, 'etc', 'npmrc'), `registry=https://registry.example.test/\n${'x'.repeat(MAX_CONFIG_BYTES)}\n`, { mode: 0o644 });
+    const [c] = ours(coverConfigs(support, plan), root);
+    expect(readFileSync(c!.copy, 'utf8')).toMatch(/^# quickloop does not show this file inside the sandbox: it is larger than \d+ bytes/);
+  });
+
+  it('leaves alone a FIFO (without waiting on it), a link out of what the root shows, and a file the sandbox user cannot read', () => {
+    const { root, support, plan } = prefix();
+    execFileSync('mkfifo', [join(root, 'etc', 'gitconfig')]);
+    const outside = mkdtempSync(join(tmpdir(), 'qs-cover-outside-'));
+    made.push(outside);
+    chmodSync(outside, 0o755);
+    writeFileSync(join(outside, 'npmrc'), '_authToken=npm_secret\n', { mode: 0o644 });
+    symlinkSync(join(outside, 'npmrc'), join(root, 'etc', 'npmrc'));
+    const unreadable = join(root, 'lib/node_modules/npm/npmrc');
+    writeFileSync(unreadable, '_authToken=npm_secret\n', { mode: 0o600 });
+    if (process.getuid?.() !== 0) chmodSync(unreadable, 0o000);
+    expect(coverConfigs(support, plan).filter((c) => c.path.startsWith(root) || c.path.startsWith(outside))).toEqual([]);
   });
 });

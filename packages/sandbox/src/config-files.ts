@@ -123,6 +123,7 @@ const uncommented = (trimmed: string): string => trimmed.replace(/^[#;]+\s*/, ''
 
 /** An HTTP authorization written out (`Authorization: Bearer …`, `bearer <token>`), as a commented-out header holds it. */
 const AUTHORIZATION = /\bauthorization\s*:|\bbearer\s+\S{8,}/i;
+
 const unquote = (key: string): string => (/^(["']).*\1$/.test(key) && key.length >= 2 ? key.slice(1, -1) : key);
 
 /** npm: `key = value` (ini), the key before the first `=`, quotes and a `[]` suffix off. */

@@ -166,7 +166,7 @@ describe('sanitizeConfig: wgetrc', () => {
   it('keeps the settings that hold no credential', () => {
     keepsEach('wgetrc', ['passive_ftp = on', 'https_proxy = http://proxy.example.test:3128/', 'check_certificate = on', 'ask_password = off', '# no password is kept here', 'useragent = quickloop']);
     // What a stock wgetrc comments out: no credential in it, so the file is left as it is.
-    keepsEach('wgetrc', ['#header = From: Your Name <username@site.domain>', '#header = Accept-Language: en', '#http_proxy = http://proxy.yoyodyne.com:18023/', '#http_user = bob']);
+    keepsEach('wgetrc', ['#header = From: Your Name <username@site.domain>', '#header = Accept-Language: en', '#http_proxy = http://proxy.example.test:18023/', '#http_user = bob']);
   });
 
   it('removes every credential command, however wget lets it be spelt, and a proxy with a user', () => {

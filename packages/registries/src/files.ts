@@ -1,6 +1,6 @@
 // Small synchronous file helpers: discovery reads a handful of tiny files, and must never throw on a missing one.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { endpointOfUrl, formatEndpoint } from '@quickloop/sandbox/hosts';
+import { endpointOfUrl, formatEndpoint, tokenLikeSegment } from '@quickloop/sandbox/hosts';
 
 /** The file's text, or undefined when it is absent or unreadable (config files are optional by nature). */
 export function readText(path: string): string | undefined {
@@ -87,8 +87,7 @@ export function plainUrl(raw: string): string | undefined {
     return undefined;
   }
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '' || url.search !== '' || /[\s?]/.test(raw.trim())) return undefined;
-  const tokenLike = url.pathname.split('/').some((seg) => /^[A-Za-z0-9_]{20,}$/.test(seg) && /\d/.test(seg) && /[A-Za-z]/.test(seg));
-  if (tokenLike) return undefined;
+  if (url.pathname.split('/').some(tokenLikeSegment)) return undefined;
   url.hash = '';
   return url.toString().replace(/\/*$/, '/');
 }

@@ -66,6 +66,14 @@ export function firstMatch(host: string, list: readonly string[], subdomains = t
   return list.find((p) => hostMatches(host, p, subdomains));
 }
 
+/**
+ * A URL path segment that looks like a key rather than a place: 20 or more letters, digits and
+ * underscores, with both letters and digits in it (some hosted registries put the key in the path).
+ */
+export function tokenLikeSegment(segment: string): boolean {
+  return /^[A-Za-z0-9_]{20,}$/.test(segment) && /\d/.test(segment) && /[A-Za-z]/.test(segment);
+}
+
 export interface Endpoint {
   host: string;
   port: number;

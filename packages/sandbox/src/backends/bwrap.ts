@@ -4,6 +4,7 @@ import { accessSync, chmodSync, chownSync, constants, copyFileSync, mkdirSync, m
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { terminalSafe } from '@quickloop/cli-kit';
+import { coverConfigs, type CoveredConfig } from '../config-files.js';
 import type { DenialRules } from '../denials.js';
 import { childrenOf, namespaceLeftovers } from '../leftovers.js';
 import { confine, makeLimits, type LimitInForce, type SandboxLimits } from '../limits.js';
@@ -107,13 +108,19 @@ function layoutView(layout: WorkspaceLayout, supportDir: string): string[] {
 /** bwrap reports its child's pid on this fd. */
 const INFO_FD = 3;
 
-/** bwrap arguments for the stage's namespaces; exported for tests and the README. */
-export function bwrapArgs(layout: WorkspaceLayout, supportDir: string, limits: SandboxLimits): string[] {
+/**
+ * bwrap arguments for the stage's namespaces; exported for tests and the README. `configs` are the
+ * host config files shown without their credentials (coverConfigs), each copy bound over its file.
+ */
+export function bwrapArgs(layout: WorkspaceLayout, supportDir: string, limits: SandboxLimits, configs: readonly CoveredConfig[] = []): string[] {
   const args = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent', '--new-session', '--hostname', 'sandbox'];
   args.push(...rootPlan().args);
   // Generated, never the host's: who the sandbox user is, localhost, and a resolver that only the
   // recorder answers (every address is routed to loopback inside).
   for (const name of ['passwd', 'group', 'hosts', 'resolv.conf', 'hostname']) args.push('--ro-bind', join(supportDir, 'etc', name), `/etc/${name}`);
+  // After the root's binds, so each copy is what the path shows; the kernel locks a mount inherited
+  // into a namespace the sandbox user does not own, so the original cannot be unmounted back.
+  for (const c of configs) args.push('--ro-bind', c.copy, c.path);
   args.push('--ro-bind', join(supportDir, 'bin'), `${SUPPORT_INSIDE}/bin`);
   args.push('--ro-bind', join(supportDir, 'libexec'), `${SUPPORT_INSIDE}/libexec`);
   // No --dev: bwrap would then need uid 0 in a first user namespace and put the sandbox user in a
@@ -267,7 +274,8 @@ echo "sudo: no privilege in the quickloop sandbox; running as $(id -un 2>/dev/nu
 exec "$@"
 `;
 
-function writeSupport(supportDir: string, layout: WorkspaceLayout): void {
+/** Writes the support files; returns the host config files shown inside as copies without their credentials. */
+function writeSupport(supportDir: string, layout: WorkspaceLayout): CoveredConfig[] {
   mkdirSync(join(supportDir, 'etc'), { mode: 0o755 });
   mkdirSync(join(supportDir, 'bin'), { mode: 0o755 });
   const etc = (name: string, text: string): void => writeFileSync(join(supportDir, 'etc', name), text, { mode: 0o644 });
@@ -283,6 +291,8 @@ function writeSupport(supportDir: string, layout: WorkspaceLayout): void {
   const shell = join(supportDir, 'libexec', 'bash');
   copyFileSync(insideBash(), shell);
   chmodSync(shell, 0o111);
+  // Secrets never enter a sandbox: the package managers' system config is shown without its tokens.
+  return coverConfigs(supportDir, rootPlan());
 }
 
 /**
@@ -302,10 +312,10 @@ export interface BwrapSession extends BackendSession {
 export async function startBwrap(layout: WorkspaceLayout, socketDir: string, limits: SandboxLimits, mirrorPorts: readonly number[] = []): Promise<BwrapSession> {
   // socat EXECs this for each dial it catches: SOCAT_SOCKADDR is the address the tool dialled.
   writeFileSync(join(socketDir, SOCKETS.catcher), `echo "$SOCAT_SOCKADDR $SOCAT_SOCKPORT" | socat -t1 - UNIX-CONNECT:${join(socketDir, SOCKETS.direct)}\n`, { mode: 0o644 });
-  writeSupport(socketDir, layout);
+  const configs = writeSupport(socketDir, layout);
   const { cgroups, rlimits } = makeLimits(limits);
   const prefix = confine(cgroups, rlimits);
-  const argv = [...prefix, ...layoutView(layout, socketDir), ...dropRoot(), 'unshare', '--user', '--map-root-user', '--net', '--', 'setpriv', '--pdeathsig', 'TERM', '--', 'bash', '-c', layerScript(socketDir, bwrapArgs(layout, socketDir, limits), mirrorPorts)];
+  const argv = [...prefix, ...layoutView(layout, socketDir), ...dropRoot(), 'unshare', '--user', '--map-root-user', '--net', '--', 'setpriv', '--pdeathsig', 'TERM', '--', 'bash', '-c', layerScript(socketDir, bwrapArgs(layout, socketDir, limits, configs), mirrorPorts)];
   const child: ChildProcess = spawn(argv[0] as string, argv.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     detached: true,

@@ -88,6 +88,16 @@ describe('runChild', () => {
     expect(Buffer.byteLength(r.stdout)).toBeGreaterThan(0);
   });
 
+  it('in tail mode keeps 64 KiB of stderr whatever the stdout bound, and a long stderr alone is no exceeded output', async () => {
+    // A short stdout bound must not cut a CLI's error message.
+    const small = await sh('printf 0123456789abcdef; echo "Error: 429 Too Many Requests, retry later" >&2; exit 1', { maxOutputBytes: 8, overflow: 'tail' });
+    expect(small).toMatchObject({ exitCode: 1, stdout: '89abcdef', stderr: 'Error: 429 Too Many Requests, retry later\n', outputExceeded: true });
+    // 100 000 bytes of stderr and a short stdout: the last 64 KiB of stderr are kept, and stdout was not cut.
+    const noisy = await sh('head -c 100000 /dev/zero | tr "\\0" e >&2; echo ok', { maxOutputBytes: 1024, overflow: 'tail' });
+    expect(noisy).toMatchObject({ exitCode: 0, stdout: 'ok\n', outputExceeded: false });
+    expect(noisy.stderr).toBe('e'.repeat(64 * 1024));
+  });
+
   it('on timeout ends the tree, SIGTERM-ignoring grandchild included', async () => {
     const r = await sh('bash -c \'trap "" TERM; while :; do sleep 0.05; done\' & echo $$; wait', { timeoutMs: 300, killGraceMs: 50 });
     expect(r.timedOut).toBe(true);

@@ -162,7 +162,7 @@ export interface ChildResult {
   stderr: string;
   timedOut: boolean;
   aborted: boolean;
-  /** `kill`: the child was ended for its output. `tail`: only the output's tail was kept. */
+  /** `kill`: the child was ended for its output. `tail`: stdout passed maxOutputBytes and only its tail was kept. */
   outputExceeded: boolean;
   /** Set when the program could not be started at all (`ENOENT`, `EACCES`, a bad argument…). */
   spawnError?: { code: string; message: string };
@@ -209,7 +209,8 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
   const max = options.maxOutputBytes ?? Number.POSITIVE_INFINITY;
   const tail = options.overflow === 'tail';
   const out = new Capture(max, tail);
-  const err = new Capture(tail ? Math.min(max, 64 * 1024) : max, tail);
+  // In tail mode stderr keeps its own 64 KiB, whatever the stdout bound: a short bound must not cut an error message.
+  const err = new Capture(tail ? 64 * 1024 : max, tail);
   return new Promise((resolve) => {
     let timedOut = false;
     let aborted = false;
@@ -221,7 +222,7 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
       stderr: err.text(),
       timedOut,
       aborted,
-      outputExceeded: out.exceeded || err.exceeded,
+      outputExceeded: tail ? out.exceeded : out.exceeded || err.exceeded,
       durationMs: Math.round(performance.now() - started),
     });
     let child: ReturnType<typeof spawn>;

@@ -98,6 +98,11 @@ describe('runChild', () => {
     expect(noisy.stderr).toBe('e'.repeat(64 * 1024));
   });
 
+  it('in tail mode with a bound of 0 keeps nothing of stdout, and does not throw', async () => {
+    const r = await sh('echo out; echo err >&2', { maxOutputBytes: 0, overflow: 'tail' });
+    expect(r).toMatchObject({ exitCode: 0, stdout: '', stderr: 'err\n', outputExceeded: true });
+  });
+
   it('on timeout ends the tree, SIGTERM-ignoring grandchild included', async () => {
     const r = await sh('bash -c \'trap "" TERM; while :; do sleep 0.05; done\' & echo $$; wait', { timeoutMs: 300, killGraceMs: 50 });
     expect(r.timedOut).toBe(true);

@@ -188,7 +188,8 @@ class Capture {
     if (this.#bytes <= this.#max) return true;
     this.exceeded = true;
     if (!this.#tail) return false;
-    while (this.#bytes - (this.#chunks[0]?.length ?? 0) >= this.#max) this.#bytes -= this.#chunks.shift()!.length;
+    // Drop whole chunks while the rest still holds the bound (with a bound of 0, until none is left).
+    while (this.#chunks.length > 0 && this.#bytes - this.#chunks[0]!.length >= this.#max) this.#bytes -= this.#chunks.shift()!.length;
     return true;
   }
   text(): string {

@@ -103,6 +103,13 @@ describe('runChild', () => {
     expect(r).toMatchObject({ exitCode: 0, stdout: '', stderr: 'err\n', outputExceeded: true });
   });
 
+  it('takes a deadline longer than one timer holds (about 24.8 days), or Infinity, as far off rather than as now', async () => {
+    for (const timeoutMs of [2 ** 31, 30 * 24 * 3600 * 1000, Number.POSITIVE_INFINITY]) {
+      const r = await sh('sleep 0.1; echo ok', { timeoutMs });
+      expect(r, String(timeoutMs)).toMatchObject({ exitCode: 0, stdout: 'ok\n', timedOut: false });
+    }
+  });
+
   it('on timeout ends the tree, SIGTERM-ignoring grandchild included', async () => {
     const r = await sh('bash -c \'trap "" TERM; while :; do sleep 0.05; done\' & echo $$; wait', { timeoutMs: 300, killGraceMs: 50 });
     expect(r.timedOut).toBe(true);

@@ -138,7 +138,7 @@ export interface RunChildOptions {
   env?: NodeJS.ProcessEnv;
   /** Written to stdin, then stdin is closed (default: nothing, closed at once). */
   input?: string;
-  /** The group is ended (SIGTERM, then SIGKILL after killGraceMs) once this passes. */
+  /** The group is ended (SIGTERM, then SIGKILL after killGraceMs) once this passes; at most 2^31-1 ms (about 24.8 days) is kept. */
   timeoutMs: number;
   /** Aborting ends the group the same way. */
   signal?: AbortSignal;
@@ -168,6 +168,9 @@ export interface ChildResult {
   spawnError?: { code: string; message: string };
   durationMs: number;
 }
+
+/** The longest delay one setTimeout holds; a longer one (Infinity too) would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The last `max` bytes of a stream, held in chunks so a long output never sits in memory whole. */
 class Capture {
@@ -240,7 +243,7 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
     const timer = setTimeout(() => {
       timedOut = true;
       void stop();
-    }, Math.max(0, options.timeoutMs));
+    }, Math.min(Math.max(0, options.timeoutMs), MAX_TIMER_MS));
     const onAbort = (): void => {
       aborted = true;
       void stop();

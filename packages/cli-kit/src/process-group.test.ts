@@ -117,6 +117,20 @@ describe('runChild', () => {
     expect(groupRunning(Number(r.stdout.trim()))).toBe(false);
   });
 
+  it('a child that exits before its deadline has not timed out, however long its leftovers take to end', async () => {
+    // A helper left in the group that ignores SIGTERM outlives the deadline by the grace...
+    const helper = await sh('(trap "" TERM; sleep 30) & sleep 0.1; echo done', { timeoutMs: 600, killGraceMs: 1500 });
+    expect(helper).toMatchObject({ exitCode: 0, signal: null, timedOut: false, stdout: 'done\n' });
+    // ...and so does the wait on a pipe that a process outside the group holds.
+    const outside = await sh('setsid sleep 30 & echo $!; sleep 0.1; echo done', { timeoutMs: 600, killGraceMs: 1500 });
+    try {
+      expect(outside).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(outside.stdout).toContain('done');
+    } finally {
+      process.kill(Number(outside.stdout.split('\n')[0]), 'SIGKILL');
+    }
+  });
+
   it('an abort, even one signalled before the start, ends the tree and says so', async () => {
     const before = new AbortController();
     before.abort();

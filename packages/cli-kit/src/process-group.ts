@@ -272,6 +272,8 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
     });
     child.once('exit', () => {
       if (pgid === undefined) return;
+      // The child answered in time: what is left (ending its leftovers, the pipes) is bounded and is no timeout.
+      clearTimeout(timer);
       // A helper still in the group (`server &`) keeps the pipes open after the child exits: end it.
       if (groupAlive(pgid)) void stop();
       // One that left the group (setsid) and kept a pipe: stop waiting for the pipes once the group is done.

@@ -173,3 +173,27 @@ process.on('exit', () => console.log(Math.round(performance.now() - t)));`;
     expect(Number(r.stdout.trim())).toBeLessThan(10_000);
   });
 });
+
+describe('runChild, out of file descriptors', () => {
+  it('reports a spawn that fails for want of descriptors (EMFILE) rather than rejecting or crashing', async () => {
+    // Each round fills the descriptor table, frees a few (never enough for spawn's pipes at first), and runs `true`.
+    const script = `import { openSync, closeSync } from 'node:fs';
+import { runChild } from ${JSON.stringify(new URL('../dist/process-group.js', import.meta.url).pathname)};
+const seen = [];
+for (let spare = 0; spare <= 12; spare++) {
+  const fds = [];
+  try { for (;;) fds.push(openSync('/dev/null', 'r')); } catch {}
+  for (let i = 0; i < spare; i++) closeSync(fds.pop());
+  const r = await runChild(['true'], { cwd: '/', timeoutMs: 5000 }).catch((e) => ({ rejected: String(e) }));
+  for (const fd of fds) closeSync(fd);
+  seen.push(r.rejected ?? r.spawnError?.code ?? r.exitCode);
+}
+console.log(JSON.stringify(seen));`;
+    const r = await runChild(['bash', '-c', 'ulimit -n 256 && exec "$0" --input-type=module -e "$1"', process.execPath, script], { cwd: process.cwd(), timeoutMs: 20_000 });
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    const seen = JSON.parse(r.stdout) as unknown[];
+    expect(seen).toContain('EMFILE');
+    expect(seen.every((s) => s === 0 || s === 'EMFILE'), r.stdout).toBe(true);
+  });
+});

@@ -261,10 +261,11 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
       if (r.spawnError === undefined && pgid !== undefined) signalGroup(pgid, 'SIGKILL');
       void (ending ?? Promise.resolve()).then(() => resolve(r));
     };
-    child.stdout!.on('data', (c: Buffer) => {
+    // A spawn that fails for want of descriptors (EMFILE, ENFILE) leaves the child without pipes.
+    child.stdout?.on('data', (c: Buffer) => {
       if (!out.push(c)) void stop();
     });
-    child.stderr!.on('data', (c: Buffer) => {
+    child.stderr?.on('data', (c: Buffer) => {
       if (!err.push(c)) void stop();
     });
     child.on('error', (error: NodeJS.ErrnoException) => {
@@ -289,7 +290,7 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
       if (pgid !== undefined) finish(result({ exitCode: code, signal }));
     });
     // A child that exits without reading its input closes the pipe: that is its answer, not our error.
-    child.stdin!.on('error', () => undefined);
-    child.stdin!.end(options.input ?? '');
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(options.input ?? '');
   });
 }

@@ -1,6 +1,8 @@
 // Running and ending a real process tree: the leader, a child that ignores SIGTERM, output bounds, and the signal table.
 import { spawn } from 'node:child_process';
-import { constants } from 'node:os';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { endGroup, endGroups, exitCodeOf, groupRunning, runChild, signalNumber } from './process-group.js';
 
@@ -141,6 +143,23 @@ describe('runChild', () => {
     const r2 = await sh('sleep 30', { signal: during.signal, killGraceMs: 50 });
     expect(r2).toMatchObject({ aborted: true, timedOut: false });
     expect(r2.durationMs).toBeLessThan(20_000);
+  });
+
+  it('starts nothing for a signal that was aborted before the call', async () => {
+    // Started and then ended, `touch` sometimes got to create its file first.
+    const dir = mkdtempSync(join(tmpdir(), 'runchild-abort-'));
+    try {
+      for (let i = 0; i < 10; i++) {
+        const before = new AbortController();
+        before.abort();
+        const r = await runChild(['touch', join(dir, `ran-${i}`)], { cwd, timeoutMs: 5000, signal: before.signal, killGraceMs: 0 });
+        expect(r).toMatchObject({ aborted: true, timedOut: false, exitCode: null, signal: null, stdout: '', stderr: '' });
+        expect(r.spawnError).toBeUndefined();
+      }
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('ends the helpers a child leaves in its group, and does not wait on a pipe held outside it', async () => {

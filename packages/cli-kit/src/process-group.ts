@@ -140,7 +140,7 @@ export interface RunChildOptions {
   input?: string;
   /** The group is ended (SIGTERM, then SIGKILL after killGraceMs) once this passes; at most 2^31-1 ms (about 24.8 days) is kept. */
   timeoutMs: number;
-  /** Aborting ends the group the same way. */
+  /** Aborting ends the group the same way; one aborted already starts nothing. */
   signal?: AbortSignal;
   /** Between SIGTERM and SIGKILL (default 1000 ms; 0: SIGKILL at once). */
   killGraceMs?: number;
@@ -154,7 +154,7 @@ export interface RunChildOptions {
 }
 
 export interface ChildResult {
-  /** Null when a signal ended the child, or when it never started (spawnError). */
+  /** Null when a signal ended the child, or when it never started (spawnError, or an abort before the call). */
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   /** Decoded as UTF-8; a bad byte (or a cut through a character) becomes U+FFFD. */
@@ -229,6 +229,12 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
       outputExceeded: tail ? out.exceeded : out.exceeded || err.exceeded,
       durationMs: Math.round(performance.now() - started),
     });
+    // An abort signalled before the call starts nothing: started and then ended, a program may already have acted.
+    if (options.signal?.aborted) {
+      aborted = true;
+      resolve(result({ exitCode: null, signal: null }));
+      return;
+    }
     let child: ReturnType<typeof spawn>;
     try {
       child = spawn(argv[0] ?? '', argv.slice(1), { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });

@@ -1,6 +1,8 @@
 // Running and ending a real process tree: the leader, a child that ignores SIGTERM, output bounds, and the signal table.
 import { spawn } from 'node:child_process';
-import { constants } from 'node:os';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { endGroup, endGroups, exitCodeOf, groupRunning, runChild, signalNumber } from './process-group.js';
 
@@ -88,11 +90,47 @@ describe('runChild', () => {
     expect(Buffer.byteLength(r.stdout)).toBeGreaterThan(0);
   });
 
+  it('in tail mode keeps 64 KiB of stderr whatever the stdout bound, and a long stderr alone is no exceeded output', async () => {
+    // A short stdout bound must not cut a CLI's error message.
+    const small = await sh('printf 0123456789abcdef; echo "Error: 429 Too Many Requests, retry later" >&2; exit 1', { maxOutputBytes: 8, overflow: 'tail' });
+    expect(small).toMatchObject({ exitCode: 1, stdout: '89abcdef', stderr: 'Error: 429 Too Many Requests, retry later\n', outputExceeded: true });
+    // 100 000 bytes of stderr and a short stdout: the last 64 KiB of stderr are kept, and stdout was not cut.
+    const noisy = await sh('head -c 100000 /dev/zero | tr "\\0" e >&2; echo ok', { maxOutputBytes: 1024, overflow: 'tail' });
+    expect(noisy).toMatchObject({ exitCode: 0, stdout: 'ok\n', outputExceeded: false });
+    expect(noisy.stderr).toBe('e'.repeat(64 * 1024));
+  });
+
+  it('in tail mode with a bound of 0 keeps nothing of stdout, and does not throw', async () => {
+    const r = await sh('echo out; echo err >&2', { maxOutputBytes: 0, overflow: 'tail' });
+    expect(r).toMatchObject({ exitCode: 0, stdout: '', stderr: 'err\n', outputExceeded: true });
+  });
+
+  it('takes a deadline longer than one timer holds (about 24.8 days), or Infinity, as far off rather than as now', async () => {
+    for (const timeoutMs of [2 ** 31, 30 * 24 * 3600 * 1000, Number.POSITIVE_INFINITY]) {
+      const r = await sh('sleep 0.1; echo ok', { timeoutMs });
+      expect(r, String(timeoutMs)).toMatchObject({ exitCode: 0, stdout: 'ok\n', timedOut: false });
+    }
+  });
+
   it('on timeout ends the tree, SIGTERM-ignoring grandchild included', async () => {
     const r = await sh('bash -c \'trap "" TERM; while :; do sleep 0.05; done\' & echo $$; wait', { timeoutMs: 300, killGraceMs: 50 });
     expect(r.timedOut).toBe(true);
     // The leader's pid is the group's id; a killed orphan may stay a zombie here, which runs nothing.
     expect(groupRunning(Number(r.stdout.trim()))).toBe(false);
+  });
+
+  it('a child that exits before its deadline has not timed out, however long its leftovers take to end', async () => {
+    // A helper left in the group that ignores SIGTERM outlives the deadline by the grace...
+    const helper = await sh('(trap "" TERM; sleep 30) & sleep 0.1; echo done', { timeoutMs: 600, killGraceMs: 1500 });
+    expect(helper).toMatchObject({ exitCode: 0, signal: null, timedOut: false, stdout: 'done\n' });
+    // ...and so does the wait on a pipe that a process outside the group holds.
+    const outside = await sh('setsid sleep 30 & echo $!; sleep 0.1; echo done', { timeoutMs: 600, killGraceMs: 1500 });
+    try {
+      expect(outside).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(outside.stdout).toContain('done');
+    } finally {
+      process.kill(Number(outside.stdout.split('\n')[0]), 'SIGKILL');
+    }
   });
 
   it('an abort, even one signalled before the start, ends the tree and says so', async () => {
@@ -105,6 +143,23 @@ describe('runChild', () => {
     const r2 = await sh('sleep 30', { signal: during.signal, killGraceMs: 50 });
     expect(r2).toMatchObject({ aborted: true, timedOut: false });
     expect(r2.durationMs).toBeLessThan(20_000);
+  });
+
+  it('starts nothing for a signal that was aborted before the call', async () => {
+    // Started and then ended, `touch` sometimes got to create its file first.
+    const dir = mkdtempSync(join(tmpdir(), 'runchild-abort-'));
+    try {
+      for (let i = 0; i < 10; i++) {
+        const before = new AbortController();
+        before.abort();
+        const r = await runChild(['touch', join(dir, `ran-${i}`)], { cwd, timeoutMs: 5000, signal: before.signal, killGraceMs: 0 });
+        expect(r).toMatchObject({ aborted: true, timedOut: false, exitCode: null, signal: null, stdout: '', stderr: '' });
+        expect(r.spawnError).toBeUndefined();
+      }
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('ends the helpers a child leaves in its group, and does not wait on a pipe held outside it', async () => {
@@ -135,5 +190,29 @@ process.on('exit', () => console.log(Math.round(performance.now() - t)));`;
     expect(r).toMatchObject({ exitCode: 0, timedOut: false });
     // Far below the 30 s grace (and the 60 s deadline) a leftover timer would have held it for.
     expect(Number(r.stdout.trim())).toBeLessThan(10_000);
+  });
+});
+
+describe('runChild, out of file descriptors', () => {
+  it('reports a spawn that fails for want of descriptors (EMFILE) rather than rejecting or crashing', async () => {
+    // Each round fills the descriptor table, frees a few (never enough for spawn's pipes at first), and runs `true`.
+    const script = `import { openSync, closeSync } from 'node:fs';
+import { runChild } from ${JSON.stringify(new URL('../dist/process-group.js', import.meta.url).pathname)};
+const seen = [];
+for (let spare = 0; spare <= 12; spare++) {
+  const fds = [];
+  try { for (;;) fds.push(openSync('/dev/null', 'r')); } catch {}
+  for (let i = 0; i < spare; i++) closeSync(fds.pop());
+  const r = await runChild(['true'], { cwd: '/', timeoutMs: 5000 }).catch((e) => ({ rejected: String(e) }));
+  for (const fd of fds) closeSync(fd);
+  seen.push(r.rejected ?? r.spawnError?.code ?? r.exitCode);
+}
+console.log(JSON.stringify(seen));`;
+    const r = await runChild(['bash', '-c', 'ulimit -n 256 && exec "$0" --input-type=module -e "$1"', process.execPath, script], { cwd: process.cwd(), timeoutMs: 20_000 });
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    const seen = JSON.parse(r.stdout) as unknown[];
+    expect(seen).toContain('EMFILE');
+    expect(seen.every((s) => s === 0 || s === 'EMFILE'), r.stdout).toBe(true);
   });
 });

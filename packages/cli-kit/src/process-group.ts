@@ -138,9 +138,9 @@ export interface RunChildOptions {
   env?: NodeJS.ProcessEnv;
   /** Written to stdin, then stdin is closed (default: nothing, closed at once). */
   input?: string;
-  /** The group is ended (SIGTERM, then SIGKILL after killGraceMs) once this passes. */
+  /** The group is ended (SIGTERM, then SIGKILL after killGraceMs) once this passes; at most 2^31-1 ms (about 24.8 days) is kept. */
   timeoutMs: number;
-  /** Aborting ends the group the same way. */
+  /** Aborting ends the group the same way; one aborted already starts nothing. */
   signal?: AbortSignal;
   /** Between SIGTERM and SIGKILL (default 1000 ms; 0: SIGKILL at once). */
   killGraceMs?: number;
@@ -154,7 +154,7 @@ export interface RunChildOptions {
 }
 
 export interface ChildResult {
-  /** Null when a signal ended the child, or when it never started (spawnError). */
+  /** Null when a signal ended the child, or when it never started (spawnError, or an abort before the call). */
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   /** Decoded as UTF-8; a bad byte (or a cut through a character) becomes U+FFFD. */
@@ -162,12 +162,15 @@ export interface ChildResult {
   stderr: string;
   timedOut: boolean;
   aborted: boolean;
-  /** `kill`: the child was ended for its output. `tail`: only the output's tail was kept. */
+  /** `kill`: the child was ended for its output. `tail`: stdout passed maxOutputBytes and only its tail was kept. */
   outputExceeded: boolean;
   /** Set when the program could not be started at all (`ENOENT`, `EACCES`, a bad argument…). */
   spawnError?: { code: string; message: string };
   durationMs: number;
 }
+
+/** The longest delay one setTimeout holds; a longer one (Infinity too) would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The last `max` bytes of a stream, held in chunks so a long output never sits in memory whole. */
 class Capture {
@@ -188,7 +191,8 @@ class Capture {
     if (this.#bytes <= this.#max) return true;
     this.exceeded = true;
     if (!this.#tail) return false;
-    while (this.#bytes - (this.#chunks[0]?.length ?? 0) >= this.#max) this.#bytes -= this.#chunks.shift()!.length;
+    // Drop whole chunks while the rest still holds the bound (with a bound of 0, until none is left).
+    while (this.#chunks.length > 0 && this.#bytes - this.#chunks[0]!.length >= this.#max) this.#bytes -= this.#chunks.shift()!.length;
     return true;
   }
   text(): string {
@@ -209,7 +213,8 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
   const max = options.maxOutputBytes ?? Number.POSITIVE_INFINITY;
   const tail = options.overflow === 'tail';
   const out = new Capture(max, tail);
-  const err = new Capture(tail ? Math.min(max, 64 * 1024) : max, tail);
+  // In tail mode stderr keeps its own 64 KiB, whatever the stdout bound: a short bound must not cut an error message.
+  const err = new Capture(tail ? 64 * 1024 : max, tail);
   return new Promise((resolve) => {
     let timedOut = false;
     let aborted = false;
@@ -221,9 +226,15 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
       stderr: err.text(),
       timedOut,
       aborted,
-      outputExceeded: out.exceeded || err.exceeded,
+      outputExceeded: tail ? out.exceeded : out.exceeded || err.exceeded,
       durationMs: Math.round(performance.now() - started),
     });
+    // An abort signalled before the call starts nothing: started and then ended, a program may already have acted.
+    if (options.signal?.aborted) {
+      aborted = true;
+      resolve(result({ exitCode: null, signal: null }));
+      return;
+    }
     let child: ReturnType<typeof spawn>;
     try {
       child = spawn(argv[0] ?? '', argv.slice(1), { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
@@ -238,7 +249,7 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
     const timer = setTimeout(() => {
       timedOut = true;
       void stop();
-    }, Math.max(0, options.timeoutMs));
+    }, Math.min(Math.max(0, options.timeoutMs), MAX_TIMER_MS));
     const onAbort = (): void => {
       aborted = true;
       void stop();
@@ -256,10 +267,11 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
       if (r.spawnError === undefined && pgid !== undefined) signalGroup(pgid, 'SIGKILL');
       void (ending ?? Promise.resolve()).then(() => resolve(r));
     };
-    child.stdout!.on('data', (c: Buffer) => {
+    // A spawn that fails for want of descriptors (EMFILE, ENFILE) leaves the child without pipes.
+    child.stdout?.on('data', (c: Buffer) => {
       if (!out.push(c)) void stop();
     });
-    child.stderr!.on('data', (c: Buffer) => {
+    child.stderr?.on('data', (c: Buffer) => {
       if (!err.push(c)) void stop();
     });
     child.on('error', (error: NodeJS.ErrnoException) => {
@@ -267,6 +279,8 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
     });
     child.once('exit', () => {
       if (pgid === undefined) return;
+      // The child answered in time: what is left (ending its leftovers, the pipes) is bounded and is no timeout.
+      clearTimeout(timer);
       // A helper still in the group (`server &`) keeps the pipes open after the child exits: end it.
       if (groupAlive(pgid)) void stop();
       // One that left the group (setsid) and kept a pipe: stop waiting for the pipes once the group is done.
@@ -282,7 +296,7 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
       if (pgid !== undefined) finish(result({ exitCode: code, signal }));
     });
     // A child that exits without reading its input closes the pipe: that is its answer, not our error.
-    child.stdin!.on('error', () => undefined);
-    child.stdin!.end(options.input ?? '');
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(options.input ?? '');
   });
 }

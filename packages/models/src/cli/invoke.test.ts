@@ -168,6 +168,20 @@ describe('invokeCli', () => {
     expect(r.message).toContain('exceeded 1000 bytes');
   });
 
+  it('with overflow tail, a long stderr is no truncated stdout, and a short bound does not cut the error message', async () => {
+    const tail = (script: string, options: Partial<InvokeCliOptions> = {}) =>
+      invokeCli({ argv: ['bash', '-c', script], prompt: '', cwd: process.cwd(), timeoutMs: 20_000, overflow: 'tail', retry: { retries: 0 }, ...options });
+    const noisy = await tail('head -c 100000 /dev/zero | tr "\\0" e >&2; echo answer');
+    expect(noisy).toMatchObject({ text: 'answer\n', exitCode: 0 });
+    expect(noisy.outputTruncated).toBeUndefined();
+    // The 429 sits at the start of stderr, further back than a 16-byte stdout bound: it is still seen, and retried.
+    const slept: number[] = [];
+    const limited = await tail('echo "Error: 429 Too Many Requests; please wait a little" >&2; exit 1', { maxOutputBytes: 16, retry: { retries: 1, sleep: async (ms) => void slept.push(ms) } });
+    expect(limited).toMatchObject({ errorKind: 'infra', attempts: 2, stderrTail: 'Error: 429 Too Many Requests; please wait a little\n' });
+    expect(limited.outputTruncated).toBeUndefined();
+    expect(slept).toHaveLength(1);
+  });
+
   it('runs parallel calls independently, each fake call taking its own scripted step', async () => {
     const h = setup({ reviewer: [1, 2, 3, 4, 5].map((n) => ({ reply: `review ${n}`, delayMs: 50 * (5 - n) })) });
     const reviewer = h.persona('reviewer', 'claude');

@@ -1,0 +1,20 @@
+// runArgv: a check's or context command's run, reported as a shell would, with its output bounded.
+import { describe, expect, it } from 'vitest';
+import { CHECK_OUTPUT_BYTES, runArgv } from './exec.js';
+
+describe('runArgv', () => {
+  it('reports exit codes as a shell does: the code, 124 on timeout, 127 when it cannot start', async () => {
+    const cwd = process.cwd();
+    expect((await runArgv(['bash', '-c', 'echo hi; exit 4'], { cwd, timeoutMs: 10_000 })).exitCode).toBe(4);
+    expect((await runArgv(['sleep', '30'], { cwd, timeoutMs: 100, killGraceMs: 0 })).exitCode).toBe(124);
+    expect((await runArgv(['/nonexistent/quickloop-check'], { cwd, timeoutMs: 10_000 })).exitCode).toBe(127);
+  });
+
+  it('keeps only the tail of a flood of output, and the check still ends with its own exit code', async () => {
+    // More than the bound, then a last line: memory stays bounded and the verdict is the check's.
+    const r = await runArgv(['bash', '-c', `head -c ${CHECK_OUTPUT_BYTES + 4 * 1024 * 1024} /dev/zero | tr '\\0' x; echo; echo last line; exit 3`], { cwd: process.cwd(), timeoutMs: 60_000 });
+    expect(r.exitCode).toBe(3);
+    expect(r.stdout.length).toBeLessThanOrEqual(CHECK_OUTPUT_BYTES);
+    expect(r.stdout.endsWith('last line\n')).toBe(true);
+  });
+});

@@ -195,3 +195,20 @@ describe('invokeCli', () => {
     await expect(invokeCli({ argv: [], prompt: '', cwd: '.', timeoutMs: 1000 })).rejects.toThrow(/argv must name a command/);
   });
 });
+
+describe('invokeCli, out of resources at spawn', () => {
+  it('retries a spawn that failed for want of descriptors (EMFILE) as transient, and succeeds once they are free', async () => {
+    // In a process limited by ulimit: fill the descriptor table, call, and free the table before the retry.
+    const script = `import { openSync, closeSync } from 'node:fs';
+import { invokeCli } from ${JSON.stringify(new URL('../../dist/cli/invoke.js', import.meta.url).pathname)};
+const fds = [];
+try { for (;;) fds.push(openSync('/dev/null', 'r')); } catch {}
+const r = await invokeCli({ argv: ['echo', 'answer'], prompt: '', cwd: '/', timeoutMs: 20000,
+  retry: { retries: 1, sleep: async () => { for (const fd of fds.splice(0)) closeSync(fd); } } });
+console.log(JSON.stringify({ text: r.text, attempts: r.attempts, errorKind: r.errorKind ?? null }));`;
+    const { runChild } = await import('@quickloop/cli-kit/process-group');
+    const r = await runChild(['bash', '-c', 'ulimit -n 256 && exec "$0" --input-type=module -e "$1"', process.execPath, script], { cwd: process.cwd(), timeoutMs: 30_000 });
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual({ text: 'answer\n', attempts: 2, errorKind: null });
+  });
+});

@@ -58,6 +58,8 @@ export interface CliResult {
 }
 
 const DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
+/** Spawn failures that say this machine ran short for a moment, not that the CLI cannot run. */
+const OUT_OF_RESOURCES = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM']);
 const TAIL = 2000;
 
 interface AttemptResult {
@@ -93,6 +95,10 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
     ...(tail && done.outputExceeded ? { outputTruncated: true } : {}),
   };
   const code = done.spawnError?.code;
+  if (code !== undefined && OUT_OF_RESOURCES.has(code)) {
+    // This machine ran short (descriptors, processes, memory): nothing is wrong with the CLI, and a retry may start it.
+    return { result: { ...base, text: '', exitCode: 127, errorKind: 'infra', message: `cannot start ${file} now: ${code}` }, transient: true };
+  }
   if (code !== undefined) {
     // spawn itself failed: nothing ran. A missing cwd also reports ENOENT, so say which one it was.
     const what =

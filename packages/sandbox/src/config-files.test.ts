@@ -1,10 +1,10 @@
 // The config-file sanitizer: every credential line of npm's, pip's, wget's, git's, uv's and gem's config and of the shell's start-up files taken out, everything else kept byte for byte.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { coverConfigs, hasCredentialUrl, MAX_CONFIG_BYTES, REMOVED_NOTE, sanitizeConfig, secretVariable, type ConfigFormat } from './config-files.js';
+import { configCandidates, coverConfigs, hasCredentialUrl, MAX_CONFIG_BYTES, MAX_PROFILE_FILES, profileCandidates, REMOVED_NOTE, sanitizeConfig, secretVariable, type ConfigFormat } from './config-files.js';
 import type { RootPlan } from './rootfs.js';
 
 /**
@@ -727,6 +727,51 @@ describe('coverConfigs', () => {
     writeFileSync(join(root, 'etc', 'npmrc'), `registry=https://registry.example.test/\n${'x'.repeat(MAX_CONFIG_BYTES)}\n`, { mode: 0o644 });
     const [c] = ours(coverConfigs(support, plan), root);
     expect(readFileSync(c!.copy, 'utf8')).toMatch(/^# quickloop does not show this file inside the sandbox: it is larger than \d+ bytes/);
+  });
+
+  it('reads the shell start-up files and /etc/environment too, and each file directly in /etc/profile.d', () => {
+    const plan: RootPlan = { args: [], visible: ['/etc'], toolchains: [] };
+    const candidates = configCandidates(plan);
+    expect(candidates).toEqual(
+      expect.arrayContaining([
+        { path: '/etc/environment', format: 'environment' },
+        { path: '/etc/profile', format: 'shell' },
+        { path: '/etc/bash.bashrc', format: 'shell' },
+        ...profileCandidates('/etc/profile.d'),
+      ]),
+    );
+  });
+
+  it('lists a profile.d folder by name, its regular files and links, not its folders; past the bound, only the folder', () => {
+    const { root } = prefix();
+    const folder = join(root, 'etc', 'profile.d');
+    mkdirSync(join(folder, 'sub'), { recursive: true });
+    for (const name of ['b.sh', 'a.sh', 'z.csh']) writeFileSync(join(folder, name), 'umask 022\n');
+    symlinkSync('a.sh', join(folder, 'l.sh'));
+    expect(profileCandidates(folder)).toEqual(['a.sh', 'b.sh', 'l.sh', 'z.csh'].map((name) => ({ path: join(folder, name), format: 'shell' })));
+    expect(profileCandidates(join(root, 'missing'))).toEqual([]);
+    for (let i = 0; i < MAX_PROFILE_FILES - 4; i++) writeFileSync(join(folder, `f${String(i).padStart(3, '0')}.sh`), '');
+    expect(profileCandidates(folder)).toHaveLength(MAX_PROFILE_FILES);
+    writeFileSync(join(folder, 'one-more.sh'), '');
+    expect(profileCandidates(folder)).toEqual([{ path: folder, tooMany: MAX_PROFILE_FILES + 1 }]);
+  });
+
+  it('shows a shell snippet and an environment file without their secrets, a clean snippet as it is, a folder of too many as a note', () => {
+    const { root, support, plan } = prefix();
+    const folder = join(root, 'etc', 'profile.d');
+    mkdirSync(folder);
+    writeFileSync(join(folder, 'lang.sh'), 'export LANG=C.UTF-8\n', { mode: 0o644 });
+    writeFileSync(join(folder, 'zz-secret.sh'), 'export LANG=C.UTF-8\nexport NPM_TOKEN=npm_secret\n', { mode: 0o644 });
+    writeFileSync(join(root, 'etc', 'environment'), 'LANG=C.UTF-8\nGITHUB_TOKEN="ghp_secret"\n', { mode: 0o644 });
+    const crowded = join(root, 'share');
+    for (let i = 0; i <= MAX_PROFILE_FILES; i++) writeFileSync(join(crowded, `f${i}.sh`), 'export NPM_TOKEN=npm_secret\n', { mode: 0o644 });
+    const candidates = [...profileCandidates(folder), { path: join(root, 'etc', 'environment'), format: 'environment' as const }, ...profileCandidates(crowded)];
+    const covered = coverConfigs(support, plan, candidates);
+    expect(covered.map((c) => c.path)).toEqual([join(folder, 'zz-secret.sh'), join(root, 'etc', 'environment'), crowded]);
+    expect(readFileSync(covered[0]!.copy, 'utf8')).toBe(`export LANG=C.UTF-8\n: ${REMOVED_NOTE}\n`);
+    expect(readFileSync(covered[1]!.copy, 'utf8')).toBe(`LANG=C.UTF-8\n${REMOVED_NOTE}\n`);
+    expect(readdirSync(covered[2]!.copy)).toEqual(['README']);
+    expect(readFileSync(join(covered[2]!.copy, 'README'), 'utf8')).toMatch(/^# quickloop does not show this folder's files inside the sandbox: it holds 201, more than the 200/);
   });
 
   it('leaves alone a FIFO (without waiting on it), a link out of what the root shows, and a file the sandbox user cannot read', () => {

@@ -1,5 +1,5 @@
 // The host's package-manager, git, wget and shell start-up config files as the enforced sandbox shows them: every line that holds a credential taken out.
-import { accessSync, closeSync, constants, fstatSync, mkdirSync, openSync, readSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { tokenLikeSegment } from './hosts.js';
 import { outerIds, within, type RootPlan } from './rootfs.js';
@@ -721,13 +721,52 @@ const PREFIX_CONFIGS: ReadonlyArray<readonly [string, ConfigFormat]> = [
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 const TOO_LARGE = `# quickloop does not show this file inside the sandbox: it is larger than ${MAX_CONFIG_BYTES} bytes, too large to check for credentials\n`;
 
-/** The config files a tool inside may read from what the root shows (before each is resolved and judged). */
-export function configCandidates(plan: RootPlan): Array<{ path: string; format: ConfigFormat }> {
-  const prefixes = [...new Set(['/usr', '/usr/local', ...plan.toolchains.map((t) => t.prefix)])];
-  return [...ETC_CONFIGS.map(([path, format]) => ({ path, format })), ...prefixes.flatMap((p) => PREFIX_CONFIGS.map(([rel, format]) => ({ path: join(p, rel), format })))];
+/** The shell's system-wide start-up files and pam_env's environment, which a login shell inside reads. */
+const SHELL_CONFIGS: ReadonlyArray<readonly [string, ConfigFormat]> = [
+  ['/etc/environment', 'environment'],
+  ['/etc/profile', 'shell'],
+  ['/etc/bash.bashrc', 'shell'],
+];
+
+/** The folder /etc/profile sources its snippets from. */
+export const PROFILE_D = '/etc/profile.d';
+/** At most this many files of PROFILE_D are read; a folder with more is shown as a note instead (coverConfigs). */
+export const MAX_PROFILE_FILES = 200;
+
+/** A file to judge in `format`, or a folder (`tooMany` files in it) shown as a note, none of its files read. */
+export type ConfigCandidate = { path: string; format: ConfigFormat } | { path: string; tooMany: number };
+
+/**
+ * The files directly in a folder of shell snippets (regular files and links, by name), or the
+ * folder itself when it holds more than MAX_PROFILE_FILES: reading each would make every sandbox
+ * open as slow as the host's folder is large, and leaving some unread would show them as they are.
+ */
+export function profileCandidates(folder: string): ConfigCandidate[] {
+  let names: string[];
+  try {
+    names = readdirSync(folder, { withFileTypes: true })
+      .filter((d) => d.isFile() || d.isSymbolicLink())
+      .map((d) => d.name)
+      .sort();
+  } catch {
+    return [];
+  }
+  if (names.length > MAX_PROFILE_FILES) return [{ path: folder, tooMany: names.length }];
+  return names.map((name) => ({ path: join(folder, name), format: 'shell' }));
 }
 
-/** One config file shown inside as the harness wrote it: `copy` (in the support folder) is bound read-only over `path`. */
+/** The config files a tool inside may read from what the root shows (before each is resolved and judged). */
+export function configCandidates(plan: RootPlan): ConfigCandidate[] {
+  const prefixes = [...new Set(['/usr', '/usr/local', ...plan.toolchains.map((t) => t.prefix)])];
+  return [
+    ...ETC_CONFIGS.map(([path, format]) => ({ path, format })),
+    ...prefixes.flatMap((p) => PREFIX_CONFIGS.map(([rel, format]) => ({ path: join(p, rel), format }))),
+    ...SHELL_CONFIGS.map(([path, format]) => ({ path, format })),
+    ...profileCandidates(PROFILE_D),
+  ];
+}
+
+/** One config file (or folder) shown inside as the harness wrote it: `copy` (in the support folder) is bound read-only over `path`. */
 export interface CoveredConfig {
   copy: string;
   path: string;
@@ -801,32 +840,47 @@ function readConfig(file: string): { text: string; encoding: 'utf8' | 'latin1' }
   }
 }
 
+/** What a folder of too many shell snippets is shown as: a folder holding only this note, as `README` (no `*.sh` for a profile to source). */
+const tooManyNote = (count: number): string =>
+  `# quickloop does not show this folder's files inside the sandbox: it holds ${count}, more than the ${MAX_PROFILE_FILES} it checks for credentials\n`;
+
 /**
- * The host config files the root shows (configCandidates, each judged at its real path, once) whose
- * text holds a credential: each one's sanitized copy is written into `dir` (the support folder) for
- * bwrap to bind over it after the root's own binds. Files with nothing to remove, missing, not
- * regular, or unreadable by the sandbox's user are left as they are. A few stats and reads of small
- * files, every session: the host may change them between sessions.
+ * The host config files the root shows (`candidates`, configCandidates unless a test gives its own;
+ * each judged at its real path, once) whose text holds a credential: each one's sanitized copy is
+ * written into `dir` (the support folder) for bwrap to bind over it after the root's own binds.
+ * Files with nothing to remove, missing, not regular, or unreadable by the sandbox's user are left
+ * as they are. A few stats and reads of small files, every session: the host may change them
+ * between sessions.
  */
-export function coverConfigs(dir: string, plan: RootPlan): CoveredConfig[] {
+export function coverConfigs(dir: string, plan: RootPlan, candidates: readonly ConfigCandidate[] = configCandidates(plan)): CoveredConfig[] {
   const covered: CoveredConfig[] = [];
   const seen = new Set<string>();
-  for (const { path, format } of configCandidates(plan)) {
+  const next = (name: string): string => {
+    if (covered.length === 0) mkdirSync(join(dir, 'config'), { mode: 0o755 });
+    return join(dir, 'config', `${covered.length}-${name}`);
+  };
+  for (const candidate of candidates) {
     let real: string;
     try {
-      real = realpathSync(path);
+      real = realpathSync(candidate.path);
     } catch {
       continue;
     }
     if (seen.has(real)) continue;
     seen.add(real);
     if (!plan.visible.some((v) => within(real, v)) || !sandboxCanRead(real)) continue;
+    if ('tooMany' in candidate) {
+      const copy = next(basename(real));
+      mkdirSync(copy, { mode: 0o755 });
+      writeFileSync(join(copy, 'README'), tooManyNote(candidate.tooMany), { mode: 0o644 });
+      covered.push({ copy, path: real });
+      continue;
+    }
     const read = readConfig(real);
     if (read === undefined) continue;
-    const shown = read === 'large' ? TOO_LARGE : sanitizeConfig(read.text, format);
+    const shown = read === 'large' ? TOO_LARGE : sanitizeConfig(read.text, candidate.format);
     if (read !== 'large' && shown === read.text) continue;
-    if (covered.length === 0) mkdirSync(join(dir, 'config'), { mode: 0o755 });
-    const copy = join(dir, 'config', `${covered.length}-${basename(real)}`);
+    const copy = next(basename(real));
     writeFileSync(copy, shown, { mode: 0o644, encoding: read === 'large' ? 'utf8' : read.encoding });
     covered.push({ copy, path: real });
   }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bwrapUnavailable } from './backends/bwrap.js';
-import { REMOVED_NOTE } from './config-files.js';
+import { MAX_PROFILE_FILES, REMOVED_NOTE } from './config-files.js';
 import { bundleLibraryInto } from './test-helpers.js';
 
 /**
@@ -199,6 +199,17 @@ describe('host config files inside the enforced sandbox', () => {
     expect(login).toMatchObject({ exitCode: 0 });
     expect(login?.output).toMatch(/^lang=C\.UTF-8 profile=loaded npm=unset\n/);
     expect(login?.output).not.toMatch(/syntax error|unexpected/);
+    expect(grep?.output).toMatch(/^grep=[12]\n$/);
+  });
+  it('shows a /etc/profile.d of too many files as a folder holding only a note, and a login shell still starts', async (ctx) => {
+    if (skip) ctx.skip(skip);
+    const cannot = unmountable(['/etc/profile', '/etc/profile.d']) ?? (statSync('/etc/profile.d').isDirectory() ? undefined : '/etc/profile.d is no folder');
+    if (cannot) ctx.skip(cannot);
+    const crowded = Object.fromEntries(Array.from({ length: MAX_PROFILE_FILES + 1 }, (_, i) => [`f${i}.sh`, `export NPM_TOKEN=${TOKEN}\n`]));
+    const [list, login, grep] = await probeWith({ '/etc/profile.d': crowded }, ['ls -A /etc/profile.d', `bash -lc 'echo "npm=\${NPM_TOKEN-unset}"' 2>&1`, `grep -rlsF '${TOKEN}' /etc; echo grep=$?`]);
+    for (const r of [list, login, grep]) expect(r?.output).not.toContain(TOKEN);
+    expect(list?.output).toBe('README\n');
+    expect(login).toMatchObject({ exitCode: 0, output: 'npm=unset\n' });
     expect(grep?.output).toMatch(/^grep=[12]\n$/);
   });
 });

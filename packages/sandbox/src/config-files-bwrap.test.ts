@@ -1,11 +1,11 @@
-// The host's npm, pip, git and wget config as a real bwrap sandbox shows it: a token in any of them is not readable inside, the rest is, and the original cannot be got back.
+// The host's npm, pip, git, wget and shell start-up config as a real bwrap sandbox shows it: a token in any of them is not readable inside, the rest is, and the original cannot be got back.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bwrapUnavailable } from './backends/bwrap.js';
-import { REMOVED_NOTE } from './config-files.js';
+import { MAX_PROFILE_FILES, REMOVED_NOTE } from './config-files.js';
 import { bundleLibraryInto } from './test-helpers.js';
 
 /**
@@ -62,11 +62,6 @@ beforeAll(async () => {
   // Never a host name written in the repo: the registry is whatever npm is configured with.
   registry = execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim();
   npmrc = execFileSync('npm', ['config', 'get', 'globalconfig'], { encoding: 'utf8' }).trim();
-  const missing = [npmrc, '/etc/pip.conf', '/etc/gitconfig', '/etc/wgetrc'].filter((p) => !existsSync(p));
-  if (missing.length > 0) {
-    skip = `nothing to mount the test's files over (the host has no ${missing.join(', ')}, and the test creates nothing in /etc or /usr)`;
-    return;
-  }
   dir = mkdtempSync(join(tmpdir(), 'qs-config-files-'));
   await bundleLibraryInto(dir);
   writeFileSync(join(dir, 'probe.mjs'), PROBE);
@@ -76,11 +71,26 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs the probe in a private mount namespace where each host path is the test's file; resolves with each command's result. */
-function probeWith(files: Record<string, string>, commands: string[]): Promise<Array<{ exitCode: number; output: string }>> {
-  const binds = Object.entries(files).map(([target, text], i) => {
-    const fake = join(dir, `fake-${i}`);
-    writeFileSync(fake, text, { mode: 0o644 });
+/** Why a test cannot mount its files here: a host path it needs is missing (the test creates nothing in /etc or /usr). */
+function unmountable(paths: string[]): string | undefined {
+  const missing = paths.filter((p) => !existsSync(p));
+  return missing.length > 0 ? `nothing to mount the test's files over (the host has no ${missing.join(', ')}, and the test creates nothing in /etc or /usr)` : undefined;
+}
+
+let fakes = 0;
+
+/**
+ * Runs the probe in a private mount namespace where each host path is the test's file (a string) or
+ * folder (its files by name); resolves with each command's result.
+ */
+function probeWith(files: Record<string, string | Record<string, string>>, commands: string[]): Promise<Array<{ exitCode: number; output: string }>> {
+  const binds = Object.entries(files).map(([target, content]) => {
+    const fake = join(dir, `fake-${fakes++}`);
+    if (typeof content === 'string') writeFileSync(fake, content, { mode: 0o644 });
+    else {
+      mkdirSync(fake, { mode: 0o755 });
+      for (const [name, text] of Object.entries(content)) writeFileSync(join(fake, name), text, { mode: 0o644 });
+    }
     return `mount --bind '${fake}' '${target}'`;
   });
   const script = `${binds.join(' && ')} && exec node probe.mjs "$1" "$2"`;
@@ -102,6 +112,8 @@ function probeWith(files: Record<string, string>, commands: string[]): Promise<A
 describe('host config files inside the enforced sandbox', () => {
   it('shows npm, pip, git and wget config without their credentials, the rest as it was, and the original cannot be got back', async (ctx) => {
     if (skip) ctx.skip(skip);
+    const cannot = unmountable([npmrc, '/etc/pip.conf', '/etc/gitconfig', '/etc/wgetrc']);
+    if (cannot) ctx.skip(cannot);
     const host = new URL(registry).host;
     const files = {
       [npmrc]: `; the registry this machine uses\nregistry=${registry}\n@qs-e2e:registry=${registry}\n//${host}/:_authToken=${TOKEN}\n_auth=${TOKEN}\nhttps-proxy=http://qs:${TOKEN}@proxy.example.test:3128/\n`,
@@ -148,5 +160,56 @@ describe('host config files inside the enforced sandbox', () => {
     expect(nested?.output).toMatch(/lazy=[1-9]\d*\n/);
     expect(nested?.output).toContain(`registry=${registry}\n`);
     expect(nested?.output).toMatch(/\nunshare=0\n$/);
+  });
+  it('shows /etc/environment and /etc/profile.d without their tokens, and a login shell inside still reads its profile', async (ctx) => {
+    if (skip) ctx.skip(skip);
+    const cannot = unmountable(['/etc/environment', '/etc/profile', '/etc/profile.d']) ?? (statSync('/etc/profile.d').isDirectory() ? undefined : '/etc/profile.d is no folder');
+    if (cannot) ctx.skip(cannot);
+    const files = {
+      '/etc/environment': `LANG=C.UTF-8\nGITHUB_TOKEN="${TOKEN}"\nPIP_INDEX_URL=https://qs:${TOKEN}@index.example.test/simple\n`,
+      '/etc/profile.d': {
+        'lang.sh': 'export LANG=C.UTF-8\n',
+        'zz-secret.sh': [
+          'export QS_E2E_PROFILE=loaded',
+          `export NPM_TOKEN=${TOKEN}`,
+          `export AWS_SECRET_ACCESS_KEY="${TOKEN}`,
+          `${TOKEN}"`,
+          'if [ -z "$GITHUB_TOKEN" ]; then',
+          `  export GITHUB_TOKEN=${TOKEN}`,
+          'fi',
+          '[ -n "$NPM_TOKEN" ] || export QS_E2E_NPM=unset',
+          '',
+        ].join('\n'),
+      },
+    };
+    const [environment, snippet, clean, login, grep] = await probeWith(files, [
+      'cat /etc/environment',
+      'cat /etc/profile.d/zz-secret.sh',
+      'cat /etc/profile.d/lang.sh',
+      `bash -lc 'echo "lang=$LANG profile=$QS_E2E_PROFILE npm=\${QS_E2E_NPM-set}"; env' 2>&1`,
+      `grep -rlsF '${TOKEN}' /etc; echo grep=$?`,
+    ]);
+    for (const r of [environment, snippet, clean, login, grep]) expect(r?.output).not.toContain(TOKEN);
+    expect(environment?.output).toBe(`LANG=C.UTF-8\n${REMOVED_NOTE}\n${REMOVED_NOTE}\n`);
+    expect(snippet?.output).toBe(
+      ['export QS_E2E_PROFILE=loaded', `: ${REMOVED_NOTE}`, `: ${REMOVED_NOTE}`, `: ${REMOVED_NOTE}`, 'if [ -z "$GITHUB_TOKEN" ]; then', `  : ${REMOVED_NOTE}`, 'fi', '[ -n "$NPM_TOKEN" ] || export QS_E2E_NPM=unset', ''].join('\n'),
+    );
+    expect(clean?.output).toBe('export LANG=C.UTF-8\n');
+    // The profile parses and runs to its end: the snippet's kept lines took effect, its tokens did not.
+    expect(login).toMatchObject({ exitCode: 0 });
+    expect(login?.output).toMatch(/^lang=C\.UTF-8 profile=loaded npm=unset\n/);
+    expect(login?.output).not.toMatch(/syntax error|unexpected/);
+    expect(grep?.output).toMatch(/^grep=[12]\n$/);
+  });
+  it('shows a /etc/profile.d of too many files as a folder holding only a note, and a login shell still starts', async (ctx) => {
+    if (skip) ctx.skip(skip);
+    const cannot = unmountable(['/etc/profile', '/etc/profile.d']) ?? (statSync('/etc/profile.d').isDirectory() ? undefined : '/etc/profile.d is no folder');
+    if (cannot) ctx.skip(cannot);
+    const crowded = Object.fromEntries(Array.from({ length: MAX_PROFILE_FILES + 1 }, (_, i) => [`f${i}.sh`, `export NPM_TOKEN=${TOKEN}\n`]));
+    const [list, login, grep] = await probeWith({ '/etc/profile.d': crowded }, ['ls -A /etc/profile.d', `bash -lc 'echo "npm=\${NPM_TOKEN-unset}"' 2>&1`, `grep -rlsF '${TOKEN}' /etc; echo grep=$?`]);
+    for (const r of [list, login, grep]) expect(r?.output).not.toContain(TOKEN);
+    expect(list?.output).toBe('README\n');
+    expect(login).toMatchObject({ exitCode: 0, output: 'npm=unset\n' });
+    expect(grep?.output).toMatch(/^grep=[12]\n$/);
   });
 });

@@ -1,10 +1,10 @@
-// The config-file sanitizer: every credential line of npm's, pip's, wget's, git's, uv's and gem's config taken out, everything else kept byte for byte.
+// The config-file sanitizer: every credential line of npm's, pip's, wget's, git's, uv's and gem's config and of the shell's start-up files taken out, everything else kept byte for byte.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { coverConfigs, hasCredentialUrl, MAX_CONFIG_BYTES, REMOVED_NOTE, sanitizeConfig, type ConfigFormat } from './config-files.js';
+import { configCandidates, coverConfigs, hasCredentialUrl, MAX_CONFIG_BYTES, MAX_PROFILE_FILES, profileCandidates, REMOVED_NOTE, sanitizeConfig, secretVariable, type ConfigFormat } from './config-files.js';
 import type { RootPlan } from './rootfs.js';
 
 /**
@@ -12,12 +12,21 @@ import type { RootPlan } from './rootfs.js';
  * the line's own indentation, with the line's own ending.
  */
 function removedAt(text: string, ...indices: number[]): string {
+  return replacedAt(REMOVED_NOTE, text, indices);
+}
+
+/** The same for a shell file, where a removed line becomes a command that does nothing: `: # quickloop removed …`. */
+function shellRemovedAt(text: string, ...indices: number[]): string {
+  return replacedAt(`: ${REMOVED_NOTE}`, text, indices);
+}
+
+function replacedAt(note: string, text: string, indices: number[]): string {
   const parts = text.split(/(?<=\n)/);
   return parts
     .map((p, i) => {
       if (!indices.includes(i)) return p;
       const end = p.endsWith('\r\n') ? '\r\n' : p.endsWith('\n') ? '\n' : '';
-      return `${/^[ \t]*/.exec(p)?.[0] ?? ''}${REMOVED_NOTE}${end}`;
+      return `${/^[ \t]*/.exec(p)?.[0] ?? ''}${note}${end}`;
     })
     .join('');
 }
@@ -27,9 +36,22 @@ function keepsEach(format: ConfigFormat, lines: string[]): void {
   for (const line of lines) expect(sanitizeConfig(`${line}\n`, format), line).toBe(`${line}\n`);
 }
 
+/**
+ * Each line beside a secret (shell and environment): the line kept as it is, in a file from which
+ * the secret's line is removed.
+ */
+function keepsBesideSecret(format: 'shell' | 'environment', lines: string[]): void {
+  const at = format === 'shell' ? shellRemovedAt : removedAt;
+  for (const line of lines) {
+    const text = `${line}\nexport NPM_TOKEN=npm_abc\n`;
+    expect(sanitizeConfig(text, format), line).toBe(at(text, 1));
+  }
+}
+
 /** Each line alone: removed. */
 function removesEach(format: ConfigFormat, lines: string[]): void {
-  for (const line of lines) expect(sanitizeConfig(`${line}\n`, format), line).toBe(removedAt(`${line}\n`, 0));
+  const at = format === 'shell' ? shellRemovedAt : removedAt;
+  for (const line of lines) expect(sanitizeConfig(`${line}\n`, format), line).toBe(at(`${line}\n`, 0));
 }
 
 describe('sanitizeConfig: npmrc', () => {
@@ -321,6 +343,297 @@ describe('sanitizeConfig: gemrc', () => {
   });
 });
 
+/** Whether bash and sh (dash, where /bin/sh is) both read `text` without a syntax error (`-n`: nothing is run). */
+function parses(text: string): void {
+  for (const shell of ['bash', 'sh']) expect(() => execFileSync(shell, ['-n'], { input: text, stdio: ['pipe', 'pipe', 'pipe'] }), `${shell} -n:\n${text}`).not.toThrow();
+}
+
+/** Debian's stock /etc/profile, which must come through untouched. */
+const STOCK_PROFILE = `# /etc/profile: system-wide .profile file for the Bourne shell (sh(1))
+# and Bourne compatible shells (bash(1), ksh(1), ash(1), ...).
+
+if [ "$(id -u)" -eq 0 ]; then
+  PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+else
+  PATH="/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games"
+fi
+export PATH
+
+if [ "\${PS1-}" ]; then
+  if [ "\${BASH-}" ] && [ "$BASH" != "/bin/sh" ]; then
+    # The file bash.bashrc already sets the default PS1.
+    # PS1='\\h:\\w\\$ '
+    if [ -f /etc/bash.bashrc ]; then
+      . /etc/bash.bashrc
+    fi
+  else
+    if [ "$(id -u)" -eq 0 ]; then
+      PS1='# '
+    else
+      PS1='$ '
+    fi
+  fi
+fi
+
+if [ -d /etc/profile.d ]; then
+  for i in /etc/profile.d/*.sh; do
+    if [ -r $i ]; then
+      . $i
+    fi
+  done
+  unset i
+fi
+`;
+
+describe('secretVariable', () => {
+  it('takes a name containing a secret word, in any case, with underscores or not', () => {
+    for (const yes of ['NPM_TOKEN', 'GITHUB_TOKEN', 'npm_token', 'GhToken', 'HF_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'CLIENT_SECRET', 'PGPASSWORD', 'DB_PASSWD', 'GPG_PASSPHRASE', 'OPENAI_API_KEY', 'X_APIKEY', 'apiKey', 'GOOGLE_APPLICATION_CREDENTIALS', 'SSH_PRIVATE_KEY', 'AWS_ACCESS_KEY_ID', 'SECRET', 'TOKEN']) {
+      expect(secretVariable(yes), yes).toBe(true);
+    }
+  });
+
+  it('takes AUTH and PASS only as a whole underscore-separated word (or AUTH ending one), so AUTHOR is no secret', () => {
+    for (const yes of ['AUTH', 'NPM_AUTH', 'npm_config__auth', '_AUTH', 'AUTH_TOKEN', 'AUTHTOKEN', 'NGROK_AUTHTOKEN', 'OAUTH', 'GIT_OAUTH', 'BASICAUTH', 'HTTP_AUTHORIZATION', 'AUTHN_KEY', 'DB_PASS', 'pass', 'REGISTRY_AUTHKEY']) {
+      expect(secretVariable(yes), yes).toBe(true);
+    }
+    for (const no of ['AUTHOR', 'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'git_author_date', 'XAUTHORITY', 'CERT_AUTHORITY', 'AUTHORS_FILE', 'PASSIVE_FTP', 'BYPASS', 'COMPASS_HOME', 'PATH', 'LANG', 'HOME', 'KEYMAP', 'SSH_KEY_PATH', 'PS1']) {
+      expect(secretVariable(no), no).toBe(false);
+    }
+  });
+});
+
+describe('sanitizeConfig: shell', () => {
+  it('keeps a stock profile, PATH and locale settings, umask, tests and loops, byte for byte', () => {
+    expect(sanitizeConfig(STOCK_PROFILE, 'shell')).toBe(STOCK_PROFILE);
+    const withSecret = `${STOCK_PROFILE}export NPM_TOKEN=npm_abc\n`;
+    expect(sanitizeConfig(withSecret, 'shell')).toBe(shellRemovedAt(withSecret, STOCK_PROFILE.split('\n').length - 1));
+    keepsBesideSecret('shell', [
+      'PATH=/usr/local/bin:$PATH',
+      'export PATH="/opt/tool/bin:$PATH"',
+      'export LANG=C.UTF-8',
+      'umask 022',
+      "PS1='${debian_chroot:+($debian_chroot)}\\u@\\h:\\w\\$ '",
+      'export GIT_AUTHOR_NAME="Quick Loop"',
+      'export XAUTHORITY=/tmp/.Xauthority',
+      'export MANPATH=/usr/local/man:/usr/share/man',
+      'alias ll="ls -l"',
+      'x=$((1 << 3))',
+      'export http_proxy=http://proxy.example.test:3128/',
+    ]);
+  });
+
+  it('keeps a line that only reads, tests, exports, unsets or names a token variable, and a comment that names one', () => {
+    keepsBesideSecret('shell', [
+      'echo $NPM_TOKEN',
+      'echo "${GITHUB_TOKEN}"',
+      '[ -n "$GITHUB_TOKEN" ] && echo set',
+      '[ $NPM_TOKEN = x ] || echo unset',
+      'test -z "${GITHUB_TOKEN:-}"',
+      'if [[ "$NPM_TOKEN" == "" ]]; then echo none; fi',
+      'export NPM_TOKEN',
+      'unset NPM_TOKEN GITHUB_TOKEN',
+      'curl -H "Authorization: Bearer $API_TOKEN" https://api.example.test/',
+      '# set NPM_TOKEN in your own ~/.bashrc, never here',
+      '# the token lives with the harness',
+    ]);
+  });
+
+  it('removes an assignment of a variable named like a secret, however it is written', () => {
+    removesEach('shell', [
+      'export NPM_TOKEN=npm_abc',
+      'NPM_TOKEN=npm_abc',
+      "export GITHUB_TOKEN='ghp_abc'",
+      'declare -x NPM_TOKEN=npm_abc',
+      'declare -gx NPM_TOKEN=npm_abc',
+      'readonly GITHUB_TOKEN=ghp_abc',
+      'typeset -x GITHUB_TOKEN=ghp_abc',
+      'local NPM_TOKEN=npm_abc',
+      'export AWS_SECRET_ACCESS_KEY=abc',
+      'export OPENAI_API_KEY="sk-abc"',
+      'export PGPASSWORD=hunter2',
+      'export npm_config__auth=Ym9iOnNlY3JldA==',
+      'export npm_config__authToken=npm_abc',
+      'export DB_PASS=hunter2',
+      'NPM_TOKEN+=abc',
+      'TOKENS[0]=abc',
+      'NPM_TOKEN=npm_abc npm publish',
+      'env GITHUB_TOKEN=ghp_abc gh release list',
+      "alias pub='NPM_TOKEN=npm_abc npm publish'",
+      'if [ -z "$NPM_TOKEN" ]; then export NPM_TOKEN=npm_abc; fi',
+      ': "${NPM_TOKEN:=npm_abc}"',
+      ': ${GITHUB_TOKEN=ghp_abc}',
+      'read -r GITHUB_TOKEN <<< "ghp_abc"',
+      'read -r USER_NAME GITHUB_TOKEN < /dev/stdin',
+      `read ${'read '.repeat(100)}NPM_TOKEN <<< npm_abc`,
+      "printf -v NPM_TOKEN '%s' npm_abc",
+      'export NPM_TOKEN=$(cat /run/secrets/npm)',
+      '# export NPM_TOKEN=npm_old',
+      'export LANG=C.UTF-8 # NPM_TOKEN=npm_old',
+    ]);
+  });
+
+  it('removes a line that holds several assignments whole, one of them a secret', () => {
+    removesEach('shell', ['export A=1 NPM_TOKEN=npm_abc B=2', 'export A=1 B=2 GITHUB_TOKEN=ghp_abc', 'PATH=/x:$PATH NPM_TOKEN=npm_abc']);
+  });
+
+  it('removes a line with a URL that carries a credential, and a private key written out', () => {
+    removesEach('shell', [
+      'export PIP_INDEX_URL=https://user:pass@index.example.test/simple',
+      'export http_proxy=http://bob:hunter2@proxy.example.test:3128/',
+      'DATABASE_URL=postgres://bob:hunter2@db.example.test/app',
+      'pip config set global.index-url https://__token__:abc@index.example.test/simple',
+      'export SIGNING="-----BEGIN OPENSSH PRIVATE KEY-----"',
+    ]);
+  });
+
+  it('removes the oddly written: spaces around =, lowercase names, tabs', () => {
+    removesEach('shell', ['export  NPM_TOKEN = npm_abc', 'NPM_TOKEN =npm_abc', 'export npm_token=npm_abc', 'export GitHub_Token=ghp_abc', '\texport\tGITHUB_TOKEN=ghp_abc', '    export NPM_TOKEN=npm_abc   ']);
+  });
+
+  it('keeps the name AUTHOR: AUTH is a secret word only alone, ending a word, or as AUTH_TOKEN/AUTHTOKEN', () => {
+    keepsBesideSecret('shell', ['export GIT_AUTHOR_NAME=bob', 'export GIT_AUTHOR_EMAIL=bob@example.test', 'AUTHOR=bob', 'export CERT_AUTHORITY=/etc/ssl/ca.pem']);
+    removesEach('shell', ['export NPM_AUTH=Ym9i', 'export AUTH=Ym9i', 'export NGROK_AUTHTOKEN=abc', 'export AUTH_TOKEN=abc', 'export GIT_OAUTH=abc']);
+  });
+
+  it('a removed line takes the lines of a quoted value it opens, up to the closing quote, and nothing after', () => {
+    const text = 'export LANG=C.UTF-8\nexport NPM_TOKEN="npm_line1\nnpm_line2\nnpm_line3"\nexport A=1\nexport KEY=\'\nmore\n\'\numask 022\n';
+    expect(sanitizeConfig(text, 'shell')).toBe(shellRemovedAt(text, 1, 2, 3));
+    // A quoted value that runs on from a kept line goes whole when a line of it holds the secret.
+    const inside = 'export NOTE="start\nNPM_TOKEN=npm_abc\nend"\nexport B=2\n';
+    expect(sanitizeConfig(inside, 'shell')).toBe(shellRemovedAt(inside, 0, 1, 2));
+    // $'…' takes \\' inside it; a '…' does not.
+    const ansi = "export GITHUB_TOKEN=$'ghp\\'one\nghp_two'\nexport B=2\n";
+    expect(sanitizeConfig(ansi, 'shell')).toBe(shellRemovedAt(ansi, 0, 1));
+  });
+
+  it('a removed line takes a here-document it opens, a command substitution it leaves open, and what a \\ at its end continues', () => {
+    const heredoc = "export NPM_TOKEN=$(cat <<'EOF'\nnpm_abc\nEOF\n)\nexport A=1\n";
+    expect(sanitizeConfig(heredoc, 'shell')).toBe(shellRemovedAt(heredoc, 0, 1, 2, 3));
+    const read = 'read -r GITHUB_TOKEN <<EOF\nghp_abc\nEOF\necho after\n';
+    expect(sanitizeConfig(read, 'shell')).toBe(shellRemovedAt(read, 0, 1, 2));
+    const tabs = 'if true; then\n\tread -r GITHUB_TOKEN <<-EOF\n\t\tghp_abc\n\tEOF\n\techo after\nfi\n';
+    expect(sanitizeConfig(tabs, 'shell')).toBe(shellRemovedAt(tabs, 1, 2, 3));
+    const two = 'cat <<A <<"B"; export NPM_TOKEN=npm_abc\none\nA\ntwo\nB\necho after\n';
+    expect(sanitizeConfig(two, 'shell')).toBe(shellRemovedAt(two, 0, 1, 2, 3, 4));
+    const subst = 'export GITHUB_TOKEN=$(\n  cat /run/secrets/gh\n)\necho after\n';
+    expect(sanitizeConfig(subst, 'shell')).toBe(shellRemovedAt(subst, 0, 1, 2));
+    const continued = 'export A=1 \\\n  NPM_TOKEN=npm_abc \\\n  B=2\nexport C=3\n';
+    expect(sanitizeConfig(continued, 'shell')).toBe(shellRemovedAt(continued, 0, 1, 2));
+    // A URL split by a \ at a line's end is judged as the shell joins it.
+    const split = 'export PIP_INDEX_URL=https://bob:\\\nhunter2@index.example.test/simple\nexport C=3\n';
+    expect(sanitizeConfig(split, 'shell')).toBe(shellRemovedAt(split, 0, 1));
+  });
+
+  it('a here-document that writes a secret goes with the command that writes it; one that does not is kept', () => {
+    const written = 'cat > "$HOME/.npmrc" <<EOF\nregistry=https://registry.example.test/\n//registry.example.test/:_authToken=npm_abc\nEOF\necho after\n';
+    expect(sanitizeConfig(written, 'shell')).toBe(shellRemovedAt(written, 0, 1, 2, 3));
+    const motd = "cat <<EOF\nit's a sandbox: \"quotes\" and \\ and $(unclosed\nEOF\nexport NPM_TOKEN=npm_abc\necho after\n";
+    expect(sanitizeConfig(motd, 'shell')).toBe(shellRemovedAt(motd, 3));
+  });
+
+  it('does not take the line after a comment that ends in a backslash or holds a quote', () => {
+    const text = "# it's a comment \\\nexport NPM_TOKEN=npm_abc\nexport A=1\n";
+    expect(sanitizeConfig(text, 'shell')).toBe(shellRemovedAt(text, 1));
+  });
+
+  it('leaves a removed line as a command that does nothing, so the file still parses; a case pattern as a comment', () => {
+    const inIf = 'if [ -z "$GITHUB_TOKEN" ]; then\n  export GITHUB_TOKEN=ghp_abc\nfi\nexport A=1\n';
+    const out = sanitizeConfig(inIf, 'shell');
+    expect(out).toBe(`if [ -z "$GITHUB_TOKEN" ]; then\n  : ${REMOVED_NOTE}\nfi\nexport A=1\n`);
+    const inCase = 'case "$HOSTNAME" in\n  ci) export NPM_TOKEN=npm_abc ;;\n  *) umask 022 ;;\nesac\n';
+    expect(sanitizeConfig(inCase, 'shell')).toBe(removedAt(inCase, 1));
+    const inFunction = 'login() {\n  export NPM_TOKEN="npm_abc\n  npm_more"\n}\n';
+    const inLoop = 'for f in a b; do\n  read -r GITHUB_TOKEN <<EOF\nghp_abc\nEOF\ndone\n';
+    for (const text of [inIf, inCase, inFunction, inLoop, "x=1\nexport NPM_TOKEN='a\nb' && echo ok\n"]) {
+      const sanitized = sanitizeConfig(text, 'shell');
+      expect(sanitized).not.toBe(text);
+      expect(sanitized).not.toMatch(/npm_abc|ghp_abc/);
+      parses(sanitized);
+    }
+  });
+
+  it('removes nothing more than the secret from a realistic profile.d snippet', () => {
+    const text = [
+      '# company defaults',
+      'export LANG=C.UTF-8',
+      'umask 022',
+      'export NPM_TOKEN=npm_abc',
+      'export PIP_INDEX_URL=https://user:pass@index.example.test/simple',
+      'if [ -d "$HOME/bin" ]; then',
+      '  PATH="$HOME/bin:$PATH"',
+      'fi',
+      '[ -n "$GITHUB_TOKEN" ] || echo "no token"',
+      '',
+    ].join('\n');
+    const out = sanitizeConfig(text, 'shell');
+    expect(out).toBe(shellRemovedAt(text, 3, 4));
+    parses(out);
+  });
+});
+
+describe('sanitizeConfig: environment', () => {
+  it('keeps NAME=value lines that are no secret, quoted or not, and comments', () => {
+    const text = '# pam_env reads this\nPATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"\nLANG=C.UTF-8\nEDITOR=vi\nGIT_AUTHOR_NAME="Quick Loop"\n\n';
+    expect(sanitizeConfig(text, 'environment')).toBe(text);
+    expect(sanitizeConfig(`${text}NPM_TOKEN=npm_abc\n`, 'environment')).toBe(`${text}${REMOVED_NOTE}\n`);
+    keepsBesideSecret('environment', ['LANG=C.UTF-8', 'PATH="/usr/bin:/bin"', '# NPM_TOKEN is set by the harness, not here']);
+  });
+
+  it('removes a secret-named NAME=value or NAME="value", and a URL with a credential, as a plain comment', () => {
+    removesEach('environment', ['NPM_TOKEN=npm_abc', 'GITHUB_TOKEN="ghp_abc"', 'export NPM_TOKEN=npm_abc', 'aws_secret_access_key=abc', 'PIP_INDEX_URL="https://user:pass@index.example.test/simple"', '# GITHUB_TOKEN=ghp_old']);
+    const text = 'LANG=C.UTF-8\nNPM_TOKEN="npm_a\nnpm_b"\nEDITOR=vi\n';
+    expect(sanitizeConfig(text, 'environment')).toBe(removedAt(text, 1, 2));
+  });
+
+  it('knows no here-documents: a << in a value takes no lines with it', () => {
+    const text = 'BANNER=a<<EOF\nNPM_TOKEN=npm_abc\nEOF\nLANG=C.UTF-8\n';
+    expect(sanitizeConfig(text, 'environment')).toBe(removedAt(text, 1));
+  });
+});
+
+describe('sanitizeConfig: shell, hostile input', () => {
+  it('keeps CRLF endings, on kept and on removed lines, and a missing last newline missing', () => {
+    const crlf = 'export LANG=C.UTF-8\r\nexport NPM_TOKEN="npm_a\r\nnpm_b"\r\numask 022\r\n';
+    expect(sanitizeConfig(crlf, 'shell')).toBe(`export LANG=C.UTF-8\r\n: ${REMOVED_NOTE}\r\n: ${REMOVED_NOTE}\r\numask 022\r\n`);
+    expect(sanitizeConfig('umask 022\nexport NPM_TOKEN=npm_abc', 'shell')).toBe(`umask 022\n: ${REMOVED_NOTE}`);
+    expect(sanitizeConfig('GITHUB_TOKEN=ghp_abc', 'environment')).toBe(REMOVED_NOTE);
+    expect(sanitizeConfig('export LANG=C.UTF-8', 'shell')).toBe('export LANG=C.UTF-8');
+    expect(sanitizeConfig('', 'shell')).toBe('');
+  });
+
+  it('keeps a byte-order mark, and judges the line after it', () => {
+    expect(sanitizeConfig('\uFEFFexport NPM_TOKEN=npm_abc\nexport A=1\n', 'shell')).toBe(`\uFEFF: ${REMOVED_NOTE}\nexport A=1\n`);
+    expect(sanitizeConfig('\uFEFFLANG=C.UTF-8\n', 'environment')).toBe('\uFEFFLANG=C.UTF-8\n');
+  });
+
+  it('removes to the end a value whose quote or here-document never closes, when it holds a secret; keeps it all when not', () => {
+    const open = 'export LANG=C.UTF-8\nexport NPM_TOKEN="npm_abc\numask 022\nexport A=1\n';
+    expect(sanitizeConfig(open, 'shell')).toBe(shellRemovedAt(open, 1, 2, 3));
+    const heredoc = 'export LANG=C.UTF-8\nread -r NPM_TOKEN <<EOF\nnpm_abc\n';
+    expect(sanitizeConfig(heredoc, 'shell')).toBe(shellRemovedAt(heredoc, 1, 2));
+    const harmless = "echo 'it\nexport A=1\n";
+    expect(sanitizeConfig(harmless, 'shell')).toBe(harmless);
+  });
+
+  it('reads very long lines in linear time, and still finds the secret at their end', () => {
+    const long = 'a'.repeat(1_000_000);
+    expect(sanitizeConfig(`x=${long}\n`, 'shell')).toBe(`x=${long}\n`);
+    const assignments = 'a=1 '.repeat(250_000);
+    expect(sanitizeConfig(`export ${assignments}\n`, 'shell')).toBe(`export ${assignments}\n`);
+    expect(sanitizeConfig(`export ${assignments}NPM_TOKEN=npm_abc\n`, 'shell')).toBe(`: ${REMOVED_NOTE}\n`);
+    const brackets = 'a['.repeat(500_000);
+    expect(sanitizeConfig(`${brackets}\n`, 'shell')).toBe(`${brackets}\n`);
+    const reads = 'read '.repeat(200_000);
+    expect(sanitizeConfig(`${reads}\n`, 'shell')).toBe(`${reads}\n`);
+    const quotes = `echo ${'"a" \'b\' $(c) '.repeat(60_000)}`;
+    expect(sanitizeConfig(`${quotes}\nexport GITHUB_TOKEN=ghp_abc`, 'shell')).toBe(`${quotes}\n: ${REMOVED_NOTE}`);
+    const heredocs = '<<a '.repeat(200_000);
+    expect(sanitizeConfig(`cat ${heredocs}\n`, 'shell')).toBe(`cat ${heredocs}\n`);
+    const urls = `export X="${'https://h.example.test/p '.repeat(40_000)}https://bob:pw@h.example.test/"`;
+    expect(sanitizeConfig(`${urls}\n`, 'environment')).toBe(`${REMOVED_NOTE}\n`);
+  });
+});
+
 describe('sanitizeConfig: hostile input', () => {
   it('keeps CRLF endings, on kept and on removed lines', () => {
     const text = 'registry=https://registry.example.test/\r\n//registry.example.test/:_authToken=npm_secret\r\ncafile=/x\r\n';
@@ -414,6 +727,51 @@ describe('coverConfigs', () => {
     writeFileSync(join(root, 'etc', 'npmrc'), `registry=https://registry.example.test/\n${'x'.repeat(MAX_CONFIG_BYTES)}\n`, { mode: 0o644 });
     const [c] = ours(coverConfigs(support, plan), root);
     expect(readFileSync(c!.copy, 'utf8')).toMatch(/^# quickloop does not show this file inside the sandbox: it is larger than \d+ bytes/);
+  });
+
+  it('reads the shell start-up files and /etc/environment too, and each file directly in /etc/profile.d', () => {
+    const plan: RootPlan = { args: [], visible: ['/etc'], toolchains: [] };
+    const candidates = configCandidates(plan);
+    expect(candidates).toEqual(
+      expect.arrayContaining([
+        { path: '/etc/environment', format: 'environment' },
+        { path: '/etc/profile', format: 'shell' },
+        { path: '/etc/bash.bashrc', format: 'shell' },
+        ...profileCandidates('/etc/profile.d'),
+      ]),
+    );
+  });
+
+  it('lists a profile.d folder by name, its regular files and links, not its folders; past the bound, only the folder', () => {
+    const { root } = prefix();
+    const folder = join(root, 'etc', 'profile.d');
+    mkdirSync(join(folder, 'sub'), { recursive: true });
+    for (const name of ['b.sh', 'a.sh', 'z.csh']) writeFileSync(join(folder, name), 'umask 022\n');
+    symlinkSync('a.sh', join(folder, 'l.sh'));
+    expect(profileCandidates(folder)).toEqual(['a.sh', 'b.sh', 'l.sh', 'z.csh'].map((name) => ({ path: join(folder, name), format: 'shell' })));
+    expect(profileCandidates(join(root, 'missing'))).toEqual([]);
+    for (let i = 0; i < MAX_PROFILE_FILES - 4; i++) writeFileSync(join(folder, `f${String(i).padStart(3, '0')}.sh`), '');
+    expect(profileCandidates(folder)).toHaveLength(MAX_PROFILE_FILES);
+    writeFileSync(join(folder, 'one-more.sh'), '');
+    expect(profileCandidates(folder)).toEqual([{ path: folder, tooMany: MAX_PROFILE_FILES + 1 }]);
+  });
+
+  it('shows a shell snippet and an environment file without their secrets, a clean snippet as it is, a folder of too many as a note', () => {
+    const { root, support, plan } = prefix();
+    const folder = join(root, 'etc', 'profile.d');
+    mkdirSync(folder);
+    writeFileSync(join(folder, 'lang.sh'), 'export LANG=C.UTF-8\n', { mode: 0o644 });
+    writeFileSync(join(folder, 'zz-secret.sh'), 'export LANG=C.UTF-8\nexport NPM_TOKEN=npm_secret\n', { mode: 0o644 });
+    writeFileSync(join(root, 'etc', 'environment'), 'LANG=C.UTF-8\nGITHUB_TOKEN="ghp_secret"\n', { mode: 0o644 });
+    const crowded = join(root, 'share');
+    for (let i = 0; i <= MAX_PROFILE_FILES; i++) writeFileSync(join(crowded, `f${i}.sh`), 'export NPM_TOKEN=npm_secret\n', { mode: 0o644 });
+    const candidates = [...profileCandidates(folder), { path: join(root, 'etc', 'environment'), format: 'environment' as const }, ...profileCandidates(crowded)];
+    const covered = coverConfigs(support, plan, candidates);
+    expect(covered.map((c) => c.path)).toEqual([join(folder, 'zz-secret.sh'), join(root, 'etc', 'environment'), crowded]);
+    expect(readFileSync(covered[0]!.copy, 'utf8')).toBe(`export LANG=C.UTF-8\n: ${REMOVED_NOTE}\n`);
+    expect(readFileSync(covered[1]!.copy, 'utf8')).toBe(`LANG=C.UTF-8\n${REMOVED_NOTE}\n`);
+    expect(readdirSync(covered[2]!.copy)).toEqual(['README']);
+    expect(readFileSync(join(covered[2]!.copy, 'README'), 'utf8')).toMatch(/^# quickloop does not show this folder's files inside the sandbox: it holds 201, more than the 200/);
   });
 
   it('leaves alone a FIFO (without waiting on it), a link out of what the root shows, and a file the sandbox user cannot read', () => {

@@ -1,14 +1,16 @@
-// The host's package-manager, git and wget config files as the enforced sandbox shows them: every line that holds a credential taken out.
-import { accessSync, closeSync, constants, fstatSync, mkdirSync, openSync, readSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+// The host's package-manager, git, wget and shell start-up config files as the enforced sandbox shows them: every line that holds a credential taken out.
+import { accessSync, closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { tokenLikeSegment } from './hosts.js';
 import { outerIds, within, type RootPlan } from './rootfs.js';
 
 /**
  * The dialects, named by the tool that reads them: npm's ini, pip's (Python's configparser, with
- * indented continuation lines), wgetrc, git's config, uv's TOML and gem's YAML.
+ * indented continuation lines), wgetrc, git's config, uv's TOML, gem's YAML, a POSIX shell's
+ * start-up files (/etc/profile, /etc/profile.d/*, /etc/bash.bashrc) and pam_env's /etc/environment
+ * (`NAME=value` lines, which shells also source).
  */
-export type ConfigFormat = 'npmrc' | 'pip' | 'wgetrc' | 'gitconfig' | 'toml' | 'gemrc';
+export type ConfigFormat = 'npmrc' | 'pip' | 'wgetrc' | 'gitconfig' | 'toml' | 'gemrc' | 'shell' | 'environment';
 
 /** What a removed line becomes: a comment (every one of these dialects takes `#`), so a reader inside knows why. */
 export const REMOVED_NOTE = '# quickloop removed a credential from this line (secrets never enter the sandbox)';
@@ -217,11 +219,14 @@ type Verdict = 'keep' | 'remove';
 
 const BOM = '\uFEFF';
 
-/** The comment a removed line becomes, at the line's own indentation (and byte-order mark) and with its own terminator. */
-const removed = (line: Line): string => {
+/** What a removed line becomes (`note`), at the line's own indentation (and byte-order mark) and with its own terminator. */
+const replaced = (line: Line, note: string): string => {
   const bom = line.text.startsWith(BOM) ? BOM : '';
-  return `${bom}${indentOf(line.text.slice(bom.length))}${REMOVED_NOTE}${line.end}`;
+  return `${bom}${indentOf(line.text.slice(bom.length))}${note}${line.end}`;
 };
+
+/** The comment a removed line becomes. */
+const removed = (line: Line): string => replaced(line, REMOVED_NOTE);
 
 function sanitizeNpmrc(lines: Line[]): string[] {
   return lines.map((line) => {
@@ -441,6 +446,221 @@ function sanitizeGemrc(lines: Line[]): string[] {
 }
 
 /**
+ * Words that make a variable's name a secret's, looked for in the name upper-cased with its
+ * underscores taken out (`GITHUB_TOKEN`, `npm_token`, `PGPASSWORD`, `OPENAI_API_KEY`, `APIKEY`).
+ */
+const SECRET_NAME_WORDS = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|APIKEY|CREDENTIAL|PRIVATEKEY|ACCESSKEY/;
+
+/**
+ * Words that make a name a secret's only as a whole underscore-separated part of it: `AUTH`, a part
+ * that ends in it (`NPM_CONFIG__AUTH`, `OAUTH`, `BASICAUTH`), `AUTHN`, `AUTHZ`, `AUTHKEY`,
+ * `AUTHORIZATION`, `AUTHENTICATION`; and `PASS` (`DB_PASS`). So `GIT_AUTHOR_NAME`, `XAUTHORITY`,
+ * `CERT_AUTHORITY`, `PASSIVE_FTP` and `BYPASS` are not secrets (`AUTH_TOKEN` and `AUTHTOKEN` are, by TOKEN).
+ */
+const SECRET_NAME_PART = /^(?:[A-Z0-9]*AUTH(?:N|Z|KEY|ORIZATION|ENTICATION)?|PASS)$/;
+
+/** Whether a shell variable's name looks like a secret's (case, and underscores for SECRET_NAME_WORDS, ignored). */
+export function secretVariable(name: string): boolean {
+  const upper = name.toUpperCase();
+  return SECRET_NAME_WORDS.test(upper.replace(/_/g, '')) || upper.split('_').some((part) => SECRET_NAME_PART.test(part));
+}
+
+/**
+ * A variable assigned anywhere in a line: `NAME=`, `NAME+=`, `NAME[i]=`, and `NAME = x` (which no
+ * shell reads as one, but a line meant as one), after `export`, `declare -x`, `readonly`, `env`, in
+ * a quoted alias or a comment. Not a reference: a name right after `$` or `${` (`[ $NPM_TOKEN = x ]`).
+ * Linear: a name starts only where no name character is before it.
+ */
+const ASSIGNMENT = /(?<![\w$])(?<!\$\{)([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]\n]{0,100}\])?\s*\+?=/g;
+/** An expansion that assigns a value when the variable has none: `${NAME:=value}`, `${NAME=value}`. */
+const EXPANSION_ASSIGNMENT = /\$\{([A-Za-z_][A-Za-z0-9_]*):?=(?!\})/g;
+/** A PEM private key written out, whatever variable holds it. */
+const PRIVATE_KEY_BLOCK = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
+
+/**
+ * A command that assigns the variables it names without `=`: `read -r NAME` (from a here-document,
+ * a here-string, a pipe), `printf -v NAME`, `mapfile NAME`, `readarray NAME`.
+ */
+const READS = /(?<![\w$./-])(?:read|mapfile|readarray|printf\s+-v)\s/g;
+/** Where such a command's words end. */
+const ENDS_COMMAND = /[;&|<>()\n]/g;
+
+/** Whether shell text assigns a variable whose name looks like a secret's. */
+function assignsSecret(text: string): boolean {
+  if (text.includes('=')) {
+    for (const m of text.matchAll(ASSIGNMENT)) if (secretVariable(m[1] as string)) return true;
+    for (const m of text.matchAll(EXPANSION_ASSIGNMENT)) if (secretVariable(m[1] as string)) return true;
+  }
+  if (/read|printf/.test(text)) {
+    // Every word up to the command's end is judged, and the search goes on after it: linear in the line.
+    READS.lastIndex = 0;
+    for (let m = READS.exec(text); m; m = READS.exec(text)) {
+      ENDS_COMMAND.lastIndex = READS.lastIndex;
+      const end = ENDS_COMMAND.exec(text)?.index ?? text.length;
+      if (text.slice(READS.lastIndex, end).split(/\s+/).some((w) => /^[A-Za-z_]\w*$/.test(w) && secretVariable(w))) return true;
+      READS.lastIndex = end;
+    }
+  }
+  return false;
+}
+
+const shellCredential = (text: string): boolean => assignsSecret(text) || hasCredentialUrl(text) || PRIVATE_KEY_BLOCK.test(text);
+
+/** How far a shell's reading has come at a line's end: what keeps the next line part of the same command. */
+interface ShellState {
+  /** The quote open at the line's end: `'`, `"`, a backquote, or `$'` (ANSI-C, with `\` escapes). */
+  quote?: "'" | '"' | '`' | "$'";
+  /** The line ended in a `\` outside single quotes: the next line continues it. */
+  continued: boolean;
+  /** Parentheses open (`$(`, a subshell, an array): the command runs on until they close. */
+  depth: number;
+  /** Depths at which an arithmetic `((` opened: a `<<` inside one is a shift, not a here-document. */
+  arithmetic: number[];
+  /** Here-documents whose bodies start after the line where the command ends, in order. */
+  pending: Array<{ delimiter: string; tabs: boolean }>;
+  /** The here-document whose body is being read. */
+  body?: { delimiter: string; tabs: boolean };
+}
+
+/** Ends a word in the shell's grammar (outside quotes). */
+const METACHAR = /[\s;&|()<>]/;
+
+/** A here-document's delimiter word from `from` (after `<<` or `<<-` and blanks): its text unquoted, and where it ends. */
+function heredocWord(text: string, from: number): { delimiter: string; end: number } {
+  let delimiter = '';
+  let i = from;
+  while (i < text.length && !METACHAR.test(text[i] as string)) {
+    const c = text[i] as string;
+    if (c === "'" || c === '"') {
+      const close = text.indexOf(c, i + 1);
+      const stop = close < 0 ? text.length : close;
+      delimiter += text.slice(i + 1, stop);
+      i = stop + 1;
+    } else if (c === '\\') {
+      delimiter += text[i + 1] ?? '';
+      i += 2;
+    } else {
+      delimiter += c;
+      i++;
+    }
+  }
+  return { delimiter, end: i };
+}
+
+/**
+ * Reads one line the way a shell does as far as where its command ends: quotes, `\` escapes and a
+ * `\` last, comments, parentheses and here-documents (their delimiters, then their bodies). Not a
+ * parser: it only has to say which lines belong together, and it errs towards taking more.
+ */
+function shellScan(text: string, state: ShellState, heredocs: boolean): void {
+  if (state.body) {
+    const { delimiter, tabs } = state.body;
+    if ((tabs ? text.replace(/^\t+/, '') : text) === delimiter) state.body = state.pending.shift();
+    return;
+  }
+  state.continued = false;
+  let dollar = false;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text[i] as string;
+    const afterDollar = dollar;
+    dollar = false;
+    const quote = state.quote;
+    if (quote === "'") {
+      if (c === "'") state.quote = undefined;
+      i++;
+      continue;
+    }
+    if (quote !== undefined) {
+      if (c === '\\') {
+        if (i === n - 1) state.continued = true;
+        i += 2;
+        continue;
+      }
+      if ((quote === "$'" && c === "'") || c === quote) state.quote = undefined;
+      i++;
+      continue;
+    }
+    if (c === '\\') {
+      if (i === n - 1) state.continued = true;
+      i += 2;
+      continue;
+    }
+    if (c === "'") state.quote = afterDollar ? "$'" : "'";
+    else if (c === '"' || c === '`') state.quote = c;
+    else if (c === '$') dollar = true;
+    else if (c === '#' && (i === 0 || METACHAR.test(text[i - 1] as string))) break;
+    else if (c === '(') {
+      if (text[i + 1] === '(') {
+        state.arithmetic.push(state.depth);
+        state.depth += 2;
+        i += 2;
+        continue;
+      }
+      state.depth++;
+    } else if (c === ')') {
+      state.depth = Math.max(0, state.depth - 1);
+      const open = state.arithmetic[state.arithmetic.length - 1];
+      if (open !== undefined && state.depth <= open) state.arithmetic.pop();
+    } else if (heredocs && c === '<' && text[i + 1] === '<' && text[i + 2] !== '<' && state.arithmetic.length === 0) {
+      const tabs = text[i + 2] === '-';
+      let j = i + (tabs ? 3 : 2);
+      while (text[j] === ' ' || text[j] === '\t') j++;
+      const word = heredocWord(text, j);
+      if (word.end > j) state.pending.push({ delimiter: word.delimiter, tabs });
+      i = Math.max(word.end, i + 2);
+      continue;
+    }
+    i++;
+  }
+  if (state.quote === undefined && !state.continued && state.body === undefined) state.body = state.pending.shift();
+}
+
+const shellOpen = (s: ShellState): boolean => s.quote !== undefined || s.continued || s.depth > 0 || s.body !== undefined || s.pending.length > 0;
+
+/** A line that starts as a `case` pattern does (`ci)`, `*)`, `(a|b)`): no command may stand in for it. */
+const CASE_PATTERN = /^\s*\(?[^\s()]+\)/;
+
+/**
+ * Shell start-up files, and /etc/environment (`heredocs` false: pam_env knows none). The lines one
+ * command spans (an open quote, a `\` last, open parentheses, a here-document's body) are judged
+ * together: each line and their joined text. A command in which a line assigns a variable whose
+ * name looks like a secret (secretVariable: `NAME=`, `export`/`declare -x`/`readonly NAME=`,
+ * several on a line, `${NAME:=…}`, `read NAME`, `printf -v NAME`), holds a URL with a credential,
+ * or writes out a private key goes whole: a multi-line value or a here-document goes with the line that opened it, and a
+ * line that is part of one takes the rest of it along. Lines that only read a variable stay. A
+ * removed line becomes `: # quickloop removed …` in a shell file (a command that does nothing, so
+ * an `if … then … fi` left without its only command still parses; the plain comment when the
+ * command began as a `case` pattern), the plain comment in /etc/environment.
+ */
+function sanitizeShell(lines: Line[], heredocs: boolean): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; ) {
+    const first = i;
+    const state: ShellState = { continued: false, depth: 0, arithmetic: [], pending: [] };
+    do {
+      const line = lines[i] as Line;
+      shellScan(i === first ? line.text.replace(/^\uFEFF/, '') : line.text, state, heredocs);
+      i++;
+    } while (i < lines.length && shellOpen(state));
+    const group = lines.slice(first, i);
+    let credential = group.some((l) => shellCredential(l.text));
+    if (!credential && group.length > 1) {
+      // The command as the shell reads it: each `\` last joins its line to the next.
+      const joined = group.map((l, k) => (k < group.length - 1 && /(?<!\\)(?:\\\\)*\\$/.test(l.text) ? l.text.slice(0, -1) : `${l.text}\n`)).join('');
+      credential = shellCredential(joined);
+    }
+    if (!credential) out.push(...group.map((l) => l.text + l.end));
+    else {
+      const note = heredocs && !CASE_PATTERN.test(bare((group[0] as Line).text)) ? `: ${REMOVED_NOTE}` : REMOVED_NOTE;
+      out.push(...group.map((l) => replaced(l, note)));
+    }
+  }
+  return out;
+}
+
+/**
  * The file's text with every line that holds a credential replaced by REMOVED_NOTE, everything else
  * byte for byte (line endings, a missing last newline, comments, blank lines). Removed in every
  * format: a line with a URL that carries a user, a password, a query or a key-like path segment, and a
@@ -452,7 +672,9 @@ function sanitizeGemrc(lines: Line[]): string[] {
  *   sections whose header names a URL with a credential, whole;
  * - wgetrc: `user`, `password`, `http_user`, `http_password`, `ftp_user`, `ftp_password`,
  *   `proxy_user`, `proxy_password`, `header`;
- * - pip, toml, gemrc: a key naming a password, token, secret or API key.
+ * - pip, toml, gemrc: a key naming a password, token, secret or API key;
+ * - shell, environment: a command that assigns a variable named like a secret or writes out a
+ *   private key, with all the lines it spans (sanitizeShell).
  * Keys are matched without regard to case. Returns `text` itself when nothing was removed.
  */
 export function sanitizeConfig(text: string, format: ConfigFormat): string {
@@ -463,7 +685,8 @@ export function sanitizeConfig(text: string, format: ConfigFormat): string {
     : format === 'wgetrc' ? sanitizeWgetrc(lines)
     : format === 'gitconfig' ? sanitizeGitconfig(lines)
     : format === 'toml' ? sanitizeToml(lines)
-    : sanitizeGemrc(lines);
+    : format === 'gemrc' ? sanitizeGemrc(lines)
+    : sanitizeShell(lines, format === 'shell');
   const joined = out.join('');
   return joined === text ? text : joined;
 }
@@ -498,13 +721,52 @@ const PREFIX_CONFIGS: ReadonlyArray<readonly [string, ConfigFormat]> = [
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 const TOO_LARGE = `# quickloop does not show this file inside the sandbox: it is larger than ${MAX_CONFIG_BYTES} bytes, too large to check for credentials\n`;
 
-/** The config files a tool inside may read from what the root shows (before each is resolved and judged). */
-export function configCandidates(plan: RootPlan): Array<{ path: string; format: ConfigFormat }> {
-  const prefixes = [...new Set(['/usr', '/usr/local', ...plan.toolchains.map((t) => t.prefix)])];
-  return [...ETC_CONFIGS.map(([path, format]) => ({ path, format })), ...prefixes.flatMap((p) => PREFIX_CONFIGS.map(([rel, format]) => ({ path: join(p, rel), format })))];
+/** The shell's system-wide start-up files and pam_env's environment, which a login shell inside reads. */
+const SHELL_CONFIGS: ReadonlyArray<readonly [string, ConfigFormat]> = [
+  ['/etc/environment', 'environment'],
+  ['/etc/profile', 'shell'],
+  ['/etc/bash.bashrc', 'shell'],
+];
+
+/** The folder /etc/profile sources its snippets from. */
+export const PROFILE_D = '/etc/profile.d';
+/** At most this many files of PROFILE_D are read; a folder with more is shown as a note instead (coverConfigs). */
+export const MAX_PROFILE_FILES = 200;
+
+/** A file to judge in `format`, or a folder (`tooMany` files in it) shown as a note, none of its files read. */
+export type ConfigCandidate = { path: string; format: ConfigFormat } | { path: string; tooMany: number };
+
+/**
+ * The files directly in a folder of shell snippets (regular files and links, by name), or the
+ * folder itself when it holds more than MAX_PROFILE_FILES: reading each would make every sandbox
+ * open as slow as the host's folder is large, and leaving some unread would show them as they are.
+ */
+export function profileCandidates(folder: string): ConfigCandidate[] {
+  let names: string[];
+  try {
+    names = readdirSync(folder, { withFileTypes: true })
+      .filter((d) => d.isFile() || d.isSymbolicLink())
+      .map((d) => d.name)
+      .sort();
+  } catch {
+    return [];
+  }
+  if (names.length > MAX_PROFILE_FILES) return [{ path: folder, tooMany: names.length }];
+  return names.map((name) => ({ path: join(folder, name), format: 'shell' }));
 }
 
-/** One config file shown inside as the harness wrote it: `copy` (in the support folder) is bound read-only over `path`. */
+/** The config files a tool inside may read from what the root shows (before each is resolved and judged). */
+export function configCandidates(plan: RootPlan): ConfigCandidate[] {
+  const prefixes = [...new Set(['/usr', '/usr/local', ...plan.toolchains.map((t) => t.prefix)])];
+  return [
+    ...ETC_CONFIGS.map(([path, format]) => ({ path, format })),
+    ...prefixes.flatMap((p) => PREFIX_CONFIGS.map(([rel, format]) => ({ path: join(p, rel), format }))),
+    ...SHELL_CONFIGS.map(([path, format]) => ({ path, format })),
+    ...profileCandidates(PROFILE_D),
+  ];
+}
+
+/** One config file (or folder) shown inside as the harness wrote it: `copy` (in the support folder) is bound read-only over `path`. */
 export interface CoveredConfig {
   copy: string;
   path: string;
@@ -578,32 +840,47 @@ function readConfig(file: string): { text: string; encoding: 'utf8' | 'latin1' }
   }
 }
 
+/** What a folder of too many shell snippets is shown as: a folder holding only this note, as `README` (no `*.sh` for a profile to source). */
+const tooManyNote = (count: number): string =>
+  `# quickloop does not show this folder's files inside the sandbox: it holds ${count}, more than the ${MAX_PROFILE_FILES} it checks for credentials\n`;
+
 /**
- * The host config files the root shows (configCandidates, each judged at its real path, once) whose
- * text holds a credential: each one's sanitized copy is written into `dir` (the support folder) for
- * bwrap to bind over it after the root's own binds. Files with nothing to remove, missing, not
- * regular, or unreadable by the sandbox's user are left as they are. A few stats and reads of small
- * files, every session: the host may change them between sessions.
+ * The host config files the root shows (`candidates`, configCandidates unless a test gives its own;
+ * each judged at its real path, once) whose text holds a credential: each one's sanitized copy is
+ * written into `dir` (the support folder) for bwrap to bind over it after the root's own binds.
+ * Files with nothing to remove, missing, not regular, or unreadable by the sandbox's user are left
+ * as they are. A few stats and reads of small files, every session: the host may change them
+ * between sessions.
  */
-export function coverConfigs(dir: string, plan: RootPlan): CoveredConfig[] {
+export function coverConfigs(dir: string, plan: RootPlan, candidates: readonly ConfigCandidate[] = configCandidates(plan)): CoveredConfig[] {
   const covered: CoveredConfig[] = [];
   const seen = new Set<string>();
-  for (const { path, format } of configCandidates(plan)) {
+  const next = (name: string): string => {
+    if (covered.length === 0) mkdirSync(join(dir, 'config'), { mode: 0o755 });
+    return join(dir, 'config', `${covered.length}-${name}`);
+  };
+  for (const candidate of candidates) {
     let real: string;
     try {
-      real = realpathSync(path);
+      real = realpathSync(candidate.path);
     } catch {
       continue;
     }
     if (seen.has(real)) continue;
     seen.add(real);
     if (!plan.visible.some((v) => within(real, v)) || !sandboxCanRead(real)) continue;
+    if ('tooMany' in candidate) {
+      const copy = next(basename(real));
+      mkdirSync(copy, { mode: 0o755 });
+      writeFileSync(join(copy, 'README'), tooManyNote(candidate.tooMany), { mode: 0o644 });
+      covered.push({ copy, path: real });
+      continue;
+    }
     const read = readConfig(real);
     if (read === undefined) continue;
-    const shown = read === 'large' ? TOO_LARGE : sanitizeConfig(read.text, format);
+    const shown = read === 'large' ? TOO_LARGE : sanitizeConfig(read.text, candidate.format);
     if (read !== 'large' && shown === read.text) continue;
-    if (covered.length === 0) mkdirSync(join(dir, 'config'), { mode: 0o755 });
-    const copy = join(dir, 'config', `${covered.length}-${basename(real)}`);
+    const copy = next(basename(real));
     writeFileSync(copy, shown, { mode: 0o644, encoding: read === 'large' ? 'utf8' : read.encoding });
     covered.push({ copy, path: real });
   }

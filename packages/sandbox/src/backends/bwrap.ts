@@ -291,7 +291,7 @@ function writeSupport(supportDir: string, layout: WorkspaceLayout): CoveredConfi
   const shell = join(supportDir, 'libexec', 'bash');
   copyFileSync(insideBash(), shell);
   chmodSync(shell, 0o111);
-  // Secrets never enter a sandbox: the package managers' system config is shown without its tokens.
+  // Secrets never enter a sandbox: the package managers' system config and the shell's start-up files are shown without their tokens.
   return coverConfigs(supportDir, rootPlan());
 }
 

@@ -254,8 +254,7 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
       aborted = true;
       void stop();
     };
-    if (options.signal?.aborted) onAbort();
-    else options.signal?.addEventListener('abort', onAbort, { once: true });
+    options.signal?.addEventListener('abort', onAbort, { once: true });
     let drainTimer: NodeJS.Timeout | undefined;
     const finish = (r: ChildResult): void => {
       if (settled) return;

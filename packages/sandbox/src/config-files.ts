@@ -1,7 +1,8 @@
 // The host's package-manager, git, wget and shell start-up config files as the enforced sandbox shows them: every line that holds a credential taken out.
-import { accessSync, closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { tokenLikeSegment } from './hosts.js';
+import { readRegular } from './install-cache.js';
 import { outerIds, within, type RootPlan } from './rootfs.js';
 
 /**
@@ -812,32 +813,11 @@ function sandboxCanRead(file: string): boolean {
 
 /** A regular file's text (UTF-8, or byte for byte as Latin-1 when it is not UTF-8), 'large' past the bound, undefined for anything else. */
 function readConfig(file: string): { text: string; encoding: 'utf8' | 'latin1' } | 'large' | undefined {
-  let fd: number;
-  try {
-    // O_NONBLOCK: a FIFO put where a config file was expected must not hold the harness.
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return undefined;
-    if (st.size > MAX_CONFIG_BYTES) return 'large';
-    const buf = Buffer.alloc(st.size);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    const bytes = buf.subarray(0, got);
-    const text = bytes.toString('utf8');
-    return Buffer.from(text, 'utf8').equals(bytes) ? { text, encoding: 'utf8' } : { text: bytes.toString('latin1'), encoding: 'latin1' };
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
+  // O_NONBLOCK there: a FIFO put where a config file was expected must not hold the harness.
+  const bytes = readRegular(file, MAX_CONFIG_BYTES);
+  if (bytes === undefined || bytes === 'large') return bytes;
+  const text = bytes.toString('utf8');
+  return Buffer.from(text, 'utf8').equals(bytes) ? { text, encoding: 'utf8' } : { text: bytes.toString('latin1'), encoding: 'latin1' };
 }
 
 /** What a folder of too many shell snippets is shown as: a folder holding only this note, as `README` (no `*.sh` for a profile to source). */

@@ -95,8 +95,8 @@ export function realDirs(base: string, parts: readonly string[]): boolean {
   return true;
 }
 
-/** A regular file's bytes, read through O_NOFOLLOW, or undefined (a link, a FIFO, too large, gone). */
-export function readBounded(path: string, max: number): Buffer | undefined {
+/** A regular file's bytes, read through O_NOFOLLOW; 'large' past `max`; undefined for anything else (a link, a FIFO, gone). */
+export function readRegular(path: string, max: number): Buffer | 'large' | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -105,7 +105,8 @@ export function readBounded(path: string, max: number): Buffer | undefined {
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile() || st.size > max) return undefined;
+    if (!st.isFile()) return undefined;
+    if (st.size > max) return 'large';
     const buf = Buffer.alloc(st.size);
     let at = 0;
     while (at < buf.length) {
@@ -119,6 +120,12 @@ export function readBounded(path: string, max: number): Buffer | undefined {
   } finally {
     closeSync(fd);
   }
+}
+
+/** A regular file's bytes, read through O_NOFOLLOW, or undefined (a link, a FIFO, too large, gone). */
+export function readBounded(path: string, max: number): Buffer | undefined {
+  const got = readRegular(path, max);
+  return got === 'large' ? undefined : got;
 }
 
 export function harvestInstallCache(store: string, home: string): HarvestReport {

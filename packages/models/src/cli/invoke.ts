@@ -109,7 +109,7 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
     return { result: { ...base, text: '', errorKind: 'infra', message: `timed out; the process tree was killed` }, transient: false };
   }
   if (done.outputExceeded && !tail) {
-    return { result: { ...base, text: '', errorKind: 'harness', message: `output exceeded ${options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT} bytes; the CLI was killed` }, transient: false };
+    return { result: { ...base, text: '', errorKind: 'harness', message: `output exceeded ${maxBytes} bytes; the CLI was killed` }, transient: false };
   }
   if (done.exitCode === null) {
     return { result: { ...base, text: '', errorKind: 'infra', message: `killed by ${done.signal ?? 'an unknown cause'}` }, transient: false };

@@ -142,7 +142,6 @@ describe('runChild', () => {
     setTimeout(() => during.abort(), 100);
     const r2 = await sh('sleep 30', { signal: during.signal, killGraceMs: 50 });
     expect(r2).toMatchObject({ aborted: true, timedOut: false });
-    expect(r2.durationMs).toBeLessThan(20_000);
   });
 
   it('starts nothing for a signal that was aborted before the call', async () => {
@@ -179,17 +178,16 @@ describe('runChild', () => {
 
 describe('runChild, from a process of its own', () => {
   it('leaves nothing that keeps the process alive once the call is done', async () => {
-    // The caller exits as soon as its event loop is empty: a timer left behind would hold it for the grace.
+    // A timer left behind would hold the caller's event loop open for the grace.
     // A child that closes its output before it exits makes Node report both ends in one go.
     const script = `import { runChild } from ${JSON.stringify(new URL('../dist/process-group.js', import.meta.url).pathname)};
-const t = performance.now();
-await runChild(['bash', '-c', 'exec >&- 2>&-; sleep 0.1'], { cwd: '/', timeoutMs: 60000, killGraceMs: 30000 });
-process.on('exit', () => console.log(Math.round(performance.now() - t)));`;
-    const r = await runChild([process.execPath, '--input-type=module', '-e', script], { cwd: process.cwd(), timeoutMs: 20_000 });
+await runChild(['bash', '-c', 'exec >&- 2>&-; sleep 0.1'], { cwd: '/', timeoutMs: 60000, killGraceMs: 5000 });
+await new Promise((resolve) => setImmediate(resolve));
+console.log(JSON.stringify(process.getActiveResourcesInfo().filter((r) => r === 'Timeout')));`;
+    const r = await runChild([process.execPath, '--input-type=module', '-e', script], { cwd: process.cwd(), timeoutMs: 120_000 });
     expect(r.stderr).toBe('');
-    expect(r).toMatchObject({ exitCode: 0, timedOut: false });
-    // Far below the 30 s grace (and the 60 s deadline) a leftover timer would have held it for.
-    expect(Number(r.stdout.trim())).toBeLessThan(10_000);
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([]);
   });
 });
 

@@ -234,6 +234,15 @@ describe('the model agent loop', () => {
     expect(check(out)).toMatchObject({ classification: 'budget_exhausted' });
   });
 
+  it('openai: a turn cut at the output limit after only its reasoning is asked to go on, and the run finishes', async () => {
+    for (const stream of [false, true]) {
+      const { completed, events, mock } = await modelRun({ vendor: 'openai', model: 'gpt-5', stream, script: [{ text: '', reasoning: 'Planning at length.', stop: 'max_tokens' }, { text: 'Done.' }] });
+      expect(events.filter((e) => e.type === 'agent.turn').map((e) => e.stop), `stream ${stream}`).toEqual(['max_tokens', 'end_turn']);
+      expect(completed, `stream ${stream}`).toMatchObject({ stop_reason: 'completed', turns: 2, final_text: 'Done.' });
+      expect(mock.requestsFor('responses')[1]?.body.input.map((i: { type?: string; role?: string }) => i.type ?? i.role)).toEqual(['user', 'user']);
+    }
+  });
+
   it('max_seconds is a deadline: a model call that hangs is aborted at it, and the run says timeout', async () => {
     const { out, completed, mock } = await modelRun({ script: [{ hang: true }], spec: { budgets: { max_seconds: 3 } } });
     expect(completed).toMatchObject({ stop_reason: 'timeout', detail: 'max_seconds (3) reached during turn 1: the model call was cut' });

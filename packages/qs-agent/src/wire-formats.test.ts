@@ -413,13 +413,15 @@ describe('an empty answer (cut at max tokens before a word, a paused turn with n
     if (vendor === 'anthropic') return body.messages.filter((m: any) => m.role === 'assistant' && (m.content === '' || (Array.isArray(m.content) && m.content.length === 0)));
     if (vendor === 'gemini') return body.contents.filter((c: any) => !c.parts || c.parts.length === 0);
     if (vendor === 'openai-chat') return body.messages.filter((m: any) => m.role === 'assistant' && (m.content === null || m.content === '') && !m.tool_calls?.length);
-    return [];
+    // The Responses API's counterpart: a reasoning item with no message or function call after it (400).
+    return body.input.filter((item: any, i: number) => item.type === 'reasoning' && !['message', 'function_call'].includes(body.input[i + 1]?.type));
   };
   const cases: Array<[Vendor, Reply, Reply]> = [
     ['anthropic', aMsg([], 'max_tokens'), aMsg([{ type: 'text', text: 'Done.' }], 'end_turn')],
     ['anthropic', aMsg([], 'pause_turn'), aMsg([{ type: 'text', text: 'Done.' }], 'end_turn')],
     ['gemini', { body: { candidates: [{ finishReason: 'MAX_TOKENS', index: 0 }], usageMetadata: { promptTokenCount: 10, thoughtsTokenCount: 100, totalTokenCount: 110 } } }, gResp([{ text: 'Done.' }], 'STOP')],
     ['openai-chat', cResp({ content: '' }, 'length'), cResp({ content: 'Done.' }, 'stop')],
+    ['openai', rResp([rReasoning], rUsage(10, 0, 100, 100), { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } }), rResp([rText('Done.')], rUsage(10, 0, 2, 0))],
   ];
   for (const [vendor, empty, done] of cases) {
     it(`${vendor}: ${JSON.stringify((empty.body as any).stop_reason ?? 'cut')}`, async () => {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { anthropicErrorBody, anthropicLastUserText, sendAnthropic } from './anthropic.js';
 import { geminiLastUserText, sendGemini } from './gemini.js';
 import { chatLastUserText, sendChat } from './openai-chat.js';
-import { responsesLastUserText, sendResponses } from './openai-responses.js';
+import { orphanReasoning, responsesLastUserText, sendResponses } from './openai-responses.js';
 import { echoTurn, TurnQueue, type MockApi, type MockError, type MockReply, type MockStep, type MockTurn, type RecordedRequest } from './script.js';
 
 export interface MockServerOptions {
@@ -132,6 +132,9 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       return sendJson(res, 401, errorBody(api, { status: 401, message: 'mock: missing API key' }), { 'request-id': requestId });
     }
     if (body === undefined) return sendJson(res, 400, errorBody(api, { status: 400, message: 'mock: body is not JSON' }));
+    // Refused before a turn is taken, as the API refuses it before any generation.
+    const invalid = api === 'responses' ? orphanReasoning(body) : undefined;
+    if (invalid) return sendJson(res, invalid.status, invalid.body, { 'x-request-id': requestId });
     const turn = queue.next(record);
     if (turn.hang) return;
     if (turn.delayMs) await new Promise((resolve) => setTimeout(resolve, turn.delayMs));

@@ -107,6 +107,27 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
     });
   }
 
+  // A Responses turn cut after its reasoning has nothing of its own for the API to pair the reasoning with.
+  for (const stream of api === 'responses' ? [false, true] : []) {
+    it(`goes on after a turn cut after its reasoning: the next request leaves out the reasoning nothing follows (${stream ? 'streaming' : 'plain JSON'})`, async () => {
+      mock.push({ text: '', reasoning: 'Long thoughts.', stop: 'max_tokens' }, { reasoning: 'Now briefly.', toolCalls: [{ name: 'bash', input: { command: 'true' }, id: 'call_b' }] }, { text: 'done' });
+      const adapter = make(mock);
+      const messages: Message[] = [{ role: 'user', blocks: [{ type: 'text', text: 'Go.' }] }];
+      const req = () => ({ model: 'mock-model', system: 's', messages, tools, maxTokens: 64, stream });
+      const cut = await adapter.turn(req());
+      expect(cut).toMatchObject({ stop: 'max_tokens', blocks: [] });
+      messages.push({ role: 'assistant', blocks: cut.blocks, native: cut.native }, { role: 'user', blocks: [{ type: 'text', text: 'Go on, in shorter steps.' }] });
+      const call = await adapter.turn(req());
+      expect(call.stop).toBe('tool_use');
+      messages.push({ role: 'assistant', blocks: call.blocks, native: call.native }, { role: 'user', blocks: [{ type: 'tool_result', id: 'call_b', name: 'bash', output: '' }] });
+      expect(await adapter.turn(req())).toMatchObject({ stop: 'end_turn', blocks: [{ type: 'text', text: 'done' }] });
+      const inputs = mock.requestsFor(api).map((r) => r.body.input.map((i: any) => i.type ?? i.role));
+      expect(inputs[1]).toEqual(['user', 'user']);
+      // A reasoning item its function call follows is replayed, as every stateless turn needs.
+      expect(inputs[2]).toEqual(['user', 'user', 'reasoning', 'function_call', 'function_call_output']);
+    });
+  }
+
   it('reports a refusal as a stop, not an error', async () => {
     mock.push({ refusal: 'I will not do that.', category: 'cyber' });
     const r = await make(mock).turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'bad' }] }], maxTokens: 10 });

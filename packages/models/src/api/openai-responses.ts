@@ -20,12 +20,25 @@ export interface OpenAIResponsesAdapterOptions {
 
 type Params = OpenAI.Responses.ResponseCreateParamsNonStreaming;
 
-function inputItems(messages: Message[]): OpenAI.Responses.ResponseInputItem[] {
-  const items: OpenAI.Responses.ResponseInputItem[] = [];
+type Item = OpenAI.Responses.ResponseInputItem;
+
+/**
+ * A turn's own items as the next request may carry them. The API takes a reasoning item only with the
+ * message or function call it was produced for after it (else 400 "provided without its required
+ * following item"), so a reasoning item nothing of its turn follows (a turn cut at max_output_tokens
+ * after its reasoning) is left out: the model reasons again on the next turn.
+ */
+function replayable(items: Item[]): Item[] {
+  const answered = items.findLastIndex((item) => item.type === 'message' || item.type === 'function_call');
+  return items.filter((item, i) => item.type !== 'reasoning' || i < answered);
+}
+
+function inputItems(messages: Message[]): Item[] {
+  const items: Item[] = [];
   for (const m of messages) {
     // Reasoning items (with their encrypted content) only survive a stateless turn if replayed verbatim.
     if (m.role === 'assistant' && Array.isArray(m.native)) {
-      items.push(...(structuredClone(m.native) as OpenAI.Responses.ResponseInputItem[]));
+      items.push(...replayable(structuredClone(m.native) as Item[]));
       continue;
     }
     for (const b of m.blocks) {

@@ -314,6 +314,33 @@ describe('gemini, as generateContent answers', () => {
 });
 
 describe('every vendor, less common shapes', () => {
+  it('a 403 about access (region, model, project, permission) is a config error saying what the vendor said, never that the key was refused; a 403 about the key says so', async () => {
+    const oErr = (code: string, type: string, message: string): Reply => ({ status: 403, headers: { 'x-request-id': 'req_o' }, body: { error: { message, type, param: null, code } } });
+    const cases: Array<[Vendor, Reply, RegExp]> = [
+      ['anthropic', aErr(403, 'permission_error', {}, 'Your API key does not have permission to use the specified resource.'), /permission_error: Your API key does not have permission to use the specified resource\./],
+      ['openai', oErr('unsupported_country_region_territory', 'request_forbidden', 'Country, region, or territory not supported'), /request_forbidden unsupported_country_region_territory: Country, region, or territory not supported/],
+      ['openai-chat', oErr('model_not_found', 'invalid_request_error', 'Project `proj_x` does not have access to model `gpt-5`'), /invalid_request_error model_not_found: Project `proj_x` does not have access to model `gpt-5`/],
+      [
+        'gemini',
+        gErr(403, 'PERMISSION_DENIED', 'Generative Language API has not been used in project 123 before or it is disabled.\nEnable it by visiting the console.', [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'SERVICE_DISABLED', domain: 'googleapis.com' }]),
+        /PERMISSION_DENIED SERVICE_DISABLED: Generative Language API has not been used in project 123 before or it is disabled\. Enable it/,
+      ],
+    ];
+    for (const [vendor, forbidden, said] of cases) {
+      const got = await agentRun(vendor, [forbidden, forbidden, forbidden]);
+      expect(got.seen, vendor).toHaveLength(1);
+      expect(got.retries, vendor).toEqual([]);
+      expect(got.completed, vendor).toMatchObject({ stop_reason: 'error', error_kind: 'config' });
+      expect(got.classification, vendor).toBe('harness_error');
+      expect(got.thrown, vendor).toMatch(new RegExp(`^${vendor}: the API denied access \\(`));
+      expect(got.thrown, vendor).toMatch(said);
+      expect(got.thrown, vendor).not.toMatch(/key was refused|\n/);
+      expect(got.completed.detail, vendor).toMatch(said);
+    }
+    const leaked = await agentRun('gemini', [gErr(403, 'PERMISSION_DENIED', 'Your API key was reported as leaked. Please use another API key.')]);
+    expect(leaked.thrown).toMatch(/^gemini: the API key was refused \(.*reported as leaked/);
+  });
+
   it('the key in the environment never reaches a command in the sandbox (nor the stream its output is in)', async () => {
     const got = await agentRun('anthropic', [aMsg([bashUse('t1', 'env; tr "\\0" "\\n" < /proc/self/environ')], 'tool_use'), aMsg([{ type: 'text', text: 'Done.' }], 'end_turn')]);
     const result = got.events.find((e) => e.type === 'tool.result') as Record<string, unknown>;

@@ -68,7 +68,8 @@ function errorBody(api: MockApi, error: MockError): unknown {
   const message = error.message ?? `mock ${error.status}`;
   if (api === 'anthropic') return anthropicErrorBody(error);
   if (api === 'gemini') {
-    const status = error.status === 429 ? 'RESOURCE_EXHAUSTED' : error.status >= 500 ? 'UNAVAILABLE' : error.status === 401 ? 'UNAUTHENTICATED' : 'INVALID_ARGUMENT';
+    // Google's canonical codes for the statuses: a 403 is PERMISSION_DENIED whether the key or the project is at fault.
+    const status = error.status === 429 ? 'RESOURCE_EXHAUSTED' : error.status >= 500 ? 'UNAVAILABLE' : error.status === 401 ? 'UNAUTHENTICATED' : error.status === 403 ? 'PERMISSION_DENIED' : error.status === 404 ? 'NOT_FOUND' : 'INVALID_ARGUMENT';
     // Gemini puts its wait hint in the body (RetryInfo), not in a header.
     const wait = error.retryAfterMs ?? (error.retryAfterSec !== undefined ? error.retryAfterSec * 1000 : undefined);
     const details = wait === undefined ? [] : [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${wait / 1000}s` }];

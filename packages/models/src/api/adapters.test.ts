@@ -186,6 +186,20 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
     expect(mock.requests).toHaveLength(2);
   });
 
+  it('a 403 is a config error in the vendor\'s words, not retried, and a refused key only when the body says the key is at fault', async () => {
+    const forbidden = { status: 403, message: 'Country, region, or territory\nnot supported', ...(api === 'responses' || api === 'chat' ? { type: 'unsupported_country_region_territory' } : {}) };
+    mock.push({ error: forbidden }, { error: { status: 403, message: 'Your API key was reported as leaked. Please use another API key.' } });
+    const adapter = make(mock, { retries: 2, sleep: async () => {} });
+    const req = { model: 'm', system: 's', messages: [{ role: 'user' as const, blocks: [{ type: 'text' as const, text: 'x' }] }], maxTokens: 10 };
+    const region = await adapter.turn(req).catch((e: unknown) => e);
+    expect(region).toMatchObject({ errorKind: 'config', transient: false, status: 403, keyRefused: false });
+    // The type (or code, or Google status) the vendor named, then its message, on one line.
+    const said = { anthropic: 'permission_error', gemini: 'PERMISSION_DENIED' }[name as string] ?? 'unsupported_country_region_territory';
+    expect((region as Error).message).toBe(`${name}: HTTP 403: ${said}: Country, region, or territory not supported`);
+    await expect(adapter.turn(req)).rejects.toMatchObject({ errorKind: 'config', transient: false, status: 403, keyRefused: true });
+    expect(mock.requests).toHaveLength(2);
+  });
+
   it('calls a malformed body a harness error', async () => {
     mock.push({ malformed: '{"id":"x","output":[' });
     await expect(make(mock).turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'x' }] }], maxTokens: 10 })).rejects.toMatchObject({ errorKind: 'harness' });

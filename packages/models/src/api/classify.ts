@@ -58,6 +58,50 @@ export function streamError(adapter: string, type: string | null | undefined, me
   return new ModelError(c.errorKind, `${adapter}: error in the stream: ${text || 'no detail'}`, { transient: c.transient, ...(requestId ? { requestId } : {}) });
 }
 
+/** What an error body says: the type, code, Google status and reasons it names, and its message. */
+interface VendorSays {
+  names: string[];
+  message: string | undefined;
+}
+
+/**
+ * Reads the three vendors' error bodies as their SDKs leave them: OpenAI's inner `{type, code, message}`
+ * in `error`, Anthropic's whole `{type: 'error', error: {type, message}}` in `error`, and Gemini's
+ * `{error: {status, message, details: [{reason}]}}` as JSON text in the message.
+ */
+function vendorSays(e: { error?: any; message?: unknown }): VendorSays {
+  let body: any = e.error;
+  if (body === undefined || body === null || typeof body !== 'object') {
+    try {
+      body = JSON.parse(String(e.message));
+    } catch {
+      return { names: [], message: undefined };
+    }
+  }
+  const inner = body?.error !== null && typeof body?.error === 'object' ? body.error : body;
+  const reasons = Array.isArray(inner?.details) ? inner.details.map((d: any) => d?.reason) : [];
+  const names = [inner?.type, inner?.code, inner?.status, ...reasons].filter((x, i, all): x is string => typeof x === 'string' && x !== '' && all.indexOf(x) === i);
+  return { names, message: typeof inner?.message === 'string' && inner.message.trim() !== '' ? inner.message : undefined };
+}
+
+/** Names and words a 403 carries when the key itself is at fault, not what it may reach. */
+const KEY_NAMES = new Set(['authentication_error', 'invalid_api_key', 'UNAUTHENTICATED', 'API_KEY_INVALID']);
+const KEY_WORDS = /\b(?:invalid|incorrect|expired|revoked|leaked)\b[^.]*\bapi[ _-]?key\b|\bapi[ _-]?key\b[^.]*\b(?:not valid|invalid|expired|revoked|leaked)\b/i;
+
+/**
+ * Whether the vendor refused the key. A 401 always; Gemini's 400 `API_KEY_INVALID`; a 403 only when its
+ * body says the key is at fault, because a 403 is as often a key that may not reach this model, project
+ * or region, or a policy block: telling the user to change a good key sends them the wrong way.
+ */
+function refusesKey(status: number, says: VendorSays, detail: string): boolean {
+  if (status === 401) return true;
+  if (status === 400) return /API_KEY_INVALID|API key not valid/.test(detail);
+  if (status === 403) return says.names.some((n) => KEY_NAMES.has(n)) || KEY_WORDS.test(says.message ?? '');
+  return false;
+}
+
+const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
+
 export function toModelError(error: unknown, adapter: string, signal?: AbortSignal): Error {
   if (error instanceof ModelError || error instanceof InterruptedError) return error;
   const e = error as { status?: unknown; headers?: unknown; error?: any; message?: unknown; code?: unknown; requestID?: unknown; constructor?: { name?: string } };
@@ -80,8 +124,8 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
     // Vendors disagree on where the detail lives: Anthropic `error.error.message`, OpenAI `error.message` and `code`.
     const detail = [e.error?.error?.type, e.error?.error?.message, e.error?.message, e.error?.code, e.error?.type, e.code, message].filter((x) => typeof x === 'string').join(' ');
     const fromText = classifyText(detail);
-    // Gemini answers a bad key with 400 INVALID_ARGUMENT and the reason API_KEY_INVALID in its body.
-    const keyRefused = e.status === 401 || e.status === 403 || (e.status === 400 && /API_KEY_INVALID|API key not valid/.test(detail));
+    const says = vendorSays(e);
+    const keyRefused = refusesKey(e.status, says, detail);
     // OpenAI's 429 for an account out of credit: no wait makes it pass, unlike a rate limit.
     const noQuota = e.status === 429 && /\binsufficient_quota\b/.test(detail);
     const c = fromText.errorKind === 'context_overflow' ? fromText : keyRefused || noQuota ? { errorKind: 'config' as const, transient: false } : classifyStatus(e.status);
@@ -89,7 +133,9 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
     // The API's own word on a retry (`x-should-retry`, as the vendors' SDKs read it) outranks the status.
     const said = header(e.headers, 'x-should-retry');
     const transient = said === 'true' ? true : said === 'false' ? false : c.transient;
-    return new ModelError(c.errorKind, `${adapter}: HTTP ${e.status}: ${message}`, {
+    // In the vendor's words (what it named, then what it said) rather than the SDK's rendering of the body.
+    const words = says.message !== undefined ? `${says.names.length > 0 ? `${says.names.join(' ')}: ` : ''}${says.message}` : message;
+    return new ModelError(c.errorKind, `${adapter}: HTTP ${e.status}: ${oneLine(words)}`, {
       transient,
       status: e.status,
       keyRefused,

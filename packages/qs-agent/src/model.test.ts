@@ -11,7 +11,7 @@ import { removeLayout } from '@quickloop/sandbox';
 import { startMockServer, type MockServer, type MockStep } from '@quickloop/testkit';
 import { parsePriceBook, type Message, type ModelAdapter, type TurnRequest, type TurnResult } from '@quickloop/models/core';
 import { createModelAgent, type AfterToolInfo } from './agents/model.js';
-import { resolveVendor } from './agents/credentials.js';
+import { redactor, resolveVendor } from './agents/credentials.js';
 import { run } from './run.js';
 import { localAgentOptions, ndjson, parseOut, taskLoaded, type TaskSpec } from './testing/task-event.js';
 
@@ -409,10 +409,31 @@ describe('keys and endpoints', () => {
     expect(() => resolveVendor('openai-chat', { model: 'llama3' }, {})).toThrow('--agent openai-chat needs an API key: set QS_OPENAI_API_KEY or OPENAI_API_KEY (or give --base-url for a server that needs none)');
   });
 
-  it('shows an endpoint without the credentials written into it, and treats them as secrets', () => {
-    const r = resolveVendor('openai', { baseUrl: 'https://bob:hunter2x@gw.test/v1?token=t0ken#f' }, { OPENAI_API_KEY: KEY });
-    expect(r.shownBaseUrl).toBe('https://gw.test/v1');
-    expect(r.secrets).toEqual(expect.arrayContaining(['bob', 'hunter2x', 'token=t0ken', KEY]));
+  it('shows an endpoint without its query, and treats every query value as a secret in whatever encoding it is printed', () => {
+    const gatewayKey = 'gw/Ke+y~ 9\u00e4Z';
+    const r = resolveVendor('openai', { baseUrl: `https://gw.test/v1/?token=t0k&key=${encodeURIComponent(gatewayKey)}#f` }, { OPENAI_API_KEY: KEY });
+    expect(r).toMatchObject({ shownBaseUrl: 'https://gw.test/v1', baseURL: `https://gw.test/v1?token=t0k&key=${encodeURIComponent(gatewayKey)}#f`, params: ['token', 'key'] });
+    expect(r.secrets).toEqual(expect.arrayContaining([gatewayKey, 't0k', KEY]));
+    const redact = redactor(r.secrets, r.params);
+    const pct = encodeURIComponent(gatewayKey);
+    const forms = [gatewayKey, pct, pct.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase()), new URLSearchParams({ k: gatewayKey }).toString().slice(2), encodeURIComponent(pct), KEY, encodeURIComponent(KEY)];
+    const text = redact(`POST https://gw.test/v1/responses?token=t0k&key=${pct} failed; the gateway said: ${forms.join(', ')}`);
+    for (const form of forms) expect(text, form).not.toContain(form);
+    // A value too short to look for in free text is still taken out of a URL's query.
+    expect(text).toMatch(/^POST https:\/\/gw\.test\/v1\/responses\?token=\[redacted\]&key=\[redacted\] failed/);
+  });
+
+  it('refuses a base URL with a user or password in it (fetch never sends them), without showing them', () => {
+    for (const baseUrl of ['https://bob:hunter2x@gw.test/v1', 'https://hunter2x@gw.test/v1']) {
+      let message = '';
+      try {
+        resolveVendor('openai', { baseUrl }, { OPENAI_API_KEY: KEY });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toBe('--base-url: must not carry a user or password (fetch will not send them); give the key in QS_OPENAI_API_KEY');
+    }
+    expect(() => resolveVendor('anthropic', {}, { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: 'https://u:p@gw.test' })).toThrow('ANTHROPIC_BASE_URL: must not carry a user or password');
   });
 });
 

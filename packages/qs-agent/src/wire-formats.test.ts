@@ -434,6 +434,48 @@ describe('the binary, with the SDKs asked to log (ANTHROPIC_LOG, OPENAI_LOG)', (
   });
 });
 
+describe('a gateway key in the --base-url query', () => {
+  const gatewayKey = 'gw/Ke+y~ 9\u00e4Z-7f3a';
+  const pct = encodeURIComponent(gatewayKey);
+  /** Every way a log line, an error, an event or a URL may write the key. */
+  const forms = [gatewayKey, pct, pct.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase()), encodeURI(gatewayKey), new URLSearchParams({ k: gatewayKey }).toString().slice(2), encodeURIComponent(pct), pct.replace(/%20/g, '+')];
+
+  it('is sent on every request and never shown: not in SDK log lines, retry notices, events, the usage error or stderr', async () => {
+    for (const vendor of ['anthropic', 'openai', 'openai-chat', 'gemini'] as const) {
+      const echo = `the gateway saw ${forms.join(' and ')}`;
+      const replies: Record<Vendor, Reply[]> = {
+        anthropic: [aErr(503, 'api_error', { 'retry-after': '0' }, echo), aErr(403, 'permission_error', {}, echo)],
+        openai: [{ status: 503, headers: { 'retry-after': '0' }, body: { error: { message: echo, type: 'server_error', param: null, code: null } } }, { status: 403, body: { error: { message: echo, type: 'request_forbidden', param: null, code: null } } }],
+        'openai-chat': [{ status: 503, headers: { 'retry-after': '0' }, body: { error: { message: echo, type: 'server_error', param: null, code: null } } }, { status: 403, body: { error: { message: echo, type: 'request_forbidden', param: null, code: null } } }],
+        gemini: [gErr(503, 'UNAVAILABLE', echo, [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '0s' }]), gErr(403, 'PERMISSION_DENIED', echo)],
+      };
+      const mock = await vendorMock(replies[vendor]);
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ANTHROPIC_LOG: 'debug', OPENAI_LOG: 'debug', ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: KEY, GEMINI_API_KEY: KEY };
+      const base = `${vendor === 'anthropic' || vendor === 'gemini' ? mock.url : `${mock.url}/v1`}?key=${pct}&region=eu`;
+      const child = spawn(process.execPath, [QS_AGENT, '--agent', vendor, '--model', MODEL[vendor], '--base-url', base, '--backend', 'local', '--allow-unenforced', '--no-stream'], { env });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      child.stdin.end(ndjson([taskLoaded('g1', { script: 'true' })]));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      const events = parseOut(out);
+      sandboxesOf(events);
+      // Both requests went to the API's own path, the gateway's query on each, the key as it was given.
+      expect(mock.seen.map((r) => new URL(r.path, 'http://x').pathname), vendor).toEqual(Array(2).fill(vendor === 'anthropic' ? '/v1/messages' : vendor === 'gemini' ? `/v1beta/models/${MODEL[vendor]}:generateContent` : vendor === 'openai' ? '/v1/responses' : '/v1/chat/completions'));
+      for (const r of mock.seen) expect([new URL(r.path, 'http://x').searchParams.get('key'), new URL(r.path, 'http://x').searchParams.get('region')], vendor).toEqual([gatewayKey, 'eu']);
+      expect(code, `${vendor}: ${err}`).toBe(3);
+      expect(events.filter((e) => e.type === 'agent.retry'), vendor).toHaveLength(1);
+      expect(events.find((e) => e.type === 'agent.completed'), vendor).toMatchObject({ stop_reason: 'error', error_kind: 'config', detail: expect.stringContaining('[redacted]') });
+      expect(events.find((e) => e.type === 'agent.started')?.base_url, vendor).toBe(base.split('?')[0]);
+      if (vendor !== 'gemini') expect(err, vendor).toMatch(/sdk debug: .*sending request/);
+      expect(err.trim().split('\n').at(-1), vendor).toMatch(new RegExp(`^qs-agent: ${vendor}: the API denied access \\(.*\\[redacted\\]`));
+      for (const form of [...forms, KEY]) expect(out + err, `${vendor}: ${form}`).not.toContain(form);
+      expect(out + err, vendor).not.toMatch(/[?&]key=(?!\[redacted\])/);
+    }
+  });
+});
+
 describe('an empty answer (cut at max tokens before a word, a paused turn with nothing yet) is not sent back as an empty message', () => {
   // Every vendor refuses a request with an empty assistant message in it (400): the run would end there.
   const emptyMessages = (body: any, vendor: Vendor): unknown[] => {

@@ -144,6 +144,11 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
       cause: error,
     });
   }
+  // fetch refuses a URL with a user or password in it before sending anything: no retry can help, and its
+  // message (or its cause's, under the SDK's "Connection error.") quotes that URL.
+  if (/URL that includes credentials/.test(`${message} ${String((e as { cause?: { message?: unknown } })?.cause?.message ?? '')}`)) {
+    return new ModelError('config', `${adapter}: the base URL has a user or password in it, which fetch will not send`);
+  }
   if (name === 'APIConnectionError' || name === 'APIConnectionTimeoutError' || /ECONNREFUSED|ECONNRESET|ETIMEDOUT|socket hang up|fetch failed|terminated/i.test(message)) {
     return new ModelError('infra', `${adapter}: connection failed: ${message}`, { transient: true, cause: error });
   }

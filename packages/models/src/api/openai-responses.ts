@@ -5,6 +5,7 @@ import { ModelError } from '../errors.js';
 import { streamError } from './classify.js';
 import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type TurnRequest, type TurnResult } from '../types.js';
+import { endpoint } from './endpoint.js';
 import { retryingTurn } from './run-turn.js';
 import { sdkLogger, type LogLine } from './sdk-log.js';
 
@@ -134,10 +135,20 @@ export class OpenAIResponsesAdapter implements ModelAdapter {
   readonly name = 'openai-responses';
   readonly #client: OpenAI;
   readonly #retry: RetryPolicy;
+  readonly #scrub: (text: string) => string;
 
   constructor(options: OpenAIResponsesAdapterOptions) {
-    this.#client = new OpenAI({ apiKey: options.apiKey, ...(options.baseURL ? { baseURL: options.baseURL } : {}), maxRetries: 0, timeout: options.timeoutMs ?? 600_000, logger: sdkLogger('openai-responses', options.log) });
+    const ep = endpoint(options.baseURL, options.apiKey);
+    this.#client = new OpenAI({
+      apiKey: options.apiKey,
+      ...(ep.base ? { baseURL: ep.base } : {}),
+      ...(ep.query ? { defaultQuery: ep.query } : {}),
+      maxRetries: 0,
+      timeout: options.timeoutMs ?? 600_000,
+      logger: sdkLogger('openai-responses', options.log, ep.scrub),
+    });
     this.#retry = options.retry ?? {};
+    this.#scrub = ep.scrub;
   }
 
   async turn(request: TurnRequest): Promise<TurnResult> {
@@ -146,6 +157,7 @@ export class OpenAIResponsesAdapter implements ModelAdapter {
     const opts = request.signal ? { signal: request.signal } : {};
     const { value, attempts } = await retryingTurn(this.name, this.#retry, request, (): Promise<OpenAI.Responses.Response> =>
       (request.stream ? streamed(this.#client, params, opts) : this.#client.responses.create(params, opts)).then(unlessFailed),
+      this.#scrub,
     );
     return toResult(value, attempts, Math.round(performance.now() - started));
   }

@@ -44,6 +44,8 @@ const TRANSIENT_TYPES = new Set([
 ]);
 const CONFIG_TYPES = new Set(['authentication_error', 'permission_error', 'not_found_error', 'invalid_api_key', 'UNAUTHENTICATED', 'PERMISSION_DENIED', 'NOT_FOUND']);
 
+const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
+
 /**
  * An error the vendor reported after answering 200 (an SSE `error` event, a `response.failed`): no
  * status to go by, so the type or code it names decides, and its words only when it names none we know.
@@ -55,7 +57,7 @@ export function streamError(adapter: string, type: string | null | undefined, me
   // `code` may be null (the Responses schema allows it): then the words of OpenAI's own server-error message count.
   const transient = TRANSIENT_TYPES.has(t) || (t === '' && /server had an error|try again later|retry your request/i.test(message ?? ''));
   const c = fromText.errorKind === 'context_overflow' ? fromText : transient ? { errorKind: 'infra' as const, transient: true } : CONFIG_TYPES.has(t) ? { errorKind: 'config' as const, transient: false } : fromText;
-  return new ModelError(c.errorKind, `${adapter}: error in the stream: ${text || 'no detail'}`, { transient: c.transient, ...(requestId ? { requestId } : {}) });
+  return new ModelError(c.errorKind, `${adapter}: error in the stream: ${oneLine(text) || 'no detail'}`, { transient: c.transient, ...(requestId ? { requestId } : {}) });
 }
 
 /** What an error body says: the type, code, Google status and reasons it names, and its message. */
@@ -99,8 +101,6 @@ function refusesKey(status: number, says: VendorSays, detail: string): boolean {
   if (status === 403) return says.names.some((n) => KEY_NAMES.has(n)) || KEY_WORDS.test(says.message ?? '');
   return false;
 }
-
-const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
 export function toModelError(error: unknown, adapter: string, signal?: AbortSignal): Error {
   if (error instanceof ModelError || error instanceof InterruptedError) return error;

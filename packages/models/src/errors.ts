@@ -10,7 +10,11 @@ export class ModelError extends CliError {
   readonly requestId: string | undefined;
   /** The server's own wait hint, when it sent one. */
   readonly retryAfterMs: number | undefined;
-  /** The vendor refused the API key, whatever the status says (Gemini answers a bad key with 400). */
+  /**
+   * The vendor refused the API key, whatever the status says (Gemini answers a bad key with 400). A 403
+   * is one only when its body says so: it is as often an access the key does not have (a model, a
+   * project, a region) or a policy block.
+   */
   readonly keyRefused: boolean;
   constructor(
     errorKind: ErrorKind,
@@ -23,6 +27,6 @@ export class ModelError extends CliError {
     this.status = options.status;
     this.requestId = options.requestId;
     this.retryAfterMs = options.retryAfterMs;
-    this.keyRefused = options.keyRefused ?? (options.status === 401 || options.status === 403);
+    this.keyRefused = options.keyRefused ?? options.status === 401;
   }
 }

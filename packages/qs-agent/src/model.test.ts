@@ -11,7 +11,7 @@ import { removeLayout } from '@quickloop/sandbox';
 import { startMockServer, type MockServer, type MockStep } from '@quickloop/testkit';
 import { parsePriceBook, type Message, type ModelAdapter, type TurnRequest, type TurnResult } from '@quickloop/models/core';
 import { createModelAgent, type AfterToolInfo } from './agents/model.js';
-import { resolveVendor } from './agents/credentials.js';
+import { redactor, resolveVendor } from './agents/credentials.js';
 import { run } from './run.js';
 import { localAgentOptions, ndjson, parseOut, taskLoaded, type TaskSpec } from './testing/task-event.js';
 
@@ -234,6 +234,15 @@ describe('the model agent loop', () => {
     expect(check(out)).toMatchObject({ classification: 'budget_exhausted' });
   });
 
+  it('openai: a turn cut at the output limit after only its reasoning is asked to go on, and the run finishes', async () => {
+    for (const stream of [false, true]) {
+      const { completed, events, mock } = await modelRun({ vendor: 'openai', model: 'gpt-5', stream, script: [{ text: '', reasoning: 'Planning at length.', stop: 'max_tokens' }, { text: 'Done.' }] });
+      expect(events.filter((e) => e.type === 'agent.turn').map((e) => e.stop), `stream ${stream}`).toEqual(['max_tokens', 'end_turn']);
+      expect(completed, `stream ${stream}`).toMatchObject({ stop_reason: 'completed', turns: 2, final_text: 'Done.' });
+      expect(mock.requestsFor('responses')[1]?.body.input.map((i: { type?: string; role?: string }) => i.type ?? i.role)).toEqual(['user', 'user']);
+    }
+  });
+
   it('max_seconds is a deadline: a model call that hangs is aborted at it, and the run says timeout', async () => {
     const { out, completed, mock } = await modelRun({ script: [{ hang: true }], spec: { budgets: { max_seconds: 3 } } });
     expect(completed).toMatchObject({ stop_reason: 'timeout', detail: 'max_seconds (3) reached during turn 1: the model call was cut' });
@@ -400,10 +409,31 @@ describe('keys and endpoints', () => {
     expect(() => resolveVendor('openai-chat', { model: 'llama3' }, {})).toThrow('--agent openai-chat needs an API key: set QS_OPENAI_API_KEY or OPENAI_API_KEY (or give --base-url for a server that needs none)');
   });
 
-  it('shows an endpoint without the credentials written into it, and treats them as secrets', () => {
-    const r = resolveVendor('openai', { baseUrl: 'https://bob:hunter2x@gw.test/v1?token=t0ken#f' }, { OPENAI_API_KEY: KEY });
-    expect(r.shownBaseUrl).toBe('https://gw.test/v1');
-    expect(r.secrets).toEqual(expect.arrayContaining(['bob', 'hunter2x', 'token=t0ken', KEY]));
+  it('shows an endpoint without its query, and treats every query value as a secret in whatever encoding it is printed', () => {
+    const gatewayKey = 'gw/Ke+y~ 9\u00e4Z';
+    const r = resolveVendor('openai', { baseUrl: `https://gw.test/v1/?token=t0k&key=${encodeURIComponent(gatewayKey)}#f` }, { OPENAI_API_KEY: KEY });
+    expect(r).toMatchObject({ shownBaseUrl: 'https://gw.test/v1', baseURL: `https://gw.test/v1?token=t0k&key=${encodeURIComponent(gatewayKey)}#f`, params: ['token', 'key'] });
+    expect(r.secrets).toEqual(expect.arrayContaining([gatewayKey, 't0k', KEY]));
+    const redact = redactor(r.secrets, r.params);
+    const pct = encodeURIComponent(gatewayKey);
+    const forms = [gatewayKey, pct, pct.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase()), new URLSearchParams({ k: gatewayKey }).toString().slice(2), encodeURIComponent(pct), KEY, encodeURIComponent(KEY)];
+    const text = redact(`POST https://gw.test/v1/responses?token=t0k&key=${pct} failed; the gateway said: ${forms.join(', ')}`);
+    for (const form of forms) expect(text, form).not.toContain(form);
+    // A value too short to look for in free text is still taken out of a URL's query.
+    expect(text).toMatch(/^POST https:\/\/gw\.test\/v1\/responses\?token=\[redacted\]&key=\[redacted\] failed/);
+  });
+
+  it('refuses a base URL with a user or password in it (fetch never sends them), without showing them', () => {
+    for (const baseUrl of ['https://bob:hunter2x@gw.test/v1', 'https://hunter2x@gw.test/v1']) {
+      let message = '';
+      try {
+        resolveVendor('openai', { baseUrl }, { OPENAI_API_KEY: KEY });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toBe('--base-url: must not carry a user or password (fetch will not send them); give the key in QS_OPENAI_API_KEY');
+    }
+    expect(() => resolveVendor('anthropic', {}, { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: 'https://u:p@gw.test' })).toThrow('ANTHROPIC_BASE_URL: must not carry a user or password');
   });
 });
 

@@ -314,6 +314,33 @@ describe('gemini, as generateContent answers', () => {
 });
 
 describe('every vendor, less common shapes', () => {
+  it('a 403 about access (region, model, project, permission) is a config error saying what the vendor said, never that the key was refused; a 403 about the key says so', async () => {
+    const oErr = (code: string, type: string, message: string): Reply => ({ status: 403, headers: { 'x-request-id': 'req_o' }, body: { error: { message, type, param: null, code } } });
+    const cases: Array<[Vendor, Reply, RegExp]> = [
+      ['anthropic', aErr(403, 'permission_error', {}, 'Your API key does not have permission to use the specified resource.'), /permission_error: Your API key does not have permission to use the specified resource\./],
+      ['openai', oErr('unsupported_country_region_territory', 'request_forbidden', 'Country, region, or territory not supported'), /request_forbidden unsupported_country_region_territory: Country, region, or territory not supported/],
+      ['openai-chat', oErr('model_not_found', 'invalid_request_error', 'Project `proj_x` does not have access to model `gpt-5`'), /invalid_request_error model_not_found: Project `proj_x` does not have access to model `gpt-5`/],
+      [
+        'gemini',
+        gErr(403, 'PERMISSION_DENIED', 'Generative Language API has not been used in project 123 before or it is disabled.\nEnable it by visiting the console.', [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'SERVICE_DISABLED', domain: 'googleapis.com' }]),
+        /PERMISSION_DENIED SERVICE_DISABLED: Generative Language API has not been used in project 123 before or it is disabled\. Enable it/,
+      ],
+    ];
+    for (const [vendor, forbidden, said] of cases) {
+      const got = await agentRun(vendor, [forbidden, forbidden, forbidden]);
+      expect(got.seen, vendor).toHaveLength(1);
+      expect(got.retries, vendor).toEqual([]);
+      expect(got.completed, vendor).toMatchObject({ stop_reason: 'error', error_kind: 'config' });
+      expect(got.classification, vendor).toBe('harness_error');
+      expect(got.thrown, vendor).toMatch(new RegExp(`^${vendor}: the API denied access \\(`));
+      expect(got.thrown, vendor).toMatch(said);
+      expect(got.thrown, vendor).not.toMatch(/key was refused|\n/);
+      expect(got.completed.detail, vendor).toMatch(said);
+    }
+    const leaked = await agentRun('gemini', [gErr(403, 'PERMISSION_DENIED', 'Your API key was reported as leaked. Please use another API key.')]);
+    expect(leaked.thrown).toMatch(/^gemini: the API key was refused \(.*reported as leaked/);
+  });
+
   it('the key in the environment never reaches a command in the sandbox (nor the stream its output is in)', async () => {
     const got = await agentRun('anthropic', [aMsg([bashUse('t1', 'env; tr "\\0" "\\n" < /proc/self/environ')], 'tool_use'), aMsg([{ type: 'text', text: 'Done.' }], 'end_turn')]);
     const result = got.events.find((e) => e.type === 'tool.result') as Record<string, unknown>;
@@ -407,19 +434,63 @@ describe('the binary, with the SDKs asked to log (ANTHROPIC_LOG, OPENAI_LOG)', (
   });
 });
 
+describe('a gateway key in the --base-url query', () => {
+  const gatewayKey = 'gw/Ke+y~ 9\u00e4Z-7f3a';
+  const pct = encodeURIComponent(gatewayKey);
+  /** Every way a log line, an error, an event or a URL may write the key. */
+  const forms = [gatewayKey, pct, pct.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase()), encodeURI(gatewayKey), new URLSearchParams({ k: gatewayKey }).toString().slice(2), encodeURIComponent(pct), pct.replace(/%20/g, '+')];
+
+  it('is sent on every request and never shown: not in SDK log lines, retry notices, events, the usage error or stderr', async () => {
+    for (const vendor of ['anthropic', 'openai', 'openai-chat', 'gemini'] as const) {
+      const echo = `the gateway saw ${forms.join(' and ')}`;
+      const replies: Record<Vendor, Reply[]> = {
+        anthropic: [aErr(503, 'api_error', { 'retry-after': '0' }, echo), aErr(403, 'permission_error', {}, echo)],
+        openai: [{ status: 503, headers: { 'retry-after': '0' }, body: { error: { message: echo, type: 'server_error', param: null, code: null } } }, { status: 403, body: { error: { message: echo, type: 'request_forbidden', param: null, code: null } } }],
+        'openai-chat': [{ status: 503, headers: { 'retry-after': '0' }, body: { error: { message: echo, type: 'server_error', param: null, code: null } } }, { status: 403, body: { error: { message: echo, type: 'request_forbidden', param: null, code: null } } }],
+        gemini: [gErr(503, 'UNAVAILABLE', echo, [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '0s' }]), gErr(403, 'PERMISSION_DENIED', echo)],
+      };
+      const mock = await vendorMock(replies[vendor]);
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ANTHROPIC_LOG: 'debug', OPENAI_LOG: 'debug', ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: KEY, GEMINI_API_KEY: KEY };
+      const base = `${vendor === 'anthropic' || vendor === 'gemini' ? mock.url : `${mock.url}/v1`}?key=${pct}&region=eu`;
+      const child = spawn(process.execPath, [QS_AGENT, '--agent', vendor, '--model', MODEL[vendor], '--base-url', base, '--backend', 'local', '--allow-unenforced', '--no-stream'], { env });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      child.stdin.end(ndjson([taskLoaded('g1', { script: 'true' })]));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      const events = parseOut(out);
+      sandboxesOf(events);
+      // Both requests went to the API's own path, the gateway's query on each, the key as it was given.
+      expect(mock.seen.map((r) => new URL(r.path, 'http://x').pathname), vendor).toEqual(Array(2).fill(vendor === 'anthropic' ? '/v1/messages' : vendor === 'gemini' ? `/v1beta/models/${MODEL[vendor]}:generateContent` : vendor === 'openai' ? '/v1/responses' : '/v1/chat/completions'));
+      for (const r of mock.seen) expect([new URL(r.path, 'http://x').searchParams.get('key'), new URL(r.path, 'http://x').searchParams.get('region')], vendor).toEqual([gatewayKey, 'eu']);
+      expect(code, `${vendor}: ${err}`).toBe(3);
+      expect(events.filter((e) => e.type === 'agent.retry'), vendor).toHaveLength(1);
+      expect(events.find((e) => e.type === 'agent.completed'), vendor).toMatchObject({ stop_reason: 'error', error_kind: 'config', detail: expect.stringContaining('[redacted]') });
+      expect(events.find((e) => e.type === 'agent.started')?.base_url, vendor).toBe(base.split('?')[0]);
+      if (vendor !== 'gemini') expect(err, vendor).toMatch(/sdk debug: .*sending request/);
+      expect(err.trim().split('\n').at(-1), vendor).toMatch(new RegExp(`^qs-agent: ${vendor}: the API denied access \\(.*\\[redacted\\]`));
+      for (const form of [...forms, KEY]) expect(out + err, `${vendor}: ${form}`).not.toContain(form);
+      expect(out + err, vendor).not.toMatch(/[?&]key=(?!\[redacted\])/);
+    }
+  });
+});
+
 describe('an empty answer (cut at max tokens before a word, a paused turn with nothing yet) is not sent back as an empty message', () => {
   // Every vendor refuses a request with an empty assistant message in it (400): the run would end there.
   const emptyMessages = (body: any, vendor: Vendor): unknown[] => {
     if (vendor === 'anthropic') return body.messages.filter((m: any) => m.role === 'assistant' && (m.content === '' || (Array.isArray(m.content) && m.content.length === 0)));
     if (vendor === 'gemini') return body.contents.filter((c: any) => !c.parts || c.parts.length === 0);
     if (vendor === 'openai-chat') return body.messages.filter((m: any) => m.role === 'assistant' && (m.content === null || m.content === '') && !m.tool_calls?.length);
-    return [];
+    // The Responses API's counterpart: a reasoning item with no message or function call after it (400).
+    return body.input.filter((item: any, i: number) => item.type === 'reasoning' && !['message', 'function_call'].includes(body.input[i + 1]?.type));
   };
   const cases: Array<[Vendor, Reply, Reply]> = [
     ['anthropic', aMsg([], 'max_tokens'), aMsg([{ type: 'text', text: 'Done.' }], 'end_turn')],
     ['anthropic', aMsg([], 'pause_turn'), aMsg([{ type: 'text', text: 'Done.' }], 'end_turn')],
     ['gemini', { body: { candidates: [{ finishReason: 'MAX_TOKENS', index: 0 }], usageMetadata: { promptTokenCount: 10, thoughtsTokenCount: 100, totalTokenCount: 110 } } }, gResp([{ text: 'Done.' }], 'STOP')],
     ['openai-chat', cResp({ content: '' }, 'length'), cResp({ content: 'Done.' }, 'stop')],
+    ['openai', rResp([rReasoning], rUsage(10, 0, 100, 100), { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } }), rResp([rText('Done.')], rUsage(10, 0, 2, 0))],
   ];
   for (const [vendor, empty, done] of cases) {
     it(`${vendor}: ${JSON.stringify((empty.body as any).stop_reason ?? 'cut')}`, async () => {

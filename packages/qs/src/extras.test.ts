@@ -98,11 +98,15 @@ describe('qs schema', () => {
 describe('qs doctor', () => {
   it('reports the backend from a real sandbox, the keys by name only, and the tasks as qs-validate sees them', async () => {
     const secret = 'sk-ant-doctor-must-not-print-this-0123456789';
-    const io = memoryIo({ cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', NO_COLOR: '1', ANTHROPIC_API_KEY: secret, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' } });
+    // A gateway's key in a base URL's query is as secret as the key: not even the URL is printed.
+    const gatewayKey = 'gw/doctor key+0123';
+    const io = memoryIo({ cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', NO_COLOR: '1', ANTHROPIC_API_KEY: secret, OPENAI_BASE_URL: `http://127.0.0.1:9/v1?key=${encodeURIComponent(gatewayKey)}` } });
     expect(await cli(['doctor', 'fixtures/pipeline/docs-gap.yaml', 'fixtures/tasks/invalid/blank-name.yaml'], io)).toBe(0);
     const out = io.out();
-    expect(out).not.toContain(secret);
-    expect(io.err()).not.toContain(secret);
+    for (const s of [secret, gatewayKey, encodeURIComponent(gatewayKey), new URLSearchParams({ k: gatewayKey }).toString().slice(2), '127.0.0.1:9']) {
+      expect(out).not.toContain(s);
+      expect(io.err()).not.toContain(s);
+    }
     expect(out).toMatch(/^ {2}bwrap {3}available, .*commands run as uid 1000 inside$/m);
     expect(out).toMatch(/limits: processes 1024 \((cgroup_v1|cgroup_v2|rlimit)/);
     expect(out).toContain('anthropic   key from ANTHROPIC_API_KEY');

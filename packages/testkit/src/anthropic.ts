@@ -46,7 +46,7 @@ function message(turn: MockReply, model: string) {
 export function anthropicErrorBody(error: MockError) {
   const type =
     error.type ??
-    (error.status === 429 ? 'rate_limit_error' : error.status === 529 ? 'overloaded_error' : error.status === 401 ? 'authentication_error' : error.status >= 500 ? 'api_error' : 'invalid_request_error');
+    (error.status === 429 ? 'rate_limit_error' : error.status === 529 ? 'overloaded_error' : error.status === 401 ? 'authentication_error' : error.status === 403 ? 'permission_error' : error.status === 404 ? 'not_found_error' : error.status >= 500 ? 'api_error' : 'invalid_request_error');
   return { type: 'error', error: { type, message: error.message ?? `mock ${error.status}` } };
 }
 

@@ -22,6 +22,25 @@ export function responsesLastUserText(body: any): string {
   return '';
 }
 
+/**
+ * The Responses API refuses (400) an input in which a reasoning item is not followed by the item it was
+ * produced with: an assistant message or a function call of the same turn. A stateless client that
+ * replays a turn cut after its reasoning (incomplete at max_output_tokens) sends exactly that.
+ */
+export function orphanReasoning(body: any): { status: 400; body: unknown } | undefined {
+  const items: any[] = Array.isArray(body?.input) ? body.input : [];
+  for (let i = 0; i < items.length; i++) {
+    if (items[i]?.type !== 'reasoning') continue;
+    let next = i + 1;
+    while (items[next]?.type === 'reasoning') next++;
+    const after = items[next];
+    if (after?.type === 'function_call' || (after?.role === 'assistant' && (after.type === undefined || after.type === 'message'))) continue;
+    const message = `Item '${String(items[i].id ?? '')}' of type 'reasoning' was provided without its required following item.`;
+    return { status: 400, body: { error: { message, type: 'invalid_request_error', param: 'input', code: null } } };
+  }
+  return undefined;
+}
+
 function usage(turn: Reply) {
   const u = usageOf(turn);
   return {

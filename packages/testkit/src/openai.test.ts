@@ -65,6 +65,19 @@ describe('OpenAI Responses mock with the real SDK', () => {
     expect(r.status).toBe('incomplete');
     expect(r.incomplete_details).toEqual({ reason: 'max_output_tokens' });
   });
+
+  it('refuses, as the API does, a replayed reasoning item that nothing of its turn follows (a turn cut after its reasoning)', async () => {
+    mock.push({ text: '', reasoning: 'Thinking it over', stop: 'max_tokens' }, { text: 'fine' });
+    const c = client();
+    const cut = await c.responses.create({ model: 'gpt-x', store: false, input: 'x' });
+    expect(cut.output.map((i) => i.type)).toEqual(['reasoning']);
+    const err = await c.responses.create({ model: 'gpt-x', store: false, input: [{ role: 'user', content: 'x' }, ...(cut.output as any[]), { role: 'user', content: 'go on' }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err).toMatchObject({ status: 400, type: 'invalid_request_error', param: 'input', code: null, message: `400 Item '${cut.output[0]!.id}' of type 'reasoning' was provided without its required following item.` });
+    // No turn was taken: the same script answers the request without it.
+    const ok = await c.responses.create({ model: 'gpt-x', store: false, input: [{ role: 'user', content: 'x' }, { role: 'user', content: 'go on' }] });
+    expect(ok.output_text).toBe('fine');
+  });
 });
 
 describe('OpenAI Chat Completions mock with the real SDK', () => {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { anthropicErrorBody, anthropicLastUserText, sendAnthropic } from './anthropic.js';
 import { geminiLastUserText, sendGemini } from './gemini.js';
 import { chatLastUserText, sendChat } from './openai-chat.js';
-import { responsesLastUserText, sendResponses } from './openai-responses.js';
+import { orphanReasoning, responsesLastUserText, sendResponses } from './openai-responses.js';
 import { echoTurn, TurnQueue, type MockApi, type MockError, type MockReply, type MockStep, type MockTurn, type RecordedRequest } from './script.js';
 
 export interface MockServerOptions {
@@ -68,7 +68,8 @@ function errorBody(api: MockApi, error: MockError): unknown {
   const message = error.message ?? `mock ${error.status}`;
   if (api === 'anthropic') return anthropicErrorBody(error);
   if (api === 'gemini') {
-    const status = error.status === 429 ? 'RESOURCE_EXHAUSTED' : error.status >= 500 ? 'UNAVAILABLE' : error.status === 401 ? 'UNAUTHENTICATED' : 'INVALID_ARGUMENT';
+    // Google's canonical codes for the statuses: a 403 is PERMISSION_DENIED whether the key or the project is at fault.
+    const status = error.status === 429 ? 'RESOURCE_EXHAUSTED' : error.status >= 500 ? 'UNAVAILABLE' : error.status === 401 ? 'UNAUTHENTICATED' : error.status === 403 ? 'PERMISSION_DENIED' : error.status === 404 ? 'NOT_FOUND' : 'INVALID_ARGUMENT';
     // Gemini puts its wait hint in the body (RetryInfo), not in a header.
     const wait = error.retryAfterMs ?? (error.retryAfterSec !== undefined ? error.retryAfterSec * 1000 : undefined);
     const details = wait === undefined ? [] : [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${wait / 1000}s` }];
@@ -132,6 +133,9 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       return sendJson(res, 401, errorBody(api, { status: 401, message: 'mock: missing API key' }), { 'request-id': requestId });
     }
     if (body === undefined) return sendJson(res, 400, errorBody(api, { status: 400, message: 'mock: body is not JSON' }));
+    // Refused before a turn is taken, as the API refuses it before any generation.
+    const invalid = api === 'responses' ? orphanReasoning(body) : undefined;
+    if (invalid) return sendJson(res, invalid.status, invalid.body, { 'x-request-id': requestId });
     const turn = queue.next(record);
     if (turn.hang) return;
     if (turn.delayMs) await new Promise((resolve) => setTimeout(resolve, turn.delayMs));

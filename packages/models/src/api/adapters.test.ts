@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { InterruptedError } from '@quickloop/cli-kit';
 import { MOCK_ENCRYPTED_REASONING, MOCK_SIGNATURE, startMockServer, type MockServer } from '@quickloop/testkit';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { addUsage, ZERO_USAGE, type Message, type ModelAdapter, type ToolSpec, type TurnResult } from '../types.js';
@@ -20,6 +20,17 @@ const ADAPTERS = [
   { name: 'gemini', api: 'gemini' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.url, timeoutMs?: number) => new GeminiAdapter({ apiKey: 'test-key', baseURL: url, retry, ...(timeoutMs ? { timeoutMs } : {}) }) },
   { name: 'openai-chat', api: 'chat' as const, make: (mock: MockServer, retry: RetryPolicy = { retries: 0 }, url = mock.openaiUrl, timeoutMs?: number) => new OpenAIChatAdapter({ apiKey: 'test-key', baseURL: url, retry, ...(timeoutMs ? { timeoutMs } : {}) }) },
 ];
+
+/** A gateway's key with characters every encoding writes differently (`/`, `+`, `~`, space, non-ASCII). */
+const GATEWAY_KEY = 'gw/Ke+y~ 9\u00e4Z';
+const PASSWORD = 'pa:ss/w rd';
+
+/** Every way a log line, an error or a URL may write `secret`: raw, percent-encoded (either case, twice), form-encoded. */
+function writtenForms(secret: string): string[] {
+  const pct = encodeURIComponent(secret);
+  const form = new URLSearchParams({ k: secret }).toString().slice(2);
+  return [...new Set([secret, pct, pct.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase()), encodeURI(secret), form, encodeURIComponent(pct), pct.replace(/%20/g, '+')])];
+}
 
 /** A minimal agent loop: the adapter never runs tools; this loop runs bash for real. */
 async function toolLoop(adapter: ModelAdapter, prompt: string, stream: boolean) {
@@ -41,6 +52,7 @@ beforeEach(async () => {
   mock = await startMockServer({ whenEmpty: 'error' });
 });
 afterEach(async () => {
+  vi.unstubAllEnvs();
   await mock.close();
 });
 
@@ -107,6 +119,27 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
     });
   }
 
+  // A Responses turn cut after its reasoning has nothing of its own for the API to pair the reasoning with.
+  for (const stream of api === 'responses' ? [false, true] : []) {
+    it(`goes on after a turn cut after its reasoning: the next request leaves out the reasoning nothing follows (${stream ? 'streaming' : 'plain JSON'})`, async () => {
+      mock.push({ text: '', reasoning: 'Long thoughts.', stop: 'max_tokens' }, { reasoning: 'Now briefly.', toolCalls: [{ name: 'bash', input: { command: 'true' }, id: 'call_b' }] }, { text: 'done' });
+      const adapter = make(mock);
+      const messages: Message[] = [{ role: 'user', blocks: [{ type: 'text', text: 'Go.' }] }];
+      const req = () => ({ model: 'mock-model', system: 's', messages, tools, maxTokens: 64, stream });
+      const cut = await adapter.turn(req());
+      expect(cut).toMatchObject({ stop: 'max_tokens', blocks: [] });
+      messages.push({ role: 'assistant', blocks: cut.blocks, native: cut.native }, { role: 'user', blocks: [{ type: 'text', text: 'Go on, in shorter steps.' }] });
+      const call = await adapter.turn(req());
+      expect(call.stop).toBe('tool_use');
+      messages.push({ role: 'assistant', blocks: call.blocks, native: call.native }, { role: 'user', blocks: [{ type: 'tool_result', id: 'call_b', name: 'bash', output: '' }] });
+      expect(await adapter.turn(req())).toMatchObject({ stop: 'end_turn', blocks: [{ type: 'text', text: 'done' }] });
+      const inputs = mock.requestsFor(api).map((r) => r.body.input.map((i: any) => i.type ?? i.role));
+      expect(inputs[1]).toEqual(['user', 'user']);
+      // A reasoning item its function call follows is replayed, as every stateless turn needs.
+      expect(inputs[2]).toEqual(['user', 'user', 'reasoning', 'function_call', 'function_call_output']);
+    });
+  }
+
   it('reports a refusal as a stop, not an error', async () => {
     mock.push({ refusal: 'I will not do that.', category: 'cyber' });
     const r = await make(mock).turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'bad' }] }], maxTokens: 10 });
@@ -163,6 +196,67 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
     await expect(adapter.turn(req)).rejects.toMatchObject({ errorKind: 'context_overflow', transient: false, status: 400 });
     await expect(adapter.turn(req)).rejects.toMatchObject({ errorKind: 'config', transient: false, status: 401 });
     expect(mock.requests).toHaveLength(2);
+  });
+
+  it('a 403 is a config error in the vendor\'s words, not retried, and a refused key only when the body says the key is at fault', async () => {
+    const forbidden = { status: 403, message: 'Country, region, or territory\nnot supported', ...(api === 'responses' || api === 'chat' ? { type: 'unsupported_country_region_territory' } : {}) };
+    mock.push({ error: forbidden }, { error: { status: 403, message: 'Your API key was reported as leaked. Please use another API key.' } });
+    const adapter = make(mock, { retries: 2, sleep: async () => {} });
+    const req = { model: 'm', system: 's', messages: [{ role: 'user' as const, blocks: [{ type: 'text' as const, text: 'x' }] }], maxTokens: 10 };
+    const region = await adapter.turn(req).catch((e: unknown) => e);
+    expect(region).toMatchObject({ errorKind: 'config', transient: false, status: 403, keyRefused: false });
+    // The type (or code, or Google status) the vendor named, then its message, on one line.
+    const said = { anthropic: 'permission_error', gemini: 'PERMISSION_DENIED' }[name as string] ?? 'unsupported_country_region_territory';
+    expect((region as Error).message).toBe(`${name}: HTTP 403: ${said}: Country, region, or territory not supported`);
+    await expect(adapter.turn(req)).rejects.toMatchObject({ errorKind: 'config', transient: false, status: 403, keyRefused: true });
+    expect(mock.requests).toHaveLength(2);
+  });
+
+  it('sends the query of its base URL (a gateway\'s key) on every request, and never shows a value of it in its log lines or errors', async () => {
+    vi.stubEnv('OPENAI_LOG', 'debug');
+    vi.stubEnv('ANTHROPIC_LOG', 'debug');
+    const lines: string[] = [];
+    const root = api === 'anthropic' || api === 'gemini' ? mock.url : mock.openaiUrl;
+    const base = `${root}?key=${encodeURIComponent(GATEWAY_KEY)}&v=1`;
+    const echo = writtenForms(GATEWAY_KEY).join(' | ');
+    mock.push({ text: 'through the gateway' }, { error: { status: 503, message: `upstream refused ${base} (key ${echo})` } }, { error: { status: 403, message: `gateway: key ${echo} not allowed here` } });
+    const o = { apiKey: 'test-key', baseURL: base, retry: { retries: 1, sleep: async () => {} }, log: (line: string) => lines.push(line) };
+    const adapter = api === 'anthropic' ? new AnthropicAdapter(o) : api === 'responses' ? new OpenAIResponsesAdapter(o) : api === 'chat' ? new OpenAIChatAdapter(o) : new GeminiAdapter(o);
+    const retried: string[] = [];
+    for (const stream of [false, true]) {
+      const req = { model: 'm', system: 's', messages: [{ role: 'user' as const, blocks: [{ type: 'text' as const, text: 'x' }] }], maxTokens: 10, stream, onRetry: ({ error }: { error: ModelError }) => void retried.push(error.message) };
+      if (!stream) expect(await adapter.turn(req)).toMatchObject({ blocks: [{ type: 'text', text: 'through the gateway' }] });
+      else await expect(adapter.turn(req)).rejects.toMatchObject({ errorKind: 'config', status: 403, message: expect.stringContaining('[redacted]') });
+    }
+    // The SDK's path went after the base's path, and the query on every request, the key decoded as sent.
+    for (const r of mock.requests) {
+      const u = new URL(r.url, 'http://x');
+      expect(u.pathname, r.url).toMatch(/^\/v1(beta)?\/(messages|responses|chat\/completions|models\/m:(stream)?[gG]enerateContent)$/);
+      expect([u.searchParams.get('key'), u.searchParams.get('v')]).toEqual([GATEWAY_KEY, '1']);
+    }
+    expect(mock.requests).toHaveLength(3);
+    if (api !== 'gemini') expect(lines.join('\n')).toMatch(/sending request/);
+    // The mock's own answer to an unscripted request quotes the request URL, as some gateways' errors do.
+    const unscripted = await adapter.turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'y' }] }], maxTokens: 1 }).catch((e: Error) => e.message);
+    expect(unscripted).toMatch(/no scripted turn left .*\?key=\[redacted\]/);
+    const shown = [...lines, ...retried, unscripted].join('\n');
+    expect(retried).toHaveLength(1);
+    for (const form of writtenForms(GATEWAY_KEY)) expect(shown, form).not.toContain(form);
+    expect(shown).not.toMatch(/[?&]key=(?!\[redacted\])/);
+  });
+
+  it('refuses a base URL with a user or password in it as a config error that does not show them (fetch never sends them)', async () => {
+    vi.stubEnv('OPENAI_LOG', 'debug');
+    vi.stubEnv('ANTHROPIC_LOG', 'debug');
+    const lines: string[] = [];
+    const root = api === 'anthropic' || api === 'gemini' ? mock.url : mock.openaiUrl;
+    const base = root.replace('http://', `http://bob:${encodeURIComponent(PASSWORD)}@`);
+    const o = { apiKey: 'test-key', baseURL: base, retry: { retries: 2, sleep: async () => {} }, log: (line: string) => lines.push(line) };
+    const adapter = api === 'anthropic' ? new AnthropicAdapter(o) : api === 'responses' ? new OpenAIResponsesAdapter(o) : api === 'chat' ? new OpenAIChatAdapter(o) : new GeminiAdapter(o);
+    const err = await adapter.turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'x' }] }], maxTokens: 10 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ errorKind: 'config', transient: false, message: `${name}: the base URL has a user or password in it, which fetch will not send` });
+    expect(mock.requests).toHaveLength(0);
+    for (const form of writtenForms(PASSWORD)) expect(lines.join('\n'), form).not.toContain(form);
   });
 
   it('calls a malformed body a harness error', async () => {

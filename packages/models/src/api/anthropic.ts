@@ -3,6 +3,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
+import { endpoint } from './endpoint.js';
 import { retryingTurn } from './run-turn.js';
 import { sdkLogger, type LogLine } from './sdk-log.js';
 
@@ -108,11 +109,21 @@ export class AnthropicAdapter implements ModelAdapter {
   readonly name = 'anthropic';
   readonly #client: Anthropic;
   readonly #retry: RetryPolicy;
+  readonly #scrub: (text: string) => string;
 
   constructor(options: AnthropicAdapterOptions) {
+    const ep = endpoint(options.baseURL, options.apiKey);
     // The SDK's own retries are off: the adapter retries, the same way for every vendor.
-    this.#client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseURL ?? null, maxRetries: 0, timeout: options.timeoutMs ?? 600_000, logger: sdkLogger('anthropic', options.log) });
+    this.#client = new Anthropic({
+      apiKey: options.apiKey,
+      baseURL: ep.base ?? null,
+      ...(ep.query ? { defaultQuery: ep.query } : {}),
+      maxRetries: 0,
+      timeout: options.timeoutMs ?? 600_000,
+      logger: sdkLogger('anthropic', options.log, ep.scrub),
+    });
     this.#retry = options.retry ?? {};
+    this.#scrub = ep.scrub;
   }
 
   async turn(request: TurnRequest): Promise<TurnResult> {
@@ -121,6 +132,7 @@ export class AnthropicAdapter implements ModelAdapter {
     const opts = request.signal ? { signal: request.signal } : {};
     const { value, attempts } = await retryingTurn(this.name, this.#retry, request, (): Promise<Anthropic.Message> =>
       request.stream ? streamed(this.#client.messages.stream(params, opts)) : this.#client.messages.create(params, opts),
+      this.#scrub,
     );
     return toResult(value, attempts, Math.round(performance.now() - started));
   }

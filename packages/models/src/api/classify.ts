@@ -44,6 +44,8 @@ const TRANSIENT_TYPES = new Set([
 ]);
 const CONFIG_TYPES = new Set(['authentication_error', 'permission_error', 'not_found_error', 'invalid_api_key', 'UNAUTHENTICATED', 'PERMISSION_DENIED', 'NOT_FOUND']);
 
+const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
+
 /**
  * An error the vendor reported after answering 200 (an SSE `error` event, a `response.failed`): no
  * status to go by, so the type or code it names decides, and its words only when it names none we know.
@@ -55,7 +57,49 @@ export function streamError(adapter: string, type: string | null | undefined, me
   // `code` may be null (the Responses schema allows it): then the words of OpenAI's own server-error message count.
   const transient = TRANSIENT_TYPES.has(t) || (t === '' && /server had an error|try again later|retry your request/i.test(message ?? ''));
   const c = fromText.errorKind === 'context_overflow' ? fromText : transient ? { errorKind: 'infra' as const, transient: true } : CONFIG_TYPES.has(t) ? { errorKind: 'config' as const, transient: false } : fromText;
-  return new ModelError(c.errorKind, `${adapter}: error in the stream: ${text || 'no detail'}`, { transient: c.transient, ...(requestId ? { requestId } : {}) });
+  return new ModelError(c.errorKind, `${adapter}: error in the stream: ${oneLine(text) || 'no detail'}`, { transient: c.transient, ...(requestId ? { requestId } : {}) });
+}
+
+/** What an error body says: the type, code, Google status and reasons it names, and its message. */
+interface VendorSays {
+  names: string[];
+  message: string | undefined;
+}
+
+/**
+ * Reads the three vendors' error bodies as their SDKs leave them: OpenAI's inner `{type, code, message}`
+ * in `error`, Anthropic's whole `{type: 'error', error: {type, message}}` in `error`, and Gemini's
+ * `{error: {status, message, details: [{reason}]}}` as JSON text in the message.
+ */
+function vendorSays(e: { error?: any; message?: unknown }): VendorSays {
+  let body: any = e.error;
+  if (body === undefined || body === null || typeof body !== 'object') {
+    try {
+      body = JSON.parse(String(e.message));
+    } catch {
+      return { names: [], message: undefined };
+    }
+  }
+  const inner = body?.error !== null && typeof body?.error === 'object' ? body.error : body;
+  const reasons = Array.isArray(inner?.details) ? inner.details.map((d: any) => d?.reason) : [];
+  const names = [inner?.type, inner?.code, inner?.status, ...reasons].filter((x, i, all): x is string => typeof x === 'string' && x !== '' && all.indexOf(x) === i);
+  return { names, message: typeof inner?.message === 'string' && inner.message.trim() !== '' ? inner.message : undefined };
+}
+
+/** Names and words a 403 carries when the key itself is at fault, not what it may reach. */
+const KEY_NAMES = new Set(['authentication_error', 'invalid_api_key', 'UNAUTHENTICATED', 'API_KEY_INVALID']);
+const KEY_WORDS = /\b(?:invalid|incorrect|expired|revoked|leaked)\b[^.]*\bapi[ _-]?key\b|\bapi[ _-]?key\b[^.]*\b(?:not valid|invalid|expired|revoked|leaked)\b/i;
+
+/**
+ * Whether the vendor refused the key. A 401 always; Gemini's 400 `API_KEY_INVALID`; a 403 only when its
+ * body says the key is at fault, because a 403 is as often a key that may not reach this model, project
+ * or region, or a policy block: telling the user to change a good key sends them the wrong way.
+ */
+function refusesKey(status: number, says: VendorSays, detail: string): boolean {
+  if (status === 401) return true;
+  if (status === 400) return /API_KEY_INVALID|API key not valid/.test(detail);
+  if (status === 403) return says.names.some((n) => KEY_NAMES.has(n)) || KEY_WORDS.test(says.message ?? '');
+  return false;
 }
 
 export function toModelError(error: unknown, adapter: string, signal?: AbortSignal): Error {
@@ -80,8 +124,8 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
     // Vendors disagree on where the detail lives: Anthropic `error.error.message`, OpenAI `error.message` and `code`.
     const detail = [e.error?.error?.type, e.error?.error?.message, e.error?.message, e.error?.code, e.error?.type, e.code, message].filter((x) => typeof x === 'string').join(' ');
     const fromText = classifyText(detail);
-    // Gemini answers a bad key with 400 INVALID_ARGUMENT and the reason API_KEY_INVALID in its body.
-    const keyRefused = e.status === 401 || e.status === 403 || (e.status === 400 && /API_KEY_INVALID|API key not valid/.test(detail));
+    const says = vendorSays(e);
+    const keyRefused = refusesKey(e.status, says, detail);
     // OpenAI's 429 for an account out of credit: no wait makes it pass, unlike a rate limit.
     const noQuota = e.status === 429 && /\binsufficient_quota\b/.test(detail);
     const c = fromText.errorKind === 'context_overflow' ? fromText : keyRefused || noQuota ? { errorKind: 'config' as const, transient: false } : classifyStatus(e.status);
@@ -89,7 +133,9 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
     // The API's own word on a retry (`x-should-retry`, as the vendors' SDKs read it) outranks the status.
     const said = header(e.headers, 'x-should-retry');
     const transient = said === 'true' ? true : said === 'false' ? false : c.transient;
-    return new ModelError(c.errorKind, `${adapter}: HTTP ${e.status}: ${message}`, {
+    // In the vendor's words (what it named, then what it said) rather than the SDK's rendering of the body.
+    const words = says.message !== undefined ? `${says.names.length > 0 ? `${says.names.join(' ')}: ` : ''}${says.message}` : message;
+    return new ModelError(c.errorKind, `${adapter}: HTTP ${e.status}: ${oneLine(words)}`, {
       transient,
       status: e.status,
       keyRefused,
@@ -97,6 +143,11 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
       ...(wait !== undefined ? { retryAfterMs: wait } : {}),
       cause: error,
     });
+  }
+  // fetch refuses a URL with a user or password in it before sending anything: no retry can help, and its
+  // message (or its cause's, under the SDK's "Connection error.") quotes that URL.
+  if (/URL that includes credentials/.test(`${message} ${String((e as { cause?: { message?: unknown } })?.cause?.message ?? '')}`)) {
+    return new ModelError('config', `${adapter}: the base URL has a user or password in it, which fetch will not send`);
   }
   if (name === 'APIConnectionError' || name === 'APIConnectionTimeoutError' || /ECONNREFUSED|ECONNRESET|ETIMEDOUT|socket hang up|fetch failed|terminated/i.test(message)) {
     return new ModelError('infra', `${adapter}: connection failed: ${message}`, { transient: true, cause: error });

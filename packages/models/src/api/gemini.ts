@@ -3,6 +3,7 @@ import { GoogleGenAI, type Content, type GenerateContentConfig, type GenerateCon
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
+import { endpoint, fetchWithQuery } from './endpoint.js';
 import { retryingTurn } from './run-turn.js';
 
 export interface GeminiAdapterOptions {
@@ -103,11 +104,17 @@ export class GeminiAdapter implements ModelAdapter {
   readonly #retry: RetryPolicy;
   /** The call ids this adapter made up; one adapter serves one run, so they are unique in it. */
   readonly #madeUp = new Set<string>();
+  readonly #scrub: (text: string) => string;
 
   constructor(options: GeminiAdapterOptions) {
+    const ep = endpoint(options.baseURL, options.apiKey);
     // No retryOptions: the SDK then makes one attempt, and the adapter retries like every other adapter.
-    this.#client = new GoogleGenAI({ apiKey: options.apiKey, httpOptions: { ...(options.baseURL ? { baseUrl: options.baseURL } : {}), timeout: options.timeoutMs ?? 600_000 } });
+    this.#client = new GoogleGenAI({
+      apiKey: options.apiKey,
+      httpOptions: { ...(ep.base ? { baseUrl: ep.base } : {}), ...(ep.query ? { fetch: fetchWithQuery(ep.query) } : {}), timeout: options.timeoutMs ?? 600_000 },
+    });
     this.#retry = options.retry ?? {};
+    this.#scrub = ep.scrub;
   }
 
   async turn(request: TurnRequest): Promise<TurnResult> {
@@ -129,7 +136,7 @@ export class GeminiAdapter implements ModelAdapter {
       const reason = res.candidates?.[0]?.finishReason;
       if (reason === 'MALFORMED_FUNCTION_CALL') throw new ModelError('infra', `gemini: the model's function call was malformed (finishReason ${reason})`, { transient: true });
       return res;
-    });
+    }, this.#scrub);
     return toResult(value, attempts, Math.round(performance.now() - started), () => {
       const id = `gemini_call_${this.#madeUp.size + 1}`;
       this.#madeUp.add(id);

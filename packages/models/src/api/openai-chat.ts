@@ -4,6 +4,7 @@ import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
+import { endpoint } from './endpoint.js';
 import { retryingTurn } from './run-turn.js';
 import { sdkLogger, type LogLine } from './sdk-log.js';
 
@@ -99,9 +100,20 @@ export class OpenAIChatAdapter implements ModelAdapter {
   /** The server refused `max_tokens` once: every later turn of the run sends `max_completion_tokens`. */
   #completionTokens = false;
 
+  readonly #scrub: (text: string) => string;
+
   constructor(options: OpenAIChatAdapterOptions) {
-    this.#client = new OpenAI({ apiKey: options.apiKey, ...(options.baseURL ? { baseURL: options.baseURL } : {}), maxRetries: 0, timeout: options.timeoutMs ?? 600_000, logger: sdkLogger('openai-chat', options.log) });
+    const ep = endpoint(options.baseURL, options.apiKey);
+    this.#client = new OpenAI({
+      apiKey: options.apiKey,
+      ...(ep.base ? { baseURL: ep.base } : {}),
+      ...(ep.query ? { defaultQuery: ep.query } : {}),
+      maxRetries: 0,
+      timeout: options.timeoutMs ?? 600_000,
+      logger: sdkLogger('openai-chat', options.log, ep.scrub),
+    });
     this.#retry = options.retry ?? {};
+    this.#scrub = ep.scrub;
   }
 
   async turn(request: TurnRequest): Promise<TurnResult> {
@@ -124,7 +136,7 @@ export class OpenAIChatAdapter implements ModelAdapter {
         this.#completionTokens = true;
         return call();
       }
-    });
+    }, this.#scrub);
     return toResult(value, attempts, Math.round(performance.now() - started), () => `chat_call_${++this.#madeUp}`);
   }
 }

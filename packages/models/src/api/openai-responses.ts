@@ -5,6 +5,7 @@ import { ModelError } from '../errors.js';
 import { streamError } from './classify.js';
 import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type TurnRequest, type TurnResult } from '../types.js';
+import { endpoint } from './endpoint.js';
 import { retryingTurn } from './run-turn.js';
 import { sdkLogger, type LogLine } from './sdk-log.js';
 
@@ -20,12 +21,25 @@ export interface OpenAIResponsesAdapterOptions {
 
 type Params = OpenAI.Responses.ResponseCreateParamsNonStreaming;
 
-function inputItems(messages: Message[]): OpenAI.Responses.ResponseInputItem[] {
-  const items: OpenAI.Responses.ResponseInputItem[] = [];
+type Item = OpenAI.Responses.ResponseInputItem;
+
+/**
+ * A turn's own items as the next request may carry them. The API takes a reasoning item only with the
+ * message or function call it was produced for after it (else 400 "provided without its required
+ * following item"), so a reasoning item nothing of its turn follows (a turn cut at max_output_tokens
+ * after its reasoning) is left out: the model reasons again on the next turn.
+ */
+function replayable(items: Item[]): Item[] {
+  const answered = items.findLastIndex((item) => item.type === 'message' || item.type === 'function_call');
+  return items.filter((item, i) => item.type !== 'reasoning' || i < answered);
+}
+
+function inputItems(messages: Message[]): Item[] {
+  const items: Item[] = [];
   for (const m of messages) {
     // Reasoning items (with their encrypted content) only survive a stateless turn if replayed verbatim.
     if (m.role === 'assistant' && Array.isArray(m.native)) {
-      items.push(...(structuredClone(m.native) as OpenAI.Responses.ResponseInputItem[]));
+      items.push(...replayable(structuredClone(m.native) as Item[]));
       continue;
     }
     for (const b of m.blocks) {
@@ -121,10 +135,20 @@ export class OpenAIResponsesAdapter implements ModelAdapter {
   readonly name = 'openai-responses';
   readonly #client: OpenAI;
   readonly #retry: RetryPolicy;
+  readonly #scrub: (text: string) => string;
 
   constructor(options: OpenAIResponsesAdapterOptions) {
-    this.#client = new OpenAI({ apiKey: options.apiKey, ...(options.baseURL ? { baseURL: options.baseURL } : {}), maxRetries: 0, timeout: options.timeoutMs ?? 600_000, logger: sdkLogger('openai-responses', options.log) });
+    const ep = endpoint(options.baseURL, options.apiKey);
+    this.#client = new OpenAI({
+      apiKey: options.apiKey,
+      ...(ep.base ? { baseURL: ep.base } : {}),
+      ...(ep.query ? { defaultQuery: ep.query } : {}),
+      maxRetries: 0,
+      timeout: options.timeoutMs ?? 600_000,
+      logger: sdkLogger('openai-responses', options.log, ep.scrub),
+    });
     this.#retry = options.retry ?? {};
+    this.#scrub = ep.scrub;
   }
 
   async turn(request: TurnRequest): Promise<TurnResult> {
@@ -133,6 +157,7 @@ export class OpenAIResponsesAdapter implements ModelAdapter {
     const opts = request.signal ? { signal: request.signal } : {};
     const { value, attempts } = await retryingTurn(this.name, this.#retry, request, (): Promise<OpenAI.Responses.Response> =>
       (request.stream ? streamed(this.#client, params, opts) : this.#client.responses.create(params, opts)).then(unlessFailed),
+      this.#scrub,
     );
     return toResult(value, attempts, Math.round(performance.now() - started));
   }

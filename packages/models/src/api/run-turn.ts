@@ -10,6 +10,7 @@ export async function retryingTurn<T>(
   policy: RetryPolicy,
   request: Pick<TurnRequest, 'signal' | 'deadline' | 'onRetry'>,
   call: () => Promise<T>,
+  scrub: (text: string) => string = (s) => s,
 ): Promise<{ value: T; attempts: number }> {
   const signal = request.signal;
   const { value, attempts } = await withRetries<{ ok: T } | { error: Error }>(
@@ -17,7 +18,7 @@ export async function retryingTurn<T>(
       try {
         return { value: { ok: await call() }, retry: false };
       } catch (error) {
-        const e = toModelError(error, adapter, signal);
+        const e = scrubbed(toModelError(error, adapter, signal), scrub);
         if (!(e instanceof ModelError)) throw e;
         return { value: { error: e }, retry: e.transient, ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}) };
       }
@@ -35,4 +36,17 @@ export async function retryingTurn<T>(
   });
   if ('error' in value) throw value.error;
   return { value: value.ok, attempts };
+}
+
+/**
+ * The error without the adapter's secrets in its message: an SDK's message may quote the request URL
+ * (and a gateway's key in its query) or a body that echoes it. The SDK's error goes with it as the
+ * cause only when it had nothing to scrub, as its own message and stack hold the same words.
+ */
+function scrubbed(e: Error, scrub: (text: string) => string): Error {
+  if (!(e instanceof ModelError)) return e;
+  const message = scrub(e.message);
+  if (message === e.message) return e;
+  const { errorKind, transient, status, requestId, retryAfterMs, keyRefused } = e;
+  return new ModelError(errorKind, message, { transient, keyRefused, ...(status !== undefined ? { status } : {}), ...(requestId !== undefined ? { requestId } : {}), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
 }

@@ -9,10 +9,11 @@ const toStderr: LogLine = (line) => {
   process.stderr.write(`${line}\n`);
 };
 
-export function sdkLogger(adapter: string, log: LogLine = toStderr): Record<'error' | 'warn' | 'info' | 'debug', (...args: unknown[]) => void> {
+/** `scrub` takes the adapter's secrets out of each line: the SDKs log request URLs, a gateway's key in their query. */
+export function sdkLogger(adapter: string, log: LogLine = toStderr, scrub: (text: string) => string = (s) => s): Record<'error' | 'warn' | 'info' | 'debug', (...args: unknown[]) => void> {
   const at =
     (level: string) =>
     (...args: unknown[]) =>
-      log(`${adapter} sdk ${level}: ${format(...args)}`);
+      log(scrub(`${adapter} sdk ${level}: ${format(...args)}`));
   return { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') };
 }

@@ -175,6 +175,18 @@ describe('details of one vendor', () => {
     expect(error.errorKind).not.toBe('harness');
   });
 
+  it('responses: a turn cut after its reasoning (incomplete, reasoning only) is not replayed as an orphan reasoning item, which the API refuses', async () => {
+    for (const stream of [true, false]) {
+      const { turn, server } = await setup('responses', [{ text: '', reasoning: 'Thinking and thinking.', stop: 'max_tokens', usage: { output: 64, reasoning: 64 } }, { text: 'done' }], 0);
+      const messages: Message[] = [{ role: 'user', blocks: [{ type: 'text', text: 'go' }] }];
+      const cut = await turn(stream, messages);
+      expect(cut).toMatchObject({ stop: 'max_tokens', blocks: [], usage: { reasoning: 64 } });
+      messages.push({ role: 'assistant', blocks: cut.blocks, native: cut.native }, { role: 'user', blocks: [{ type: 'text', text: 'go on' }] });
+      expect((await turn(stream, messages)).blocks, `stream=${stream}`).toEqual([{ type: 'text', text: 'done' }]);
+      expect(JSON.stringify(server.requests[1]!.body.input)).not.toContain(MOCK_ENCRYPTED_REASONING);
+    }
+  });
+
   it('responses and chat: the request id comes from x-request-id when streaming too; cached and reasoning tokens are read', async () => {
     for (const api of ['responses', 'chat'] as const) {
       const { turn } = await setup(api, [{ text: 'hi', usage: { input: 5, cacheRead: 40, output: 9, reasoning: 4 } }]);

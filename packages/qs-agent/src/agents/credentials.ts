@@ -1,6 +1,7 @@
 // The model vendors behind --agent: where each one's key and endpoint come from, and its default model. No SDK
 // here: `qs run` checks a model agent's configuration with this before it starts any stage.
 import { UsageError } from '@quickloop/cli-kit';
+import { secretScrubber, splitBaseUrl } from '@quickloop/models/core';
 
 export interface Vendor {
   /** Key variables, first set wins: quickloop's own first, so a key for quickloop can differ from the one a shell already has. */
@@ -49,10 +50,12 @@ export interface Resolved {
   apiKey: string;
   /** undefined: the vendor's own endpoint. */
   baseURL?: string;
-  /** The endpoint as agent.started reports it: no user, password, query or fragment. */
+  /** The endpoint as agent.started reports it: no query or fragment. */
   shownBaseUrl: string;
-  /** What must never be shown: the key, and any credential written into the base URL. */
+  /** What must never be shown: the key, and every value of the base URL's query (a gateway's key may be one). */
   secrets: string[];
+  /** The names in the base URL's query, whose values are scrubbed wherever a URL is printed, however short. */
+  params: string[];
 }
 
 /**
@@ -66,6 +69,7 @@ export function resolveVendor(name: string, flags: { model?: string; baseUrl?: s
   let baseURL: string | undefined;
   let shownBaseUrl = vendor.defaultBaseUrl;
   const secrets: string[] = [];
+  const params: string[] = [];
   if (rawBase !== undefined) {
     const where = flags.baseUrl !== undefined ? '--base-url' : vendor.baseUrlVar;
     let u: URL;
@@ -75,8 +79,14 @@ export function resolveVendor(name: string, flags: { model?: string; baseUrl?: s
       throw new UsageError(`${where}: not a URL (http://HOST[:PORT][/PATH])`);
     }
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`${where}: must be an http or https URL, not ${u.protocol}`);
-    baseURL = rawBase.replace(/\/+$/, '');
-    for (const part of [u.username, u.password, u.search.slice(1), decodeURIComponent(u.password)]) if (part !== '') secrets.push(part);
+    // fetch refuses such a URL at every request; said now, without the credential, rather than at each turn.
+    if (u.username !== '' || u.password !== '') throw new UsageError(`${where}: must not carry a user or password (fetch will not send them); give the key in ${vendor.keyVars[0]}`);
+    // The trailing slashes of the path go (the SDKs add their own); a query stays, for the adapter to send on every request.
+    const cut = rawBase.search(/[?#]/);
+    baseURL = cut < 0 ? rawBase.replace(/\/+$/, '') : `${rawBase.slice(0, cut).replace(/\/+$/, '')}${rawBase.slice(cut)}`;
+    const parts = splitBaseUrl(baseURL);
+    secrets.push(...parts.secrets);
+    params.push(...Object.keys(parts.query));
     shownBaseUrl = `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
   }
   const keyVar = vendor.keyVars.find((v) => (env[v] ?? '').trim() !== '');
@@ -89,16 +99,14 @@ export function resolveVendor(name: string, flags: { model?: string; baseUrl?: s
   }
   const model = flags.model ?? vendor.defaultModel;
   if (model === undefined || model.trim() === '') throw new UsageError(`--agent ${name} needs --model (the server's model name)`);
-  if (apiKey !== NO_KEY) secrets.push(apiKey, encodeURIComponent(apiKey));
-  return { name, vendor, model, apiKey, ...(baseURL !== undefined ? { baseURL } : {}), shownBaseUrl, secrets };
+  if (apiKey !== NO_KEY) secrets.push(apiKey);
+  return { name, vendor, model, apiKey, ...(baseURL !== undefined ? { baseURL } : {}), shownBaseUrl, secrets, params };
 }
 
-/** Replaces every secret in `text` (an SDK message can echo a header or a URL with the key in it). */
-export function redactor(secrets: readonly string[]): (text: string) => string {
-  const live = secrets.filter((s) => s.length >= 4 && s !== NO_KEY);
-  return (text) => {
-    let out = text;
-    for (const s of live) out = out.split(s).join('[redacted]');
-    return out;
-  };
+/**
+ * Replaces every secret in `text`, raw or in any percent- or form-encoding (an SDK message can echo a
+ * header, or a URL with the key in its query), and the value of each of `params` in a printed URL.
+ */
+export function redactor(secrets: readonly string[], params: readonly string[] = []): (text: string) => string {
+  return secretScrubber(secrets.filter((s) => s !== NO_KEY), params);
 }

@@ -171,6 +171,22 @@ function responsesItems(turn: FaithfulTurn): any[] {
   return items;
 }
 
+/**
+ * The API's rule for replayed items: each reasoning item comes with what it was produced for, the
+ * assistant message or function call after it. One the input ends on, or one a user message or a
+ * tool output follows, is a 400 before any generation.
+ */
+function responsesInputRefused(body: any): { error: Record<string, unknown> } | undefined {
+  const input: any[] = Array.isArray(body.input) ? body.input : [];
+  const orphan = input.find((item, i) => {
+    if (item?.type !== 'reasoning') return false;
+    const follower = input.slice(i + 1).find((x) => x?.type !== 'reasoning');
+    return !(follower?.type === 'function_call' || (follower?.role === 'assistant' && (follower.type ?? 'message') === 'message'));
+  });
+  if (orphan === undefined) return undefined;
+  return { error: { message: `Item '${String(orphan.id ?? '')}' of type 'reasoning' was provided without its required following item.`, type: 'invalid_request_error', param: 'input', code: null } };
+}
+
 function sendResponses(res: ServerResponse, turn: FaithfulTurn, body: any, requestId: string): void {
   const output = responsesItems(turn);
   const incomplete = isReply(turn) && 'stop' in turn && turn.stop === 'max_tokens';
@@ -393,6 +409,8 @@ export async function startVendorFaithfulServer(script: FaithfulStep[] = []): Pr
     requests.push(record);
     if (!api || body === undefined) return json(res, 404, { error: { message: `no route ${req.method} ${url}` } });
     const requestId = `req_vf_${++n}`;
+    const refused = api === 'responses' ? responsesInputRefused(body) : undefined;
+    if (refused) return json(res, 400, refused, { 'x-request-id': requestId });
     const turn = queue.next(record) as FaithfulTurn;
     if ('error' in turn) {
       const headers: Record<string, string> = { 'request-id': requestId, 'x-request-id': requestId };

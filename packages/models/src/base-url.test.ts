@@ -1,0 +1,32 @@
+// A base URL split for the SDKs, and the scrubber that keeps its secrets out of what is printed.
+import { describe, expect, it } from 'vitest';
+import { baseUrlScrubber, secretScrubber, splitBaseUrl } from './base-url.js';
+
+describe('splitBaseUrl', () => {
+  it('gives the URL before its query and fragment, the query decoded, and what may be a credential', () => {
+    expect(splitBaseUrl('https://gw.test/v1?key=a%2Fb+c&v=1&v=2#frag')).toEqual({ base: 'https://gw.test/v1', query: { key: 'a/b c', v: '2' }, secrets: ['a/b c', '2'] });
+    expect(splitBaseUrl('https://bob:p%40ss@gw.test/')).toEqual({ base: 'https://bob:p%40ss@gw.test/', query: {}, secrets: ['bob', 'p@ss'] });
+    expect(splitBaseUrl('http://127.0.0.1:8080')).toEqual({ base: 'http://127.0.0.1:8080', query: {}, secrets: [] });
+  });
+});
+
+describe('secretScrubber', () => {
+  const secret = "s3cr/et+k 'ä";
+  const scrub = secretScrubber([secret], ['key']);
+  const pct = encodeURIComponent(secret);
+
+  it('takes a secret out however it was written: raw, percent-encoded in either case or twice, form-encoded, escaped in a quoted string', () => {
+    const forms = [secret, pct, pct.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase()), encodeURIComponent(pct), new URLSearchParams({ k: secret }).toString().slice(2), secret.replace("'", "\\'")];
+    for (const form of forms) expect(scrub(`before ${form} after`), form).toBe('before [redacted] after');
+  });
+
+  it("takes a query parameter's value out of a printed URL however short, and leaves short words alone elsewhere", () => {
+    const short = secretScrubber(['ab1'], ['key']);
+    expect(short("POST https://gw.test/v1/responses?key=ab1&v=2 and 'ab1'")).toBe("POST https://gw.test/v1/responses?key=[redacted]&v=2 and 'ab1'");
+  });
+
+  it('scrubs the key along with the base URL', () => {
+    const s = baseUrlScrubber('https://gw.test/v1?token=tok-123456', 'sk-the-key-0001');
+    expect(s('sent sk-the-key-0001 to https://gw.test/v1/x?token=tok-123456')).toBe('sent [redacted] to https://gw.test/v1/x?token=[redacted]');
+  });
+});

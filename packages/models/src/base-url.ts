@@ -1,0 +1,70 @@
+// A base URL as the SDKs must be given it, and what in it must never be shown. A gateway may take its key
+// in the query (`https://gw.example/v1?key=…`); the SDKs append their paths to the base URL as text, which
+// would put `/responses` inside that query, so the query travels apart and is added to every request.
+
+export interface BaseUrl {
+  /** The base URL without its query and fragment: what the SDK appends its paths to. */
+  base: string;
+  /** The query, decoded, to send on every request (a later value of a repeated name wins). */
+  query: Record<string, string>;
+  /** What may be a credential: the user, the password, every query value (decoded). */
+  secrets: string[];
+}
+
+export function splitBaseUrl(raw: string): BaseUrl {
+  const u = new URL(raw);
+  const query = Object.fromEntries(u.searchParams);
+  const secrets = [decoded(u.username), decoded(u.password), ...Object.values(query)].filter((s) => s !== '');
+  return { base: raw.split(/[?#]/)[0]!, query, secrets };
+}
+
+function decoded(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/** Shorter values are not looked for in free text (they would scrub ordinary words); in a URL's query they still are. */
+const MIN_SECRET = 4;
+const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+/**
+ * A pattern for `secret` however a URL, a form or a log may have written it: each character as itself or
+ * percent-encoded (either case of hex, once or twice: `%2F`, `%2f`, `%252F`), a space also as `+`.
+ */
+function anyEncoding(secret: string): string {
+  let out = '';
+  for (const ch of secret) {
+    const bytes = [...Buffer.from(ch, 'utf8')].map((b) => `%(?:25)?${[...b.toString(16).toUpperCase().padStart(2, '0')].map((d) => (/[A-F]/.test(d) ? `[${d}${d.toLowerCase()}]` : d)).join('')}`).join('');
+    // In a quoted string a log prints (util.inspect, JSON) a quote or a backslash comes escaped.
+    const literal = `${/['"\\]/.test(ch) ? '\\\\?' : ''}${escape(ch)}`;
+    out += `(?:${literal}|${bytes}${ch === ' ' ? '|\\+' : ''})`;
+  }
+  return out;
+}
+
+/**
+ * Replaces every secret in `text`, in any of its encodings, with `[redacted]`; and the value of every
+ * query parameter in `params` wherever `NAME=` is followed by one (a URL printed in a log line or an
+ * error), however short it is.
+ */
+export function secretScrubber(secrets: readonly string[], params: readonly string[] = []): (text: string) => string {
+  const alternatives = [...new Set(secrets.filter((s) => s.length >= MIN_SECRET))].sort((a, b) => b.length - a.length).map(anyEncoding);
+  const values = alternatives.length === 0 ? undefined : new RegExp(alternatives.join('|'), 'g');
+  const names = [...new Set(params.filter((p) => p !== ''))].map(anyEncoding);
+  const inQuery = names.length === 0 ? undefined : new RegExp(`([?&;](?:${names.join('|')})=)[^&#\\s'"<>]+`, 'g');
+  return (text) => {
+    let out = text;
+    if (values) out = out.replace(values, '[redacted]');
+    if (inQuery) out = out.replace(inQuery, '$1[redacted]');
+    return out;
+  };
+}
+
+/** The scrubber for one base URL and key: what an adapter runs its log lines and error messages through. */
+export function baseUrlScrubber(baseURL: string | undefined, apiKey?: string): (text: string) => string {
+  const parts = baseURL === undefined ? undefined : splitBaseUrl(baseURL);
+  return secretScrubber([...(parts?.secrets ?? []), ...(apiKey !== undefined ? [apiKey] : [])], Object.keys(parts?.query ?? {}));
+}

@@ -145,9 +145,12 @@ export function bwrapArgs(layout: WorkspaceLayout, supportDir: string, limits: S
   for (const dev of ['null', 'zero', 'full', 'random', 'urandom', 'tty']) args.push('--dev-bind', `/dev/${dev}`, `/dev/${dev}`);
   args.push('--symlink', '/proc/self/fd', '/dev/fd', '--symlink', '/proc/self/fd/0', '/dev/stdin', '--symlink', '/proc/self/fd/1', '/dev/stdout', '--symlink', '/proc/self/fd/2', '/dev/stderr');
   args.push('--perms', '1777', '--size', String(limits.shmBytes), '--tmpfs', '/dev/shm');
-  args.push('--proc', '/proc');
-  // What in /proc changes the host (or the namespace) is read-only; /sys is read-only whole.
-  for (const p of ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs']) args.push('--ro-bind-try', p, p);
+  // /proc is read-only whole: /proc/sys and the rest that change the host or the namespace, and
+  // /proc/PID/mem, which the kernel lets any process of the same user open for writing when the
+  // target is dumpable (no ptrace call needed, so seccomp.ts cannot refuse it): that is how an agent's
+  // program rewrote the check's grep. Opening /proc/self/fd/N (/dev/stdout) is unaffected: it opens
+  // the file the fd leads to, on its own mount. /sys is read-only whole too.
+  args.push('--proc', '/proc', '--remount-ro', '/proc');
   args.push('--ro-bind', '/sys', '/sys');
   args.push('--perms', '1777', '--size', String(limits.tmpBytes), '--tmpfs', '/tmp');
   args.push('--dir', '/var', '--perms', '1777', '--size', String(limits.tmpBytes), '--tmpfs', '/var/tmp');

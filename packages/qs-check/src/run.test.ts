@@ -255,6 +255,78 @@ describe('qs-check', () => {
   });
 });
 
+/**
+ * The agent's "server", as a replay command leaves it in the workspace: run by the check, it waits for
+ * the check's grep (blocked reading its stdin) and rewrites the code after that read into `exit(0)`,
+ * by ptrace or through /proc/PID/mem, so a grep that finds nothing exits 0. It says what it managed.
+ */
+const FORGER = `import ctypes, os, platform, struct, sys, time
+route = sys.argv[1]
+arch = platform.machine()
+code = {'x86_64': '31ffb8e70000000f05' + '90' * 7, 'aarch64': '000080d2c80b80d2010000d41f2003d5'}[arch]
+code = bytes.fromhex(code)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.restype = ctypes.c_long
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+def grep():
+    for p in os.listdir('/proc'):
+        try:
+            if p.isdigit() and open('/proc/%s/comm' % p).read() == 'grep\\n':
+                f = open('/proc/%s/syscall' % p).read().split()
+                if f[0] == {'x86_64': '0', 'aarch64': '63'}[arch] and f[1] == '0x0':
+                    return int(p), int(f[-1], 16)
+        except OSError:
+            pass
+def forge(pid, pc):
+    if route == 'mem':
+        os.pwrite(os.open('/proc/%d/mem' % pid, os.O_RDWR), code, pc)
+        return 'rewritten'
+    if libc.ptrace(0x4206, pid, None, None) != 0:
+        return 'refused: ' + os.strerror(ctypes.get_errno())
+    libc.ptrace(0x4207, pid, None, None)
+    os.waitpid(pid, 0x40000000)
+    for i in (0, 8):
+        libc.ptrace(5, pid, ctypes.c_void_p(pc + i), ctypes.c_void_p(struct.unpack('<Q', code[i:i + 8])[0]))
+    libc.ptrace(17, pid, None, None)
+    return 'rewritten'
+target = None
+for _ in range(500):
+    target = grep()
+    if target:
+        break
+    time.sleep(0.02)
+try:
+    print('forger:', forge(*target) if target else 'no grep seen')
+except OSError as e:
+    print('forger: refused:', e)
+sys.stdout.flush()
+open('forged', 'w').close()
+`;
+
+/** The check: the agent's server in the background, then a grep that must not find the greeting (its input waits for the forger). */
+const FORGED_CHECK = (route: string) => `rm -f forged; python3 serve.py ${route} &
+{ for i in $(seq 150); do [ -e forged ] && break; sleep 0.1; done; echo 'Hello, Bob!'; } | grep -q 'Hello, Ada!'; found=$?
+wait
+[ "$found" -eq 0 ] || { echo "check failed: no greeting for Ada"; exit 1; }`;
+
+describe.runIf(['x64', 'arm64'].includes(process.arch))('qs-check: what the check runs cannot change the verdict of the tools beside it', () => {
+  // Through /proc/PID/mem the refusal is a write the sandbox refused, on the record: the run is then
+  // the harness's (inconclusive), as every failed step with a denial is; never a pass.
+  it.each([
+    ['ptrace', /^forger: refused: Operation not permitted$/m, 'docs_gap', 1],
+    ['mem', /^forger: refused: \[Errno 30\] Read-only file system: '\/proc\/\d+\/mem'$/m, 'harness_error', 2],
+  ])("a server the agent left cannot rewrite the check's grep (%s) into a pass", async (route, refusal, classification, exit) => {
+    const { code, events } = await through({ replay: [`cat > serve.py <<'PY'\n${FORGER}PY`], script: FORGED_CHECK(route) });
+    const completed = events.find((e) => e.type === 'check.completed');
+    expect(completed).toMatchObject({ passed: false, exit_code: 1, reason: 'check failed: no greeting for Ada' });
+    expect(String(completed?.output)).toMatch(refusal);
+    const denied = events.filter((e) => e.type === 'sandbox.denied').map((e) => String(e.path));
+    expect(denied).toEqual(route === 'mem' ? [expect.stringMatching(/^\/proc\/\d+\/mem$/)] : []);
+    expect(verdict(events)).toMatchObject({ classification });
+    expect(code).toBe(exit);
+  });
+});
+
 describe('qs-check --npm-registry (qs run asks npm once per sweep, and passes it on)', () => {
   const BIN = fileURLToPath(new URL('../bin/qs-check.js', import.meta.url));
   const bin = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { input: '', encoding: 'utf8' });

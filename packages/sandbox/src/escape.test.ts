@@ -27,6 +27,32 @@ const DEEP = `python3 -c "import os\nfor i in range(3000): os.mkdir('d'); os.chd
 const LOCKED = 'mkdir -p locked/in ro/in && touch locked/in/f ro/in/f && chmod 000 locked && chmod 500 ro ro/in; (cd "$HOME" && mkdir -p x/y && chmod 000 x)';
 /** `../` enough times to climb from any workspace to `/`, as the escape that once worked did. */
 const UP = '../'.repeat(24);
+/**
+ * Takes the holder's stdout and stderr, which lead to the harness, every way a process of the same
+ * user could (pidfd_getfd on bwrap's init, opening them through /proc), and floods whatever it got
+ * with terminal codes: 600 MiB once overflowed a string in the harness and killed it.
+ */
+const TAKE_HOLDER_STDIO = `python3 -c "
+import os, ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+pfd = os.pidfd_open(1)
+got = []
+for n in (1, 2):
+    fd = libc.syscall(438, pfd, n, 0)
+    print('pidfd_getfd', n, fd if fd >= 0 else os.strerror(ctypes.get_errno()))
+    got += [fd] if fd >= 0 else []
+    try:
+        got.append(os.open('/proc/1/fd/%d' % n, os.O_WRONLY))
+    except OSError:
+        pass
+chunk = b'\\x1b]0;PWNED\\x07\\x1b[2J' + b'X' * (1 << 20)
+for i in range(300):
+    for fd in got:
+        os.write(fd, chunk)
+print('took', len(got))
+"`;
+/** What TAKE_HOLDER_STDIO prints when the sandbox refuses it all. */
+const HOLDER_STDIO_REFUSED = 'pidfd_getfd 1 Operation not permitted\npidfd_getfd 2 Operation not permitted\ntook 0\n';
 
 const until = async (done: () => boolean): Promise<void> => {
   for (let i = 0; i < 400 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
@@ -296,25 +322,53 @@ for name, mode in (('mem', os.O_RDWR), ('environ', os.O_RDONLY)):
     expect(r.output).toMatch(/shell exit would be 3\n$/);
   });
 
-  it("a command that takes the holder's stdout and stderr cannot flood or crash the harness", async () => {
-    // pidfd_getfd on pid 1 (bwrap's init, the sandbox user's own process) gives its stdout and
-    // stderr, which lead to the harness: 600 MiB once overflowed a string there and killed it.
+  it('no process of the sandbox can trace another, or reach into its memory or descriptors, whichever command started it', async () => {
+    // The check's tools (grep, curl) are ordinary readable binaries, so dumpable: without the seccomp
+    // filter and a read-only /proc, the agent's server, run by the check, rewrote its grep into exit 0.
+    const m = marker('victim');
+    const left = await sb.exec(`bash -c 'exec -a ${m} sleep 300' >/dev/null 2>&1 & echo $!`);
+    const victim = Number(left.output.trim());
     const r = await sb.exec(
       `python3 -c "
-import os, ctypes
+import ctypes, os, platform
 libc = ctypes.CDLL(None, use_errno=True)
-pfd = os.pidfd_open(1)
-out, err = libc.syscall(438, pfd, 1, 0), libc.syscall(438, pfd, 2, 0)
-print('took', out >= 0, err >= 0)
-chunk = b'\\x1b]0;PWNED\\x07' + b'X' * (1 << 20)
-for i in range(300):
-    os.write(err, chunk)
-    os.write(out, chunk)
-print('flooded')
-"`,
-      { timeoutMs: 30_000 },
+libc.syscall.restype = ctypes.c_long
+nr = {'x86_64': (101, 310, 311), 'aarch64': (117, 270, 271)}[platform.machine()]
+def call(name, *args):
+    rc = libc.syscall(*args)
+    print(name, rc if rc >= 0 else os.strerror(ctypes.get_errno()))
+buf = ctypes.create_string_buffer(8)
+iov = (ctypes.c_void_p * 2)(ctypes.cast(buf, ctypes.c_void_p), 8)
+call('seize', nr[0], 0x4206, ${victim}, 0, 0)
+call('traceme', nr[0], 0, 0, 0, 0)
+call('vm_readv', nr[1], ${victim}, iov, 1, iov, 1, 0)
+call('vm_writev', nr[2], ${victim}, iov, 1, iov, 1, 0)
+call('pidfd_getfd', 438, os.pidfd_open(${victim}), 0, 0)
+if platform.machine() == 'x86_64':
+    call('x32-ptrace', 0x40000000 + 521, 0x4206, ${victim}, 0, 0)
+else:
+    print('x32-ptrace Operation not permitted')
+for mode in ('O_RDWR', 'O_WRONLY', 'O_RDONLY'):
+    try:
+        os.close(os.open('/proc/${victim}/mem', getattr(os, mode))); print('mem', mode, 'opened')
+    except OSError as e:
+        print('mem', mode, e.strerror)
+"; for p in self ${victim} 1; do grep '^Seccomp:' /proc/$p/status; done | sort | uniq -c`,
+      { timeoutMs: 20_000 },
     );
-    expect(r.output).toMatch(/flooded\n$/);
+    expect(r.output).toMatch(/^seize Operation not permitted\ntraceme Operation not permitted\nvm_readv Operation not permitted\nvm_writev Operation not permitted\npidfd_getfd Operation not permitted\nx32-ptrace Operation not permitted\n/);
+    // Opening for writing needs the mount writable, whoever the target; reading another process's
+    // memory stays possible, as anything else the sandbox user's processes show each other.
+    expect(r.output).toMatch(/^mem O_RDWR Read-only file system\nmem O_WRONLY Read-only file system\nmem O_RDONLY opened\n/m);
+    // Every process is under the filter: the command, what an earlier command left, the holder.
+    expect(r.output).toMatch(/^\s*3 Seccomp:\s+2\n$/m);
+  });
+
+  it("a command cannot take the holder's stdout and stderr, so it cannot flood or crash the harness", async () => {
+    // They are sockets (a socket cannot be opened through /proc/PID/fd), and pidfd_getfd, which once
+    // gave them, is refused by the seccomp filter; the harness keeps only their first 8 KiB anyway.
+    const r = await sb.exec(TAKE_HOLDER_STDIO, { timeoutMs: 30_000 });
+    expect(r.output).toBe(HOLDER_STDIO_REFUSED);
     // The harness is this process: it is alive, its heap did not take the 600 MiB, the sandbox still answers.
     expect(process.memoryUsage().heapUsed).toBeLessThan(400 * 1024 * 1024);
     expect((await sb.exec('echo alive')).output).toBe('alive\n');
@@ -590,14 +644,9 @@ describe('escape probes against a harness of its own', () => {
     removeLayout({ root: next.out.described.root });
   });
 
-  it("what a command writes into the holder's stderr never reaches the harness's terminal raw", async () => {
-    const r = await harness(dir, [`python3 -c "
-import os, ctypes
-fd = ctypes.CDLL(None).syscall(438, os.pidfd_open(1), 2, 0)
-os.write(fd, b'\\x1b]0;PWNED\\x07\\x1b[2Jinjected\\n' * 4)
-print('wrote')
-"`], { env: { QUICKLOOP_DEBUG: '1' } });
-    expect(r.out.results[0]?.output).toBe('wrote\n');
+  it("a command cannot write into the holder's stderr, which reaches the harness's terminal", async () => {
+    const r = await harness(dir, [TAKE_HOLDER_STDIO], { env: { QUICKLOOP_DEBUG: '1' } });
+    expect(r.out.results[0]?.output).toBe(HOLDER_STDIO_REFUSED);
     expect(r.stderr).not.toMatch(/\u001b/);
     rmSync(r.out.described.root, { recursive: true, force: true });
   });
@@ -617,7 +666,7 @@ print('wrote')
         `cat ${UP}${secretFile.slice(1)}; echo pwned > ${UP}${join(victimDir, here).slice(1)}; echo pwned > /srv/${here}`,
         `echo x > ../${MARKER}; ln -s / ../evil; chmod 777 ..; mv ../workspace ../w2; echo done`,
         'unshare -r true; echo "unshare=$?"',
-        `python3 -c "import os,ctypes; fd=ctypes.CDLL(None).syscall(438, os.pidfd_open(1), 2, 0); [os.write(fd, b'X' * (1 << 20)) for i in range(600)]; print('flooded')"`,
+        TAKE_HOLDER_STDIO,
         `curl -sS --max-time 5 --noproxy '*' http://127.0.0.1:${port}/; curl -sS --max-time 5 --noproxy '' -x http://127.0.0.1:3128 http://127.0.0.1:${port}/; echo`,
         'grep CapEff /proc/self/status',
       ],
@@ -632,7 +681,7 @@ print('wrote')
     expect(readFileSync(join(r.out.described.root, MARKER), 'utf8')).toMatch(/quickloop/);
     expect(existsSync(join(r.out.described.root, 'evil'))).toBe(false);
     expect(unshare?.output).toMatch(/^unshare=1$/m);
-    expect(flood?.output).toBe('flooded\n');
+    expect(flood?.output).toBe(HOLDER_STDIO_REFUSED);
     expect(loop?.output).not.toContain('HOSTSECRET');
     expect(hits).toEqual([]);
     expect(r.out.events).toContainEqual(expect.objectContaining({ type: 'egress.blocked', host: '127.0.0.1', port, reason: 'ip_literal' }));

@@ -122,10 +122,11 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
       // The stages refuse these first; a caller of the library that did not gets a result, not a throw.
       const unfit = unrunnable(command);
       if (unfit) return Promise.resolve(refused(unfit));
-      const { file, args } = session.argv(command);
+      const { file, args, fd3 } = session.argv(command);
       const started = runProcess({
         file,
         args,
+        ...(fd3 !== undefined ? { fd3 } : {}),
         // Under bwrap the command's folder is chosen inside the namespace: the host's never leaks in.
         cwd: session.enforced ? '/' : layout.workspace,
         env: session.enforced ? insideEnv(sandboxEnv(layout, hostEnv, session.proxyUrl, exec.env)) : sandboxEnv(layout, hostEnv, session.proxyUrl, exec.env),

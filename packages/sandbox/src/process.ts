@@ -1,5 +1,6 @@
 // Runs one process in its own group with a timeout, merged capped output, and a kill that reaches its children.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { endGroups, exitCodeOf, groupAlive, signalGroup } from '@quickloop/cli-kit/process-group';
 import type { Readable } from 'node:stream';
 import type { DenialScanner } from './denials.js';
@@ -9,6 +10,8 @@ import type { ExecResult } from './types.js';
 export interface RunOptions {
   file: string;
   args: string[];
+  /** A file the process gets open read-only as fd 3, opened afresh for each process (its offset is its own). */
+  fd3?: string;
   env: Record<string, string>;
   cwd: string;
   timeoutMs?: number;
@@ -48,18 +51,23 @@ export function runProcess(options: RunOptions): Promise<ExecResult> {
     let settled = false;
     // detached: a new process group (and session), so a timeout kills the command's children too.
     let child: ChildProcessByStdio<null, Readable, Readable>;
+    let fd3: number | undefined;
     try {
+      if (options.fd3 !== undefined) fd3 = openSync(options.fd3, 'r');
       child = spawn(options.file, options.args, {
         cwd: options.cwd,
         env: options.env,
         detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+        stdio: ['ignore', 'pipe', 'pipe', ...(fd3 !== undefined ? [fd3] : [])],
+      }) as ChildProcessByStdio<null, Readable, Readable>;
     } catch (error) {
-      // Node refuses some arguments before any process exists (a NUL byte): a result, never a throw.
+      // Node refuses some arguments before any process exists (a NUL byte), or fd3's file is gone: a result, never a throw.
       const output = `${options.file}: ${(error as Error).message}\n`;
       resolve({ exitCode: 127, output, originalChars: output.length, truncated: false, timedOut: false, durationMs: 0, denials: [] });
       return;
+    } finally {
+      // The child has its own copy; the harness's would only leak.
+      if (fd3 !== undefined) closeSync(fd3);
     }
     const pgid = child.pid;
     if (pgid !== undefined) options.onGroup?.(pgid);

@@ -10,8 +10,11 @@ export interface BackendSession {
   readonly proxyUrl: string;
   /** Where a refused filesystem access can come from; only a backend that enforces the filesystem has them. */
   readonly denialRules?: DenialRules;
-  /** The argv that runs `bash -c command` in the workspace inside the sandbox. */
-  argv(command: string): { file: string; args: string[] };
+  /**
+   * The argv that runs `bash -c command` in the workspace inside the sandbox; `fd3`, a file the
+   * process gets open read-only as fd 3 (under bwrap, the seccomp program its bwrap reads).
+   */
+  argv(command: string): { file: string; args: string[]; fd3?: string };
   /** True once the sandbox cannot run commands any more (a command killed its holder); a backend that cannot end has none. */
   ended?(): boolean;
   /** Remembers a command's process group so close() can kill what it left behind. */

@@ -1,6 +1,6 @@
 // The enforced Linux backend: a network layer and a bubblewrap namespace set per stage, commands entered into them with nsenter.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, chmodSync, chownSync, constants, copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, closeSync, constants, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { terminalSafe } from '@quickloop/cli-kit';
@@ -10,6 +10,7 @@ import { childrenOf, namespaceLeftovers } from '../leftovers.js';
 import { confine, makeLimits, type LimitInForce, type SandboxLimits } from '../limits.js';
 import { killGroup, killGroupsAndWait } from '../process.js';
 import { outerIds, rootPlan, shownInside } from '../rootfs.js';
+import { seccompProgram, seccompUnavailable } from '../seccomp.js';
 import { markSupportOwner, removeStaleSupport, SUPPORT_PREFIX } from '../stale-support.js';
 import type { ExecResult, WorkspaceLayout } from '../types.js';
 import type { BackendSession } from './backend.js';
@@ -50,9 +51,13 @@ export function bwrapUnavailable(): string | undefined {
   for (const tool of TOOLS) {
     if (onPath(tool) === undefined) return `${tool} is not installed (apt-get install bubblewrap socat util-linux iproute2)`;
   }
-  // The probe takes the real path: the network layer's user namespace, then bwrap's own inside it.
-  const argv = [...dropRoot(), 'unshare', '--user', '--map-root-user', '--net', '--', 'unshare', '--user', `--map-user=${INSIDE_UID}`, `--map-group=${INSIDE_UID}`, '--', 'bwrap', '--unshare-user', '--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--', 'true'];
-  const probe = spawnSync(argv[0] as string, argv.slice(1), { encoding: 'utf8', timeout: 10_000, cwd: '/' });
+  const noFilter = seccompUnavailable();
+  if (noFilter !== undefined) return noFilter;
+  // The probe takes the real path: the network layer's user namespace, then bwrap's own inside it,
+  // under the seccomp program (given on stdin): where the kernel cannot install it, the sandbox
+  // could not keep one process from tracing another.
+  const argv = [...dropRoot(), 'unshare', '--user', '--map-root-user', '--net', '--', 'unshare', '--user', `--map-user=${INSIDE_UID}`, `--map-group=${INSIDE_UID}`, '--', 'bwrap', '--unshare-user', '--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--seccomp', '0', '--', 'true'];
+  const probe = spawnSync(argv[0] as string, argv.slice(1), { encoding: 'utf8', timeout: 10_000, cwd: '/', input: seccompProgram() });
   if (probe.status !== 0) return `bwrap cannot make namespaces here: ${(probe.stderr || probe.error?.message || `exit ${probe.status}`).trim().split('\n')[0]}`;
   return undefined;
 }
@@ -109,6 +114,16 @@ function layoutView(layout: WorkspaceLayout, supportDir: string): string[] {
 const INFO_FD = 3;
 
 /**
+ * bwrap reads the seccomp program (seccomp.ts) from this fd: 4 for the holder's bwrap (3 is its info
+ * fd), 3 for the one each command starts under (COMMAND_FILTER).
+ */
+const SECCOMP_FD = 4;
+const COMMAND_SECCOMP_FD = 3;
+
+/** The seccomp program, in the support folder (never shown inside). */
+const SECCOMP_FILE = 'seccomp.bpf';
+
+/**
  * bwrap arguments for the stage's namespaces; exported for tests and the README. `configs` are the
  * host config files shown without their credentials (coverConfigs), each copy bound over its file.
  */
@@ -130,9 +145,12 @@ export function bwrapArgs(layout: WorkspaceLayout, supportDir: string, limits: S
   for (const dev of ['null', 'zero', 'full', 'random', 'urandom', 'tty']) args.push('--dev-bind', `/dev/${dev}`, `/dev/${dev}`);
   args.push('--symlink', '/proc/self/fd', '/dev/fd', '--symlink', '/proc/self/fd/0', '/dev/stdin', '--symlink', '/proc/self/fd/1', '/dev/stdout', '--symlink', '/proc/self/fd/2', '/dev/stderr');
   args.push('--perms', '1777', '--size', String(limits.shmBytes), '--tmpfs', '/dev/shm');
-  args.push('--proc', '/proc');
-  // What in /proc changes the host (or the namespace) is read-only; /sys is read-only whole.
-  for (const p of ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs']) args.push('--ro-bind-try', p, p);
+  // /proc is read-only whole: /proc/sys and the rest that change the host or the namespace, and
+  // /proc/PID/mem, which the kernel lets any process of the same user open for writing when the
+  // target is dumpable (no ptrace call needed, so seccomp.ts cannot refuse it): that is how an agent's
+  // program rewrote the check's grep. Opening /proc/self/fd/N (/dev/stdout) is unaffected: it opens
+  // the file the fd leads to, on its own mount. /sys is read-only whole too.
+  args.push('--proc', '/proc', '--remount-ro', '/proc');
   args.push('--ro-bind', '/sys', '/sys');
   args.push('--perms', '1777', '--size', String(limits.tmpBytes), '--tmpfs', '/tmp');
   args.push('--dir', '/var', '--perms', '1777', '--size', String(limits.tmpBytes), '--tmpfs', '/var/tmp');
@@ -143,7 +161,7 @@ export function bwrapArgs(layout: WorkspaceLayout, supportDir: string, limits: S
   args.push('--ro-bind', from, layout.root);
   for (const name of ['workspace', 'home', 'tmp'] as const) args.push('--bind', join(from, name), layout[name]);
   args.push('--remount-ro', '/dev', '--remount-ro', '/');
-  args.push('--chdir', layout.workspace, '--info-fd', String(INFO_FD));
+  args.push('--chdir', layout.workspace, '--info-fd', String(INFO_FD), '--seccomp', String(SECCOMP_FD));
   return args;
 }
 
@@ -170,6 +188,17 @@ export const GUARDED_SHELL = `${SUPPORT_INSIDE}/libexec/bash`;
  */
 const CLOSE_AND_RUN = `${closeFdsBut([0, 1, 2])}; exec -a bash ${GUARDED_SHELL} -c "$1"`;
 
+/**
+ * A command is entered into the namespaces by nsenter, so it is no descendant of the holder and
+ * would not inherit the holder's seccomp filter. bwrap is the one tool here that installs a filter
+ * from an fd, so each command starts under a bwrap of its own, between the two nsenters: there it
+ * runs as root of the network layer's user namespace, makes only a throwaway mount namespace, and
+ * shows the host's root as it is only so that the next nsenter is found, which then enters the
+ * holder's. A filter cannot be removed, and every process the command starts inherits it, daemons
+ * too.
+ */
+const COMMAND_FILTER = ['bwrap', '--dev-bind', '/', '/', '--seccomp', String(COMMAND_SECCOMP_FD), '--'];
+
 const hex = (port: number): string => port.toString(16).toUpperCase().padStart(4, '0');
 
 /**
@@ -182,13 +211,13 @@ const hex = (port: number): string => port.toString(16).toUpperCase().padStart(4
 function layerScript(socketDir: string, bwrap: string[], mirrorPorts: readonly number[]): string {
   const sock = (name: keyof typeof SOCKETS): string => join(socketDir, SOCKETS[name]);
   const catcher = `EXEC:'sh ${sock('catcher')}'`;
-  // Only bwrap gets the info fd: a forwarder holding it would keep the harness waiting for its end.
-  const bg = `${INFO_FD}>&- &`;
+  // Only bwrap gets the info fd (a forwarder holding it would keep the harness waiting for its end) and the seccomp program's.
+  const bg = `${INFO_FD}>&- ${SECCOMP_FD}<&- &`;
   const q = (a: string): string => `'${a.replace(/'/g, `'\\''`)}'`;
   return [
     // Nothing the harness inherited (a parent's pipe, a terminal) may reach the holder, whose fds a
-    // command could open through /proc: every fd but stdio and the info fd is closed first.
-    closeFdsBut([0, 1, 2, INFO_FD]),
+    // command could open through /proc: every fd but stdio, the info fd and the seccomp program's is closed first.
+    closeFdsBut([0, 1, 2, INFO_FD, SECCOMP_FD]),
     // The harness gone (killed, crashed), nothing of the sandbox may stay: the kernel sends TERM
     // (setpriv --pdeathsig) and the layer kills its group, bwrap's init with it, so every process of
     // the namespace ends too.
@@ -215,7 +244,7 @@ function layerScript(socketDir: string, bwrap: string[], mirrorPorts: readonly n
     'until up; do read -r -t 0.002 -u 8; done',
     `unshare --user --map-user=${INSIDE_UID} --map-group=${INSIDE_UID} -- bwrap ${bwrap.map(q).join(' ')} -- sh -c 'echo ready; exec sleep infinity' 8>&- &`,
     'b=$!',
-    `exec ${INFO_FD}>&- 8>&-`,
+    `exec ${INFO_FD}>&- ${SECCOMP_FD}<&- 8>&-`,
     // Not `wait` for all: a forwarder that dies must not end the layer while bwrap runs.
     'wait $b',
   ].join('\n');
@@ -291,6 +320,7 @@ function writeSupport(supportDir: string, layout: WorkspaceLayout): CoveredConfi
   const shell = join(supportDir, 'libexec', 'bash');
   copyFileSync(insideBash(), shell);
   chmodSync(shell, 0o111);
+  writeFileSync(join(supportDir, SECCOMP_FILE), seccompProgram() as Buffer, { mode: 0o644 });
   // Secrets never enter a sandbox: the package managers' system config and the shell's start-up files are shown without their tokens.
   return coverConfigs(supportDir, rootPlan());
 }
@@ -316,15 +346,23 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
   const { cgroups, rlimits } = makeLimits(limits);
   const prefix = confine(cgroups, rlimits);
   const argv = [...prefix, ...layoutView(layout, socketDir), ...dropRoot(), 'unshare', '--user', '--map-root-user', '--net', '--', 'setpriv', '--pdeathsig', 'TERM', '--', 'bash', '-c', layerScript(socketDir, bwrapArgs(layout, socketDir, limits, configs), mirrorPorts)];
-  const child: ChildProcess = spawn(argv[0] as string, argv.slice(1), {
-    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-    detached: true,
-    cwd: '/',
-    env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
-  });
+  const program = join(socketDir, SECCOMP_FILE);
+  const programFd = openSync(program, 'r');
+  let child: ChildProcess;
+  try {
+    child = spawn(argv[0] as string, argv.slice(1), {
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe', programFd],
+      detached: true,
+      cwd: '/',
+      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
+    });
+  } finally {
+    closeSync(programFd);
+  }
   const info = childPid(child.stdio[3] as NodeJS.ReadableStream);
-  // Any command can take the holder's stdout and stderr (pidfd_getfd: it is the same user), so what
-  // comes on them is the sandbox's, not bwrap's: only the first few KiB are kept, the rest drained.
+  // What comes on the holder's stdout and stderr may be the sandbox's, not bwrap's: no command can
+  // take them now (pidfd_getfd is refused, a socket cannot be opened through /proc), but they are
+  // the sandbox user's, so only the first few KiB are kept, the rest drained.
   // QUICKLOOP_DEBUG=1 shows what the network layer and bwrap say while they come up.
   const debug = process.env.QUICKLOOP_DEBUG === '1' ? (text: string) => process.stderr.write(`quickloop-debug: bwrap: ${terminalSafe(text)}\n`) : undefined;
   const stderr = collect(child.stderr as NodeJS.ReadableStream, debug);
@@ -378,12 +416,14 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
         ...dropRoot(),
         // As root of the network layer's user namespace, which owns the network namespace…
         'nsenter', `--target=${layer}`, '--user', '--net', '--preserve-credentials', '--',
+        // …under the seccomp program (COMMAND_FILTER)…
+        ...COMMAND_FILTER,
         // …then bwrap's namespaces, as the sandbox user; the working directory is the holder's,
         // a path of the sandbox's own mount tree, so `..` from it never reaches a host folder.
         'nsenter', `--target=${pid}`, '--user', '--preserve-credentials', '--mount', '--pid', '--uts', '--ipc', '--cgroup', '--root', '--wd',
         '--', 'setpriv', '--inh-caps=-all', '--no-new-privs', '--', 'bash', '-c', CLOSE_AND_RUN, 'bash', command,
       ];
-      return { file: args[0] as string, args: args.slice(1) };
+      return { file: args[0] as string, args: args.slice(1), fd3: program };
     },
     ended: gone,
     adopt: (pgid) => {

@@ -402,6 +402,26 @@ describe('secretVariable', () => {
   });
 });
 
+describe('secretVariable: names a reviewer expects', () => {
+  it('takes PWD as a part of a longer name, KEY as its last part, CREDS, PAT, a PASS ending a part, WEBHOOK', () => {
+    for (const yes of ['MYSQL_PWD', 'DB_PWD', 'mysql_pwd', 'DBPWD', 'STRIPE_KEY', 'SENTRY_KEY', 'ENCRYPTION_KEY', 'AUTHN_KEY', 'DOCKER_CREDS', 'GCP_CRED', 'GITHUB_PAT', 'GH_PAT', 'PGPASS', 'DBPASS', 'SMTPPASS', 'SLACK_WEBHOOK', 'DISCORD_WEBHOOK_URL']) {
+      expect(secretVariable(yes), yes).toBe(true);
+    }
+  });
+
+  it('keeps the working folders, the keyboard, a public key, and AUTH naming where one authenticates', () => {
+    for (const no of ['PWD', 'OLDPWD', 'KEYBOARD', 'KEY', 'XKB_DEFAULT_LAYOUT', 'GPG_TTY', 'SSH_AUTH_SOCK', 'OS_AUTH_URL', 'OS_AUTH_TYPE', 'SSH_PUBLIC_KEY', 'KEY_ID', 'SSH_KEY_PATH', 'PATH', 'PATCH_LEVEL', 'BYPASS', 'COMPASS_HOME', 'LOWPASS', 'CREDIT', 'PGPASSFILE']) {
+      expect(secretVariable(no), no).toBe(false);
+    }
+  });
+
+  it('empties MYSQL_PWD in a start-up file and keeps PWD and OLDPWD', () => {
+    expect(sanitizeConfig('export MYSQL_PWD=hunter2\n', 'shell')).not.toContain('hunter2');
+    const kept = 'OLDPWD=/tmp\nexport PWD\ncd "$OLDPWD"\nexport STRIPE_PUBLIC_KEY=pk_test\n';
+    expect(sanitizeConfig(kept, 'shell')).toBe(kept);
+  });
+});
+
 describe('sanitizeConfig: shell', () => {
   it('keeps a stock profile, PATH and locale settings, umask, tests and loops, byte for byte', () => {
     expect(sanitizeConfig(STOCK_PROFILE, 'shell')).toBe(STOCK_PROFILE);

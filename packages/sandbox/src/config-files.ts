@@ -448,22 +448,47 @@ function sanitizeGemrc(lines: Line[]): string[] {
 
 /**
  * Words that make a variable's name a secret's, looked for in the name upper-cased with its
- * underscores taken out (`GITHUB_TOKEN`, `npm_token`, `PGPASSWORD`, `OPENAI_API_KEY`, `APIKEY`).
+ * underscores taken out (`GITHUB_TOKEN`, `npm_token`, `PGPASSWORD`, `OPENAI_API_KEY`, `APIKEY`,
+ * `SLACK_WEBHOOK_URL`: whoever has a webhook's URL may post to it).
  */
-const SECRET_NAME_WORDS = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|APIKEY|CREDENTIAL|PRIVATEKEY|ACCESSKEY/;
+const SECRET_NAME_WORDS = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|APIKEY|CREDENTIAL|PRIVATEKEY|ACCESSKEY|WEBHOOK/;
+
+/** `AUTH` as a part of a name, or ending one (`NPM_CONFIG__AUTH`, `OAUTH`, `BASICAUTH`), and `AUTHN`, `AUTHZ`, `AUTHKEY`, `AUTHORIZATION`, `AUTHENTICATION`. */
+const AUTH_PART = /^[A-Z0-9]*AUTH(?:N|Z|KEY|ORIZATION|ENTICATION)?$/;
+
+/** Parts after an AUTH part that make the name say where or how one authenticates, not with what: `SSH_AUTH_SOCK`, `OS_AUTH_URL`, `OS_AUTH_TYPE`. */
+const AUTH_ABOUT = new Set(['SOCK', 'SOCKET', 'URL', 'URI', 'HOST', 'PORT', 'TYPE', 'METHOD', 'MODE', 'FILE', 'PATH', 'DIR', 'PROVIDER', 'PLUGIN', 'DOMAIN', 'REALM', 'SERVER', 'ENDPOINT', 'SCHEME', 'VERSION']);
+
+/** Parts that end in PASS and name no password: `BYPASS`, `COMPASS_HOME`, a filter's `LOWPASS`. */
+const NOT_PASS = new Set(['BYPASS', 'COMPASS', 'ENCOMPASS', 'SURPASS', 'TRESPASS', 'OVERPASS', 'UNDERPASS', 'MULTIPASS', 'LOWPASS', 'HIGHPASS', 'BANDPASS', 'ALLPASS']);
+
+/** What every name secretVariable takes contains, in some case. */
+const SECRET_HINT = /TOKEN|SECRET|PASS|PWD|KEY|AUTH|CRED|PAT|WEBHOOK/i;
 
 /**
- * Words that make a name a secret's only as a whole underscore-separated part of it: `AUTH`, a part
- * that ends in it (`NPM_CONFIG__AUTH`, `OAUTH`, `BASICAUTH`), `AUTHN`, `AUTHZ`, `AUTHKEY`,
- * `AUTHORIZATION`, `AUTHENTICATION`; and `PASS` (`DB_PASS`). So `GIT_AUTHOR_NAME`, `XAUTHORITY`,
- * `CERT_AUTHORITY`, `PASSIVE_FTP` and `BYPASS` are not secrets (`AUTH_TOKEN` and `AUTHTOKEN` are, by TOKEN).
+ * Whether a shell variable's name looks like a secret's (case, and underscores for SECRET_NAME_WORDS,
+ * ignored). Besides SECRET_NAME_WORDS, by its `_`-separated parts: an AUTH part (AUTH_PART) unless
+ * the next part says where (AUTH_ABOUT); a part ending in PASS (`DB_PASS`, `PGPASS`, `SMTPPASS`) but
+ * NOT_PASS; `PWD`, or a part ending in it, in a longer name (`MYSQL_PWD`, `DBPWD`: `PWD` and `OLDPWD`
+ * are working folders); `KEY` as the last part of a longer name (`STRIPE_KEY`; not `SSH_PUBLIC_KEY`,
+ * `KEY_ID`, `SSH_KEY_PATH`, `KEYBOARD`); `CREDS` or `CRED`; and `PAT`, a personal access token, in a
+ * longer name (`GITHUB_PAT`). The rules err towards a secret: one that errs only empties the value
+ * of a variable that was none (`GPG_KEY`, a key's fingerprint), as the structure is kept.
  */
-const SECRET_NAME_PART = /^(?:[A-Z0-9]*AUTH(?:N|Z|KEY|ORIZATION|ENTICATION)?|PASS)$/;
-
-/** Whether a shell variable's name looks like a secret's (case, and underscores for SECRET_NAME_WORDS, ignored). */
 export function secretVariable(name: string): boolean {
+  // Most names hold none of the words below: they are let go at once (a file may have 250,000).
+  if (!SECRET_HINT.test(name)) return false;
   const upper = name.toUpperCase();
-  return SECRET_NAME_WORDS.test(upper.replace(/_/g, '')) || upper.split('_').some((part) => SECRET_NAME_PART.test(part));
+  if (SECRET_NAME_WORDS.test(upper.replace(/_/g, ''))) return true;
+  const parts = upper.split('_').filter((p) => p !== '');
+  const longer = parts.length > 1;
+  return parts.some((part, k) => {
+    if (AUTH_PART.test(part)) return !AUTH_ABOUT.has(parts[k + 1] ?? '');
+    if (part.endsWith('PASS')) return !NOT_PASS.has(part);
+    if (part.endsWith('PWD')) return part === 'PWD' ? longer : part !== 'OLDPWD';
+    if (part === 'KEY') return longer && k === parts.length - 1 && parts[k - 1] !== 'PUBLIC' && parts[k - 1] !== 'PUB';
+    return part === 'CREDS' || part === 'CRED' || (part === 'PAT' && longer);
+  });
 }
 
 /**

@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, s
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { configCandidates, coverConfigs, hasCredentialUrl, MAX_CONFIG_BYTES, MAX_PROFILE_FILES, profileCandidates, REMOVED_NOTE, sanitizeConfig, secretVariable, type ConfigFormat } from './config-files.js';
+import { configCandidates, coverConfigs, hasCredentialUrl, MAX_CONFIG_BYTES, MAX_PROFILE_FILES, profileCandidates, REMOVED_NOTE, sanitizeConfig, secretVariable, WITHHELD_NOTE, type ConfigFormat } from './config-files.js';
 import type { RootPlan } from './rootfs.js';
 
 /**
@@ -654,6 +654,37 @@ describe('sanitizeConfig: shell, hostile input', () => {
   });
 });
 
+describe('sanitizeConfig: csh', () => {
+  /** The csh-family shells this machine has: only they can say whether a copy still parses. */
+  const cshs = ['csh', 'tcsh'].filter((shell) => {
+    try {
+      execFileSync('sh', ['-c', `command -v ${shell}`], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+
+  it('shows a csh snippet with a secret (setenv, set) as a single note, and one without as it is', () => {
+    for (const text of ['setenv GITHUB_TOKEN ghp_s3cr3t\n', 'if ( $?prompt ) then\n  setenv NPM_TOKEN "ghp_s3cr3t"\nendif\n', 'set api_token = ghp_s3cr3t\n', 'setenv PIP_INDEX_URL https://u:ghp_s3cr3t@h.example.test/simple\n', 'setenv MYSQL_PWD s3cr3t\n']) {
+      expect(sanitizeConfig(text, 'csh'), text).toBe(`${WITHHELD_NOTE}\n`);
+    }
+    const clean = 'setenv LANG C.UTF-8\nset path = ( $path /opt/bin )\nif ( $?GITHUB_TOKEN ) echo set\n';
+    expect(sanitizeConfig(clean, 'csh')).toBe(clean);
+  });
+
+  it.skipIf(cshs.length === 0)('leaves the note parsing in csh and tcsh', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qs-csh-'));
+    try {
+      const file = join(dir, 'x.csh');
+      writeFileSync(file, sanitizeConfig('setenv GITHUB_TOKEN ghp_s3cr3t\n', 'csh'));
+      for (const shell of cshs) expect(() => execFileSync(shell, ['-n', file], { stdio: 'pipe' }), shell).not.toThrow();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('sanitizeConfig: hostile input', () => {
   it('keeps CRLF endings, on kept and on removed lines', () => {
     const text = 'registry=https://registry.example.test/\r\n//registry.example.test/:_authToken=npm_secret\r\ncafile=/x\r\n';
@@ -768,7 +799,7 @@ describe('coverConfigs', () => {
     mkdirSync(join(folder, 'sub'), { recursive: true });
     for (const name of ['b.sh', 'a.sh', 'z.csh']) writeFileSync(join(folder, name), 'umask 022\n');
     symlinkSync('a.sh', join(folder, 'l.sh'));
-    expect(profileCandidates(folder)).toEqual(['a.sh', 'b.sh', 'l.sh', 'z.csh'].map((name) => ({ path: join(folder, name), format: 'shell' })));
+    expect(profileCandidates(folder)).toEqual([...['a.sh', 'b.sh', 'l.sh'].map((name) => ({ path: join(folder, name), format: 'shell' })), { path: join(folder, 'z.csh'), format: 'csh' }]);
     expect(profileCandidates(join(root, 'missing'))).toEqual([]);
     for (let i = 0; i < MAX_PROFILE_FILES - 4; i++) writeFileSync(join(folder, `f${String(i).padStart(3, '0')}.sh`), '');
     expect(profileCandidates(folder)).toHaveLength(MAX_PROFILE_FILES);

@@ -11,7 +11,7 @@ import { outerIds, within, type RootPlan } from './rootfs.js';
  * start-up files (/etc/profile, /etc/profile.d/*, /etc/bash.bashrc) and pam_env's /etc/environment
  * (`NAME=value` lines, which shells also source).
  */
-export type ConfigFormat = 'npmrc' | 'pip' | 'wgetrc' | 'gitconfig' | 'toml' | 'gemrc' | 'shell' | 'environment';
+export type ConfigFormat = 'npmrc' | 'pip' | 'wgetrc' | 'gitconfig' | 'toml' | 'gemrc' | 'shell' | 'environment' | 'csh';
 
 /** What a removed line becomes: a comment (every one of these dialects takes `#`), so a reader inside knows why. */
 export const REMOVED_NOTE = '# quickloop removed a credential from this line (secrets never enter the sandbox)';
@@ -686,6 +686,22 @@ function sanitizeShell(lines: Line[], heredocs: boolean): string[] {
   return out;
 }
 
+/** What a file the sanitizer cannot edit safely is shown as: one comment, which every shell (csh too) reads. */
+export const WITHHELD_NOTE = '# quickloop does not show this file inside the sandbox: it holds a credential that quickloop cannot take out and leave the rest as a shell reads it (secrets never enter the sandbox)';
+
+/** csh's `setenv NAME value` (`set NAME = value` is an ASSIGNMENT). */
+const SETENV = /(?<![\w$])setenv[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]+(?=[^\s#])/g;
+
+/**
+ * A csh snippet (`/etc/profile.d/*.csh`) that holds a credential is withheld whole: csh's grammar is
+ * not sh's, and neither csh nor tcsh is on every machine this is built on to check an edited copy
+ * against, while one comment is sure to parse.
+ */
+function sanitizeCsh(text: string): string {
+  for (const m of text.matchAll(SETENV)) if (secretVariable(m[1] as string)) return `${WITHHELD_NOTE}\n`;
+  return shellCredential(text) || shellCredential(text.replace(/\\\r?\n/g, '')) ? `${WITHHELD_NOTE}\n` : text;
+}
+
 /**
  * The file's text with every line that holds a credential replaced by REMOVED_NOTE, everything else
  * byte for byte (line endings, a missing last newline, comments, blank lines). Removed in every
@@ -704,6 +720,7 @@ function sanitizeShell(lines: Line[], heredocs: boolean): string[] {
  * Keys are matched without regard to case. Returns `text` itself when nothing was removed.
  */
 export function sanitizeConfig(text: string, format: ConfigFormat): string {
+  if (format === 'csh') return sanitizeCsh(text);
   const lines = splitLines(text);
   const out =
     format === 'npmrc' ? sanitizeNpmrc(lines)
@@ -778,7 +795,7 @@ export function profileCandidates(folder: string): ConfigCandidate[] {
     return [];
   }
   if (names.length > MAX_PROFILE_FILES) return [{ path: folder, tooMany: names.length }];
-  return names.map((name) => ({ path: join(folder, name), format: 'shell' }));
+  return names.map((name) => ({ path: join(folder, name), format: /\.t?csh$/.test(name) ? 'csh' : 'shell' }));
 }
 
 /** The config files a tool inside may read from what the root shows (before each is resolved and judged). */

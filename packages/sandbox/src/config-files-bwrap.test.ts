@@ -1,11 +1,11 @@
-// The host's npm, pip, git, wget and shell start-up config as a real bwrap sandbox shows it: a token in any of them is not readable inside, the rest is, and the original cannot be got back.
+// The host's npm, pip, git, wget and shell start-up config as a real bwrap sandbox shows it: a token in any of them is not readable inside, the rest is (a login shell still reads its profile to the end), and the original cannot be got back.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bwrapUnavailable } from './backends/bwrap.js';
-import { MAX_PROFILE_FILES, REMOVED_NOTE } from './config-files.js';
+import { MAX_PROFILE_FILES, REMOVED_NOTE, WITHHELD_NOTE } from './config-files.js';
 import { bundleLibraryInto } from './test-helpers.js';
 
 /**
@@ -162,7 +162,7 @@ describe('host config files inside the enforced sandbox', () => {
     expect(nested?.output).toContain(`registry=${registry}\n`);
     expect(nested?.output).toMatch(/\nunshare=0\n$/);
   });
-  it('shows /etc/environment and /etc/profile.d without their tokens, and a login shell inside still reads its profile', async (ctx) => {
+  it('shows /etc/environment and /etc/profile.d without their tokens, and a login shell inside (bash, dash) still reads its profile to the end', async (ctx) => {
     if (skip) ctx.skip(skip);
     const cannot = unmountable(['/etc/environment', '/etc/profile', '/etc/profile.d']) ?? (statSync('/etc/profile.d').isDirectory() ? undefined : '/etc/profile.d is no folder');
     if (cannot) ctx.skip(cannot);
@@ -178,28 +178,49 @@ describe('host config files inside the enforced sandbox', () => {
           'if [ -z "$GITHUB_TOKEN" ]; then',
           `  export GITHUB_TOKEN=${TOKEN}`,
           'fi',
+          `if true; then export X_TOKEN=${TOKEN}`,
+          'fi; export QS_E2E_AFTER=reached',
           '[ -n "$NPM_TOKEN" ] || export QS_E2E_NPM=unset',
           '',
         ].join('\n'),
+        'zz-secret.csh': `setenv GITHUB_TOKEN ${TOKEN}\n`,
       },
     };
-    const [environment, snippet, clean, login, grep] = await probeWith(files, [
+    const report = 'echo "lang=$LANG profile=$QS_E2E_PROFILE npm=\${QS_E2E_NPM-set} after=$QS_E2E_AFTER"; env';
+    const [environment, snippet, csh, clean, login, dashLogin, grep] = await probeWith(files, [
       'cat /etc/environment',
       'cat /etc/profile.d/zz-secret.sh',
+      'cat /etc/profile.d/zz-secret.csh',
       'cat /etc/profile.d/lang.sh',
-      `bash -lc 'echo "lang=$LANG profile=$QS_E2E_PROFILE npm=\${QS_E2E_NPM-set}"; env' 2>&1`,
+      `bash -lc '${report}' 2>&1`,
+      `sh -lc '${report}' 2>&1`,
       `grep -rlsF '${TOKEN}' /etc; echo grep=$?`,
     ]);
-    for (const r of [environment, snippet, clean, login, grep]) expect(r?.output).not.toContain(TOKEN);
-    expect(environment?.output).toBe(`LANG=C.UTF-8\n${REMOVED_NOTE}\n${REMOVED_NOTE}\n`);
+    for (const r of [environment, snippet, csh, clean, login, dashLogin, grep]) expect(r?.output).not.toContain(TOKEN);
+    expect(environment?.output).toBe('LANG=C.UTF-8\nGITHUB_TOKEN=\nPIP_INDEX_URL=\n');
     expect(snippet?.output).toBe(
-      ['export QS_E2E_PROFILE=loaded', `: ${REMOVED_NOTE}`, `: ${REMOVED_NOTE}`, `: ${REMOVED_NOTE}`, 'if [ -z "$GITHUB_TOKEN" ]; then', `  : ${REMOVED_NOTE}`, 'fi', '[ -n "$NPM_TOKEN" ] || export QS_E2E_NPM=unset', ''].join('\n'),
+      [
+        'export QS_E2E_PROFILE=loaded',
+        `export NPM_TOKEN= ${REMOVED_NOTE}`,
+        'export AWS_SECRET_ACCESS_KEY=\\',
+        ` ${REMOVED_NOTE}`,
+        'if [ -z "$GITHUB_TOKEN" ]; then',
+        `  export GITHUB_TOKEN= ${REMOVED_NOTE}`,
+        'fi',
+        `if true; then export X_TOKEN= ${REMOVED_NOTE}`,
+        'fi; export QS_E2E_AFTER=reached',
+        '[ -n "$NPM_TOKEN" ] || export QS_E2E_NPM=unset',
+        '',
+      ].join('\n'),
     );
+    expect(csh?.output).toBe(`${WITHHELD_NOTE}\n`);
     expect(clean?.output).toBe('export LANG=C.UTF-8\n');
-    // The profile parses and runs to its end: the snippet's kept lines took effect, its tokens did not.
-    expect(login).toMatchObject({ exitCode: 0 });
-    expect(login?.output).toMatch(/^lang=C\.UTF-8 profile=loaded npm=unset\n/);
-    expect(login?.output).not.toMatch(/syntax error|unexpected/);
+    // The profile parses and runs to its end in both shells: the snippet's kept lines took effect, its tokens did not.
+    for (const shell of [login, dashLogin]) {
+      expect(shell).toMatchObject({ exitCode: 0 });
+      expect(shell?.output).toMatch(/^lang=C\.UTF-8 profile=loaded npm=unset after=reached\n/);
+      expect(shell?.output).not.toMatch(/syntax error|unexpected/i);
+    }
     expect(grep?.output).toMatch(/^grep=[12]\n$/);
   });
   it('shows a /etc/profile.d of too many files as a folder holding only a note, and a login shell still starts', async (ctx) => {

@@ -1,4 +1,4 @@
-// The host's package-manager, git, wget and shell start-up config files as the enforced sandbox shows them: every line that holds a credential taken out.
+// The host's package-manager, git, wget and shell start-up config files as the enforced sandbox shows them: every credential taken out.
 import { accessSync, constants, mkdirSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { tokenLikeSegment } from './hosts.js';
@@ -8,10 +8,10 @@ import { outerIds, within, type RootPlan } from './rootfs.js';
 /**
  * The dialects, named by the tool that reads them: npm's ini, pip's (Python's configparser, with
  * indented continuation lines), wgetrc, git's config, uv's TOML, gem's YAML, a POSIX shell's
- * start-up files (/etc/profile, /etc/profile.d/*, /etc/bash.bashrc) and pam_env's /etc/environment
- * (`NAME=value` lines, which shells also source).
+ * start-up files (/etc/profile, /etc/profile.d/*, /etc/bash.bashrc), pam_env's /etc/environment
+ * (`NAME=value` lines, which shells also source), and csh's snippets (/etc/profile.d/*.csh).
  */
-export type ConfigFormat = 'npmrc' | 'pip' | 'wgetrc' | 'gitconfig' | 'toml' | 'gemrc' | 'shell' | 'environment';
+export type ConfigFormat = 'npmrc' | 'pip' | 'wgetrc' | 'gitconfig' | 'toml' | 'gemrc' | 'shell' | 'environment' | 'csh';
 
 /** What a removed line becomes: a comment (every one of these dialects takes `#`), so a reader inside knows why. */
 export const REMOVED_NOTE = '# quickloop removed a credential from this line (secrets never enter the sandbox)';
@@ -448,33 +448,58 @@ function sanitizeGemrc(lines: Line[]): string[] {
 
 /**
  * Words that make a variable's name a secret's, looked for in the name upper-cased with its
- * underscores taken out (`GITHUB_TOKEN`, `npm_token`, `PGPASSWORD`, `OPENAI_API_KEY`, `APIKEY`).
+ * underscores taken out (`GITHUB_TOKEN`, `npm_token`, `PGPASSWORD`, `OPENAI_API_KEY`, `APIKEY`,
+ * `SLACK_WEBHOOK_URL`: whoever has a webhook's URL may post to it).
  */
-const SECRET_NAME_WORDS = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|APIKEY|CREDENTIAL|PRIVATEKEY|ACCESSKEY/;
+const SECRET_NAME_WORDS = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|APIKEY|CREDENTIAL|PRIVATEKEY|ACCESSKEY|WEBHOOK/;
+
+/** `AUTH` as a part of a name, or ending one (`NPM_CONFIG__AUTH`, `OAUTH`, `BASICAUTH`), and `AUTHN`, `AUTHZ`, `AUTHKEY`, `AUTHORIZATION`, `AUTHENTICATION`. */
+const AUTH_PART = /^[A-Z0-9]*AUTH(?:N|Z|KEY|ORIZATION|ENTICATION)?$/;
+
+/** Parts after an AUTH part that make the name say where or how one authenticates, not with what: `SSH_AUTH_SOCK`, `OS_AUTH_URL`, `OS_AUTH_TYPE`. */
+const AUTH_ABOUT = new Set(['SOCK', 'SOCKET', 'URL', 'URI', 'HOST', 'PORT', 'TYPE', 'METHOD', 'MODE', 'FILE', 'PATH', 'DIR', 'PROVIDER', 'PLUGIN', 'DOMAIN', 'REALM', 'SERVER', 'ENDPOINT', 'SCHEME', 'VERSION']);
+
+/** Parts that end in PASS and name no password: `BYPASS`, `COMPASS_HOME`, a filter's `LOWPASS`. */
+const NOT_PASS = new Set(['BYPASS', 'COMPASS', 'ENCOMPASS', 'SURPASS', 'TRESPASS', 'OVERPASS', 'UNDERPASS', 'MULTIPASS', 'LOWPASS', 'HIGHPASS', 'BANDPASS', 'ALLPASS']);
+
+/** What every name secretVariable takes contains, in some case. */
+const SECRET_HINT = /TOKEN|SECRET|PASS|PWD|KEY|AUTH|CRED|PAT|WEBHOOK/i;
 
 /**
- * Words that make a name a secret's only as a whole underscore-separated part of it: `AUTH`, a part
- * that ends in it (`NPM_CONFIG__AUTH`, `OAUTH`, `BASICAUTH`), `AUTHN`, `AUTHZ`, `AUTHKEY`,
- * `AUTHORIZATION`, `AUTHENTICATION`; and `PASS` (`DB_PASS`). So `GIT_AUTHOR_NAME`, `XAUTHORITY`,
- * `CERT_AUTHORITY`, `PASSIVE_FTP` and `BYPASS` are not secrets (`AUTH_TOKEN` and `AUTHTOKEN` are, by TOKEN).
+ * Whether a shell variable's name looks like a secret's (case, and underscores for SECRET_NAME_WORDS,
+ * ignored). Besides SECRET_NAME_WORDS, by its `_`-separated parts: an AUTH part (AUTH_PART) unless
+ * the next part says where (AUTH_ABOUT); a part ending in PASS (`DB_PASS`, `PGPASS`, `SMTPPASS`) but
+ * NOT_PASS; `PWD`, or a part ending in it, in a longer name (`MYSQL_PWD`, `DBPWD`: `PWD` and `OLDPWD`
+ * are working folders); `KEY` as the last part of a longer name (`STRIPE_KEY`; not `SSH_PUBLIC_KEY`,
+ * `KEY_ID`, `SSH_KEY_PATH`, `KEYBOARD`); `CREDS` or `CRED`; and `PAT`, a personal access token, in a
+ * longer name (`GITHUB_PAT`). The rules err towards a secret: one that errs only empties the value
+ * of a variable that was none (`GPG_KEY`, a key's fingerprint), as the structure is kept.
  */
-const SECRET_NAME_PART = /^(?:[A-Z0-9]*AUTH(?:N|Z|KEY|ORIZATION|ENTICATION)?|PASS)$/;
-
-/** Whether a shell variable's name looks like a secret's (case, and underscores for SECRET_NAME_WORDS, ignored). */
 export function secretVariable(name: string): boolean {
+  // Most names hold none of the words below: they are let go at once (a file may have 250,000).
+  if (!SECRET_HINT.test(name)) return false;
   const upper = name.toUpperCase();
-  return SECRET_NAME_WORDS.test(upper.replace(/_/g, '')) || upper.split('_').some((part) => SECRET_NAME_PART.test(part));
+  if (SECRET_NAME_WORDS.test(upper.replace(/_/g, ''))) return true;
+  const parts = upper.split('_').filter((p) => p !== '');
+  const longer = parts.length > 1;
+  return parts.some((part, k) => {
+    if (AUTH_PART.test(part)) return !AUTH_ABOUT.has(parts[k + 1] ?? '');
+    if (part.endsWith('PASS')) return !NOT_PASS.has(part);
+    if (part.endsWith('PWD')) return part === 'PWD' ? longer : part !== 'OLDPWD';
+    if (part === 'KEY') return longer && k === parts.length - 1 && parts[k - 1] !== 'PUBLIC' && parts[k - 1] !== 'PUB';
+    return part === 'CREDS' || part === 'CRED' || (part === 'PAT' && longer);
+  });
 }
 
 /**
- * A variable assigned anywhere in a line: `NAME=`, `NAME+=`, `NAME[i]=`, and `NAME = x` (which no
+ * A variable assigned anywhere in a text: `NAME=`, `NAME+=`, `NAME[i]=`, and `NAME = x` (which no
  * shell reads as one, but a line meant as one), after `export`, `declare -x`, `readonly`, `env`, in
  * a quoted alias or a comment. Not a reference: a name right after `$` or `${` (`[ $NPM_TOKEN = x ]`).
  * Linear: a name starts only where no name character is before it.
  */
 const ASSIGNMENT = /(?<![\w$])(?<!\$\{)([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]\n]{0,100}\])?\s*\+?=/g;
-/** An expansion that assigns a value when the variable has none: `${NAME:=value}`, `${NAME=value}`. */
-const EXPANSION_ASSIGNMENT = /\$\{([A-Za-z_][A-Za-z0-9_]*):?=(?!\})/g;
+/** An expansion that assigns or supplies a value when the variable has none: `${NAME:=value}`, `${NAME=value}`, `${NAME:-value}`. */
+const EXPANSION_ASSIGNMENT = /\$\{([A-Za-z_][A-Za-z0-9_]*):?[-=](?!\})/g;
 /** A PEM private key written out, whatever variable holds it. */
 const PRIVATE_KEY_BLOCK = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
 
@@ -488,12 +513,12 @@ const ENDS_COMMAND = /[;&|<>()\n]/g;
 
 /** Whether shell text assigns a variable whose name looks like a secret's. */
 function assignsSecret(text: string): boolean {
-  if (text.includes('=')) {
+  if (text.includes('=') || text.includes('${')) {
     for (const m of text.matchAll(ASSIGNMENT)) if (secretVariable(m[1] as string)) return true;
     for (const m of text.matchAll(EXPANSION_ASSIGNMENT)) if (secretVariable(m[1] as string)) return true;
   }
   if (/read|printf/.test(text)) {
-    // Every word up to the command's end is judged, and the search goes on after it: linear in the line.
+    // Every word up to the command's end is judged, and the search goes on after it: linear in the text.
     READS.lastIndex = 0;
     for (let m = READS.exec(text); m; m = READS.exec(text)) {
       ENDS_COMMAND.lastIndex = READS.lastIndex;
@@ -507,158 +532,741 @@ function assignsSecret(text: string): boolean {
 
 const shellCredential = (text: string): boolean => assignsSecret(text) || hasCredentialUrl(text) || PRIVATE_KEY_BLOCK.test(text);
 
-/** How far a shell's reading has come at a line's end: what keeps the next line part of the same command. */
-interface ShellState {
-  /** The quote open at the line's end: `'`, `"`, a backquote, or `$'` (ANSI-C, with `\` escapes). */
-  quote?: "'" | '"' | '`' | "$'";
-  /** The line ended in a `\` outside single quotes: the next line continues it. */
-  continued: boolean;
-  /** Parentheses open (`$(`, a subshell, an array): the command runs on until they close. */
-  depth: number;
-  /** Depths at which an arithmetic `((` opened: a `<<` inside one is a shift, not a here-document. */
-  arithmetic: number[];
-  /** Here-documents whose bodies start after the line where the command ends, in order. */
-  pending: Array<{ delimiter: string; tabs: boolean }>;
-  /** The here-document whose body is being read. */
-  body?: { delimiter: string; tabs: boolean };
+/** Shell text that holds a credential, read also without its quotes (`"https://bob:pw"@host`). */
+const credentialIn = (text: string): boolean => shellCredential(text) || (/["']/.test(text) && hasCredentialUrl(text.replace(/["']/g, '')));
+
+/** What a file the sanitizer cannot edit safely is shown as: one comment, which every shell (csh too) reads. */
+export const WITHHELD_NOTE = '# quickloop does not show this file inside the sandbox: it holds a credential that quickloop cannot take out and leave the rest as a shell reads it (secrets never enter the sandbox)';
+
+/** Thrown where ShellLexer cannot be sure how both dash and bash read the text. */
+class Unsure extends Error {}
+
+/** Characters that end a word outside quotes. */
+const METACHARS = new Set([' ', '\t', '\n', ';', '&', '|', '(', ')', '<', '>']);
+/** The operators of sh and bash that start with each metacharacter, longest first. */
+const OPERATORS: Record<string, string[]> = {
+  ';': [';;&', ';;', ';&', ';'],
+  '&': ['&&', '&>>', '&>', '&'],
+  '|': ['||', '|&', '|'],
+  '<': ['<<<', '<<-', '<<', '<>', '<&', '<'],
+  '>': ['>>', '>&', '>|', '>'],
+  '(': ['('],
+  ')': [')'],
+};
+
+/** The operator at t[i], a metacharacter other than a blank or a newline. */
+function operatorAt(t: string, i: number): string {
+  for (const op of OPERATORS[t[i] as string] as string[]) if (t.startsWith(op, i)) return op;
+  return t[i] as string;
+}
+/** The operators whose next word is a file (or a here-string), not an argument. */
+const REDIRECTS = new Set(['<', '>', '>>', '<>', '>|', '<&', '>&', '&>', '&>>', '<<<', '<<', '<<-']);
+/** How deep quotes and substitutions may nest before the lexer gives up (and keeps the stack small). */
+const MAX_NESTING = 100;
+/** An assignment word's name and `=` (`NAME=`, `NAME+=`, `NAME[i]=`), as the shell takes one. */
+const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]\n]{0,100}\])?\+?=/;
+
+interface ShellWord {
+  kind: 'word';
+  start: number;
+  end: number;
+  /** The word after `<<`: its text ends the here-document and must stay. */
+  delimiter?: boolean;
+}
+interface ShellOp {
+  kind: 'op';
+  start: number;
+  end: number;
+  op: string;
+}
+/** A newline that ends a command, or a comment (up to, not including, its newline). */
+interface ShellBreak {
+  kind: 'newline' | 'comment';
+  start: number;
+  end: number;
+}
+type ShellToken = ShellWord | ShellOp | ShellBreak;
+
+interface HereDoc {
+  delimiter: string;
+  /** `<<-`: leading tabs are taken off each line before it is compared. */
+  tabs: boolean;
+  /** Its delimiter was quoted: no `\` joins the body's lines. */
+  quoted: boolean;
+  /** How deep in `$(` its `<<` stood. */
+  level: number;
 }
 
-/** Ends a word in the shell's grammar (outside quotes). */
-const METACHAR = /[\s;&|()<>]/;
+/** A top-level here-document's body: its lines from `start` up to `end`, where its delimiter line starts (or the text ends). */
+interface Body {
+  start: number;
+  end: number;
+  delimiter: string;
+}
 
-/** A here-document's delimiter word from `from` (after `<<` or `<<-` and blanks): its text unquoted, and where it ends. */
-function heredocWord(text: string, from: number): { delimiter: string; end: number } {
-  let delimiter = '';
-  let i = from;
-  while (i < text.length && !METACHAR.test(text[i] as string)) {
-    const c = text[i] as string;
+/**
+ * Reads shell text into the tokens a shell makes of it at the top level: words (a word's quotes,
+ * `$(…)`, `${…}`, `$((…))`, backquotes and `\`-joined lines inside it), operators, newlines that end
+ * commands, comments, and the bodies of here-documents. A command substitution is read as commands
+ * down to the `)` that closes it, so a `)` or `#` inside it is placed as the shell places it. Where
+ * dash and bash read a text differently, or the text has a shape this reader does not follow (a
+ * `case` inside `$(`, where a pattern's `)` closes nothing; `'` inside `"${…}"`; `\'` inside `$'…'`,
+ * which dash does not take; an unclosed quote), it throws Unsure rather than guess. Linear: each
+ * character is read once.
+ */
+class ShellLexer {
+  readonly tokens: ShellToken[] = [];
+  readonly bodies: Body[] = [];
+  private readonly pending: HereDoc[] = [];
+  private nesting = 0;
+
+  constructor(private readonly t: string) {}
+
+  lex(from: number): this {
+    this.commands(from, 0);
+    // A here-document opened on a last line without a newline has no body.
+    for (const doc of this.pending.splice(0)) this.bodies.push({ start: this.t.length, end: this.t.length, delimiter: doc.delimiter });
+    return this;
+  }
+
+  private enter(): void {
+    if (++this.nesting > MAX_NESTING) throw new Unsure();
+  }
+
+  /** Commands from `from` to the end (level 0), or to the `)` that closes a `$(` at `level`: the index after it. */
+  private commands(from: number, level: number): number {
+    const t = this.t;
+    const top = level === 0;
+    let parens = 0;
+    let i = from;
+    while (i < t.length) {
+      const c = t[i] as string;
+      if (c === ' ' || c === '\t') i++;
+      else if (c === '\\' && t[i + 1] === '\n') i += 2;
+      else if (c === '\n') {
+        if (top) this.tokens.push({ kind: 'newline', start: i, end: i + 1 });
+        i = this.bodiesAfter(i + 1, level);
+      } else if (c === '#') {
+        const nl = t.indexOf('\n', i);
+        const end = nl < 0 ? t.length : nl;
+        if (top) this.tokens.push({ kind: 'comment', start: i, end });
+        i = end;
+      } else if (METACHARS.has(c)) {
+        const op = operatorAt(t, i);
+        if (op === '(' && t[i + 1] === '(') {
+          // bash's arithmetic command (dash reads two subshells that end where it ends): one word here.
+          const end = this.arithmetic(i + 2, level);
+          if (top) this.tokens.push({ kind: 'word', start: i, end });
+          i = end;
+          continue;
+        }
+        if (!top && op === '(') parens++;
+        if (!top && op === ')') {
+          if (parens === 0) {
+            // A here-document whose body would start after the `$(` closed: not followed.
+            if (this.pending.at(-1)?.level === level) throw new Unsure();
+            return i + 1;
+          }
+          parens--;
+        }
+        if (top) this.tokens.push({ kind: 'op', start: i, end: i + op.length, op });
+        i += op.length;
+        if (op === '<<' || op === '<<-') i = this.hereDoc(i, op === '<<-', level);
+      } else {
+        const start = i;
+        i = this.word(i, level);
+        // A `case` inside `$(`: its patterns' `)` close nothing, which this reader does not follow.
+        if (!top && i - start === 4 && (t.startsWith('case', start) || t.startsWith('esac', start))) throw new Unsure();
+        if (top) this.tokens.push({ kind: 'word', start, end: i });
+      }
+    }
+    if (!top) throw new Unsure();
+    return i;
+  }
+
+  /** A word from `from`: where it ends. A `NAME=(` takes bash's array up to its `)` into the word. */
+  private word(from: number, level: number): number {
+    const t = this.t;
+    let i = from;
+    while (i < t.length) {
+      const c = t[i] as string;
+      if (c === '\\') i += 2;
+      else if (c === "'") i = this.single(i + 1);
+      else if (c === '"') i = this.double(i + 1, level);
+      else if (c === '`') i = this.backquote(i + 1);
+      else if (c === '$') i = this.dollar(i, false, level);
+      else if (METACHARS.has(c)) break;
+      else i++;
+    }
+    i = Math.min(i, t.length);
+    if (t[i] === '(' && i > from && t[i - 1] === '=' && ASSIGNMENT_WORD.test(t.slice(from, i))) return this.array(i + 1, level);
+    return i;
+  }
+
+  private single(from: number): number {
+    const close = this.t.indexOf("'", from);
+    if (close < 0) throw new Unsure();
+    return close + 1;
+  }
+
+  private double(from: number, level: number): number {
+    const t = this.t;
+    this.enter();
+    for (let i = from; i < t.length; ) {
+      const c = t[i];
+      if (c === '"') {
+        this.nesting--;
+        return i + 1;
+      }
+      if (c === '\\') i += 2;
+      else if (c === '`') i = this.backquote(i + 1);
+      else if (c === '$') i = this.dollar(i, true, level);
+      else i++;
+    }
+    throw new Unsure();
+  }
+
+  /** A backquoted command ends at the first backquote no `\` escapes, quotes or not: sh's and bash's rule. */
+  private backquote(from: number): number {
+    const t = this.t;
+    for (let i = from; i < t.length; i++) {
+      if (t[i] === '\\') i++;
+      else if (t[i] === '`') return i + 1;
+    }
+    throw new Unsure();
+  }
+
+  /** What starts with the `$` at `i`: where it ends. */
+  private dollar(i: number, inDouble: boolean, level: number): number {
+    const t = this.t;
+    const next = t[i + 1];
+    if (next === '(') {
+      if (t[i + 2] === '(') return this.arithmetic(i + 3, level);
+      this.enter();
+      const end = this.commands(i + 2, level + 1);
+      this.nesting--;
+      return end;
+    }
+    if (next === '{') return this.braces(i + 2, inDouble, level);
+    if (next === '[') return this.brackets(i + 2, level);
+    if (!inDouble && next === "'") return this.ansi(i + 2);
+    if (!inDouble && next === '"') return this.double(i + 2, level);
+    return i + 1;
+  }
+
+  /** After `((` or `$((`: up to the `))` that closes it. A lone `)` first means bash reads a command after all: not followed. */
+  private arithmetic(from: number, level: number): number {
+    const t = this.t;
+    this.enter();
+    let depth = 0;
+    for (let i = from; i < t.length; ) {
+      const c = t[i];
+      if (c === '(') {
+        depth++;
+        i++;
+      } else if (c === ')') {
+        if (depth > 0) {
+          depth--;
+          i++;
+        } else if (t[i + 1] === ')') {
+          this.nesting--;
+          return i + 2;
+        } else throw new Unsure();
+      } else i = this.inner(i, false, level);
+    }
+    throw new Unsure();
+  }
+
+  /** After `${`: up to its `}`. A `'` inside one inside `"…"` is a quote to bash and a character to dash: not followed. */
+  private braces(from: number, inDouble: boolean, level: number): number {
+    const t = this.t;
+    this.enter();
+    for (let i = from; i < t.length; ) {
+      const c = t[i];
+      if (c === '}') {
+        this.nesting--;
+        return i + 1;
+      }
+      if (c === "'" && inDouble) throw new Unsure();
+      i = this.inner(i, inDouble, level);
+    }
+    throw new Unsure();
+  }
+
+  /** After `$[` (bash's old arithmetic): up to its `]`. */
+  private brackets(from: number, level: number): number {
+    const t = this.t;
+    this.enter();
+    let depth = 0;
+    for (let i = from; i < t.length; ) {
+      const c = t[i];
+      if (c === '[') depth++;
+      else if (c === ']' && depth-- === 0) {
+        this.nesting--;
+        return i + 1;
+      }
+      i = c === '[' || c === ']' ? i + 1 : this.inner(i, false, level);
+    }
+    throw new Unsure();
+  }
+
+  /** One step inside an expansion: an escape, a quote, a backquote or a `$…` read whole, else one character. */
+  private inner(i: number, inDouble: boolean, level: number): number {
+    const c = this.t[i];
+    if (c === '\\') return i + 2;
+    if (c === "'") return this.single(i + 1);
+    if (c === '"') return this.double(i + 1, level);
+    if (c === '`') return this.backquote(i + 1);
+    if (c === '$') return this.dollar(i, inDouble, level);
+    return i + 1;
+  }
+
+  /** After `$'`: up to its `'`. dash (0.5.12) has no `$'…'`, so a `\'` inside one would end its quote there: not followed. */
+  private ansi(from: number): number {
+    const t = this.t;
+    for (let i = from; i < t.length; i++) {
+      if (t[i] === '\\') {
+        if (t[i + 1] === "'") throw new Unsure();
+        i++;
+      } else if (t[i] === "'") return i + 1;
+    }
+    throw new Unsure();
+  }
+
+  /** After `NAME=(`: bash's array, its words (and comments and newlines) up to its `)`. */
+  private array(from: number, level: number): number {
+    const t = this.t;
+    let i = from;
+    while (i < t.length) {
+      const c = t[i] as string;
+      if (c === ')') return i + 1;
+      if (c === ' ' || c === '\t') i++;
+      else if (c === '\n') {
+        if (this.pending.length > 0) throw new Unsure();
+        i++;
+      } else if (c === '\\' && t[i + 1] === '\n') i += 2;
+      else if (c === '#') {
+        const nl = t.indexOf('\n', i);
+        i = nl < 0 ? t.length : nl;
+      } else if (METACHARS.has(c)) throw new Unsure();
+      else i = this.word(i, level);
+    }
+    throw new Unsure();
+  }
+
+  /** After `<<` or `<<-`: the delimiter word, whose body is read after the line's newline (bodiesAfter). */
+  private hereDoc(from: number, tabs: boolean, level: number): number {
+    const t = this.t;
+    let i = from;
+    while (t[i] === ' ' || t[i] === '\t') i++;
+    const end = this.word(i, level);
+    if (end === i) throw new Unsure();
+    const { text, quoted } = unquoteDelimiter(t.slice(i, end));
+    if (level === 0) this.tokens.push({ kind: 'word', start: i, end, delimiter: true });
+    this.pending.push({ delimiter: text, tabs, quoted, level });
+    return end;
+  }
+
+  /**
+   * The bodies of the here-documents opened on the line that ends at `from`, in order: each up to a
+   * line that is its delimiter (a line a `\` joined to the one before, in a body that takes `\`, is
+   * none: both shells join them first). Where the last one ends.
+   */
+  private bodiesAfter(from: number, level: number): number {
+    const t = this.t;
+    let i = from;
+    for (const doc of this.pending.splice(0)) {
+      if (doc.level !== level) throw new Unsure();
+      const start = i;
+      let end = t.length;
+      let joined = false;
+      while (i < t.length) {
+        const nl = t.indexOf('\n', i);
+        const lineEnd = nl < 0 ? t.length : nl;
+        const next = nl < 0 ? t.length : nl + 1;
+        let s = i;
+        if (doc.tabs) while (t[s] === '\t') s++;
+        if (!joined && lineEnd - s === doc.delimiter.length && t.startsWith(doc.delimiter, s)) {
+          end = i;
+          i = next;
+          break;
+        }
+        joined = !doc.quoted && endsInEscape(t, i, lineEnd);
+        i = next;
+      }
+      if (level === 0) this.bodies.push({ start, end: Math.min(end, i), delimiter: doc.delimiter });
+    }
+    return i;
+  }
+}
+
+/** Whether t[from, to) ends in an odd number of backslashes: a `\` that escapes the newline after it. */
+function endsInEscape(t: string, from: number, to: number): boolean {
+  let n = 0;
+  for (let j = to - 1; j >= from && t[j] === '\\'; j--) n++;
+  return n % 2 === 1;
+}
+
+/** A here-document's delimiter word as the shell compares it: its quotes and `\` taken off (and whether it had any). */
+function unquoteDelimiter(raw: string): { text: string; quoted: boolean } {
+  if (/[$`\n]/.test(raw)) throw new Unsure();
+  let text = '';
+  let quoted = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i] as string;
     if (c === "'" || c === '"') {
-      const close = text.indexOf(c, i + 1);
-      const stop = close < 0 ? text.length : close;
-      delimiter += text.slice(i + 1, stop);
-      i = stop + 1;
+      const close = raw.indexOf(c, i + 1);
+      const inner = raw.slice(i + 1, close);
+      if (c === '"' && inner.includes('\\')) throw new Unsure();
+      text += inner;
+      quoted = true;
+      i = close;
     } else if (c === '\\') {
-      delimiter += text[i + 1] ?? '';
-      i += 2;
-    } else {
-      delimiter += c;
+      text += raw[i + 1] ?? '';
+      quoted = true;
       i++;
-    }
+    } else text += c;
   }
-  return { delimiter, end: i };
+  return { text, quoted };
+}
+
+/** Words that begin or shape a compound command where a command could start: never blanked. */
+const RESERVED = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'select', 'in', 'function', 'time', 'coproc', '!', '{', '}', '[[', ']]']);
+
+/** Builtins after which a word that is no name (`export ''`) ends a non-interactive dash: no word of theirs is blanked to `''`. */
+const FATAL_BUILTINS = new Set(['export', 'readonly', 'local', 'declare', 'typeset', 'unset', '.', 'source', 'shift', 'exit', 'return', 'break', 'continue', 'exec']);
+
+/** The commands that assign the variables they name without `=` (READS). */
+const READ_COMMANDS = new Set(['read', 'mapfile', 'readarray']);
+
+/** A value that holds no secret of its own: nothing, empty quotes, or another variable (`$GH_TOKEN`, `"${GH_TOKEN}"`). */
+const NO_VALUE = /^(?:|''|""|(["']?)\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})\1)$/;
+
+/** What one word becomes: its first `keep` characters kept and the rest taken out, or all of it replaced by `text`. */
+type WordChange = { keep: number } | { text: string };
+
+/**
+ * How a word that holds a credential changes: an assignment (`NAME=…`, `NAME+=…`, `NAME[i]=…`, a
+ * bash array) keeps its `NAME=` and loses its value, when the name is a secret's and the value more
+ * than nothing or a reference to another variable, or when the value holds a credential; a word that
+ * quotes an assignment (`"NPM_TOKEN=…"`) becomes the bare `NAME=`; any other word with a credential
+ * in it becomes `''`. Judged as the shell joins it (each `\` and newline taken out).
+ */
+function wordChange(raw: string): WordChange | undefined {
+  const joined = raw.includes('\\\n') ? raw.replace(/\\\n/g, '') : raw;
+  const assignment = ASSIGNMENT_WORD.exec(raw)?.[0];
+  if (assignment !== undefined) {
+    const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(assignment)?.[0] as string;
+    const value = joined.slice(assignment.length);
+    return (secretVariable(name) && !NO_VALUE.test(value)) || credentialIn(value) ? { keep: assignment.length } : undefined;
+  }
+  if (!credentialIn(joined)) return undefined;
+  const quoted = /^(["']?)([A-Za-z_][A-Za-z0-9_]*)\1?(\+?=)/.exec(joined);
+  return { text: quoted ? `${quoted[2]}${quoted[3]}` : "''" };
+}
+
+/** A word's place in its simple command. */
+type Role = 'reserved' | 'assignment' | 'name' | 'argument' | 'target' | 'fd';
+
+interface SimpleCommand {
+  /** Token indices of its words. */
+  words: number[];
+  /** The token index of its command's name. */
+  name?: number;
+}
+
+/** A change to the text: [start, end) becomes `text`; `note`: the line it ends on gets the note. */
+interface Edit {
+  start: number;
+  end: number;
+  text: string;
+  note: boolean;
 }
 
 /**
- * Reads one line the way a shell does as far as where its command ends: quotes, `\` escapes and a
- * `\` last, comments, parentheses and here-documents (their delimiters, then their bodies). Not a
- * parser: it only has to say which lines belong together, and it errs towards taking more.
+ * The edits that take the credentials out of shell text: for each word that holds one, wordChange;
+ * for `NAME = value` (a line meant as an assignment), the value; for `for NAME in …` with a secret's
+ * name, the words it loops over; for a pipeline that reads a secret's variable (`read -r NAME`, `echo
+ * … | read NAME`, `printf -v NAME …`), every word but the commands' names, options and variable names
+ * (and then, the file having shown it reads secrets, every top-level here-document's body and
+ * here-string too); a comment or a here-document body with a credential, whole. In a shell file
+ * (`keepLines`) a word replaced or emptied keeps the newlines it spanned as `\`-newlines, so every
+ * other line stays where it was; not in /etc/environment, where pam_env would join a `\` left last
+ * on a line to the next line with text, blank lines between skipped.
  */
-function shellScan(text: string, state: ShellState, heredocs: boolean): void {
-  if (state.body) {
-    const { delimiter, tabs } = state.body;
-    if ((tabs ? text.replace(/^\t+/, '') : text) === delimiter) state.body = state.pending.shift();
-    return;
-  }
-  state.continued = false;
-  let dollar = false;
-  let i = 0;
-  const n = text.length;
-  while (i < n) {
-    const c = text[i] as string;
-    const afterDollar = dollar;
-    dollar = false;
-    const quote = state.quote;
-    if (quote === "'") {
-      if (c === "'") state.quote = undefined;
-      i++;
+function shellEdits(t: string, lexer: ShellLexer, keepLines: boolean): Edit[] {
+  const { tokens } = lexer;
+  // Each word's text, once: the rules below look at a word and its neighbours several times.
+  const texts = tokens.map((tok) => (tok.kind === 'word' ? t.slice(tok.start, tok.end) : ''));
+  const raw = (k: number): string => texts[k] ?? '';
+  const roles: Role[] = [];
+  const commandOf: SimpleCommand[] = [];
+  const pipelines: SimpleCommand[][] = [];
+  let pipeline: SimpleCommand[] = [];
+  let simple: SimpleCommand = { words: [] };
+  let target = false;
+  const endSimple = (): void => {
+    if (simple.words.length > 0) pipeline.push(simple);
+    simple = { words: [] };
+  };
+  for (let k = 0; k < tokens.length; k++) {
+    const tok = tokens[k] as ShellToken;
+    if (tok.kind === 'comment') continue;
+    if (tok.kind === 'op' && REDIRECTS.has(tok.op)) {
+      target = true;
       continue;
     }
-    if (quote !== undefined) {
-      if (c === '\\') {
-        if (i === n - 1) state.continued = true;
-        i += 2;
-        continue;
+    if (tok.kind !== 'word') {
+      endSimple();
+      if (!(tok.kind === 'op' && (tok.op === '|' || tok.op === '|&'))) {
+        if (pipeline.length > 0) pipelines.push(pipeline);
+        pipeline = [];
       }
-      if ((quote === "$'" && c === "'") || c === quote) state.quote = undefined;
-      i++;
+      target = false;
       continue;
     }
-    if (c === '\\') {
-      if (i === n - 1) state.continued = true;
-      i += 2;
-      continue;
-    }
-    if (c === "'") state.quote = afterDollar ? "$'" : "'";
-    else if (c === '"' || c === '`') state.quote = c;
-    else if (c === '$') dollar = true;
-    else if (c === '#' && (i === 0 || METACHAR.test(text[i - 1] as string))) break;
-    else if (c === '(') {
-      if (text[i + 1] === '(') {
-        state.arithmetic.push(state.depth);
-        state.depth += 2;
-        i += 2;
-        continue;
-      }
-      state.depth++;
-    } else if (c === ')') {
-      state.depth = Math.max(0, state.depth - 1);
-      const open = state.arithmetic[state.arithmetic.length - 1];
-      if (open !== undefined && state.depth <= open) state.arithmetic.pop();
-    } else if (heredocs && c === '<' && text[i + 1] === '<' && text[i + 2] !== '<' && state.arithmetic.length === 0) {
-      const tabs = text[i + 2] === '-';
-      let j = i + (tabs ? 3 : 2);
-      while (text[j] === ' ' || text[j] === '\t') j++;
-      const word = heredocWord(text, j);
-      if (word.end > j) state.pending.push({ delimiter: word.delimiter, tabs });
-      i = Math.max(word.end, i + 2);
-      continue;
-    }
-    i++;
+    const w = raw(k);
+    const fd = /^\d+$/.test(w) && (t[tok.end] === '<' || t[tok.end] === '>');
+    const role: Role = target ? 'target' : fd ? 'fd' : simple.name !== undefined ? 'argument' : RESERVED.has(w) ? 'reserved' : ASSIGNMENT_WORD.test(w) ? 'assignment' : 'name';
+    target = false;
+    if (role === 'name') simple.name = k;
+    roles[k] = role;
+    commandOf[k] = simple;
+    simple.words.push(k);
   }
-  if (state.quote === undefined && !state.continued && state.body === undefined) state.body = state.pending.shift();
+  endSimple();
+  if (pipeline.length > 0) pipelines.push(pipeline);
+
+  const changes = new Map<number, WordChange>();
+  const change = (k: number, c: WordChange): void => {
+    if (!changes.has(k)) changes.set(k, c);
+  };
+  /** A word blanked for what the command around it does, not for what it holds: an assignment keeps its `NAME=`. */
+  const blank = (k: number): void => {
+    const w = raw(k);
+    change(k, ASSIGNMENT_WORD.test(w) ? { keep: (ASSIGNMENT_WORD.exec(w) as RegExpExecArray)[0].length } : { text: "''" });
+  };
+  const isWord = (k: number): boolean => tokens[k]?.kind === 'word';
+  const secretName = (w: string): boolean => /^[A-Za-z_][A-Za-z0-9_]*$/.test(w) && secretVariable(w);
+
+  for (let k = 0; k < tokens.length; k++) {
+    if (!isWord(k)) continue;
+    const w = raw(k);
+    const c = wordChange(w);
+    if (c !== undefined) {
+      if ((tokens[k] as ShellWord).delimiter) throw new Unsure();
+      change(k, c);
+    }
+    // `NAME = value` and `NAME =value`: no shell assigns there, but the value is the secret.
+    if (secretName(w) && isWord(k + 1)) {
+      const next = raw(k + 1);
+      if ((next === '=' || next === '+=') && isWord(k + 2) && !(tokens[k + 2] as ShellWord).delimiter) change(k + 2, { text: "''" });
+      else if (/^\+?=./s.test(next)) change(k + 1, { keep: next.startsWith('+') ? 2 : 1 });
+    }
+    // `for NAME in …`: the words it loops over are the values NAME takes.
+    if ((w === 'for' || w === 'select') && roles[k] === 'reserved' && isWord(k + 1) && secretName(raw(k + 1)) && isWord(k + 2) && raw(k + 2) === 'in') {
+      for (let m = k + 3; isWord(m) && raw(m) !== 'do'; m++) change(m, { text: "''" });
+    }
+  }
+
+  let reads = false;
+  for (const p of pipelines) {
+    const reader = p.find((s) => readsSecret(s, raw));
+    if (reader === undefined) continue;
+    reads = true;
+    for (const s of p) {
+      for (let j = 0; j < s.words.length; j++) {
+        const k = s.words[j] as number;
+        const w = raw(k);
+        const role = roles[k];
+        if (role === 'reserved' || role === 'fd' || (tokens[k] as ShellWord).delimiter) continue;
+        if (role === 'name' && (s === reader || /^[A-Za-z0-9_./+-]+$/.test(w))) continue;
+        if (s === reader && role === 'argument' && keptByReader(raw(s.name as number), w, j > 0 ? raw(s.words[j - 1] as number) : '')) continue;
+        blank(k);
+      }
+    }
+  }
+  if (reads) for (let k = 0; k < tokens.length; k++) if (isWord(k) && (tokens[k - 1] as ShellOp | undefined)?.op === '<<<') blank(k);
+
+  const edits: Edit[] = [];
+  for (const [k, c] of changes) {
+    const tok = tokens[k] as ShellWord;
+    if ('text' in c && c.text === "''" && roles[k] === 'argument' && FATAL_BUILTINS.has(raw(commandOf[k]?.name ?? -1))) throw new Unsure();
+    // A function's name: `''()` is no definition.
+    if ('text' in c && t[tok.end] === '(') throw new Unsure();
+    const start = 'keep' in c ? tok.start + c.keep : tok.start;
+    const end = t[tok.end - 1] === '\r' && t[tok.end] === '\n' ? tok.end - 1 : tok.end;
+    edits.push({ start, end, text: `${'text' in c ? c.text : ''}${keepLines ? '\\\n'.repeat(newlines(t, start, end)) : ''}`, note: true });
+  }
+  for (const tok of tokens) {
+    if (tok.kind !== 'comment' || !credentialIn(t.slice(tok.start, tok.end))) continue;
+    edits.push({ start: tok.start, end: t[tok.end - 1] === '\r' ? tok.end - 1 : tok.end, text: REMOVED_NOTE, note: false });
+  }
+  for (const body of lexer.bodies) {
+    const text = t.slice(body.start, body.end);
+    if (!reads && !credentialIn(text) && !credentialIn(text.replace(/\\\n/g, ''))) continue;
+    if (body.delimiter === REMOVED_NOTE) throw new Unsure();
+    // Every line of it, so no `$(` in the body is left open by another line going.
+    for (let s = body.start; s < body.end; ) {
+      const nl = t.indexOf('\n', s);
+      const lineEnd = nl < 0 || nl > body.end ? body.end : nl;
+      const contentEnd = t[lineEnd - 1] === '\r' ? lineEnd - 1 : lineEnd;
+      if (contentEnd > s) edits.push({ start: s, end: contentEnd, text: REMOVED_NOTE, note: false });
+      s = lineEnd + 1;
+    }
+  }
+  return edits;
 }
 
-const shellOpen = (s: ShellState): boolean => s.quote !== undefined || s.continued || s.depth > 0 || s.body !== undefined || s.pending.length > 0;
+/** How many newlines t[from, to) holds. */
+function newlines(t: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = t.indexOf('\n', from); i >= 0 && i < to; i = t.indexOf('\n', i + 1)) n++;
+  return n;
+}
 
-/** A line that starts as a `case` pattern does (`ci)`, `*)`, `(a|b)`): no command may stand in for it. */
-const CASE_PATTERN = /^\s*\(?[^\s()]+\)/;
+/** Whether a simple command assigns a secret's variable without `=`: `read … NAME`, `mapfile NAME`, `printf -v NAME`. */
+function readsSecret(s: SimpleCommand, raw: (k: number) => string): boolean {
+  if (s.name === undefined) return false;
+  const name = raw(s.name);
+  if (!READ_COMMANDS.has(name) && name !== 'printf') return false;
+  const args = s.words.slice(s.words.indexOf(s.name) + 1).map(raw);
+  const secret = (w: string | undefined): boolean => w !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(w) && secretVariable(w);
+  if (READ_COMMANDS.has(name)) return args.some(secret);
+  return name === 'printf' && args.some((w, j) => w === '-v' && secret(args[j + 1]));
+}
+
+/** The words of a reading command that hold no value: its options, numbers, and the names it assigns (`printf`: only `-v NAME`). */
+function keptByReader(name: string, word: string, before: string): boolean {
+  if (name === 'printf') return word === '-v' || before === '-v';
+  return /^-[A-Za-z]+$/.test(word) || /^\d+$/.test(word) || /^[A-Za-z_][A-Za-z0-9_]*$/.test(word);
+}
 
 /**
- * Shell start-up files, and /etc/environment (`heredocs` false: pam_env knows none). The lines one
- * command spans (an open quote, a `\` last, open parentheses, a here-document's body) are judged
- * together: each line and their joined text. A command in which a line assigns a variable whose
- * name looks like a secret (secretVariable: `NAME=`, `export`/`declare -x`/`readonly NAME=`,
- * several on a line, `${NAME:=…}`, `read NAME`, `printf -v NAME`), holds a URL with a credential,
- * or writes out a private key goes whole: a multi-line value or a here-document goes with the line that opened it, and a
- * line that is part of one takes the rest of it along. Lines that only read a variable stay. A
- * removed line becomes `: # quickloop removed …` in a shell file (a command that does nothing, so
- * an `if … then … fi` left without its only command still parses; the plain comment when the
- * command began as a `case` pattern), the plain comment in /etc/environment.
+ * Shell text with the edits made; in a shell file (`notes`), each line an edited word ends on gets
+ * REMOVED_NOTE as a comment at its end, where it ends a command at the top level and holds no
+ * comment already. undefined when the lexer is unsure; the text itself when nothing changes.
  */
-function sanitizeShell(lines: Line[], heredocs: boolean): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < lines.length; ) {
-    const first = i;
-    const state: ShellState = { continued: false, depth: 0, arithmetic: [], pending: [] };
-    do {
-      const line = lines[i] as Line;
-      shellScan(i === first ? line.text.replace(/^\uFEFF/, '') : line.text, state, heredocs);
-      i++;
-    } while (i < lines.length && shellOpen(state));
-    const group = lines.slice(first, i);
-    let credential = group.some((l) => shellCredential(l.text));
-    if (!credential && group.length > 1) {
-      // The command as the shell reads it: each `\` last joins its line to the next.
-      const joined = group.map((l, k) => (k < group.length - 1 && /(?<!\\)(?:\\\\)*\\$/.test(l.text) ? l.text.slice(0, -1) : `${l.text}\n`)).join('');
-      credential = shellCredential(joined);
+function shellPass(text: string, notes: boolean): string | undefined {
+  const from = text.startsWith(BOM) ? 1 : 0;
+  let lexer: ShellLexer;
+  let edits: Edit[];
+  try {
+    lexer = new ShellLexer(text).lex(from);
+    edits = shellEdits(text, lexer, notes).filter((e) => text.slice(e.start, e.end) !== e.text);
+  } catch (e) {
+    if (e instanceof Unsure) return undefined;
+    throw e;
+  }
+  if (edits.length === 0) return text;
+  if (notes) edits.push(...noteEdits(text, lexer.tokens, edits));
+  edits.sort((a, b) => a.start - b.start || a.end - b.end);
+  let out = '';
+  let at = 0;
+  for (const e of edits) {
+    out += text.slice(at, e.start) + e.text;
+    at = e.end;
+  }
+  return out + text.slice(at);
+}
+
+/**
+ * The notes for the lines `edits` change words on: each inserted before the newline that ends the
+ * command's line (or at the text's end), unless a comment comes first (it ends the line already).
+ */
+function noteEdits(text: string, tokens: ShellToken[], edits: Edit[]): Edit[] {
+  const breaks = tokens.filter((tok): tok is ShellBreak => tok.kind === 'newline' || tok.kind === 'comment');
+  const at = new Set<number>();
+  let b = 0;
+  for (const e of edits.filter((x) => x.note).sort((x, y) => x.start - y.start)) {
+    while (b < breaks.length && (breaks[b] as ShellBreak).start < e.end) b++;
+    const next = breaks[b];
+    if (next?.kind === 'comment') continue;
+    const pos = next === undefined ? text.length : next.start;
+    at.add(text[pos - 1] === '\r' ? pos - 1 : pos);
+  }
+  return [...at].map((pos) => ({ start: pos, end: pos, text: ` ${REMOVED_NOTE}`, note: false }));
+}
+
+/**
+ * Whether pam_env, reading the text as /etc/environment, would still meet a secret: it reads a line
+ * at a time (a `\` last, after blanks, joins the next; everything from the first `#` on is dropped),
+ * skips `export `, takes `NAME` up to the `=` and every quote out of the value. A secret's name with
+ * a value left, an assignment of one inside a value, a URL with a credential or a private key is one.
+ */
+function pamEnvLeaks(text: string): boolean {
+  let logical = '';
+  for (const physical of text.split('\n')) {
+    const s = physical.replace(/^[ \t]+/, '');
+    if (s === '' || s.startsWith('#')) continue;
+    const hash = physical.indexOf('#');
+    if (hash >= 0) {
+      if (pamEnvLineLeaks(logical + physical.slice(0, hash))) return true;
+      logical = '';
+      continue;
     }
-    if (!credential) out.push(...group.map((l) => l.text + l.end));
+    const trimmed = physical.replace(/[ \t]+$/, '');
+    if (trimmed.endsWith('\\')) logical += trimmed.slice(0, -1);
     else {
-      const note = heredocs && !CASE_PATTERN.test(bare((group[0] as Line).text)) ? `: ${REMOVED_NOTE}` : REMOVED_NOTE;
-      out.push(...group.map((l) => replaced(l, note)));
+      if (pamEnvLineLeaks(logical + physical)) return true;
+      logical = '';
     }
   }
-  return out;
+  return logical !== '' && pamEnvLineLeaks(logical);
+}
+
+function pamEnvLineLeaks(line: string): boolean {
+  if (hasCredentialUrl(line) || PRIVATE_KEY_BLOCK.test(line)) return true;
+  let key = line.replace(/^[ \t]+/, '');
+  if (key.startsWith('export ')) key = key.slice(7);
+  const eq = key.indexOf('=');
+  if (eq <= 0 || !/^[A-Za-z0-9_]+$/.test(key.slice(0, eq))) return false;
+  const value = key.slice(eq + 1).replace(/["']/g, '');
+  if (secretVariable(key.slice(0, eq)) && value.trim() !== '') return true;
+  for (const m of value.matchAll(ASSIGNMENT)) if (secretVariable(m[1] as string) && /[^\s;&|)]/.test(value[(m.index as number) + m[0].length] ?? ' ')) return true;
+  for (const m of value.matchAll(EXPANSION_ASSIGNMENT)) if (secretVariable(m[1] as string)) return true;
+  return false;
+}
+
+/** Whether shell text may hold a credential anywhere, read loosely: as it is, `\`-joined, without quotes; a `for NAME in` loop. */
+function mayHoldCredential(text: string): boolean {
+  const joined = text.replace(/\\\r?\n/g, '');
+  if ([text, joined, joined.replace(/["']/g, '')].some(shellCredential)) return true;
+  for (const m of joined.matchAll(/(?<![\w$])(?:for|select)\s+([A-Za-z_][A-Za-z0-9_]*)\s/g)) if (secretVariable(m[1] as string)) return true;
+  return false;
+}
+
+/**
+ * Shell start-up files and /etc/environment: the credentials taken out and the structure kept, so
+ * the copy still parses wherever the original did: a file that no longer parses stops bash reading
+ * it there, and a dash login shell altogether. Replacing a line with a comment breaks a file whose
+ * line also held `fi`, `;;`, `}`, or was the only command of a `then`; replacing a command with `:`
+ * would need the grammar, to know where each command starts and ends. Changing words inside their
+ * own extent needs only where words start and end, which ShellLexer knows (or throws Unsure): a
+ * word's value emptied (`export NPM_TOKEN=`) or the word replaced by `''` (with the newlines it
+ * spanned kept as `\`-newlines in a shell file) leaves every token around it as it was
+ * (shellEdits). The copy is then read again: were it still to change, or
+ * (for /etc/environment) were pam_env still to read a secret in it, or was the lexer unsure, the file
+ * is withheld whole as WITHHELD_NOTE, which parses anywhere, when it may hold a credential at all.
+ */
+function sanitizeShell(text: string, format: 'shell' | 'environment'): string {
+  const notes = format === 'shell';
+  const once = shellPass(text, notes);
+  if (once !== undefined && (once === text || shellPass(once, notes) === once) && (format === 'shell' || !pamEnvLeaks(once))) return once;
+  return once === undefined && !mayHoldCredential(text) ? text : `${WITHHELD_NOTE}\n`;
+}
+
+/** csh's `setenv NAME value` (`set NAME = value` is an ASSIGNMENT). */
+const SETENV = /(?<![\w$])setenv[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]+(?=[^\s#])/g;
+
+/**
+ * A csh snippet (`/etc/profile.d/*.csh`) that holds a credential is withheld whole: csh's grammar is
+ * not sh's, and neither csh nor tcsh is on every machine this is built on to check an edited copy
+ * against, while one comment is sure to parse.
+ */
+function sanitizeCsh(text: string): string {
+  for (const m of text.matchAll(SETENV)) if (secretVariable(m[1] as string)) return `${WITHHELD_NOTE}\n`;
+  return shellCredential(text) || shellCredential(text.replace(/\\\r?\n/g, '')) ? `${WITHHELD_NOTE}\n` : text;
 }
 
 /**
@@ -673,12 +1281,14 @@ function sanitizeShell(lines: Line[], heredocs: boolean): string[] {
  *   sections whose header names a URL with a credential, whole;
  * - wgetrc: `user`, `password`, `http_user`, `http_password`, `ftp_user`, `ftp_password`,
  *   `proxy_user`, `proxy_password`, `header`;
- * - pip, toml, gemrc: a key naming a password, token, secret or API key;
- * - shell, environment: a command that assigns a variable named like a secret or writes out a
- *   private key, with all the lines it spans (sanitizeShell).
- * Keys are matched without regard to case. Returns `text` itself when nothing was removed.
+ * - pip, toml, gemrc: a key naming a password, token, secret or API key.
+ * Keys are matched without regard to case. Shell start-up files and /etc/environment are not edited
+ * by the line: their secrets' values go and their structure stays (sanitizeShell); a csh snippet
+ * with a secret is withheld whole (sanitizeCsh). Returns `text` itself when nothing was removed.
  */
 export function sanitizeConfig(text: string, format: ConfigFormat): string {
+  if (format === 'shell' || format === 'environment') return sanitizeShell(text, format);
+  if (format === 'csh') return sanitizeCsh(text);
   const lines = splitLines(text);
   const out =
     format === 'npmrc' ? sanitizeNpmrc(lines)
@@ -686,8 +1296,7 @@ export function sanitizeConfig(text: string, format: ConfigFormat): string {
     : format === 'wgetrc' ? sanitizeWgetrc(lines)
     : format === 'gitconfig' ? sanitizeGitconfig(lines)
     : format === 'toml' ? sanitizeToml(lines)
-    : format === 'gemrc' ? sanitizeGemrc(lines)
-    : sanitizeShell(lines, format === 'shell');
+    : sanitizeGemrc(lines);
   const joined = out.join('');
   return joined === text ? text : joined;
 }
@@ -753,7 +1362,7 @@ export function profileCandidates(folder: string): ConfigCandidate[] {
     return [];
   }
   if (names.length > MAX_PROFILE_FILES) return [{ path: folder, tooMany: names.length }];
-  return names.map((name) => ({ path: join(folder, name), format: 'shell' }));
+  return names.map((name) => ({ path: join(folder, name), format: /\.t?csh$/.test(name) ? 'csh' : 'shell' }));
 }
 
 /** The config files a tool inside may read from what the root shows (before each is resolved and judged). */

@@ -53,6 +53,12 @@ describe('bwrap backend', () => {
     expect(sb.describe().reason).toMatch(/^auto: /);
   });
 
+  it('gives a command real pipes: /dev/stdout and /dev/stderr open, as under any shell, and no denial is recorded', async () => {
+    const sb = await enforced();
+    const r = await sb.exec('echo one > /dev/stdout; echo two > /dev/stderr; echo three | tee /dev/stderr > /dev/null; [ -p /dev/stdout ] && echo pipe');
+    expect(r).toMatchObject({ exitCode: 0, output: 'one\ntwo\nthree\npipe\n', denials: [] });
+  });
+
   it('lets commands write in the workspace, home and tmp, and the host sees it', async () => {
     const sb = await enforced();
     const d = sb.describe();

@@ -53,6 +53,12 @@ describe('local backend', () => {
     expect(r.output).toBe(`${sb.describe().workspace}\nout\nerr\n`);
   });
 
+  it('gives a command real pipes: /dev/stdout and /dev/stderr open, as under any shell, and no denial is recorded', async () => {
+    const sb = await local();
+    const r = await sb.exec('echo one > /dev/stdout; echo two > /dev/stderr; echo three | tee /dev/stderr > /dev/null; [ -p /dev/stdout ] && echo pipe');
+    expect(r).toMatchObject({ exitCode: 0, output: 'one\ntwo\nthree\npipe\n', denials: [] });
+  });
+
   it('records no filesystem denial: local refuses nothing', async () => {
     const sb = await local();
     const r = await sb.exec("cat /root/qs-none; echo 'bash: line 1: /etc/x: Read-only file system' >&2");

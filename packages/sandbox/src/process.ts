@@ -1,7 +1,7 @@
 // Runs one process in its own group with a timeout, merged capped output, and a kill that reaches its children.
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { endGroups, exitCodeOf, groupAlive, signalGroup } from '@quickloop/cli-kit/process-group';
+import { closeEnds, endGroups, exitCodeOf, groupAlive, pipeStream, signalGroup, takePipes } from '@quickloop/cli-kit/process-group';
 import type { Readable } from 'node:stream';
 import type { DenialScanner } from './denials.js';
 import { OutputCap } from './output.js';
@@ -50,33 +50,39 @@ export function runProcess(options: RunOptions): Promise<ExecResult> {
     let timedOut = false;
     let settled = false;
     // detached: a new process group (and session), so a timeout kills the command's children too.
-    let child: ChildProcessByStdio<null, Readable, Readable>;
+    let child: ChildProcess;
     let fd3: number | undefined;
+    // Real pipes where they can be had: a command may open /dev/stdout and /dev/stderr, as under any shell.
+    const pipes = takePipes(2);
     try {
       if (options.fd3 !== undefined) fd3 = openSync(options.fd3, 'r');
       child = spawn(options.file, options.args, {
         cwd: options.cwd,
         env: options.env,
         detached: true,
-        stdio: ['ignore', 'pipe', 'pipe', ...(fd3 !== undefined ? [fd3] : [])],
-      }) as ChildProcessByStdio<null, Readable, Readable>;
+        stdio: ['ignore', pipes ? pipes[0]!.write : 'pipe', pipes ? pipes[1]!.write : 'pipe', ...(fd3 !== undefined ? [fd3] : [])],
+      });
     } catch (error) {
+      if (pipes) closeEnds(pipes[0]!.read, pipes[1]!.read);
       // Node refuses some arguments before any process exists (a NUL byte), or fd3's file is gone: a result, never a throw.
       const output = `${options.file}: ${(error as Error).message}\n`;
       resolve({ exitCode: 127, output, originalChars: output.length, truncated: false, timedOut: false, durationMs: 0, denials: [] });
       return;
     } finally {
-      // The child has its own copy; the harness's would only leak.
+      // The child has its own copies; the harness's would only leak (and keep the output from ever ending).
       if (fd3 !== undefined) closeSync(fd3);
+      if (pipes) closeEnds(pipes[0]!.write, pipes[1]!.write);
     }
+    const stdout = (pipes ? pipeStream(pipes[0]!.read) : child.stdout) as Readable;
+    const stderr = (pipes ? pipeStream(pipes[1]!.read) : child.stderr) as Readable;
     const pgid = child.pid;
     if (pgid !== undefined) options.onGroup?.(pgid);
     const scanner = options.scanner;
-    child.stdout.on('data', (c: Buffer) => {
+    stdout.on('data', (c: Buffer) => {
       cap.push(c);
       scanner?.push('stdout', c);
     });
-    child.stderr.on('data', (c: Buffer) => {
+    stderr.on('data', (c: Buffer) => {
       cap.push(c);
       scanner?.push('stderr', c);
     });
@@ -118,12 +124,12 @@ export function runProcess(options: RunOptions): Promise<ExecResult> {
         open -= 1;
         if (open === 0) finish(exitCode);
       };
-      if (child.stdout.readableEnded) done();
-      else child.stdout.once('end', done);
-      if (child.stderr.readableEnded) done();
-      else child.stderr.once('end', done);
+      if (stdout.readableEnded) done();
+      else stdout.once('end', done);
+      if (stderr.readableEnded) done();
+      else stderr.once('end', done);
       setTimeout(() => {
-        for (const stream of [child.stdout, child.stderr]) {
+        for (const stream of [stdout, stderr]) {
           stream.removeAllListeners('data');
           stream.on('data', () => undefined);
           // A job that escaped the group (setsid under `local`) must not keep the stage alive.

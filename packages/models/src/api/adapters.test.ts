@@ -1,5 +1,6 @@
 // The Anthropic and OpenAI Responses adapters, over the real SDKs, against the testkit's mock server.
 import { execFileSync } from 'node:child_process';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { InterruptedError } from '@quickloop/cli-kit';
 import { MOCK_ENCRYPTED_REASONING, MOCK_SIGNATURE, startMockServer, type MockServer } from '@quickloop/testkit';
@@ -294,5 +295,87 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
     while (mock.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
     controller.abort();
     await expect(pending).rejects.toBeInstanceOf(InterruptedError);
+  });
+});
+
+describe('the gemini adapter through a gateway that takes its key in the query', () => {
+  /** Where Node's fetch (its own undici) keeps the dispatcher a request without one goes through; @google/genai reaches it the same way. */
+  const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+  type Agent = { close(): Promise<void>; constructor: new (options: { headersTimeout: number; bodyTimeout: number }) => Agent };
+
+  /** Runs `f` with undici's own header and body timeouts (300 s by default) at `ms`: an Agent of Node's undici in the default's place. */
+  async function withUndiciTimeouts(ms: number, f: () => Promise<void>): Promise<void> {
+    // Node sets its undici up on first use.
+    new Headers();
+    const global = globalThis as unknown as Record<symbol, Agent>;
+    const original = global[GLOBAL_DISPATCHER] as Agent;
+    const short = new original.constructor({ headersTimeout: ms, bodyTimeout: ms });
+    global[GLOBAL_DISPATCHER] = short;
+    try {
+      await f();
+    } finally {
+      global[GLOBAL_DISPATCHER] = original;
+      await short.close();
+    }
+  }
+
+  /**
+   * A Gemini endpoint that answers nothing until told to, as a thinking model keeps a call waiting: no
+   * headers for a whole answer, and for a stream its headers at once but no event.
+   */
+  async function heldGemini() {
+    const urls: string[] = [];
+    const held: (() => void)[] = [];
+    const answer = JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text: 'late' }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 1 } });
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      urls.push(req.url ?? '');
+      const sse = (req.url ?? '').includes('alt=sse');
+      if (sse) res.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders();
+      held.push(() => {
+        if (res.destroyed) return;
+        if (!sse) res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(sse ? `data: ${answer}\n\n` : answer);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    return {
+      url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+      urls,
+      release: () => held.splice(0).forEach((send) => send()),
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  const request = (stream: boolean) => ({ model: 'm', system: 's', messages: [{ role: 'user' as const, blocks: [{ type: 'text' as const, text: 'x' }] }], maxTokens: 10, stream });
+
+  it('waits for a late answer as the SDK does without a query: undici\'s own header and body timeouts are off, the adapter\'s own bounds the call', async () => {
+    const gw = await heldGemini();
+    await withUndiciTimeouts(50, async () => {
+      const turns: Promise<unknown>[] = [];
+      for (const baseURL of [gw.url, `${gw.url}?key=gateway-key-1`]) {
+        for (const stream of [false, true]) turns.push(new GeminiAdapter({ apiKey: 'test-key', baseURL, retry: { retries: 0 } }).turn(request(stream)).catch((e: Error) => `${baseURL} stream ${stream}: ${e.message}`));
+      }
+      while (gw.urls.length < turns.length) await new Promise((r) => setTimeout(r, 10));
+      // Asked after them, plain fetches are cut by the shortened defaults; theirs would have been cut first...
+      const plain = (path: string) => fetch(`${gw.url}/v1beta/models/${path}`, { method: 'POST', body: '{}' });
+      await Promise.all([
+        expect(plain('m:generateContent')).rejects.toMatchObject({ cause: { code: 'UND_ERR_HEADERS_TIMEOUT' } }),
+        expect(plain('m:streamGenerateContent?alt=sse').then((r) => r.text())).rejects.toMatchObject({ cause: { code: 'UND_ERR_BODY_TIMEOUT' } }),
+      ]);
+      // ...but they are still waiting, the SDK's own fetch and the one that adds the gateway's query alike.
+      gw.release();
+      expect(await Promise.all(turns)).toEqual(turns.map(() => expect.objectContaining({ blocks: [{ type: 'text', text: 'late' }] })));
+    });
+    await gw.close();
+    // The four turns reached it in no set order, before the plain fetch.
+    expect(gw.urls.slice(0, 4).map((u) => String(new URL(u, 'http://x').searchParams.get('key'))).sort()).toEqual(['gateway-key-1', 'gateway-key-1', 'null', 'null']);
+  });
+
+  it('is cut at its own timeout through such a gateway, not before', async () => {
+    await withUndiciTimeouts(50, async () => {
+      mock.push({ hang: true });
+      await expect(new GeminiAdapter({ apiKey: 'test-key', baseURL: `${mock.url}?key=gateway-key-1`, retry: { retries: 0 }, timeoutMs: 2000 }).turn(request(false))).rejects.toMatchObject({ errorKind: 'infra', transient: true, message: 'gemini: request timed out' });
+    });
   });
 });

@@ -18,17 +18,40 @@ export function endpoint(baseURL: string | undefined, apiKey: string): Endpoint 
   return { base, ...(Object.keys(query).length > 0 ? { query } : {}), scrub };
 }
 
+/** Where Node's fetch (its own undici) keeps the dispatcher a request without one goes through. */
+const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+
+interface Dispatcher {
+  dispatch(options: Record<string, unknown>, handler: unknown): boolean;
+}
+
+/**
+ * The dispatcher @google/genai gives its own fetch calls in Node, made as it makes it: the global
+ * one, with undici's own header and body timeouts (300 s) off, so that the SDK's `timeout` (the
+ * adapter's) is what bounds a call, a thinking model's long wait for its first byte included.
+ */
+function untimedDispatcher(): Dispatcher {
+  return {
+    dispatch(options, handler) {
+      const global = (globalThis as unknown as Record<symbol, Dispatcher | undefined>)[GLOBAL_DISPATCHER];
+      if (typeof global?.dispatch !== 'function') throw new Error("undici's global dispatcher is not available");
+      return global.dispatch({ ...options, headersTimeout: 0, bodyTimeout: 0 }, handler);
+    },
+  };
+}
+
 /**
  * A fetch that adds `query` to every request (a parameter the request names itself wins), for an SDK
  * with no default query of its own (@google/genai). With a fetch of ours that SDK leaves out the
- * dispatcher that lifts undici's 300 s header and body timeouts, so a call through such a gateway is
- * also bounded by those.
+ * dispatcher that lifts undici's 300 s header and body timeouts, so this fetch puts the same one in.
  */
 export function fetchWithQuery(query: Record<string, string>): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
   return (input, init) => {
-    if (typeof input !== 'string' && !(input instanceof URL)) return fetch(input, init);
+    // fetch calls nothing of a dispatcher but `dispatch` (the SDK's own is no more); its type names all of undici's.
+    const untimed = { ...init, ...(init !== undefined && 'dispatcher' in init ? {} : { dispatcher: untimedDispatcher() }) } as RequestInit;
+    if (typeof input !== 'string' && !(input instanceof URL)) return fetch(input, untimed);
     const url = new URL(input);
     for (const [name, value] of Object.entries(query)) if (!url.searchParams.has(name)) url.searchParams.set(name, value);
-    return fetch(url, init);
+    return fetch(url, untimed);
   };
 }

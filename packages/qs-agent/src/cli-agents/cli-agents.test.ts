@@ -12,6 +12,8 @@ import { PLACEHOLDER_KEY } from './cli-agent.js';
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const BIN = join(ROOT, 'node_modules', '.bin');
 const SECRET = 'sk-quickloop-test-SECRET-0f9e8d7c6b5a';
+/** A gateway's key, given in the query of the base URL. */
+const GATEWAY_KEY = 'gw-quickloop-test-GATEWAY-9a8b7c';
 
 let work: string;
 let mock: MockServer;
@@ -172,6 +174,22 @@ describe('qs-agent --agent claude-code', () => {
     rmSync(String(ready.root), { recursive: true, force: true });
   });
 
+  it('sends the query of ANTHROPIC_BASE_URL (a gateway\'s key) on every model call, and shows it nowhere inside or in the stream', async () => {
+    // What the shell inside prints: the base URL it was given, then how many places hold the gateway's key.
+    const look = `printf '%s\\n' "$ANTHROPIC_BASE_URL"; grep -rlas '${GATEWAY_KEY.replace('GATEWAY', 'GATEWA[Y]')}' /proc/*/environ /proc/*/cmdline "$HOME" "$TMPDIR" /tmp . 2>/dev/null | wc -l; echo hello > hello.txt`;
+    mock.push({ toolCalls: [{ name: 'Bash', input: { command: look }, id: 'toolu_look' }] }, { text: 'ok' });
+    const r = await sh(`qs-validate ${task('cli-claude-gateway')} | qs-agent --agent claude-code --keep | qs-check`, { ANTHROPIC_BASE_URL: `${mock.url}/?key=${GATEWAY_KEY}`, ANTHROPIC_API_KEY: SECRET });
+    expect(r.codes, r.stderr).toEqual([0, 0, 0]);
+    expect(of(r, 'run.completed')[0]).toMatchObject({ classification: 'passed' });
+    expect(mock.requests.map((q) => `${q.method} ${q.url}`)).toEqual([`POST /v1/messages?beta=true&key=${GATEWAY_KEY}`, `POST /v1/messages?beta=true&key=${GATEWAY_KEY}`]);
+    expect(of(r, 'tool.result')[0]).toMatchObject({ output: 'http://127.0.0.1:3129\n0\n' });
+    expect(of(r, 'agent.started')[0]).toMatchObject({ base_url: mock.url });
+    expect(r.stdout + r.stderr).not.toContain(GATEWAY_KEY);
+    const ready = of(r, 'sandbox.ready')[0] as Ev;
+    expect(allText(String(ready.root))).not.toContain(GATEWAY_KEY);
+    rmSync(String(ready.root), { recursive: true, force: true });
+  });
+
   it('adds the forwarder to a sandbox qs-sandbox made, and says where it sends', async () => {
     mock.push({ toolCalls: [{ name: 'Bash', input: { command: 'echo hello > hello.txt' } }] }, { text: 'ok' });
     const r = await sh(`qs-validate ${task('cli-claude-reopen')} | qs-sandbox | qs-agent --agent claude-code | qs-check`, { ANTHROPIC_BASE_URL: `${mock.url}/`, ANTHROPIC_API_KEY: SECRET });
@@ -291,6 +309,15 @@ describe('qs-agent --agent codex', () => {
     expect(existsSync('/etc/config.toml')).toBe(false);
     expect(of(r, 'agent.completed')[0]).toMatchObject({ stop_reason: 'error' });
     expect(r.stdout + r.stderr).not.toContain(SECRET);
+  });
+
+  it('sends the query of OPENAI_BASE_URL (a gateway\'s key) on every model call; its config inside is the forwarder\'s, without it', async () => {
+    mock.push({ toolCalls: [{ name: 'exec_command', input: { cmd: 'cat "$CODEX_HOME/config.toml"; echo hello > hello.txt' } }] }, { text: 'ok' });
+    const r = await sh(`qs-validate ${task('cli-codex-gateway')} | qs-agent --agent codex | qs-check`, { OPENAI_BASE_URL: `${mock.openaiUrl}?key=${GATEWAY_KEY}`, OPENAI_API_KEY: SECRET });
+    expect(of(r, 'run.completed')[0]).toMatchObject({ classification: 'passed' });
+    expect(mock.requests.map((q) => q.url)).toEqual([`/v1/responses?key=${GATEWAY_KEY}`, `/v1/responses?key=${GATEWAY_KEY}`]);
+    expect(of(r, 'tool.result')[0]?.output).toMatch(/base_url = "http:\/\/127\.0\.0\.1:3129\/v1"\n/);
+    expect(r.stdout + r.stderr).not.toContain(GATEWAY_KEY);
   });
 
   it('runs codex exec inside the sandbox with a keyless provider config, and passes', async () => {

@@ -225,6 +225,63 @@ describe('the model forwarder', () => {
   });
 });
 
+describe('the model forwarder behind a gateway that takes its key in the query', () => {
+  /** A gateway's key with characters every encoding writes differently (`/`, `+`, `~`, space, non-ASCII). */
+  const GATEWAY_KEY = 'gw/Ke+y~ 9\u00e4Z';
+  /** The ways a gateway may write the key back: raw, percent-encoded (either case of hex), form-encoded. */
+  const forms = (s: string): string[] => [s, encodeURIComponent(s), encodeURIComponent(s).replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase()), new URLSearchParams({ k: s }).toString().slice(2)];
+  const query = (url: string): [string, string[]][] => {
+    const params = new URL(url, 'http://x').searchParams;
+    return [...new Set(params.keys())].map((name) => [name, params.getAll(name)]);
+  };
+
+  it('adds the base URL\'s query to every call after the path; a parameter the request names itself wins', async () => {
+    const { socketPath } = await forwarder({ upstream: `${mock.url}/?key=${encodeURIComponent(GATEWAY_KEY)}&beta=false` });
+    expect((await request(socketPath, 'POST', '/v1/messages?beta=true', {}, ask)).status).toBe(200);
+    expect((await request(socketPath, 'POST', '/v1/messages', {}, ask)).status).toBe(200);
+    const o = await forwarder({ vendor: 'openai', upstream: `${mock.openaiUrl}?key=${encodeURIComponent(GATEWAY_KEY)}` });
+    expect((await request(o.socketPath, 'POST', '/v1/responses', {}, JSON.stringify({ model: 'g', input: 'x' }))).status).toBe(200);
+    expect(mock.requests.map((r) => new URL(r.url, 'http://x').pathname)).toEqual(['/v1/messages', '/v1/messages', '/v1/responses']);
+    expect(mock.requests.map((r) => query(r.url))).toEqual([
+      [['beta', ['true']], ['key', [GATEWAY_KEY]]],
+      [['key', [GATEWAY_KEY]], ['beta', ['false']]],
+      [['key', [GATEWAY_KEY]]],
+    ]);
+  });
+
+  it('shows no value of that query to the caller or in its record, however the gateway writes it back', async () => {
+    const upstream = `${mock.url}?key=${encodeURIComponent(GATEWAY_KEY)}`;
+    const echo = `${upstream}/v1/messages (key ${forms(GATEWAY_KEY).join(' | ')}, api key ${SECRET})`;
+    const { f, socketPath } = await forwarder({ upstream });
+    mock.push({ error: { status: 503, message: `upstream refused ${echo}` } }, { error: { status: 403, message: `gateway: ${echo} not allowed` } });
+    const answers = [await request(socketPath, 'POST', '/v1/messages', {}, ask), await request(socketPath, 'POST', '/v1/messages', {}, JSON.stringify({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }))];
+    expect(answers.map((a) => a.status)).toEqual([503, 403]);
+    // A gateway that names the URL it was asked for in a header and in its answer, as it got it.
+    const gateway = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(404, { 'content-type': 'application/json', 'x-gateway-url': req.url ?? '' });
+      res.end(JSON.stringify({ error: { message: `no route for ${req.url}` } }));
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', () => resolve()));
+    const g = await forwarder({ upstream: `http://127.0.0.1:${(gateway.address() as net.AddressInfo).port}?key=${encodeURIComponent(GATEWAY_KEY)}` });
+    const seen = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+      const req = http.request({ socketPath: g.socketPath, method: 'POST', path: '/v1/messages' }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      });
+      req.on('error', reject);
+      req.end(ask);
+    });
+    gateway.close();
+    expect(seen).toMatchObject({ status: 404, headers: { 'x-gateway-url': '/v1/messages?key=[redacted]' }, body: expect.stringContaining('no route for /v1/messages?key=[redacted]') });
+    expect([...f.calls, ...g.f.calls].map((c) => c.error)).toEqual([expect.stringContaining('[redacted]'), expect.stringContaining('[redacted]'), expect.stringContaining('[redacted]')]);
+    const shown = [...answers.map((a) => a.body), JSON.stringify(seen), JSON.stringify(f.calls), JSON.stringify(g.f.calls)].join('\n');
+    for (const form of [...forms(GATEWAY_KEY), SECRET]) expect(shown, form).not.toContain(form);
+    expect(shown).not.toMatch(/[?&]key=(?!\[redacted\])/);
+  });
+});
+
 describe('vendor credentials', () => {
   it('takes QS_ first, then the vendor variable, and refuses what would break a header or leak into a URL', () => {
     expect(vendorCredentials('anthropic', { QS_ANTHROPIC_API_KEY: 'a', ANTHROPIC_API_KEY: 'b' }).key).toBe('a');

@@ -4,6 +4,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import { classifyStatus, type ErrorKind } from '@quickloop/models/cli';
+import { baseUrlScrubber } from '@quickloop/models/core';
 
 export type Vendor = 'anthropic' | 'openai';
 
@@ -46,7 +47,10 @@ export interface RefusedRequest {
 
 export interface ForwarderOptions {
   vendor: Vendor;
-  /** The vendor base URL (ANTHROPIC_BASE_URL without /v1; OPENAI_BASE_URL with it). */
+  /**
+   * The vendor base URL (ANTHROPIC_BASE_URL without /v1; OPENAI_BASE_URL with it). Its query (a
+   * gateway's key) is added to every call and, like the key, shown to no caller and in no record.
+   */
   upstream: string;
   key: string;
   socketPath: string;
@@ -340,6 +344,26 @@ function oneLine(s: string): string {
   return cut(s.replace(/\s+/g, ' ').trim(), 300);
 }
 
+/**
+ * The request's target with the base URL's query (`key=…&v=1`, as configured) after its own: a
+ * gateway that takes its key there gets it on every call. A name the request gives itself keeps
+ * the request's value (claude's `beta=true`).
+ */
+export function withBaseQuery(target: string, baseQuery: string): string {
+  const mark = target.indexOf('?');
+  const own = new URLSearchParams(mark < 0 ? '' : target.slice(mark + 1));
+  const added = baseQuery.split('&').filter((pair) => pair !== '' && !own.has([...new URLSearchParams(pair).keys()][0] ?? ''));
+  if (added.length === 0) return target;
+  return `${target}${mark < 0 ? '?' : '&'}${added.join('&')}`;
+}
+
+/** Each header value with the secrets taken out (a gateway may name the URL it was asked for in one). */
+function scrubHeaders(headers: Record<string, string | string[]>, scrub: (text: string) => string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) out[name] = Array.isArray(value) ? value.map(scrub) : scrub(value);
+  return out;
+}
+
 export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
   const calls: ModelCall[] = [];
   const refused: RefusedRequest[] = [];
@@ -347,6 +371,8 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
   let budgetSpent: 'token_budget' | 'max_turns' | undefined;
   let answered = 0;
   const base = new URL(o.upstream);
+  // The key and the base URL's query values, in any encoding, wherever a vendor or a gateway may echo them.
+  const scrub = baseUrlScrubber(o.upstream, o.key);
   const client = base.protocol === 'https:' ? https : http;
   const route = ROUTES[o.vendor];
   const open = new Set<Duplex>();
@@ -451,23 +477,32 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
     headers['accept-encoding'] = 'identity';
     const prefix = base.pathname.replace(/\/+$/, '');
     const upstream = client.request(
-      { protocol: base.protocol, hostname: base.hostname, port: base.port || undefined, method: 'POST', path: prefix + route.upstreamPath(target), headers },
+      { protocol: base.protocol, hostname: base.hostname, port: base.port || undefined, method: 'POST', path: withBaseQuery(prefix + route.upstreamPath(target), base.search.slice(1)), headers },
       (up) => {
         const status = up.statusCode ?? 502;
         const out: Record<string, string | string[]> = {};
         for (const [name, value] of Object.entries(up.headers)) if (value !== undefined && !HOP.has(name)) out[name] = value;
-        res.writeHead(status, out);
-        res.flushHeaders();
+        // An error's answer may quote the URL it was asked for, the gateway's key in it: it is held
+        // and passed on scrubbed, headers and all. A model's answer streams by as it comes, untouched
+        // (a short query value scrubbed out of its content-type would break the stream).
+        const held = status >= 400 && String(up.headers['content-encoding'] ?? 'identity').toLowerCase() === 'identity';
+        if (held) delete out['content-length'];
+        res.writeHead(status, held ? scrubHeaders(out, scrub) : out);
+        if (!held) res.flushHeaders();
         const reader = new AnswerReader(o.vendor);
         const streaming = String(up.headers['content-type'] ?? '').includes('text/event-stream');
+        const kept: Buffer[] = [];
+        let keptBytes = 0;
         up.on('data', (c: Buffer) => {
           if (streaming) reader.sse(c.toString('utf8'));
           else reader.json(c);
           // Written as it comes: an SSE event reaches the CLI when the vendor sends it.
-          res.write(c);
+          if (!held) return void res.write(c);
+          if (keptBytes + c.length <= MAX_PARSED_BYTES) kept.push(c);
+          keptBytes += c.length;
         });
         up.on('end', () => {
-          res.end();
+          res.end(held ? scrub(Buffer.concat(kept).toString('utf8')) : undefined);
           reader.finish();
           record(status, reader, asked, up.headers, started);
         });
@@ -485,10 +520,10 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
     upstream.on('error', (error) => {
       if (res.destroyed) return;
       // The message names the host, never a header: the key cannot be in it.
-      const call: ModelCall = { status: 502, model: asked ?? 'unknown', stop: 'other', blocks: [], usage: { ...ZERO }, requestId: null, durationMs: Math.round(performance.now() - started), error: oneLine(`cannot reach ${base.host}: ${error.message}`), errorKind: 'infra' };
+      const call: ModelCall = { status: 502, model: asked ?? 'unknown', stop: 'other', blocks: [], usage: { ...ZERO }, requestId: null, durationMs: Math.round(performance.now() - started), error: oneLine(scrub(`cannot reach ${base.host}: ${error.message}`)), errorKind: 'infra' };
       calls.push(call);
       o.onCall?.(call);
-      answer(res, 502, `quickloop forwarder: cannot reach the model API (${oneLine(error.message)})`);
+      answer(res, 502, `quickloop forwarder: cannot reach the model API (${oneLine(scrub(error.message))})`);
     });
     upstream.end(body);
   };
@@ -506,9 +541,11 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
     };
     if (reader.refusal) call.refusal = reader.refusal;
     if (status >= 400 || broke !== undefined || reader.error !== undefined) {
-      call.error = oneLine(broke ?? reader.error ?? `HTTP ${status}`);
+      const said = broke ?? reader.error ?? `HTTP ${status}`;
+      // Scrubbed before it is cut: a secret cut in two would no longer be found.
+      call.error = oneLine(scrub(said));
       const kind = status >= 400 ? classifyStatus(status).errorKind : 'infra';
-      call.errorKind = /prompt is too long|context.?window|context_length_exceeded|maximum context length/i.test(call.error) ? 'context_overflow' : kind;
+      call.errorKind = /prompt is too long|context.?window|context_length_exceeded|maximum context length/i.test(said) ? 'context_overflow' : kind;
     }
     spent += billable(call.usage);
     if (call.error === undefined) answered += 1;

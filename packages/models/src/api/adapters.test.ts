@@ -298,27 +298,27 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
   });
 });
 
-describe('the gemini adapter through a gateway that takes its key in the query', () => {
-  /** Where Node's fetch (its own undici) keeps the dispatcher a request without one goes through; @google/genai reaches it the same way. */
-  const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
-  type Agent = { close(): Promise<void>; constructor: new (options: { headersTimeout: number; bodyTimeout: number }) => Agent };
+/** Where Node's fetch (its own undici) keeps the dispatcher a request without one goes through; @google/genai reaches it the same way. */
+const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+type Agent = { close(): Promise<void>; constructor: new (options: { headersTimeout: number; bodyTimeout: number }) => Agent };
 
-  /** Runs `f` with undici's own header and body timeouts (300 s by default) at `ms`: an Agent of Node's undici in the default's place. */
-  async function withUndiciTimeouts(ms: number, f: () => Promise<void>): Promise<void> {
-    // Node sets its undici up on first use.
-    new Headers();
-    const global = globalThis as unknown as Record<symbol, Agent>;
-    const original = global[GLOBAL_DISPATCHER] as Agent;
-    const short = new original.constructor({ headersTimeout: ms, bodyTimeout: ms });
-    global[GLOBAL_DISPATCHER] = short;
-    try {
-      await f();
-    } finally {
-      global[GLOBAL_DISPATCHER] = original;
-      await short.close();
-    }
+/** Runs `f` with undici's own header and body timeouts (300 s by default) at `ms`: an Agent of Node's undici in the default's place. */
+async function withUndiciTimeouts(ms: number, f: () => Promise<void>): Promise<void> {
+  // Node sets its undici up on first use.
+  new Headers();
+  const global = globalThis as unknown as Record<symbol, Agent>;
+  const original = global[GLOBAL_DISPATCHER] as Agent;
+  const short = new original.constructor({ headersTimeout: ms, bodyTimeout: ms });
+  global[GLOBAL_DISPATCHER] = short;
+  try {
+    await f();
+  } finally {
+    global[GLOBAL_DISPATCHER] = original;
+    await short.close();
   }
+}
 
+describe('the gemini adapter through a gateway that takes its key in the query', () => {
   /**
    * A Gemini endpoint that answers nothing until told to, as a thinking model keeps a call waiting: no
    * headers for a whole answer, and for a stream its headers at once but no event.

@@ -1,6 +1,6 @@
 // The Anthropic and OpenAI Responses adapters, over the real SDKs, against the testkit's mock server.
 import { execFileSync } from 'node:child_process';
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { InterruptedError } from '@quickloop/cli-kit';
 import { MOCK_ENCRYPTED_REASONING, MOCK_SIGNATURE, startMockServer, type MockServer } from '@quickloop/testkit';
@@ -298,27 +298,27 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
   });
 });
 
-describe('the gemini adapter through a gateway that takes its key in the query', () => {
-  /** Where Node's fetch (its own undici) keeps the dispatcher a request without one goes through; @google/genai reaches it the same way. */
-  const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
-  type Agent = { close(): Promise<void>; constructor: new (options: { headersTimeout: number; bodyTimeout: number }) => Agent };
+/** Where Node's fetch (its own undici) keeps the dispatcher a request without one goes through; @google/genai reaches it the same way. */
+const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+type Agent = { close(): Promise<void>; constructor: new (options: { headersTimeout: number; bodyTimeout: number }) => Agent };
 
-  /** Runs `f` with undici's own header and body timeouts (300 s by default) at `ms`: an Agent of Node's undici in the default's place. */
-  async function withUndiciTimeouts(ms: number, f: () => Promise<void>): Promise<void> {
-    // Node sets its undici up on first use.
-    new Headers();
-    const global = globalThis as unknown as Record<symbol, Agent>;
-    const original = global[GLOBAL_DISPATCHER] as Agent;
-    const short = new original.constructor({ headersTimeout: ms, bodyTimeout: ms });
-    global[GLOBAL_DISPATCHER] = short;
-    try {
-      await f();
-    } finally {
-      global[GLOBAL_DISPATCHER] = original;
-      await short.close();
-    }
+/** Runs `f` with undici's own header and body timeouts (300 s by default) at `ms`: an Agent of Node's undici in the default's place. */
+async function withUndiciTimeouts(ms: number, f: () => Promise<void>): Promise<void> {
+  // Node sets its undici up on first use.
+  new Headers();
+  const global = globalThis as unknown as Record<symbol, Agent>;
+  const original = global[GLOBAL_DISPATCHER] as Agent;
+  const short = new original.constructor({ headersTimeout: ms, bodyTimeout: ms });
+  global[GLOBAL_DISPATCHER] = short;
+  try {
+    await f();
+  } finally {
+    global[GLOBAL_DISPATCHER] = original;
+    await short.close();
   }
+}
 
+describe('the gemini adapter through a gateway that takes its key in the query', () => {
   /**
    * A Gemini endpoint that answers nothing until told to, as a thinking model keeps a call waiting: no
    * headers for a whole answer, and for a stream its headers at once but no event.
@@ -377,5 +377,104 @@ describe('the gemini adapter through a gateway that takes its key in the query',
       mock.push({ hang: true });
       await expect(new GeminiAdapter({ apiKey: 'test-key', baseURL: `${mock.url}?key=gateway-key-1`, retry: { retries: 0 }, timeoutMs: 2000 }).turn(request(false))).rejects.toMatchObject({ errorKind: 'infra', transient: true, message: 'gemini: request timed out' });
     });
+  });
+});
+
+/**
+ * A gateway in front of the mock that passes on nothing until told to, as a thinking model keeps a call
+ * waiting: no headers for a whole answer, and for a stream its headers at once but no event. Told to,
+ * it passes each call it holds to the mock (over node:http, which undici's timeouts do not touch) and
+ * the mock's answer back.
+ */
+async function heldGateway(mock: MockServer) {
+  let received = 0;
+  const held: (() => void)[] = [];
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c)).on('end', () => {
+      received++;
+      const body = Buffer.concat(chunks);
+      const sse = (JSON.parse(body.toString() || '{}') as { stream?: unknown }).stream === true;
+      if (sse) res.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders();
+      held.push(() => {
+        if (res.destroyed) return;
+        const upstream = httpRequest(`${mock.url}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+          if (!sse) res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        });
+        upstream.end(body);
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  return {
+    url,
+    get received() {
+      return received;
+    },
+    release: () => held.splice(0).forEach((pass) => pass()),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe.each(ADAPTERS.filter((a) => a.api !== 'gemini'))("the $name adapter under undici's own timeouts", ({ name, api, make }) => {
+  const request = (stream: boolean) => ({ model: 'm', system: 's', messages: [{ role: 'user' as const, blocks: [{ type: 'text' as const, text: 'x' }] }], maxTokens: 10, stream });
+  const baseOf = (gw: { url: string }) => (api === 'anthropic' ? gw.url : `${gw.url}/v1`);
+
+  /** Plain fetches asked after the turns, whose own header and body timeouts (the shortened defaults) cut them. */
+  async function plainFetchesCut(gw: { url: string }): Promise<void> {
+    const plain = (stream: boolean) => fetch(`${gw.url}/v1/messages`, { method: 'POST', body: JSON.stringify({ stream }) });
+    await Promise.all([
+      expect(plain(false)).rejects.toMatchObject({ cause: { code: 'UND_ERR_HEADERS_TIMEOUT' } }),
+      expect(plain(true).then((r) => r.text())).rejects.toMatchObject({ cause: { code: 'UND_ERR_BODY_TIMEOUT' } }),
+    ]);
+  }
+
+  it("waits for a late answer, plain or streamed: undici's own header and body timeouts (300 s) do not cut it before the adapter's", async () => {
+    mock.push({ text: 'late' }, { text: 'late' });
+    const gw = await heldGateway(mock);
+    await withUndiciTimeouts(50, async () => {
+      const turns = [false, true].map((stream) => make(mock, { retries: 0 }, baseOf(gw)).turn(request(stream)).catch((e: Error) => `stream ${stream}: ${e.message}`));
+      while (gw.received < turns.length) await new Promise((r) => setTimeout(r, 10));
+      // The turns were asked first: had the shortened defaults applied to them, they would have been cut first...
+      await plainFetchesCut(gw);
+      // ...but they are still waiting, and get their answers.
+      gw.release();
+      expect(await Promise.all(turns)).toEqual(turns.map(() => expect.objectContaining({ blocks: [{ type: 'text', text: 'late' }] })));
+    });
+    await gw.close();
+    expect(mock.requestsFor(api).map((r) => r.stream)).toEqual([false, true]);
+  });
+
+  it('is cut at its own timeout, not before: a late first byte, and a stream silent after its headers', async () => {
+    const gw = await heldGateway(mock);
+    const events: string[] = [];
+    await withUndiciTimeouts(50, async () => {
+      // undici's header and body timers tick every half second, so its 50 ms cut comes within about one.
+      const turns = [false, true].map((stream) =>
+        make(mock, { retries: 0 }, baseOf(gw), 3000)
+          .turn(request(stream))
+          .then(
+            () => void events.push(`stream ${stream}: answered`),
+            (e: unknown) => (events.push(`stream ${stream}: cut`), e),
+          ),
+      );
+      while (gw.received < turns.length) await new Promise((r) => setTimeout(r, 10));
+      await plainFetchesCut(gw);
+      events.push('plain fetches cut');
+      const errors = await Promise.all(turns);
+      expect(events).toEqual(['plain fetches cut', expect.stringMatching(/: cut$/), expect.stringMatching(/: cut$/)]);
+      // The SDK's timer, armed until the headers, cuts the first; undici's body timeout, at the adapter's, the silent stream.
+      expect(errors).toEqual([
+        expect.objectContaining({ errorKind: 'infra', transient: true, message: `${name}: connection failed: Request timed out.` }),
+        expect.objectContaining({ errorKind: 'infra', transient: true, message: `${name}: connection failed: terminated` }),
+      ]);
+    });
+    await gw.close();
   });
 });

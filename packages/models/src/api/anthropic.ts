@@ -3,7 +3,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
-import { endpoint } from './endpoint.js';
+import { endpoint, sdkFetchOptions } from './endpoint.js';
 import { retryingTurn } from './run-turn.js';
 import { sdkLogger, type LogLine } from './sdk-log.js';
 
@@ -113,13 +113,15 @@ export class AnthropicAdapter implements ModelAdapter {
 
   constructor(options: AnthropicAdapterOptions) {
     const ep = endpoint(options.baseURL, options.apiKey);
+    const timeoutMs = options.timeoutMs ?? 600_000;
     // The SDK's own retries are off: the adapter retries, the same way for every vendor.
     this.#client = new Anthropic({
       apiKey: options.apiKey,
       baseURL: ep.base ?? null,
       ...(ep.query ? { defaultQuery: ep.query } : {}),
       maxRetries: 0,
-      timeout: options.timeoutMs ?? 600_000,
+      timeout: timeoutMs,
+      fetchOptions: sdkFetchOptions(timeoutMs),
       logger: sdkLogger('anthropic', options.log, ep.scrub),
     });
     this.#retry = options.retry ?? {};

@@ -26,18 +26,32 @@ interface Dispatcher {
 }
 
 /**
- * The dispatcher @google/genai gives its own fetch calls in Node, made as it makes it: the global
- * one, with undici's own header and body timeouts (300 s) off, so that the SDK's `timeout` (the
- * adapter's) is what bounds a call, a thinking model's long wait for its first byte included.
+ * A dispatcher that forwards to the global one with undici's own header timeout (300 s) off and its
+ * body timeout (300 s too) at `bodyTimeoutMs`, 0 for off: the adapter's `timeoutMs`, not undici's
+ * defaults, then bounds a call, a thinking model's long wait for its first byte included. With both
+ * off it is the one @google/genai gives its own fetch calls in Node, made as it makes it (that SDK's
+ * timer stays armed while the body is read).
  */
-function untimedDispatcher(): Dispatcher {
+function untimedDispatcher(bodyTimeoutMs = 0): Dispatcher {
   return {
     dispatch(options, handler) {
       const global = (globalThis as unknown as Record<symbol, Dispatcher | undefined>)[GLOBAL_DISPATCHER];
       if (typeof global?.dispatch !== 'function') throw new Error("undici's global dispatcher is not available");
-      return global.dispatch({ ...options, headersTimeout: 0, bodyTimeout: 0 }, handler);
+      return global.dispatch({ ...options, headersTimeout: 0, bodyTimeout: bodyTimeoutMs }, handler);
     },
   };
+}
+
+/**
+ * The `fetchOptions` for the Anthropic and OpenAI SDKs, which call Node's fetch with no dispatcher:
+ * undici's 300 s defaults would cut a call the adapter gives 600 s. Their `timeout` is armed only until
+ * the response's headers, so a stream's silences are bounded by undici's body timeout, at `timeoutMs`
+ * too (the time between two chunks, not the whole stream).
+ */
+export function sdkFetchOptions(timeoutMs: number): { dispatcher: never } {
+  // fetch calls nothing of a dispatcher but `dispatch`; the SDKs' types name all of undici's. They
+  // merge this under a request's own `fetchOptions` (the adapters pass none), so it reaches every call.
+  return { dispatcher: untimedDispatcher(timeoutMs) as never };
 }
 
 /**

@@ -4,7 +4,7 @@ import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
-import { endpoint } from './endpoint.js';
+import { endpoint, sdkFetchOptions } from './endpoint.js';
 import { retryingTurn } from './run-turn.js';
 import { sdkLogger, type LogLine } from './sdk-log.js';
 
@@ -104,12 +104,14 @@ export class OpenAIChatAdapter implements ModelAdapter {
 
   constructor(options: OpenAIChatAdapterOptions) {
     const ep = endpoint(options.baseURL, options.apiKey);
+    const timeoutMs = options.timeoutMs ?? 600_000;
     this.#client = new OpenAI({
       apiKey: options.apiKey,
       ...(ep.base ? { baseURL: ep.base } : {}),
       ...(ep.query ? { defaultQuery: ep.query } : {}),
       maxRetries: 0,
-      timeout: options.timeoutMs ?? 600_000,
+      timeout: timeoutMs,
+      fetchOptions: sdkFetchOptions(timeoutMs),
       logger: sdkLogger('openai-chat', options.log, ep.scrub),
     });
     this.#retry = options.retry ?? {};

@@ -5,7 +5,7 @@ import { ModelError } from '../errors.js';
 import { streamError } from './classify.js';
 import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type TurnRequest, type TurnResult } from '../types.js';
-import { endpoint } from './endpoint.js';
+import { endpoint, sdkFetchOptions } from './endpoint.js';
 import { retryingTurn } from './run-turn.js';
 import { sdkLogger, type LogLine } from './sdk-log.js';
 
@@ -139,12 +139,14 @@ export class OpenAIResponsesAdapter implements ModelAdapter {
 
   constructor(options: OpenAIResponsesAdapterOptions) {
     const ep = endpoint(options.baseURL, options.apiKey);
+    const timeoutMs = options.timeoutMs ?? 600_000;
     this.#client = new OpenAI({
       apiKey: options.apiKey,
       ...(ep.base ? { baseURL: ep.base } : {}),
       ...(ep.query ? { defaultQuery: ep.query } : {}),
       maxRetries: 0,
-      timeout: options.timeoutMs ?? 600_000,
+      timeout: timeoutMs,
+      fetchOptions: sdkFetchOptions(timeoutMs),
       logger: sdkLogger('openai-responses', options.log, ep.scrub),
     });
     this.#retry = options.retry ?? {};

@@ -2,13 +2,9 @@
 //
 // Every child that may start others is spawned `detached` (the leader of its own process group), so
 // the group is the tree: one signal to -pgid reaches the helpers, servers and shells it left behind.
-import { spawn, type StdioOptions } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { constants } from 'node:os';
-import { closeEnds, pipeStream, takePipes } from './stdio-pipes.js';
-
-// The sandbox runs its commands with the same real pipes.
-export { closeEnds, pipeStream, takePipes } from './stdio-pipes.js';
 
 /**
  * The kernel's start time of a process (clock ticks since boot, /proc/PID/stat field 22), or null where
@@ -239,28 +235,18 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
       resolve(result({ exitCode: null, signal: null }));
       return;
     }
-    // Real pipes where they can be had, so that the child may open /dev/stdout and /dev/stderr.
-    // Its input comes through Node's own pipe (a FIFO opened anew once our end is closed would wait for
-    // a writer for good), or from /dev/null when there is none, which /dev/stdin opens as well.
-    const pipes = takePipes(2);
+    // No input: /dev/null, which a child may also open as /dev/stdin. Node's pipes are sockets, which
+    // cannot be opened anew: `cat /dev/stdin` or `echo x > /dev/stdout` fails on them with ENXIO.
     const input = options.input ?? '';
     let child: ReturnType<typeof spawn>;
     try {
-      const inputStdio = input.length > 0 ? 'pipe' : 'ignore';
-      const stdio: StdioOptions = pipes ? [inputStdio, pipes[0]!.write, pipes[1]!.write] : [inputStdio, 'pipe', 'pipe'];
-      child = spawn(argv[0] ?? '', argv.slice(1), { cwd: options.cwd, env: options.env ?? process.env, stdio, detached: true });
+      child = spawn(argv[0] ?? '', argv.slice(1), { cwd: options.cwd, env: options.env ?? process.env, stdio: [input.length > 0 ? 'pipe' : 'ignore', 'pipe', 'pipe'], detached: true });
     } catch (error) {
-      if (pipes) closeEnds(pipes[0]!.read, pipes[1]!.read);
       // A bad argument (a NUL in argv, say) throws before anything runs.
       const e = error as NodeJS.ErrnoException;
       resolve(result({ exitCode: null, signal: null, spawnError: { code: e.code ?? 'EINVAL', message: e.message } }));
       return;
-    } finally {
-      // The child has its copies of its ends; ours would keep its output from ever ending.
-      if (pipes) closeEnds(pipes[0]!.write, pipes[1]!.write);
     }
-    const stdout = pipes ? pipeStream(pipes[0]!.read) : child.stdout;
-    const stderr = pipes ? pipeStream(pipes[1]!.read) : child.stderr;
     const pgid = child.pid;
     const stop = (): Promise<void> => (ending ??= pgid === undefined ? Promise.resolve() : endGroup(pgid, grace));
     const timer = setTimeout(() => {
@@ -284,32 +270,17 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
       void (ending ?? Promise.resolve()).then(() => resolve(r));
     };
     // A spawn that fails for want of descriptors (EMFILE, ENFILE) leaves the child without pipes.
-    stdout?.on('data', (c: Buffer) => {
+    child.stdout?.on('data', (c: Buffer) => {
       if (!out.push(c)) void stop();
     });
-    stderr?.on('data', (c: Buffer) => {
+    child.stderr?.on('data', (c: Buffer) => {
       if (!err.push(c)) void stop();
     });
     child.on('error', (error: NodeJS.ErrnoException) => {
-      if (pgid !== undefined) return;
-      for (const s of [child.stdin, stdout, stderr]) s?.destroy();
-      finish(result({ exitCode: null, signal: null, spawnError: { code: error.code ?? 'EIO', message: error.message } }));
+      if (pgid === undefined) finish(result({ exitCode: null, signal: null, spawnError: { code: error.code ?? 'EIO', message: error.message } }));
     });
-    // Done once the child has exited and both its streams have closed.
-    let exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined;
-    let open = [stdout, stderr].filter((s) => s !== null && s !== undefined).length;
-    const settle = (): void => {
-      if (pgid !== undefined && exit !== undefined && open === 0) finish(result(exit));
-    };
-    for (const s of [stdout, stderr]) {
-      s?.once('close', () => {
-        open--;
-        settle();
-      });
-    }
-    child.once('exit', (code, signal) => {
+    child.once('exit', () => {
       if (pgid === undefined) return;
-      exit = { exitCode: code, signal };
       // The child answered in time: what is left (ending its leftovers, the pipes) is bounded and is no timeout.
       clearTimeout(timer);
       // A helper still in the group (`server &`) keeps the pipes open after the child exits: end it.
@@ -318,11 +289,13 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
       void (ending ?? Promise.resolve()).then(() => {
         if (settled) return;
         drainTimer = setTimeout(() => {
-          stdout?.destroy();
-          stderr?.destroy();
+          child.stdout?.destroy();
+          child.stderr?.destroy();
         }, Math.max(grace, 250));
       });
-      settle();
+    });
+    child.on('close', (code, signal) => {
+      if (pgid !== undefined) finish(result({ exitCode: code, signal }));
     });
     // A child that exits without reading its input closes the pipe: that is its answer, not our error.
     child.stdin?.on('error', () => undefined);

@@ -1,10 +1,11 @@
 // Runs one process in its own group with a timeout, merged capped output, and a kill that reaches its children.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { closeEnds, endGroups, exitCodeOf, groupAlive, pipeStream, signalGroup, takePipes } from '@quickloop/cli-kit/process-group';
+import { endGroups, exitCodeOf, groupAlive, signalGroup } from '@quickloop/cli-kit/process-group';
 import type { Readable } from 'node:stream';
 import type { DenialScanner } from './denials.js';
 import { OutputCap } from './output.js';
+import { closeEnds, pipeStream, takePipes } from './stdio-pipes.js';
 import type { ExecResult } from './types.js';
 
 export interface RunOptions {
@@ -73,16 +74,17 @@ export function runProcess(options: RunOptions): Promise<ExecResult> {
       if (fd3 !== undefined) closeSync(fd3);
       if (pipes) closeEnds(pipes[0]!.write, pipes[1]!.write);
     }
-    const stdout = (pipes ? pipeStream(pipes[0]!.read) : child.stdout) as Readable;
-    const stderr = (pipes ? pipeStream(pipes[1]!.read) : child.stderr) as Readable;
+    // A spawn that fails for want of descriptors (EMFILE) leaves Node's own streams null.
+    const stdout: Readable | null = pipes ? pipeStream(pipes[0]!.read) : child.stdout;
+    const stderr: Readable | null = pipes ? pipeStream(pipes[1]!.read) : child.stderr;
     const pgid = child.pid;
     if (pgid !== undefined) options.onGroup?.(pgid);
     const scanner = options.scanner;
-    stdout.on('data', (c: Buffer) => {
+    stdout?.on('data', (c: Buffer) => {
       cap.push(c);
       scanner?.push('stdout', c);
     });
-    stderr.on('data', (c: Buffer) => {
+    stderr?.on('data', (c: Buffer) => {
       cap.push(c);
       scanner?.push('stderr', c);
     });
@@ -124,12 +126,13 @@ export function runProcess(options: RunOptions): Promise<ExecResult> {
         open -= 1;
         if (open === 0) finish(exitCode);
       };
-      if (stdout.readableEnded) done();
-      else stdout.once('end', done);
-      if (stderr.readableEnded) done();
-      else stderr.once('end', done);
+      for (const stream of [stdout, stderr]) {
+        if (stream === null || stream.readableEnded) done();
+        else stream.once('end', done);
+      }
       setTimeout(() => {
         for (const stream of [stdout, stderr]) {
+          if (stream === null) continue;
           stream.removeAllListeners('data');
           stream.on('data', () => undefined);
           // A job that escaped the group (setsid under `local`) must not keep the stage alive.

@@ -30,3 +30,19 @@ describe('secretScrubber', () => {
     expect(s('sent sk-the-key-0001 to https://gw.test/v1/x?token=tok-123456')).toBe('sent [redacted] to https://gw.test/v1/x?token=[redacted]');
   });
 });
+
+describe('an adapter error given to the caller', () => {
+  const scrub = baseUrlScrubber('https://gw.example/v1?key=gw-secret-1', 'sk-test-key');
+  it("drops the SDK's error it came from when that quotes a secret, even if its own message does not", async () => {
+    const { scrubbed } = await import('./api/run-turn.js');
+    const { ModelError } = await import('./errors.js');
+    const sdk = new Error('403 {"error":{"message":"denied","url":"https://gw.example/v1/responses?key=gw-secret-1"}}');
+    const e = scrubbed(new ModelError('config', 'openai: HTTP 403: denied', { status: 403, cause: sdk }), scrub);
+    expect(e.message).toBe('openai: HTTP 403: denied');
+    expect(e.cause).toBeUndefined();
+    expect(e).toMatchObject({ errorKind: 'config', status: 403 });
+    // Nothing to scrub anywhere: the very error, cause and all.
+    const clean = new ModelError('config', 'openai: HTTP 403: denied', { status: 403, cause: new Error('403 denied') });
+    expect(scrubbed(clean, scrub)).toBe(clean);
+  });
+});

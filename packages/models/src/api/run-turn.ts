@@ -41,12 +41,14 @@ export async function retryingTurn<T>(
 /**
  * The error without the adapter's secrets in its message: an SDK's message may quote the request URL
  * (and a gateway's key in its query) or a body that echoes it. The SDK's error goes with it as the
- * cause only when it had nothing to scrub, as its own message and stack hold the same words.
+ * cause only when neither had anything to scrub: the message may be the vendor's words alone while
+ * the cause's message and stack quote the whole body.
  */
-function scrubbed(e: Error, scrub: (text: string) => string): Error {
+export function scrubbed(e: Error, scrub: (text: string) => string): Error {
   if (!(e instanceof ModelError)) return e;
   const message = scrub(e.message);
-  if (message === e.message) return e;
+  const cause = e.cause instanceof Error ? `${e.cause.message}\n${e.cause.stack ?? ''}` : e.cause === undefined ? '' : String(e.cause);
+  if (message === e.message && scrub(cause) === cause) return e;
   const { errorKind, transient, status, requestId, retryAfterMs, keyRefused } = e;
   return new ModelError(errorKind, message, { transient, keyRefused, ...(status !== undefined ? { status } : {}), ...(requestId !== undefined ? { requestId } : {}), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
 }

@@ -424,8 +424,8 @@ describe('secretVariable', () => {
 });
 
 describe('secretVariable: names a reviewer expects', () => {
-  it('takes PWD as a part of a longer name, KEY as its last part, CREDS, PAT, a PASS ending a part, WEBHOOK', () => {
-    for (const yes of ['MYSQL_PWD', 'DB_PWD', 'mysql_pwd', 'DBPWD', 'STRIPE_KEY', 'SENTRY_KEY', 'ENCRYPTION_KEY', 'AUTHN_KEY', 'DOCKER_CREDS', 'GCP_CRED', 'GITHUB_PAT', 'GH_PAT', 'PGPASS', 'DBPASS', 'SMTPPASS', 'SLACK_WEBHOOK', 'DISCORD_WEBHOOK_URL']) {
+  it('takes PWD as a part of a longer name, KEY as its last part, CREDS, PAT, a PASS ending a part, WEBHOOK, JWT', () => {
+    for (const yes of ['MYSQL_PWD', 'DB_PWD', 'mysql_pwd', 'DBPWD', 'STRIPE_KEY', 'SENTRY_KEY', 'ENCRYPTION_KEY', 'AUTHN_KEY', 'DOCKER_CREDS', 'GCP_CRED', 'GITHUB_PAT', 'GH_PAT', 'PGPASS', 'DBPASS', 'SMTPPASS', 'SLACK_WEBHOOK', 'DISCORD_WEBHOOK_URL', 'CI_JOB_JWT', 'CI_JOB_JWT_V2', 'VAULT_JWT']) {
       expect(secretVariable(yes), yes).toBe(true);
     }
   });

@@ -451,7 +451,7 @@ function sanitizeGemrc(lines: Line[]): string[] {
  * underscores taken out (`GITHUB_TOKEN`, `npm_token`, `PGPASSWORD`, `OPENAI_API_KEY`, `APIKEY`,
  * `SLACK_WEBHOOK_URL`: whoever has a webhook's URL may post to it).
  */
-const SECRET_NAME_WORDS = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|APIKEY|CREDENTIAL|PRIVATEKEY|ACCESSKEY|WEBHOOK/;
+const SECRET_NAME_WORDS = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|APIKEY|CREDENTIAL|PRIVATEKEY|ACCESSKEY|WEBHOOK|JWT/;
 
 /** `AUTH` as a part of a name, or ending one (`NPM_CONFIG__AUTH`, `OAUTH`, `BASICAUTH`), and `AUTHN`, `AUTHZ`, `AUTHKEY`, `AUTHORIZATION`, `AUTHENTICATION`. */
 const AUTH_PART = /^[A-Z0-9]*AUTH(?:N|Z|KEY|ORIZATION|ENTICATION)?$/;
@@ -463,7 +463,7 @@ const AUTH_ABOUT = new Set(['SOCK', 'SOCKET', 'URL', 'URI', 'HOST', 'PORT', 'TYP
 const NOT_PASS = new Set(['BYPASS', 'COMPASS', 'ENCOMPASS', 'SURPASS', 'TRESPASS', 'OVERPASS', 'UNDERPASS', 'MULTIPASS', 'LOWPASS', 'HIGHPASS', 'BANDPASS', 'ALLPASS']);
 
 /** What every name secretVariable takes contains, in some case. */
-const SECRET_HINT = /TOKEN|SECRET|PASS|PWD|KEY|AUTH|CRED|PAT|WEBHOOK/i;
+const SECRET_HINT = /TOKEN|SECRET|PASS|PWD|KEY|AUTH|CRED|PAT|WEBHOOK|JWT/i;
 
 /**
  * Whether a shell variable's name looks like a secret's (case, and underscores for SECRET_NAME_WORDS,

@@ -3,9 +3,9 @@ import Anthropic from '@anthropic-ai/sdk';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
-import { endpoint, sdkFetchOptions } from './endpoint.js';
+import { sdkClient } from './endpoint.js';
 import { retryingTurn } from './run-turn.js';
-import { sdkLogger, type LogLine } from './sdk-log.js';
+import type { LogLine } from './sdk-log.js';
 
 export interface AnthropicAdapterOptions {
   apiKey: string;
@@ -112,20 +112,11 @@ export class AnthropicAdapter implements ModelAdapter {
   readonly #scrub: (text: string) => string;
 
   constructor(options: AnthropicAdapterOptions) {
-    const ep = endpoint(options.baseURL, options.apiKey);
-    const timeoutMs = options.timeoutMs ?? 600_000;
-    // The SDK's own retries are off: the adapter retries, the same way for every vendor.
-    this.#client = new Anthropic({
-      apiKey: options.apiKey,
-      baseURL: ep.base ?? null,
-      ...(ep.query ? { defaultQuery: ep.query } : {}),
-      maxRetries: 0,
-      timeout: timeoutMs,
-      fetchOptions: sdkFetchOptions(timeoutMs),
-      logger: sdkLogger('anthropic', options.log, ep.scrub),
-    });
+    const sdk = sdkClient('anthropic', options);
+    // null, not undefined: the SDK would take ANTHROPIC_BASE_URL from the environment for undefined.
+    this.#client = new Anthropic({ ...sdk.client, baseURL: sdk.base ?? null });
     this.#retry = options.retry ?? {};
-    this.#scrub = ep.scrub;
+    this.#scrub = sdk.scrub;
   }
 
   async turn(request: TurnRequest): Promise<TurnResult> {

@@ -1,6 +1,7 @@
 // The base URL as every adapter hands it to its SDK: the query (a gateway's key) apart, sent on every
 // request, and a scrubber for what the SDK logs and the errors it throws, which print request URLs.
 import { baseUrlScrubber, splitBaseUrl } from '../base-url.js';
+import { sdkLogger, type LogLine } from './sdk-log.js';
 
 export interface Endpoint {
   /** The base URL without its query; undefined: the vendor's own. */
@@ -67,5 +68,28 @@ export function fetchWithQuery(query: Record<string, string>): (input: string | 
     const url = new URL(input);
     for (const [name, value] of Object.entries(query)) if (!url.searchParams.has(name)) url.searchParams.set(name, value);
     return fetch(url, untimed);
+  };
+}
+
+/**
+ * What the Anthropic and OpenAI adapters give their SDK's client, and the scrubber for their errors:
+ * the base URL without its query, the query on every request, no retries of the SDK's own (the
+ * adapters retry), the adapter's timeout, the dispatcher of sdkFetchOptions, and the SDK's log lines
+ * scrubbed. The SDKs differ in nothing here but the name.
+ */
+export function sdkClient(adapter: string, options: { apiKey: string; baseURL?: string; timeoutMs?: number; log?: LogLine }) {
+  const ep = endpoint(options.baseURL, options.apiKey);
+  const timeoutMs = options.timeoutMs ?? 600_000;
+  return {
+    scrub: ep.scrub,
+    base: ep.base,
+    client: {
+      apiKey: options.apiKey,
+      ...(ep.query ? { defaultQuery: ep.query } : {}),
+      maxRetries: 0,
+      timeout: timeoutMs,
+      fetchOptions: sdkFetchOptions(timeoutMs),
+      logger: sdkLogger(adapter, options.log, ep.scrub),
+    },
   };
 }

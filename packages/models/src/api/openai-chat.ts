@@ -4,9 +4,9 @@ import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
-import { endpoint, sdkFetchOptions } from './endpoint.js';
+import { sdkClient } from './endpoint.js';
 import { retryingTurn } from './run-turn.js';
-import { sdkLogger, type LogLine } from './sdk-log.js';
+import type { LogLine } from './sdk-log.js';
 
 export interface OpenAIChatAdapterOptions {
   apiKey: string;
@@ -103,19 +103,10 @@ export class OpenAIChatAdapter implements ModelAdapter {
   readonly #scrub: (text: string) => string;
 
   constructor(options: OpenAIChatAdapterOptions) {
-    const ep = endpoint(options.baseURL, options.apiKey);
-    const timeoutMs = options.timeoutMs ?? 600_000;
-    this.#client = new OpenAI({
-      apiKey: options.apiKey,
-      ...(ep.base ? { baseURL: ep.base } : {}),
-      ...(ep.query ? { defaultQuery: ep.query } : {}),
-      maxRetries: 0,
-      timeout: timeoutMs,
-      fetchOptions: sdkFetchOptions(timeoutMs),
-      logger: sdkLogger('openai-chat', options.log, ep.scrub),
-    });
+    const sdk = sdkClient('openai-chat', options);
+    this.#client = new OpenAI({ ...sdk.client, ...(sdk.base ? { baseURL: sdk.base } : {}) });
     this.#retry = options.retry ?? {};
-    this.#scrub = ep.scrub;
+    this.#scrub = sdk.scrub;
   }
 
   async turn(request: TurnRequest): Promise<TurnResult> {

@@ -5,9 +5,9 @@ import { ModelError } from '../errors.js';
 import { streamError } from './classify.js';
 import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type TurnRequest, type TurnResult } from '../types.js';
-import { endpoint, sdkFetchOptions } from './endpoint.js';
+import { sdkClient } from './endpoint.js';
 import { retryingTurn } from './run-turn.js';
-import { sdkLogger, type LogLine } from './sdk-log.js';
+import type { LogLine } from './sdk-log.js';
 
 export interface OpenAIResponsesAdapterOptions {
   apiKey: string;
@@ -138,19 +138,10 @@ export class OpenAIResponsesAdapter implements ModelAdapter {
   readonly #scrub: (text: string) => string;
 
   constructor(options: OpenAIResponsesAdapterOptions) {
-    const ep = endpoint(options.baseURL, options.apiKey);
-    const timeoutMs = options.timeoutMs ?? 600_000;
-    this.#client = new OpenAI({
-      apiKey: options.apiKey,
-      ...(ep.base ? { baseURL: ep.base } : {}),
-      ...(ep.query ? { defaultQuery: ep.query } : {}),
-      maxRetries: 0,
-      timeout: timeoutMs,
-      fetchOptions: sdkFetchOptions(timeoutMs),
-      logger: sdkLogger('openai-responses', options.log, ep.scrub),
-    });
+    const sdk = sdkClient('openai-responses', options);
+    this.#client = new OpenAI({ ...sdk.client, ...(sdk.base ? { baseURL: sdk.base } : {}) });
     this.#retry = options.retry ?? {};
-    this.#scrub = ep.scrub;
+    this.#scrub = sdk.scrub;
   }
 
   async turn(request: TurnRequest): Promise<TurnResult> {

@@ -14,7 +14,8 @@ export interface BaseUrl {
 export function splitBaseUrl(raw: string): BaseUrl {
   const u = new URL(raw);
   const query = Object.fromEntries(u.searchParams);
-  const secrets = [decoded(u.username), decoded(u.password), ...Object.values(query)].filter((s) => s !== '');
+  // Every value is a secret, a repeated name's earlier ones too: the CLI agents' forwarder sends them all.
+  const secrets = [decoded(u.username), decoded(u.password), ...u.searchParams.values()].filter((s, i, all) => s !== '' && all.indexOf(s) === i);
   return { base: raw.split(/[?#]/)[0]!, query, secrets };
 }
 

@@ -4,11 +4,11 @@ import { baseUrlScrubber, secretScrubber, splitBaseUrl } from './base-url.js';
 
 describe('splitBaseUrl', () => {
   it('gives the URL before its query and fragment, the query decoded, and what may be a credential', () => {
-    expect(splitBaseUrl('https://gw.test/v1?key=a%2Fb+c&v=1&v=2#frag')).toEqual({ base: 'https://gw.test/v1', query: { key: 'a/b c', v: '2' }, secrets: ['a/b c', '1', '2'] });
+    expect(splitBaseUrl('https://gw.test/v1?key=a%2Fb+c&v=1&v=2#frag')).toEqual({ base: 'https://gw.test/v1', query: { key: 'a/b c', v: '2' }, secrets: ['a/b c', '1', '2'], words: ['a/b c', '1', '2'] });
     // A repeated key: the first value is as secret as the last.
     expect(baseUrlScrubber('https://gw.test/v1?key=first-key-1&key=second-key-2')('sent first-key-1 and second-key-2')).toBe('sent [redacted] and [redacted]');
-    expect(splitBaseUrl('https://bob:p%40ss@gw.test/')).toEqual({ base: 'https://bob:p%40ss@gw.test/', query: {}, secrets: ['bob', 'p@ss'] });
-    expect(splitBaseUrl('http://127.0.0.1:8080')).toEqual({ base: 'http://127.0.0.1:8080', query: {}, secrets: [] });
+    expect(splitBaseUrl('https://bob:p%40ss@gw.test/')).toEqual({ base: 'https://bob:p%40ss@gw.test/', query: {}, secrets: ['bob', 'p@ss'], words: [] });
+    expect(splitBaseUrl('http://127.0.0.1:8080')).toEqual({ base: 'http://127.0.0.1:8080', query: {}, secrets: [], words: [] });
   });
 });
 
@@ -25,6 +25,16 @@ describe('secretScrubber', () => {
   it("takes a query parameter's value out of a printed URL however short, and leaves short words alone elsewhere", () => {
     const short = secretScrubber(['ab1'], ['key']);
     expect(short("POST https://gw.test/v1/responses?key=ab1&v=2 and 'ab1'")).toBe("POST https://gw.test/v1/responses?key=[redacted]&v=2 and 'ab1'");
+  });
+
+  it('takes a short value out only where it stands as a word, so a word that merely contains it is left whole', () => {
+    const s = secretScrubber(['prod', 'eu-1', '+k9-'], ['tenant', 'region'], ['prod', 'eu-1', '+k9-']);
+    expect(s('tenant prod failed in production; eu-1 (eu-12 is fine); x%3Dprod, a+k9-b')).toBe('tenant [redacted] failed in production; [redacted] (eu-12 is fine); x%3D[redacted], a[redacted]b');
+    // A long value, and a key of any length, is taken out wherever it is, glued to other characters too.
+    const long = secretScrubber(['k9Zq4tLmW2xR', 'sk-9'], [], ['k9Zq4tLmW2xR']);
+    expect(long('Bearerk9Zq4tLmW2xRtail xsk-9y')).toBe('Bearer[redacted]tail x[redacted]y');
+    // Through a base URL: the query's short value as a word, the key anywhere.
+    expect(baseUrlScrubber('https://gw.test/v1?tenant=prod', 'key1')('prod production key1s')).toBe('[redacted] production [redacted]s');
   });
 
   it('scrubs the key along with the base URL', () => {

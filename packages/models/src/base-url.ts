@@ -9,14 +9,17 @@ export interface BaseUrl {
   query: Record<string, string>;
   /** What may be a credential: the user, the password, every query value (decoded). */
   secrets: string[];
+  /** The query's values among them: a short one is an ordinary word as often as a key (`?tenant=prod`). */
+  words: string[];
 }
 
 export function splitBaseUrl(raw: string): BaseUrl {
   const u = new URL(raw);
   const query = Object.fromEntries(u.searchParams);
   // Every value is a secret, a repeated name's earlier ones too: the CLI agents' forwarder sends them all.
-  const secrets = [decoded(u.username), decoded(u.password), ...u.searchParams.values()].filter((s, i, all) => s !== '' && all.indexOf(s) === i);
-  return { base: raw.split(/[?#]/)[0]!, query, secrets };
+  const unique = (xs: string[]): string[] => xs.filter((s, i, all) => s !== '' && all.indexOf(s) === i);
+  const words = unique([...u.searchParams.values()]);
+  return { base: raw.split(/[?#]/)[0]!, query, secrets: unique([decoded(u.username), decoded(u.password), ...words]), words };
 }
 
 function decoded(s: string): string {
@@ -29,6 +32,17 @@ function decoded(s: string): string {
 
 /** Shorter values are not looked for in free text (they would scrub ordinary words); in a URL's query they still are. */
 const MIN_SECRET = 4;
+/**
+ * A query value shorter than this (`?tenant=prod`) is taken out only where it stands as a word
+ * (`production` stays whole). A longer one, and any key or password, wherever it is, glued to anything.
+ */
+const WHOLE_WORD_BELOW = 12;
+/** A word's edges: no letter or digit beside it, unless that is the end of a percent-escape (`%3Dprod`). */
+const WORD_START = '(?:(?<![A-Za-z0-9])|(?<=%[0-9A-Fa-f]{2}))';
+const WORD_END = '(?![A-Za-z0-9])';
+const alnum = (ch: string | undefined): boolean => ch !== undefined && /[A-Za-z0-9]/.test(ch);
+/** `secret` in any encoding, with a word's edge asked for only where the secret itself starts or ends with a letter or digit. */
+const asWord = (secret: string): string => `${alnum(secret[0]) ? WORD_START : ''}${anyEncoding(secret)}${alnum(secret.at(-1)) ? WORD_END : ''}`;
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 /**
@@ -47,12 +61,14 @@ function anyEncoding(secret: string): string {
 }
 
 /**
- * Replaces every secret in `text`, in any of its encodings, with `[redacted]`; and the value of every
- * query parameter in `params` wherever `NAME=` is followed by one (a URL printed in a log line or an
- * error), however short it is.
+ * Replaces every secret in `text`, in any of its encodings, with `[redacted]` (one of `words` that is
+ * short, only as a whole word); and the value of every query parameter in `params` wherever `NAME=` is
+ * followed by one (a URL printed in a log line or an error), however short it is.
  */
-export function secretScrubber(secrets: readonly string[], params: readonly string[] = []): (text: string) => string {
-  const alternatives = [...new Set(secrets.filter((s) => s.length >= MIN_SECRET))].sort((a, b) => b.length - a.length).map(anyEncoding);
+export function secretScrubber(secrets: readonly string[], params: readonly string[] = [], words: readonly string[] = []): (text: string) => string {
+  const alternatives = [...new Set(secrets.filter((s) => s.length >= MIN_SECRET))]
+    .sort((a, b) => b.length - a.length)
+    .map((s) => (s.length < WHOLE_WORD_BELOW && words.includes(s) ? asWord(s) : anyEncoding(s)));
   const values = alternatives.length === 0 ? undefined : new RegExp(alternatives.join('|'), 'g');
   const names = [...new Set(params.filter((p) => p !== ''))].map(anyEncoding);
   const inQuery = names.length === 0 ? undefined : new RegExp(`([?&;](?:${names.join('|')})=)[^&#\\s'"<>]+`, 'g');
@@ -67,5 +83,6 @@ export function secretScrubber(secrets: readonly string[], params: readonly stri
 /** The scrubber for one base URL and key: what an adapter runs its log lines and error messages through. */
 export function baseUrlScrubber(baseURL: string | undefined, apiKey?: string): (text: string) => string {
   const parts = baseURL === undefined ? undefined : splitBaseUrl(baseURL);
-  return secretScrubber([...(parts?.secrets ?? []), ...(apiKey !== undefined ? [apiKey] : [])], Object.keys(parts?.query ?? {}));
+  const key = apiKey !== undefined ? [apiKey] : [];
+  return secretScrubber([...(parts?.secrets ?? []), ...key], Object.keys(parts?.query ?? {}), (parts?.words ?? []).filter((w) => !key.includes(w)));
 }

@@ -414,13 +414,19 @@ describe('keys and endpoints', () => {
     const r = resolveVendor('openai', { baseUrl: `https://gw.test/v1/?token=t0k&key=${encodeURIComponent(gatewayKey)}#f` }, { OPENAI_API_KEY: KEY });
     expect(r).toMatchObject({ shownBaseUrl: 'https://gw.test/v1', baseURL: `https://gw.test/v1?token=t0k&key=${encodeURIComponent(gatewayKey)}#f`, params: ['token', 'key'] });
     expect(r.secrets).toEqual(expect.arrayContaining([gatewayKey, 't0k', KEY]));
-    const redact = redactor(r.secrets, r.params);
+    expect(r.words).toEqual(['t0k', gatewayKey]);
+    const redact = redactor(r.secrets, r.params, r.words);
     const pct = encodeURIComponent(gatewayKey);
     const forms = [gatewayKey, pct, pct.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase()), new URLSearchParams({ k: gatewayKey }).toString().slice(2), encodeURIComponent(pct), KEY, encodeURIComponent(KEY)];
     const text = redact(`POST https://gw.test/v1/responses?token=t0k&key=${pct} failed; the gateway said: ${forms.join(', ')}`);
     for (const form of forms) expect(text, form).not.toContain(form);
     // A value too short to look for in free text is still taken out of a URL's query.
     expect(text).toMatch(/^POST https:\/\/gw\.test\/v1\/responses\?token=\[redacted\]&key=\[redacted\] failed/);
+  });
+
+  it('scrubs a short query value from free text only as a whole word, never a word that contains it', () => {
+    const r = resolveVendor('openai', { baseUrl: 'https://gw.test/v1?tenant=prod' }, { OPENAI_API_KEY: KEY });
+    expect(redactor(r.secrets, r.params, r.words)(`tenant prod: the production build failed (${KEY}x)`)).toBe('tenant [redacted]: the production build failed ([redacted]x)');
   });
 
   it('refuses a base URL with a user or password in it (fetch never sends them), without showing them', () => {

@@ -55,7 +55,7 @@ export function selectAgent(name: string, flags: ModelFlags, env: Record<string,
   if (!VENDORS[name]) throw new UsageError(`unknown agent '${name}' (known: ${AGENT_NAMES.join(', ')})`);
   const prices: PriceBook = flags.prices ? parsePriceBook(flags.prices.text, flags.prices.file) : DEFAULT_PRICE_BOOK;
   const r = resolveVendor(name, flags, env);
-  const redact = redactor(r.secrets, r.params);
+  const redact = redactor(r.secrets, r.params, r.words);
   return createModelAgent(name, () => makeAdapter(name, { apiKey: r.apiKey, ...(r.baseURL !== undefined ? { baseURL: r.baseURL } : {}), log: (line) => process.stderr.write(`${redact(line)}\n`) }), {
     model: r.model,
     baseUrl: r.shownBaseUrl,

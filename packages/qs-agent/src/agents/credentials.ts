@@ -56,6 +56,8 @@ export interface Resolved {
   secrets: string[];
   /** The names in the base URL's query, whose values are scrubbed wherever a URL is printed, however short. */
   params: string[];
+  /** The query's values (not the key): a short one is scrubbed from free text only as a whole word. */
+  words: string[];
 }
 
 /**
@@ -70,6 +72,7 @@ export function resolveVendor(name: string, flags: { model?: string; baseUrl?: s
   let shownBaseUrl = vendor.defaultBaseUrl;
   const secrets: string[] = [];
   const params: string[] = [];
+  const words: string[] = [];
   if (rawBase !== undefined) {
     const where = flags.baseUrl !== undefined ? '--base-url' : vendor.baseUrlVar;
     let u: URL;
@@ -86,6 +89,7 @@ export function resolveVendor(name: string, flags: { model?: string; baseUrl?: s
     baseURL = cut < 0 ? rawBase.replace(/\/+$/, '') : `${rawBase.slice(0, cut).replace(/\/+$/, '')}${rawBase.slice(cut)}`;
     const parts = splitBaseUrl(baseURL);
     secrets.push(...parts.secrets);
+    words.push(...parts.words);
     params.push(...Object.keys(parts.query));
     shownBaseUrl = `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
   }
@@ -100,13 +104,14 @@ export function resolveVendor(name: string, flags: { model?: string; baseUrl?: s
   const model = flags.model ?? vendor.defaultModel;
   if (model === undefined || model.trim() === '') throw new UsageError(`--agent ${name} needs --model (the server's model name)`);
   if (apiKey !== NO_KEY) secrets.push(apiKey);
-  return { name, vendor, model, apiKey, ...(baseURL !== undefined ? { baseURL } : {}), shownBaseUrl, secrets, params };
+  return { name, vendor, model, apiKey, ...(baseURL !== undefined ? { baseURL } : {}), shownBaseUrl, secrets, params, words: words.filter((w) => w !== apiKey) };
 }
 
 /**
  * Replaces every secret in `text`, raw or in any percent- or form-encoding (an SDK message can echo a
- * header, or a URL with the key in its query), and the value of each of `params` in a printed URL.
+ * header, or a URL with the key in its query), and the value of each of `params` in a printed URL; a
+ * short one of `words` only as a whole word.
  */
-export function redactor(secrets: readonly string[], params: readonly string[] = []): (text: string) => string {
-  return secretScrubber(secrets.filter((s) => s !== NO_KEY), params);
+export function redactor(secrets: readonly string[], params: readonly string[] = [], words: readonly string[] = []): (text: string) => string {
+  return secretScrubber(secrets.filter((s) => s !== NO_KEY), params, words);
 }

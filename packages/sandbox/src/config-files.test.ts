@@ -551,6 +551,33 @@ describe('sanitizeConfig: shell', () => {
     ]);
   });
 
+  it("takes a credential given to a command: an Authorization header, curl's -u user:password, a --password option, Bundler's host variables", () => {
+    changesEach('shell', [
+      ["alias gh='curl -H \"Authorization: Bearer ghp_abcdefgh123\" https://api.example.test'", noted('alias gh=')],
+      ['curl -H "Authorization: token ghp_abcdefgh123" https://api.example.test', noted("curl -H '' https://api.example.test")],
+      ['curl -H "PRIVATE-TOKEN: glpat-abcdefgh123" https://git.example.test', noted("curl -H '' https://git.example.test")],
+      ['curl -u bob:hunter22 https://api.example.test', noted("curl -u '' https://api.example.test")],
+      ['curl --user bob:hunter22 https://api.example.test', noted("curl --user '' https://api.example.test")],
+      ['curl --user=bob:hunter22 https://api.example.test', noted("curl '' https://api.example.test")],
+      ['curl -ubob:hunter22 https://api.example.test', noted("curl '' https://api.example.test")],
+      ["alias up='curl -u bob:hunter22 -T'", noted('alias up=')],
+      ['wget --password hunter22 https://files.example.test/x', noted("wget --password '' https://files.example.test/x")],
+      ['wget --http-password=hunter22 https://files.example.test/x', noted("wget '' https://files.example.test/x")],
+      ['export BUNDLE_GEMS__EXAMPLE__COM=bob:hunter22', noted('export BUNDLE_GEMS__EXAMPLE__COM=')],
+      ['export BUNDLE_RUBYGEMS__PKG__GITHUB__COM="bob:ghp_abc"', noted('export BUNDLE_RUBYGEMS__PKG__GITHUB__COM=')],
+    ]);
+    // What names a credential without holding one is kept: a reference, a uid:gid, a header with no secret, Bundler's settings.
+    keepsEach('shell', [
+      'curl -H "Authorization: Bearer $GH_TOKEN" https://api.example.test',
+      'curl -u "$USER:$PASSWORD" https://api.example.test',
+      'docker run -u 1000:1000 image',
+      'sort -u names.txt',
+      'curl -H "Accept: application/json" https://api.example.test',
+      '# Authorization: see the team wiki',
+      'export BUNDLE_PATH=vendor/bundle BUNDLE_JOBS=4 BUNDLE_WITHOUT=development:test',
+    ]);
+  });
+
   it('takes the oddly written too: spaces around =, lowercase names, tabs', () => {
     changesEach('shell', [
       ['NPM_TOKEN =npm_abc', noted('NPM_TOKEN =')],
@@ -711,6 +738,12 @@ const HOSTILE_SHELL: readonly string[] = [
   'x=$(case a in a) echo;; esac); export NPM_TOKEN=ghp_s3cr3t\n',
   'export GITHUB_TOKEN=$(case "$x" in a) echo ghp_s3cr3t;; esac); echo after\n',
   'export GITHUB_TOKEN=ghp_s3cr3t\\\n; echo ok\n',
+  'if true; then curl -u bob:ghp_s3cr3t https://h.example.test; fi\n',
+  'gh() { curl -H "Authorization: Bearer ghp_s3cr3t" "$@"; }\n',
+  "alias gl='curl --header \"PRIVATE-TOKEN: ghp_s3cr3t\"'; echo after\n",
+  'wget --password=ghp_s3cr3t -q https://h.example.test || echo no\n',
+  'f() { wget --http-password ghp_s3cr3t "$1"; }\n',
+  'export BUNDLE_GEMS__EXAMPLE__TEST=bob:ghp_s3cr3t; echo after\n',
 ];
 
 /** The same, in what only bash reads: arrays, `[[`, here-strings, `$'…'` with an escaped quote, `printf -v`. */

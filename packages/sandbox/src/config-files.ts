@@ -464,6 +464,8 @@ const NOT_PASS = new Set(['BYPASS', 'COMPASS', 'ENCOMPASS', 'SURPASS', 'TRESPASS
 
 /** What every name secretVariable takes contains, in some case. */
 const SECRET_HINT = /TOKEN|SECRET|PASS|PWD|KEY|AUTH|CRED|PAT|WEBHOOK|JWT/i;
+/** Bundler's credential for a gem host: `BUNDLE_` and the host with each `.` as `__` (`BUNDLE_GEMS__EXAMPLE__COM=user:pass`); its settings have no `__`. */
+const BUNDLER_HOST = /^BUNDLE_[A-Z0-9_]*[A-Z0-9]__[A-Z0-9]/i;
 
 /**
  * Whether a shell variable's name looks like a secret's (case, and underscores for SECRET_NAME_WORDS,
@@ -472,10 +474,11 @@ const SECRET_HINT = /TOKEN|SECRET|PASS|PWD|KEY|AUTH|CRED|PAT|WEBHOOK|JWT/i;
  * NOT_PASS; `PWD`, or a part ending in it, in a longer name (`MYSQL_PWD`, `DBPWD`: `PWD` and `OLDPWD`
  * are working folders); `KEY` as the last part of a longer name (`STRIPE_KEY`; not `SSH_PUBLIC_KEY`,
  * `KEY_ID`, `SSH_KEY_PATH`, `KEYBOARD`); `CREDS` or `CRED`; and `PAT`, a personal access token, in a
- * longer name (`GITHUB_PAT`). The rules err towards a secret: one that errs only empties the value
+ * longer name (`GITHUB_PAT`); and Bundler's per-host variables (BUNDLER_HOST). The rules err towards a secret: one that errs only empties the value
  * of a variable that was none (`GPG_KEY`, a key's fingerprint), as the structure is kept.
  */
 export function secretVariable(name: string): boolean {
+  if (BUNDLER_HOST.test(name)) return true;
   // Most names hold none of the words below: they are let go at once (a file may have 250,000).
   if (!SECRET_HINT.test(name)) return false;
   const upper = name.toUpperCase();
@@ -530,7 +533,32 @@ function assignsSecret(text: string): boolean {
   return false;
 }
 
-const shellCredential = (text: string): boolean => assignsSecret(text) || hasCredentialUrl(text) || PRIVATE_KEY_BLOCK.test(text);
+/** The start of a value written out (after a quote, maybe): not a `$reference`, not the next `-option`. */
+const LITERAL_START = `['"]?(?![$-])`;
+/** The characters of such a value, up to its word's end. */
+const LITERAL_CHAR = `[^\\s'"$\\\\]`;
+/**
+ * A header that carries a credential, written out: `Authorization: Bearer …` (any scheme, or none),
+ * `Proxy-Authorization:`, `Private-Token:` (GitLab), an `X-…-Key:` or `X-…-Token:` header, a bare
+ * `Bearer …`; eight characters or more, so a comment that only names the header stays.
+ */
+const HEADER_CREDENTIAL = /\b(?:(?:proxy-)?authorization\s*:\s*(?:(?:bearer|basic|token|bot|digest)\s+)?|(?:private|job|deploy)-token\s*:\s*|x-[\w-]*(?:api-?key|token|secret)\s*:\s*|bearer\s+)[^\s$'"\\]{8,}/i;
+/** `user:password` written out; a uid:gid (`1000:1000`) is none. */
+const USER_PASSWORD = `(?!['"]?\\d+:\\d+(?![^\\s'"]))${LITERAL_START}[^\\s'"$\\\\:]*:${LITERAL_START}${LITERAL_CHAR}`;
+/** An option that is given a user and password (`curl -u bob:pw`, `--user`, `--proxy-user`). */
+const USER_OPTION = '(?:-u|--user|--proxy-user)';
+/** An option whose value is a password or token (`--password`, `--http-password`, `--token`, `--api-key`). */
+const SECRET_OPTION = '--(?:[\\w-]*-)?(?:password|passwd|token|api-?key|secret)';
+/** Either option as a word of its own, and the word after it that holds the credential. */
+const USER_OPTION_WORD = new RegExp(`^${USER_OPTION}$`);
+const USER_PASSWORD_WORD = new RegExp(`^${USER_PASSWORD}`);
+const SECRET_OPTION_WORD = new RegExp(`^${SECRET_OPTION}$`, 'i');
+const SECRET_VALUE_WORD = new RegExp(`^${LITERAL_START}${LITERAL_CHAR}`);
+/** Either option with its value, in one word (`--user=bob:pw`, `-ubob:pw`) or in text (a quoted alias, a function body). */
+const OPTION_CREDENTIAL = new RegExp(`(?:^|[\\s'"])(?:${USER_OPTION}(?:=|\\s+|(?=[^\\s=-]))${USER_PASSWORD}|${SECRET_OPTION}(?:=|\\s+)${LITERAL_START}${LITERAL_CHAR})`, 'i');
+
+const shellCredential = (text: string): boolean =>
+  assignsSecret(text) || hasCredentialUrl(text) || PRIVATE_KEY_BLOCK.test(text) || HEADER_CREDENTIAL.test(text) || OPTION_CREDENTIAL.test(text);
 
 /** Shell text that holds a credential, read also without its quotes (`"https://bob:pw"@host`). */
 const credentialIn = (text: string): boolean => shellCredential(text) || (/["']/.test(text) && hasCredentialUrl(text.replace(/["']/g, '')));
@@ -1062,6 +1090,11 @@ function shellEdits(t: string, lexer: ShellLexer, keepLines: boolean): Edit[] {
       const next = raw(k + 1);
       if ((next === '=' || next === '+=') && isWord(k + 2) && !(tokens[k + 2] as ShellWord).delimiter) change(k + 2, { text: "''" });
       else if (/^\+?=./s.test(next)) change(k + 1, { keep: next.startsWith('+') ? 2 : 1 });
+    }
+    // `curl -u bob:pw`, `wget --password pw`: the option's own word says what the next one is.
+    if (isWord(k + 1) && !(tokens[k + 1] as ShellWord).delimiter) {
+      const next = raw(k + 1);
+      if ((USER_OPTION_WORD.test(w) && USER_PASSWORD_WORD.test(next)) || (SECRET_OPTION_WORD.test(w) && SECRET_VALUE_WORD.test(next))) change(k + 1, { text: "''" });
     }
     // `for NAME in …`: the words it loops over are the values NAME takes.
     if ((w === 'for' || w === 'select') && roles[k] === 'reserved' && isWord(k + 1) && secretName(raw(k + 1)) && isWord(k + 2) && raw(k + 2) === 'in') {

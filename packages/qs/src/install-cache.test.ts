@@ -4,10 +4,10 @@
 import { createHash } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -222,5 +222,31 @@ describe('qs run --install-cache', () => {
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+
+  it('a store over its --install-cache-max is trimmed, oldest first, before the first attempt; the flag alone or a bad size is a usage error', async () => {
+    // Two blobs of 1 MiB each in a store limited to 1 MiB: the older goes (the store then holds 80% or less).
+    const put = (content: Buffer, day: number): string => {
+      const path = join(work, 'store4', 'npm', 'content-v2', 'sha512', rel(createHash('sha512').update(content).digest('hex')));
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, content);
+      utimesSync(path, new Date(Date.UTC(2026, 0, day)), new Date(Date.UTC(2026, 0, day)));
+      return path;
+    };
+    const older = put(Buffer.alloc(1024 * 1024, 'o'), 1);
+    const newer = put(Buffer.alloc(512 * 1024, 'n'), 2);
+    replayTask('trim.yaml', 'trim', ['true']);
+    const r = await qs(['run', 'trim.yaml', '--install-cache', 'store4', '--install-cache-max', '1M', '--docs-map', `https://docs.greeter.test/=${SITE}`]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^qs run: --install-cache \S+store4: held 1\.5 MiB, over its 1\.0 MiB limit; removed 1 file, oldest first \(0\.5 MiB now\)$/m);
+    expect(existsSync(older)).toBe(false);
+    expect(existsSync(newer)).toBe(true);
+
+    const alone = await qs(['run', 'trim.yaml', '--install-cache-max', '1G']);
+    expect(alone.code).toBe(3);
+    expect(alone.stderr.trim()).toBe('qs run: --install-cache-max bounds the --install-cache store; give --install-cache with it');
+    const bad = await qs(['run', 'trim.yaml', '--install-cache', 'store4', '--install-cache-max', 'lots']);
+    expect(bad.code).toBe(3);
+    expect(bad.stderr.trim()).toBe('qs run: --install-cache-max lots: not a size of at least 1M (a number of bytes, or with K, M, G or T: 500M, 5G)');
   });
 });

@@ -19,5 +19,6 @@ export { checkForwards } from './forwards.js';
 export { shownInside, TOOLCHAINS } from './rootfs.js';
 export { harvestInstallCache, harvestInstallCacheAsync, removeStaleParts, seedInstallCache, installCacheDir, npmCacheOf, MAX_BLOB_BYTES, type HarvestReport } from './install-cache.js';
 export { canonicalName, fetchPipFiles, notePipLayouts, installedDists, pageFiles, filesFor, pipCacheOf, pipEntryPath, pipRequestUrl, seedPipCache, MAX_PIP_FILE_BYTES, type InstalledDist, type PipIndexes, type PipReport } from './install-pip.js';
+export { DEFAULT_INSTALL_CACHE_MAX_BYTES, parseCacheSize, trimInstallStore, type TrimReport } from './install-store.js';
 export { installSourceFiles, writeInstallSources, type InstallSources } from './install-sources.js';
 export { askNpmConfig, fetchInstallMetadata, hasNpmIndex, npmConfig, npmRegistry, registryOf, wantedMetadata, METADATA_TTL_S, METADATA_REFRESH_MS, PACKUMENT_ACCEPTS, type MetadataReport, type MetadataWant, type NpmRegistry } from './install-metadata.js';

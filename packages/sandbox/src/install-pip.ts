@@ -690,7 +690,15 @@ export async function seedPipCache(store: string, home: string): Promise<number>
     // http: the whole response in one file; http-v2: the metadata with an empty body, the body beside it.
     const first = layouts.has('http') ? { path: v1, before: Buffer.concat([before, binHead(e.size)]), after } : { path: `${v2}.body`, before: Buffer.alloc(0), after: Buffer.alloc(0) };
     await dirFor(first.path);
-    const copied = await copyHashed(body, first.path, first.before, first.after);
+    let copied: { bytes: number; sha256: string };
+    try {
+      copied = await copyHashed(body, first.path, first.before, first.after);
+    } catch (error) {
+      // Trimmed away since it was listed (another sweep's start, install-store.ts): not offered.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      rmSync(first.path, { force: true });
+      continue;
+    }
     if (copied.bytes !== e.size || copied.sha256 !== e.sha256) {
       rmSync(first.path, { force: true });
       continue;

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { logLevel, makeDirs, parseArgs, QsExit, terminalSafe, UsageError, wantsColour } from '@quickloop/cli-kit';
 import { checkModelConfig, isModelAgent } from '@quickloop/qs-agent/config';
 import { checkSpendable, parseMaxSpend, startSpendLedger, type SpendLedger } from '@quickloop/qs-agent/spend';
-import { askNpmConfig, installCacheDir, registryOf } from '@quickloop/sandbox';
+import { askNpmConfig, DEFAULT_INSTALL_CACHE_MAX_BYTES, installCacheDir, parseCacheSize, registryOf, trimInstallStore } from '@quickloop/sandbox';
 import type { Command } from '../command.js';
 import { findExample, materialise, type Materialised } from '../examples/examples.js';
 import { findProjectConfig, loadProjectConfig, type ProjectConfig } from '@quickloop/task';
@@ -21,9 +21,12 @@ import { parseQueueUrl, produce } from '../fleet/queue.js';
 import { VERSION } from '../version.js';
 
 const USAGE =
-  '$0 [TASK|DIR|GLOB...] [--agent replay|recorded|anthropic|openai|openai-chat|gemini|claude-code|codex] [--model M] [--base-url URL] [--prices FILE] [--from FILE] [--max-spend USD] [--repeat N] [--workers N] [--out DIR] [--install-cache DIR] [--junit FILE] [--summary FILE] [--strict-inconclusive] [--keep-sandbox] [--docs-map URL_PREFIX=DIR]... [--shard INDEX/TOTAL|auto[/TOTAL] [--durations RESULTS]]';
+  '$0 [TASK|DIR|GLOB...] [--agent replay|recorded|anthropic|openai|openai-chat|gemini|claude-code|codex] [--model M] [--base-url URL] [--prices FILE] [--from FILE] [--max-spend USD] [--repeat N] [--workers N] [--out DIR] [--install-cache DIR [--install-cache-max SIZE]] [--junit FILE] [--summary FILE] [--strict-inconclusive] [--keep-sandbox] [--docs-map URL_PREFIX=DIR]... [--shard INDEX/TOTAL|auto[/TOTAL] [--durations RESULTS]]';
 
 export { exitCode };
+
+/** A store's size as the trim line says it. */
+const gib = (bytes: number): string => (bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${(bytes / 1024 ** 2).toFixed(1)} MiB`);
 
 function count(name: string, value: unknown, max: number): number {
   const n = Number(value);
@@ -70,6 +73,7 @@ export const run: Command = {
         .option('example', { type: 'string', array: true, default: [] as string[], describe: 'Run this bundled example offline instead of task files (repeatable; see qs examples)' })
         .option('docs-map', { type: 'string', array: true, default: [] as string[], describe: 'Serve docs under URL_PREFIX from the folder DIR (repeatable)' })
         .option('install-cache', { type: 'string', describe: 'Share npm and pip downloads across attempts: a store only qs writes, each file verified by its hash' })
+        .option('install-cache-max', { type: 'string', describe: 'Trim the --install-cache store to 80% of this size, oldest first, before the first attempt when it holds more (default 5G)' })
         .option('cache-dir', { type: 'string', describe: 'Keep docs pages in this folder, keyed by URL, with their content hashes' })
         .option('refresh', { type: 'boolean', default: false, describe: 'Re-fetch cached docs pages (docs.changed when one changed)' })
         .option('offline', { type: 'boolean', default: false, describe: 'Read docs from --cache-dir (and --docs-map) only' })
@@ -128,7 +132,10 @@ export const run: Command = {
         ledger = await startSpendLedger(join(ledgerDir, 'ledger.sock'), shard === null ? maxSpend : spendShare(maxSpend, shard.total));
       }
       const keep = args['keep-sandbox'] ? ['--keep'] : [];
-      const installCache = args['install-cache'] === undefined ? [] : ['--install-cache', installCacheDir(String(args['install-cache']), io.cwd)];
+      if (args['install-cache-max'] !== undefined && args['install-cache'] === undefined) throw new UsageError('qs run: --install-cache-max bounds the --install-cache store; give --install-cache with it');
+      const storeMax = args['install-cache-max'] === undefined ? DEFAULT_INSTALL_CACHE_MAX_BYTES : parseCacheSize(String(args['install-cache-max']), 'qs run: --install-cache-max');
+      const store = args['install-cache'] === undefined ? undefined : installCacheDir(String(args['install-cache']), io.cwd);
+      const installCache = store === undefined ? [] : ['--install-cache', store];
       // npm is asked for its registry once here, not by every attempt's qs-check (each `npm config get` is a
       // Node start), while the tasks are validated. A fleet's workers each ask their own npm.
       const askedNpm = installCache.length > 0 && queue === null ? askNpmConfig(io.cwd, io.env as NodeJS.ProcessEnv) : Promise.resolve(undefined);
@@ -152,6 +159,11 @@ export const run: Command = {
       if (loaded.tasks.length === 0) {
         io.stderr.write('qs run: no valid task to run\n');
         return QsExit.usage;
+      }
+      // Trimmed before any attempt seeds a home from it. A fleet's workers each have their own store, on their own machines.
+      if (store !== undefined && queue === null) {
+        const trim = trimInstallStore(store, storeMax);
+        if (trim.removed > 0 && level !== 'quiet') io.stderr.write(`qs run: --install-cache ${terminalSafe(store)}: held ${gib(trim.before)}, over its ${gib(storeMax)} limit; removed ${trim.removed} file${trim.removed === 1 ? '' : 's'}, oldest first (${gib(trim.after)} now)\n`);
       }
       // The URL goes on without credentials.
       const npm = await askedNpm;

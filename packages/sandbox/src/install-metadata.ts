@@ -210,25 +210,28 @@ const bucketOf = (store: string, key: string): string => {
   return join(store, 'npm', 'index-v5', h.slice(0, 2), h.slice(2, 4), h.slice(4));
 };
 
-/** The store's own entries for `key` (written by the harness alone). */
-function storeEntries(store: string, key: string): StoreEntry[] {
-  let data: string;
-  try {
-    data = readFileSync(bucketOf(store, key), 'utf8');
-  } catch {
-    return [];
-  }
-  const out: StoreEntry[] = [];
+/** The entries of an index bucket's text (`\nSHA1\tJSON` each); a line that does not parse is left out (dropped at the next write). */
+export function bucketEntries(data: string): unknown[] {
+  const out: unknown[] = [];
   for (const line of data.split('\n')) {
     const tab = line.indexOf('\t');
     if (tab < 0) continue;
     try {
-      out.push(JSON.parse(line.slice(tab + 1)) as StoreEntry);
+      out.push(JSON.parse(line.slice(tab + 1)));
     } catch {
-      /* a line of our own that did not parse: dropped at the next write */
+      /* half-written, or not ours */
     }
   }
   return out;
+}
+
+/** The store's own entries for `key` (written by the harness alone). */
+function storeEntries(store: string, key: string): StoreEntry[] {
+  try {
+    return bucketEntries(readFileSync(bucketOf(store, key), 'utf8')) as StoreEntry[];
+  } catch {
+    return [];
+  }
 }
 
 /** Replaces the store's entry for (key, accept), atomically: a seed reading the bucket sees old or new, never half. */

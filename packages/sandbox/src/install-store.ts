@@ -11,6 +11,7 @@
 import { lstatSync, readdirSync, readFileSync, rmSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '@quickloop/cli-kit';
+import { bucketEntries } from './install-metadata.js';
 
 /** The default limit: a few hundred projects' dependencies. */
 export const DEFAULT_INSTALL_CACHE_MAX_BYTES = 5 * 1024 ** 3;
@@ -77,15 +78,9 @@ function bucketTargets(path: string): string[] {
     return [];
   }
   const out: string[] = [];
-  for (const line of text.split('\n')) {
-    const tab = line.indexOf('\t');
-    if (tab < 0) continue;
-    try {
-      const integrity = (JSON.parse(line.slice(tab + 1)) as { integrity?: unknown }).integrity;
-      if (typeof integrity === 'string' && integrity.startsWith('sha512-')) out.push(Buffer.from(integrity.slice(7), 'base64').toString('hex'));
-    } catch {
-      /* a line that does not parse points at nothing */
-    }
+  for (const entry of bucketEntries(text)) {
+    const integrity = (entry as { integrity?: unknown } | null)?.integrity;
+    if (typeof integrity === 'string' && integrity.startsWith('sha512-')) out.push(Buffer.from(integrity.slice(7), 'base64').toString('hex'));
   }
   return out;
 }

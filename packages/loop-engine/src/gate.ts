@@ -136,6 +136,13 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
         s.hooks.addWarning(`judge ${id} gave ${verdict.warning} at ${input.gate} round ${input.round}; treated as revise`);
         s.hooks.warn(`warning: ${id}'s output was ${verdict.warning === 'unparseable_judge_output' ? 'not parseable JSON' : 'not a valid verdict'}; treated as revise`);
       }
+      // Contradictory, but Looper's runner passes it, and a loop written for it must run the same here: passed, and said.
+      if (verdict.verdict === 'pass' && verdict.blocking_issues.length > 0) {
+        const n = verdict.blocking_issues.length;
+        warnings.push('pass_with_blocking_issues');
+        s.hooks.addWarning(`judge ${id} passed ${input.gate} round ${input.round} with ${n} blocking issue${n === 1 ? '' : 's'} listed`);
+        s.hooks.warn(`warning: ${id} passed ${input.gate} with ${n} blocking issue${n === 1 ? '' : 's'} listed (${verdict.blocking_issues.join('; ').replace(/\s+/g, ' ').slice(0, 200)}); passed, as its verdict says`);
+      }
       s.hooks.log('judge_verdict', { gate: input.gate, member: id, verdict: verdict.verdict, ...(verdict.warning ? { warning: verdict.warning } : {}) });
     }
     parts.push(`## Verdict\n\n\`\`\`json\n${JSON.stringify(verdict, null, 2)}\n\`\`\``);

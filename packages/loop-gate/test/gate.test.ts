@@ -47,6 +47,14 @@ describe('loop-gate', () => {
     expect(judge).toContain('Reviewer notes from reviewer-1');
   });
 
+  it("passes a judge's pass that lists blocking issues, as Looper does, but says so: a warning on stderr and in the verdict event", async () => {
+    const l = loopOf(['--verdicts', 'pass-with-issues']);
+    const io = memoryIo();
+    expect(await run(base(l.dir), io)).toBe(0);
+    expect(parse(io.out()).at(-1)).toMatchObject({ type: 'gate.verdict', verdict: 'pass', failures: [], warnings: ['pass_with_blocking_issues'] });
+    expect(io.err()).toContain("warning: judge-1 passed delivery_gate with 1 blocking issue listed (the plan has no milestones); passed, as its verdict says");
+  });
+
   it('revises on malformed judge output (exit 1) and writes the review', async () => {
     const l = loopOf(['--verdicts', 'malformed']);
     const io = memoryIo();

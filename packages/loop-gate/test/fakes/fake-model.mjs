@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A scriptable stand-in for a model CLI (host, reviewer or judge): reads the prompt on stdin, records it, answers per flags.
 //   --name N --capture DIR   record each prompt as DIR/N-<k>.txt (k counts calls across processes)
-//   --verdicts a,b,c         judge: the k-th verdict (pass|revise|malformed|hang), the last one repeats
+//   --verdicts a,b,c         judge: the k-th verdict (pass|pass-with-issues|revise|malformed|hang), the last one repeats
 //   --unique / --same        judge: always revise, with a new / the same blocking issue each time
 //   --leak FILE              host: put FILE's content (path relative to cwd) into the artifact
 //   --output-format json     answer like claude -p --output-format json, with usage and cost
@@ -56,7 +56,7 @@ if (opt('verdicts') || has('unique') || has('same')) {
   } else if (v === 'malformed') answer = 'I think it is mostly fine, maybe pass? {not json';
   else {
     const issue = has('unique') ? `issue number ${k}: tighten section ${k}` : 'the plan has no milestones';
-    const body = { verdict: v, blocking_issues: v === 'pass' ? [] : [issue], confidence: 0.8, notes: `call ${k}` };
+    const body = { verdict: v === 'pass-with-issues' ? 'pass' : v, blocking_issues: v === 'pass' ? [] : [issue], confidence: 0.8, notes: `call ${k}` };
     answer = `Here is my verdict.\n\`\`\`json\n${JSON.stringify(body)}\n\`\`\`\nThanks.`;
   }
 } else if (name.startsWith('reviewer')) {

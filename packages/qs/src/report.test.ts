@@ -221,6 +221,17 @@ describe('qs report', () => {
     expect(html).toContain('No stream beside the results document');
     expect(html).toContain('<strong>The sweep was interrupted</strong>');
     expect(html).toContain('<li><b>unknown</b>cost</li>');
+    // Its runs carry no egress counts, denials, retries or labels: none of them is shown as a zero.
+    expect(html).not.toContain('No connection left any sandbox.');
+    expect(html).not.toContain('None: no command was refused a path.');
+    expect(html).toContain('<p>Not recorded: no run in this document counts its egress.</p>');
+    expect(html).toContain('<p>Not recorded: no run in this document counts its sandbox denials.</p>');
+    expect(html).not.toMatch(/data-label="Retries">0</);
+    expect(html).toContain('<td data-label="Retries">—</td>');
+    // The verdict labels are the prior art's too, so a run without one gets it from its classification.
+    expect(html).toContain('<span class="badge pass">PASS</span> passed');
+    expect(html).toContain('<span class="badge fail">FAIL</span> docs_gap');
+    expect(html).toContain('<span class="badge warn">INCONCLUSIVE</span> infra_error');
   });
 
   it("reads a quickstarted --out folder: the agents its tasks name, and a missing stream said without advice to do what was done", async () => {

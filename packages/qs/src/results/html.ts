@@ -312,14 +312,17 @@ function nodeHtml(n: Node): string {
 const agentsOf = (doc: Obj, tasks: Obj[]): string[] =>
   Array.isArray(doc.agents) ? doc.agents.map(text) : [...new Set(tasks.flatMap((t) => (typeof t.agent === 'string' && t.agent !== '' ? [t.agent] : [])))].sort();
 
-function transcriptsSection(tasks: Obj[], runsOf: (t: Obj, i: number) => Run[], streams: ReadonlyMap<string, readonly WireEvent[]>, fromFolder: boolean): string {
+function transcriptsSection(tasks: Obj[], runsOf: (t: Obj, i: number) => Run[], streams: ReadonlyMap<string, readonly WireEvent[]>, fromFolder: boolean, traces: ReadonlyMap<string, { file: string; text: string }>): string {
   const blocks = tasks.map((t, i) => {
     const items = runsOf(t, i).map(({ attempt, r, index }) => {
       const events = streams.get(text(r.stream));
       const facts = `${badge(labelOf(r))} ${esc(r.classification)}${(num(r.turns) ?? 0) > 0 ? ` · ${plural(r.turns as number, 'turn')}` : ''}${r.estimated_cost_usd !== undefined && r.model_reported ? ` · ${usd(r.estimated_cost_usd)}` : ''}${(num(r.retries) ?? 0) > 0 ? ` · ${plural(r.retries as number, 'retry')}` : ''}`;
+      const trace = traces.get(index);
       const body = events
         ? `<ol class="steps">${tree(events).map(nodeHtml).join('')}</ol>`
-        : fromFolder
+        : trace
+          ? `<p class="muted">From quickstarted's trace <code>${esc(trace.file)}</code>.</p>${pre(trace.text, 'out')}`
+          : fromFolder
           ? `<p class="muted">Its stream is not in the folder${r.stream ? ` (<code>${esc(r.stream)}</code>)` : ''}.</p>`
           : `<p class="muted">No stream beside the results document${r.stream ? ` (<code>${esc(r.stream)}</code>)` : ''}: run <code>qs report</code> on the <code>qs run --out</code> folder for the transcript.</p>`;
       return `<details class="attempt" id="${index}"><summary>attempt ${attempt} ${facts}</summary>${body}</details>`;
@@ -379,8 +382,8 @@ dl{grid-template-columns:minmax(0,1fr)}dd{margin-bottom:.35rem}
 const SCRIPT = `(function(){var t=document.getElementById('tools');if(!t)return;function all(open){var d=document.querySelectorAll('#transcripts details');for(var i=0;i<d.length;i++)d[i].open=open;}function b(label,open){var e=document.createElement('button');e.type='button';e.textContent=label;e.addEventListener('click',function(){all(open);});t.appendChild(e);}b('Open every transcript',true);b('Close every transcript',false);})();`;
 const SCRIPT_HASH = createHash('sha256').update(SCRIPT).digest('base64');
 
-/** The whole page. `streams` maps a run's `stream` path to its events, for the transcripts. */
-export function reportHtml(results: Results, streams: ReadonlyMap<string, readonly WireEvent[]>, options: { fromFolder: boolean }): string {
+/** The whole page. `streams` maps a run's `stream` path to its events, for the transcripts; `traces`, a run's key to quickstarted's trace as text. */
+export function reportHtml(results: Results, streams: ReadonlyMap<string, readonly WireEvent[]>, options: { fromFolder: boolean; traces?: ReadonlyMap<string, { file: string; text: string }> }): string {
   const doc = results as unknown as Obj;
   const tasks = arr(doc.tasks).map(obj);
   const runsOf = (t: Obj, i: number): Run[] =>
@@ -430,7 +433,7 @@ ${egressSection(runs)}
 ${denialsSection(runs)}
 ${runsSection(runs, doc)}
 <div id="tools"></div>
-${transcriptsSection(tasks, runsOf, streams, options.fromFolder)}
+${transcriptsSection(tasks, runsOf, streams, options.fromFolder, options.traces ?? new Map())}
 </main>
 <footer><p class="muted">results schema ${esc(doc.schema_version)}${doc.quickloop_version ? ` · quickloop ${esc(doc.quickloop_version)}` : ''}</p></footer>
 <script>${SCRIPT}</script>

@@ -85,6 +85,15 @@ describe('qs diff', () => {
     expect(r.out).toContain('newly failing: b');
   });
 
+  it('12/14 -> 0/2 (p exactly 1/20) is inside the noise, not a regression, as the prior art\'s diff says', () => {
+    const before = doc([{ task: 't', passes: 12, evidential: 14 }]);
+    const after = doc([{ task: 't', passes: 0, evidential: 2 }]);
+    const r = qs(before, after, '--fail-on-regression');
+    expect(r.out).toContain(': inside the noise, p=0.050');
+    expect(r.err).not.toContain('regressed');
+    expect(r.code).toBe(0);
+  });
+
   it("a page counts as failing only for docs-gap runs: an inconclusive run's last page is not the docs' fault", () => {
     const gap = (page: string) => ({ attempt: 1, classification: 'docs_gap', passed: false, suspect_page: page });
     // Both tools' suspect_pages count every run that did not pass; the refused host's page is in it.

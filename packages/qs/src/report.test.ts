@@ -221,21 +221,45 @@ describe('qs report', () => {
     expect(html).toContain('No stream beside the results document');
     expect(html).toContain('<strong>The sweep was interrupted</strong>');
     expect(html).toContain('<li><b>unknown</b>cost</li>');
+    // Its runs carry no egress counts, denials, retries or labels: none of them is shown as a zero.
+    expect(html).not.toContain('No connection left any sandbox.');
+    expect(html).not.toContain('None: no command was refused a path.');
+    expect(html).toContain('<p>Not recorded: no run in this document counts its egress.</p>');
+    expect(html).toContain('<p>Not recorded: no run in this document counts its sandbox denials.</p>');
+    expect(html).not.toMatch(/data-label="Retries">0</);
+    expect(html).toContain('<td data-label="Retries">—</td>');
+    // The verdict labels are the prior art's too, so a run without one gets it from its classification.
+    expect(html).toContain('<span class="badge pass">PASS</span> passed');
+    expect(html).toContain('<span class="badge fail">FAIL</span> docs_gap');
+    expect(html).toContain('<span class="badge warn">INCONCLUSIVE</span> infra_error');
   });
 
-  it("reads a quickstarted --out folder: the agents its tasks name, and a missing stream said without advice to do what was done", async () => {
+  it("reads a quickstarted --out folder: the agents its tasks name, and each run's transcript from its trace.jsonl", async () => {
     const dir = join(work, 'theirs-out');
     mkdirSync(join(dir, 'toy', 'attempt-1'), { recursive: true });
     // Its layout: TASK/attempt-N/trace.jsonl, a format of its own, beside a results.json with no top-level agents.
-    writeFileSync(join(dir, 'toy', 'attempt-1', 'trace.jsonl'), '{"ts": 1, "type": "run_start"}\n');
+    const trace = `${[{ ts: 1, type: 'run_start', task: 'toy', agent: 'replay', backend: 'docker', enforced: true, image: 'python:3.12-slim', attempt: 1 }, { ts: 2, type: 'run_end', stop_reason: 'completed', passed: true, classification: 'passed' }].map((e) => JSON.stringify(e)).join('\n')}\n`;
+    writeFileSync(join(dir, 'toy', 'attempt-1', 'trace.jsonl'), trace);
     const run = { task: 'toy', attempt: 1, agent: 'replay', model_reported: '', classification: 'passed', passed: true, evidential: true };
     writeFileSync(join(dir, 'results.json'), JSON.stringify({ schema_version: '2.0', quickstarted_version: '0.6.1', tasks: [{ task: 'toy', agent: 'replay', attempts: 1, passes: 1, evidential_runs: 1, runs: [run] }] }));
     const io = memoryIo({ cwd: work });
     expect(await cli(['report', 'theirs-out'], io)).toBe(0);
     const html = readFileSync(join(work, 'theirs-out.html'), 'utf8');
     expect(html).toContain(' · agents replay · ');
-    expect(html).toContain('<p class="muted">Its stream is not in the folder.</p>');
+    // Its trace is there, in its own format: the transcript is rendered from it, as qs show does.
+    expect(html).toContain(`<p class="muted">From quickstarted's trace <code>toy/attempt-1/trace.jsonl</code>.</p><pre class="out">[    0.0s] task toy (quickstarted trace)  attempt 1`);
+    expect(html).toContain('[    1.0s] PASS toy: passed (stop reason completed)');
+    expect(html).not.toContain('Its stream is not in the folder');
     expect(html).not.toContain('.:');
+    // With one attempt the prior art writes TASK/trace.jsonl; a task name that is not a folder name is never looked up.
+    const one = join(work, 'theirs-one');
+    mkdirSync(join(one, 'toy'), { recursive: true });
+    writeFileSync(join(one, 'toy', 'trace.jsonl'), trace);
+    writeFileSync(join(one, 'results.json'), JSON.stringify({ schema_version: '2.0', repeat: 1, tasks: [{ task: 'toy', agent: 'replay', attempts: 1, passes: 1, evidential_runs: 1, runs: [run] }, { task: '../toy', attempts: 1, passes: 1, evidential_runs: 1, runs: [{ ...run, task: '../toy' }] }] }));
+    expect(await cli(['report', 'theirs-one'], memoryIo({ cwd: work }))).toBe(0);
+    const page = readFileSync(join(work, 'theirs-one.html'), 'utf8');
+    expect(page).toContain(`From quickstarted's trace <code>toy/trace.jsonl</code>.`);
+    expect(page.match(/From quickstarted/g)).toHaveLength(1);
   });
 
   it('renders a results document with every field replaced by the wrong type or by markup, without a crash or a tag from it', () => {

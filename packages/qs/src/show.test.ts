@@ -55,6 +55,51 @@ describe('qs show', () => {
   });
 });
 
+describe("qs show over quickstarted's trace.jsonl", () => {
+  // The prior art's per-run trace: `{"ts": epoch seconds, "type": …}` a line, no envelope of ours.
+  const trace = [
+    { ts: 100.0, type: 'run_start', task: 'pa-gap', agent: 'replay', backend: 'local', enforced: false, image: '', attempt: 2, affordance_policy: 'all' },
+    { ts: 100.1, type: 'tool_call', tool: 'read_docs', url: 'http://docs.test/index.html' },
+    { ts: 100.2, type: 'docs_read', url: 'http://docs.test/index.html', chars: 42, original_chars: 42, truncated: false, from_cache: false, content_hash: 'ab' },
+    { ts: 100.3, type: 'docs_read_error', url: 'http://docs.test/two.html', error: 'HTTP Error 404: Not Found' },
+    { ts: 100.4, type: 'tool_call', tool: 'bash', command: 'echo nope > out.txt' },
+    { ts: 100.5, type: 'tool_result', tool: 'bash', exit_code: 0, duration: 0.011, timed_out: false, output: '' },
+    { ts: 100.6, type: 'tool_call', tool: 'bash', command: 'cat missing' },
+    { ts: 100.7, type: 'tool_result', tool: 'bash', exit_code: 1, duration: 0.02, timed_out: false, output: 'cat: missing: No such file or directory' },
+    { ts: 101.5, type: 'success_check', exit_code: 1, passed: false, output: 'check failed: no hello\n' },
+    { ts: 101.6, type: 'run_end', stop_reason: 'completed', passed: false, classification: 'docs_gap' },
+  ];
+
+  it('renders it a step a line, with the failed command\'s output and the verdict, instead of refusing it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qs-show-qsd-'));
+    try {
+      writeFileSync(join(dir, 'trace.jsonl'), `${trace.map((e) => JSON.stringify(e)).join('\n')}\n`);
+      const io = memoryIo({ cwd: dir });
+      expect(await cli(['show', 'trace.jsonl'], io)).toBe(0);
+      expect(io.out().split('\n')).toEqual([
+        '[    0.0s] task pa-gap (quickstarted trace)  attempt 2',
+        '[    0.0s] sandbox local UNENFORCED',
+        '[    0.0s] agent replay',
+        '[    0.2s] read http://docs.test/index.html (42 chars)',
+        '[    0.3s] read failed http://docs.test/two.html: HTTP Error 404: Not Found',
+        '[    0.4s] $ echo nope > out.txt',
+        '[    0.5s] exit 0 (0.0s)',
+        '[    0.6s] $ cat missing',
+        '[    0.7s] exit 1 (0.0s)',
+        '    | cat: missing: No such file or directory',
+        '[    1.5s] check failed, exit 1',
+        '    | check failed: no hello',
+        '[    1.6s] FAIL pa-gap: docs_gap (stop reason completed)',
+        '',
+      ]);
+      writeFileSync(join(dir, 'cut.jsonl'), `${JSON.stringify(trace[0])}\n{"ts": 1, "type"\n`);
+      await expect(cli(['show', 'cut.jsonl'], memoryIo({ cwd: dir }))).rejects.toThrow(new InputError('qs show: cut.jsonl:2: not JSON (a quickstarted trace has one event a line)'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('qs show over several runs', () => {
   it('ends with each task\'s pass rate from the results fold, and calls a task that passed and failed flaky', async () => {
     const passed = readFileSync(join(DIR, 'passed', 'out.ndjson'), 'utf8');

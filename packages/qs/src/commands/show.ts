@@ -1,5 +1,5 @@
 // `qs show FILE|-`: a saved or live stream rendered for people, on stdout (it is the output asked for, not a stage).
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { InputError, logLevel, parseArgs, QsExit, terminalSafe, wantsColour, type Io } from '@quickloop/cli-kit';
@@ -9,7 +9,26 @@ import type { Command } from '../command.js';
 import { createRenderer } from '../render.js';
 import { foldResults, foldRun } from '../results/fold.js';
 import { rateText } from '../results/reports.js';
+import { isQuickstartedLine, parseQuickstartedTrace, quickstartedLines } from '../results/trace.js';
 import { VERSION } from '../version.js';
+
+/** The first non-blank line of a saved file (from its first 64 KiB), to tell quickstarted's trace from our stream. */
+function firstLine(path: string): string {
+  let fd: number;
+  try {
+    if (!statSync(path).isFile()) return '';
+    fd = openSync(path, 'r');
+  } catch {
+    return '';
+  }
+  try {
+    const buf = Buffer.alloc(65536);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, n).toString('utf8').split('\n').find((l) => l.trim() !== '') ?? '';
+  } finally {
+    closeSync(fd);
+  }
+}
 
 function open(file: string, io: Io): { stream: Readable; source: string } {
   if (file === '-') return { stream: io.stdin, source: 'stdin' };
@@ -27,6 +46,12 @@ export const show: Command = {
     const colour = wantsColour(io.stdout as { isTTY?: boolean }, io.env);
     const chalk = new Chalk({ level: colour ? 1 : 0 });
     const styles = { pass: chalk.green, fail: chalk.red, warn: chalk.yellow, dim: chalk.dim, bold: chalk.bold };
+    // quickstarted's trace.jsonl is a format of its own: rendered in the same manner, not refused.
+    if (file !== '-' && isQuickstartedLine(firstLine(resolve(io.cwd, file)))) {
+      const events = parseQuickstartedTrace(readFileSync(resolve(io.cwd, file), 'utf8'), `qs show: ${file}`);
+      io.stdout.write(terminalSafe(`${quickstartedLines(events, logLevel(args) === 'verbose').join('\n')}\n`, 'block'));
+      return QsExit.passed;
+    }
     const render = createRenderer({ verbose: logLevel(args) === 'verbose', style: (k, t) => styles[k](t) });
     const { stream, source } = open(file, io);
     const runs = new Map<string, WireEvent[]>();

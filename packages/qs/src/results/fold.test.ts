@@ -118,6 +118,14 @@ describe('foldRun', () => {
     expect(JSON.stringify(run.sandbox.denied_paths)).toBe('{"write /etc/x":2,"read /root/.npmrc":1}');
   });
 
+  it("a replay run's turns are the commands it ran, as quickstarted counts a replay; a model run's are its model turns", () => {
+    expect(foldRun({ slug: 'x', attempt: 1, events: s.docsGap }).turns).toBe(2);
+    expect(foldRun({ slug: 'x', attempt: 1, events: s.passed }).turns).toBe(1);
+    expect(foldRun({ slug: 'x', attempt: 1, events: s.skipped }).turns).toBe(0);
+    // The refusal fixture's claude agent made no bash call and reports no turns: still 0, not its commands.
+    expect(foldRun({ slug: 'x', attempt: 1, events: s.refusal }).turns).toBe(0);
+  });
+
   it('adds up the turns\' tokens and cost; an unpriced turn makes the run\'s cost unknown', () => {
     const priced = foldRun({ slug: 'r', attempt: 1, events: modelRun(false) });
     expect(priced).toMatchObject({ model_reported: 'claude-sonnet-4-5', tokens: { input: 1210, output: 45, cache_write: 1100, cache_read: 1100 }, reasoning_tokens: 3 });

@@ -223,7 +223,8 @@ export function foldRun(stream: AttemptStream): RunResult {
         model ??= str(p.model);
         stop = str(p.stop_reason);
         agentDetail = str(p.detail) ?? '';
-        turns = num(p.turns) ?? 0;
+        // A model agent counts its model turns; replay has none, and its turns (as quickstarted counts them) are the commands it ran.
+        turns = num(p.turns) ?? (p.agent === 'replay' ? (num(p.commands) ?? 0) : 0);
         finalText = str(p.final_text);
         completedUsage = p.usage;
         if ('usd' in p) completedUsd = num(p.usd);

@@ -63,6 +63,8 @@ const clipEnd = (s: string, limit: number): string => (s.length > limit ? `…${
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 const labelClass = (label: string): string => (label === 'PASS' ? 'pass' : label === 'FAIL' ? 'fail' : label === 'SKIP' ? 'skip' : 'warn');
 const badge = (label: unknown): string => `<span class="badge ${labelClass(text(label))}">${esc(label)}</span>`;
+/** A run's label; quickstarted's runs have none, and its labels are these, from the classification. */
+const labelOf = (r: Obj): unknown => r.label ?? (typeof r.classification !== 'string' ? '' : r.classification === 'passed' ? 'PASS' : r.classification === 'docs_gap' ? 'FAIL' : r.classification === 'skipped' ? 'SKIP' : 'INCONCLUSIVE');
 const pre = (s: string, cls = ''): string => (s === '' ? '' : `<pre${cls ? ` class="${cls}"` : ''}>${esc(s)}</pre>`);
 
 interface Run {
@@ -120,7 +122,7 @@ function gapsSection(runs: Run[]): string {
 function discardedSection(runs: Run[]): string {
   const other = runs.filter((x) => x.r.classification !== 'passed' && x.r.classification !== 'docs_gap');
   if (other.length === 0) return '';
-  const rows = other.map(({ task, attempt, r, index }) => `<tr><td data-label="Task">${esc(task)}</td><td data-label="Attempt"><a href="#${index}">${attempt}</a></td><td data-label="Outcome">${badge(r.label)} ${esc(r.classification)}</td><td data-label="Detail">${esc(obj(r.outcome).detail)}</td></tr>`);
+  const rows = other.map(({ task, attempt, r, index }) => `<tr><td data-label="Task">${esc(task)}</td><td data-label="Attempt"><a href="#${index}">${attempt}</a></td><td data-label="Outcome">${badge(labelOf(r))} ${esc(r.classification)}</td><td data-label="Detail">${esc(obj(r.outcome).detail)}</td></tr>`);
   return `<section id="discarded"><h2>Runs without a verdict <span class="count">${other.length}</span></h2><p class="muted">Inconclusive, interrupted and skipped runs say nothing about the docs and are not in the pass rates.</p><table class="cards"><thead><tr><th>Task</th><th>Attempt</th><th>Outcome</th><th>Detail</th></tr></thead><tbody>${rows.join('')}</tbody></table></section>`;
 }
 
@@ -147,7 +149,9 @@ function egressSection(runs: Run[]): string {
   const order = [...hosts].sort(([a, x], [b, y]) => y.blocked - x.blocked || y.failed - x.failed || y.allowed - x.allowed || (a < b ? -1 : a > b ? 1 : 0));
   const rows = order.map(([h, c]) => `<tr><td data-label="Host"><code>${esc(h)}</code></td><td data-label="Allowed">${c.allowed}</td><td data-label="Blocked">${c.blocked > 0 ? `<span class="warn">${c.blocked}</span>` : 0}</td><td data-label="Failed">${c.failed > 0 ? `<span class="warn">${c.failed}</span>` : 0}</td><td data-label="Runs">${c.runs.size}</td></tr>`);
   if (unnamedAllowed > 0) rows.push(`<tr><td data-label="Host"><span class="muted">(hosts not recorded)</span></td><td data-label="Allowed">${unnamedAllowed}</td><td data-label="Blocked">0</td><td data-label="Failed">0</td><td data-label="Runs">—</td></tr>`);
-  const body = rows.length === 0 ? '<p>No connection left any sandbox.</p>' : `<table class="cards"><thead><tr><th>Host</th><th>Allowed</th><th>Blocked</th><th>Failed</th><th>Runs</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  // quickstarted's runs keep no egress counts: none recorded is not the same as none made.
+  const recorded = runs.some(({ r }) => typeof r.egress === 'object' && r.egress !== null);
+  const body = rows.length === 0 ? (recorded ? '<p>No connection left any sandbox.</p>' : '<p>Not recorded: no run in this document counts its egress.</p>') : `<table class="cards"><thead><tr><th>Host</th><th>Allowed</th><th>Blocked</th><th>Failed</th><th>Runs</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
   const note = bypass > 0 ? `<p class="warn">${plural(bypass, 'shell reach')} for a docs host (blocked: docs are read through read_docs).</p>` : '';
   return `<section id="egress"><h2>Egress</h2><p class="muted">What the egress proxy decided for connections from the sandboxed shell, by host, over every run.</p>${body}${note}</section>`;
 }
@@ -161,13 +165,16 @@ function denialsSection(runs: Run[]): string {
     const list = paths.length === 0 ? `${plural(n, 'denial')} (paths not recorded)` : paths.map(([p, k]) => `<code>${esc(p)}</code>${k > 1 ? ` ×${k}` : ''}`).join(', ');
     return [`<li><a href="#${index}">${esc(task)} attempt ${attempt}</a>: ${list}</li>`];
   });
-  return `<section id="denials"><h2>Sandbox denials</h2>${items.length === 0 ? '<p>None: no command was refused a path.</p>' : `<ul>${items.join('')}</ul>`}</section>`;
+  const recorded = runs.some(({ r }) => typeof r.sandbox === 'object' && r.sandbox !== null);
+  const none = recorded ? '<p>None: no command was refused a path.</p>' : '<p>Not recorded: no run in this document counts its sandbox denials.</p>';
+  return `<section id="denials"><h2>Sandbox denials</h2>${items.length === 0 ? none : `<ul>${items.join('')}</ul>`}</section>`;
 }
 
 function runsSection(runs: Run[], results: Obj): string {
-  const rows = runs.map(({ task, attempt, r, index }) => `<tr><td data-label="Task">${esc(task)}</td><td data-label="Attempt"><a href="#${index}">${attempt}</a></td><td data-label="Verdict">${badge(r.label)} ${esc(r.classification)}</td><td data-label="Agent">${esc(r.agent ?? '—')}${r.model_reported ? ` <span class="muted">${esc(r.model_reported)}</span>` : ''}</td><td data-label="Turns">${int(r.turns)}</td><td data-label="Tokens">${tokensLine(obj(r.tokens), r.reasoning_tokens)}</td><td data-label="Retries">${(num(r.retries) ?? 0) > 0 ? `<span class="warn">${int(r.retries)}</span>` : int(r.retries ?? 0)}</td><td data-label="Cost">${usd(r.estimated_cost_usd)}</td><td data-label="Time">${num(r.duration_seconds) === null ? '—' : `${(r.duration_seconds as number).toFixed(1)}s`}</td></tr>`);
+  const rows = runs.map(({ task, attempt, r, index }) => `<tr><td data-label="Task">${esc(task)}</td><td data-label="Attempt"><a href="#${index}">${attempt}</a></td><td data-label="Verdict">${badge(labelOf(r))} ${esc(r.classification)}</td><td data-label="Agent">${esc(r.agent ?? '—')}${r.model_reported ? ` <span class="muted">${esc(r.model_reported)}</span>` : ''}</td><td data-label="Turns">${int(r.turns)}</td><td data-label="Tokens">${tokensLine(obj(r.tokens), r.reasoning_tokens)}</td><td data-label="Retries">${(num(r.retries) ?? 0) > 0 ? `<span class="warn">${int(r.retries)}</span>` : int(r.retries)}</td><td data-label="Cost">${usd(r.estimated_cost_usd)}</td><td data-label="Time">${num(r.duration_seconds) === null ? '—' : `${(r.duration_seconds as number).toFixed(1)}s`}</td></tr>`);
   const totals = obj(results.totals);
-  const retries = runs.reduce((s, x) => s + (num(x.r.retries) ?? 0), 0);
+  // Unknown (—) when no run counts its retries, as in quickstarted's document.
+  const retries = runs.some((x) => num(x.r.retries) !== null) ? runs.reduce((s, x) => s + (num(x.r.retries) ?? 0), 0) : '—';
   const unpriced = arr(totals.unpriced_models).map(text);
   rows.push(`<tr class="total"><td data-label="Task"><strong>Total</strong></td><td data-label="Runs">${runs.length}</td><td></td><td></td><td data-label="Turns">${int(runs.reduce((s, x) => s + (num(x.r.turns) ?? 0), 0))}</td><td data-label="Tokens">${tokensLine(obj(totals.tokens), runs.reduce((s, x) => s + (num(x.r.reasoning_tokens) ?? 0), 0))}</td><td data-label="Retries">${retries}</td><td data-label="Cost"><strong>${usd(totals.estimated_cost_usd)}</strong></td><td data-label="Time">${num(results.duration_seconds) === null ? '—' : `${(results.duration_seconds as number).toFixed(1)}s`}</td></tr>`);
   const note = unpriced.length > 0 ? `<p class="muted">No price for ${unpriced.map((m) => `<code>${esc(m)}</code>`).join(', ')}: the cost of their runs is unknown, never counted as $0.</p>` : '';
@@ -305,14 +312,17 @@ function nodeHtml(n: Node): string {
 const agentsOf = (doc: Obj, tasks: Obj[]): string[] =>
   Array.isArray(doc.agents) ? doc.agents.map(text) : [...new Set(tasks.flatMap((t) => (typeof t.agent === 'string' && t.agent !== '' ? [t.agent] : [])))].sort();
 
-function transcriptsSection(tasks: Obj[], runsOf: (t: Obj, i: number) => Run[], streams: ReadonlyMap<string, readonly WireEvent[]>, fromFolder: boolean): string {
+function transcriptsSection(tasks: Obj[], runsOf: (t: Obj, i: number) => Run[], streams: ReadonlyMap<string, readonly WireEvent[]>, fromFolder: boolean, traces: ReadonlyMap<string, { file: string; text: string }>): string {
   const blocks = tasks.map((t, i) => {
     const items = runsOf(t, i).map(({ attempt, r, index }) => {
       const events = streams.get(text(r.stream));
-      const facts = `${badge(r.label)} ${esc(r.classification)}${(num(r.turns) ?? 0) > 0 ? ` · ${plural(r.turns as number, 'turn')}` : ''}${r.estimated_cost_usd !== undefined && r.model_reported ? ` · ${usd(r.estimated_cost_usd)}` : ''}${(num(r.retries) ?? 0) > 0 ? ` · ${plural(r.retries as number, 'retry')}` : ''}`;
+      const facts = `${badge(labelOf(r))} ${esc(r.classification)}${(num(r.turns) ?? 0) > 0 ? ` · ${plural(r.turns as number, 'turn')}` : ''}${r.estimated_cost_usd !== undefined && r.model_reported ? ` · ${usd(r.estimated_cost_usd)}` : ''}${(num(r.retries) ?? 0) > 0 ? ` · ${plural(r.retries as number, 'retry')}` : ''}`;
+      const trace = traces.get(index);
       const body = events
         ? `<ol class="steps">${tree(events).map(nodeHtml).join('')}</ol>`
-        : fromFolder
+        : trace
+          ? `<p class="muted">From quickstarted's trace <code>${esc(trace.file)}</code>.</p>${pre(trace.text, 'out')}`
+          : fromFolder
           ? `<p class="muted">Its stream is not in the folder${r.stream ? ` (<code>${esc(r.stream)}</code>)` : ''}.</p>`
           : `<p class="muted">No stream beside the results document${r.stream ? ` (<code>${esc(r.stream)}</code>)` : ''}: run <code>qs report</code> on the <code>qs run --out</code> folder for the transcript.</p>`;
       return `<details class="attempt" id="${index}"><summary>attempt ${attempt} ${facts}</summary>${body}</details>`;
@@ -372,8 +382,8 @@ dl{grid-template-columns:minmax(0,1fr)}dd{margin-bottom:.35rem}
 const SCRIPT = `(function(){var t=document.getElementById('tools');if(!t)return;function all(open){var d=document.querySelectorAll('#transcripts details');for(var i=0;i<d.length;i++)d[i].open=open;}function b(label,open){var e=document.createElement('button');e.type='button';e.textContent=label;e.addEventListener('click',function(){all(open);});t.appendChild(e);}b('Open every transcript',true);b('Close every transcript',false);})();`;
 const SCRIPT_HASH = createHash('sha256').update(SCRIPT).digest('base64');
 
-/** The whole page. `streams` maps a run's `stream` path to its events, for the transcripts. */
-export function reportHtml(results: Results, streams: ReadonlyMap<string, readonly WireEvent[]>, options: { fromFolder: boolean }): string {
+/** The whole page. `streams` maps a run's `stream` path to its events, for the transcripts; `traces`, a run's key to quickstarted's trace as text. */
+export function reportHtml(results: Results, streams: ReadonlyMap<string, readonly WireEvent[]>, options: { fromFolder: boolean; traces?: ReadonlyMap<string, { file: string; text: string }> }): string {
   const doc = results as unknown as Obj;
   const tasks = arr(doc.tasks).map(obj);
   const runsOf = (t: Obj, i: number): Run[] =>
@@ -423,7 +433,7 @@ ${egressSection(runs)}
 ${denialsSection(runs)}
 ${runsSection(runs, doc)}
 <div id="tools"></div>
-${transcriptsSection(tasks, runsOf, streams, options.fromFolder)}
+${transcriptsSection(tasks, runsOf, streams, options.fromFolder, options.traces ?? new Map())}
 </main>
 <footer><p class="muted">results schema ${esc(doc.schema_version)}${doc.quickloop_version ? ` · quickloop ${esc(doc.quickloop_version)}` : ''}</p></footer>
 <script>${SCRIPT}</script>

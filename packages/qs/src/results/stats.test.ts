@@ -44,6 +44,23 @@ describe('fisherExact (two-sided)', () => {
     expect(fisherExact(500, 500, 500, 500)).toBeCloseTo(1, 12);
   });
 
+  it('is exact where p is exactly 1/20: such a table is not significant at 0.05 (as the prior art reads it)', () => {
+    // [[0, 2], [12, 2]]: the observed table and every rarer one add up to 1/20 in exact fractions;
+    // summed from rounded log-probabilities it came out a hair under 0.05 and counted as significant.
+    for (const cells of [[0, 2, 12, 2], [12, 2, 0, 2], [2, 2, 0, 12], [0, 2, 19, 4], [19, 4, 0, 2], [4, 2, 19, 0]] as const) {
+      const p = fisherExact(...cells);
+      expect(p).toBe(0.05);
+      expect(p < 0.05).toBe(false);
+    }
+  });
+
+  it('gives hand-derived fractions to the last bit on small tables, however many tables tie', () => {
+    expect(fisherExact(5, 0, 0, 5)).toBe(2 / 252);
+    expect(fisherExact(1, 2, 3, 0)).toBe(6 / 15);
+    expect(fisherExact(5, 0, 4, 2)).toBe(25 / 55);
+    expect(fisherExact(3, 1, 1, 3)).toBe(34 / 70);
+  });
+
   it('refuses cells that are not counts', () => {
     expect(() => fisherExact(-1, 0, 0, 1)).toThrow(RangeError);
     expect(() => fisherExact(1.5, 0, 0, 1)).toThrow(RangeError);

@@ -1,5 +1,5 @@
 // `qs show` over the recorded streams of fixtures/streams/qs-check: show.txt beside each out.ndjson is the golden.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,23 @@ describe('qs show', () => {
     await expect(cli(['show', '-'], io)).rejects.toThrow(/^stdin:1: not a quickloop event/);
     await expect(cli(['show', 'no-such.ndjson'], memoryIo())).rejects.toThrow('qs show: no-such.ndjson: no such file');
     await expect(cli(['show', DIR], memoryIo())).rejects.toThrow(new InputError(`qs show: ${DIR}: is a folder, not a stream file`));
+  });
+
+  it("says what to run instead for a sweep's folder or its results.json, which are no streams", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qs-show-'));
+    try {
+      mkdirSync(join(dir, 'out', 'greeter', '1'), { recursive: true });
+      writeFileSync(join(dir, 'out', 'greeter', '1', 'events.ndjson'), '');
+      writeFileSync(join(dir, 'out', 'plan.ndjson'), '');
+      writeFileSync(join(dir, 'out', 'results.json'), `${JSON.stringify({ schema_version: '2.0', tasks: [] }, null, 2)}\n`);
+      const io = memoryIo({ cwd: dir });
+      await expect(cli(['show', 'out'], io)).rejects.toThrow(new InputError("qs show: out: is a sweep's --out folder, not a stream file (qs results out sums it up, qs report out renders it; qs show out/greeter/1/events.ndjson shows one attempt)"));
+      await expect(cli(['show', 'out/results.json'], io)).rejects.toThrow(new InputError('qs show: out/results.json: is a results document, not a stream file (qs report out/results.json renders it)'));
+      writeFileSync(join(dir, 'one-line.json'), `${JSON.stringify({ tasks: [], schema_version: '2.0' })}\n`);
+      await expect(cli(['show', 'one-line.json'], io)).rejects.toThrow(/^qs show: one-line\.json: is a results document/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses a saved stream with no event in it (an empty or blank file: a run not saved), exit 3', async () => {

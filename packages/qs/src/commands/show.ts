@@ -1,6 +1,6 @@
 // `qs show FILE|-`: a saved or live stream rendered for people, on stdout (it is the output asked for, not a stage).
-import { closeSync, createReadStream, openSync, readFileSync, readSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { closeSync, createReadStream, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { InputError, logLevel, parseArgs, QsExit, terminalSafe, wantsColour, type Io } from '@quickloop/cli-kit';
 import { isTerminal, readEvents, type WireEvent } from '@quickloop/events';
@@ -30,6 +30,44 @@ function firstLine(path: string): string {
   }
 }
 
+/** A sweep's --out folder or its results.json, named as what they are, with the command that reads each. */
+function notAStream(file: string, path: string): void {
+  let isDir = false;
+  try {
+    isDir = statSync(path).isDirectory();
+  } catch {
+    return;
+  }
+  if (isDir) {
+    if (!existsSync(join(path, 'results.json')) && !existsSync(join(path, 'plan.ndjson'))) throw new InputError(`qs show: ${file}: is a folder, not a stream file`);
+    const one = firstAttemptStream(path);
+    throw new InputError(`qs show: ${file}: is a sweep's --out folder, not a stream file (qs results ${file} sums it up, qs report ${file} renders it${one ? `; qs show ${join(file, one)} shows one attempt` : ''})`);
+  }
+  // Pretty-printed (`{` alone on its first line), or on one line: no event of a stream has a schema_version.
+  const head = firstLine(path).trim();
+  if (head !== '{' && !(head.startsWith('{') && head.includes('"schema_version"'))) return;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return;
+  }
+  if (typeof doc === 'object' && doc !== null && 'schema_version' in doc) throw new InputError(`qs show: ${file}: is a results document, not a stream file (qs report ${file} renders it)`);
+}
+
+/** The first attempt's stream in a sweep's folder (TASK/N/events.ndjson), for the hint. */
+function firstAttemptStream(dir: string): string | undefined {
+  const list = (d: string): string[] => {
+    try {
+      return readdirSync(d).sort();
+    } catch {
+      return [];
+    }
+  };
+  for (const task of list(dir)) for (const n of list(join(dir, task))) if (existsSync(join(dir, task, n, 'events.ndjson'))) return join(task, n, 'events.ndjson');
+  return undefined;
+}
+
 function open(file: string, io: Io): { stream: Readable; source: string } {
   if (file === '-') return { stream: io.stdin, source: 'stdin' };
   const stream = createReadStream(resolve(io.cwd, file));
@@ -52,6 +90,7 @@ export const show: Command = {
       io.stdout.write(terminalSafe(`${quickstartedLines(events, logLevel(args) === 'verbose').join('\n')}\n`, 'block'));
       return QsExit.passed;
     }
+    if (file !== '-') notAStream(file, resolve(io.cwd, file));
     const render = createRenderer({ verbose: logLevel(args) === 'verbose', style: (k, t) => styles[k](t) });
     const { stream, source } = open(file, io);
     const runs = new Map<string, WireEvent[]>();

@@ -37,6 +37,7 @@ describe('classify (in order)', () => {
     ['a route page the docs site failed to serve (5xx, network): infrastructure', { stopReason: 'command_failed', routeUnread: { infra: true, detail: 'HTTP 503' } }, 'infra_error'],
     ['a route page that could not be read for another reason (404, off the allow list, a redirect loop)', { routeUnread: { infra: false, detail: 'HTTP 404' } }, 'harness_error'],
     ['an unreadable route page does not undo a pass', { checkPassed: true, routeUnread: { infra: false, detail: 'HTTP 404' } }, 'passed'],
+    ['expect_output missed what the run printed in output cut to max_output_chars: out of budget, not evidence', { sessionCut: true }, 'budget_exhausted'],
     ['a failing check', {}, 'docs_gap'],
   ])('%s', (_name, over, expected) => {
     expect(classify({ ...base, ...over })).toBe(expected);

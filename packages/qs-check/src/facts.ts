@@ -12,6 +12,9 @@ export interface RunFacts {
   agent?: { stopReason: StopReasonName; detail: string; errorKind?: string };
   /** Output of successful bash calls, in order: the session output for expect_output. */
   okOutputs: string[];
+  /** Bash calls so far, and those among the successful ones whose output was cut to max_output_chars (head and tail kept). */
+  bashCalls: number;
+  cutOutputs: Array<{ command: number; originalChars: number }>;
   pagesRead: string[];
   /** Pages that could not be read (docs.error), in order: a route page among them, never read after, leaves the run without evidence. */
   docsErrors: Array<{ url: string; error: string; reason?: string; status?: number }>;
@@ -39,7 +42,7 @@ export interface RunFacts {
 }
 
 export function newFacts(runId: string): RunFacts {
-  return { runId, okOutputs: [], pagesRead: [], docsErrors: [], egressErrors: 0, egressBlocked: 0, denied: 0, docsBypass: 0, deniedBy: new Map(), finished: false };
+  return { runId, okOutputs: [], bashCalls: 0, cutOutputs: [], pagesRead: [], docsErrors: [], egressErrors: 0, egressBlocked: 0, denied: 0, docsBypass: 0, deniedBy: new Map(), finished: false };
 }
 
 /** Adds one event to its run's facts; events of types it does not know are ignored. */
@@ -59,6 +62,7 @@ export function observe(f: RunFacts, event: WireEvent): void {
       f.agent = { stopReason: e.stop_reason as StopReasonName, detail: String(e.detail), ...(typeof e.error_kind === 'string' ? { errorKind: e.error_kind } : {}) };
       break;
     case 'tool.call':
+      if (e.tool === 'bash') f.bashCalls += 1;
       if (e.tool === 'bash' && typeof e.id === 'string') begin(f, e.id);
       break;
     case 'setup.started':
@@ -66,6 +70,7 @@ export function observe(f: RunFacts, event: WireEvent): void {
       break;
     case 'tool.result':
       if (e.tool === 'bash' && e.exit_code === 0) f.okOutputs.push(String(e.output));
+      if (e.tool === 'bash' && e.exit_code === 0 && e.truncated === true) f.cutOutputs.push({ command: f.bashCalls, originalChars: Number(e.original_chars) });
       end(f, e.parent_id, e.exit_code !== 0 || e.timed_out === true);
       break;
     case 'setup.completed':
@@ -172,4 +177,20 @@ export function unreadRoute(f: RunFacts): { infra: boolean; detail: string } | u
     return { infra, detail: `docs route page ${page} could not be read (${failure.error}): ${whose}, so the run says nothing about the docs` };
   }
   return undefined;
+}
+
+/** The last line qs_expect_output (packages/task/prelude.sh) prints when a pattern is nowhere in the session log. */
+const EXPECT_OUTPUT_MISS = 'check failed: nothing the run printed ';
+
+/**
+ * expect_output reads the session log, made of the outputs the stream carries, which are cut to
+ * max_output_chars (head and tail kept). When it missed and some output was cut, the text may well
+ * have been printed in the part nobody kept: the budget, not the docs, decided. Says why, or undefined.
+ */
+export function sessionCut(f: RunFacts): string | undefined {
+  const reason = f.check?.reason;
+  if (f.check?.passed !== false || reason === undefined || !reason.startsWith(EXPECT_OUTPUT_MISS) || f.cutOutputs.length === 0) return undefined;
+  const limit = f.loaded?.task.budgets.max_output_chars;
+  const cut = f.cutOutputs.map((c) => `command ${c.command} printed ${c.originalChars} characters`).join(', ');
+  return `${reason}; but ${cut}, cut to max_output_chars (${limit ?? '?'}) with the middle dropped, so the check never saw all of it (raise budgets.max_output_chars)`;
 }

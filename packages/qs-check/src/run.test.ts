@@ -176,6 +176,24 @@ describe('qs-check', () => {
     expect(verdict(events)).toMatchObject({ classification: 'budget_exhausted', evidential: false, stop_reason: 'completed', detail: 'check timed out after 2s (max_command_seconds), so it gave no verdict' });
   });
 
+  it('is budget_exhausted, not a docs gap, when expect_output misses text printed where max_output_chars cut the output', async () => {
+    // The helpers every compiled check starts with, qs_expect_output among them.
+    const expect_ = `QS_PORT_BASE=23000\n${readFileSync(fileURLToPath(new URL('../../task/prelude.sh', import.meta.url)), 'utf8')}\n`;
+    const printed = "seq 1 20000; echo 'Server ready on 8080'; seq 1 20000";
+    const cut = await through({ replay: [printed, 'echo done'], budgets: { max_output_chars: 2000 }, script: `${expect_}qs_expect_output --contains 'Server ready on 8080'` });
+    expect(cut.events.find((e) => e.type === 'tool.result')).toMatchObject({ exit_code: 0, truncated: true });
+    expect(cut.code).toBe(2);
+    const v = verdict(cut.events);
+    expect(v).toMatchObject({ classification: 'budget_exhausted', evidential: false, stop_reason: 'completed' });
+    expect(String(v?.detail)).toContain("check failed: nothing the run printed contains 'Server ready on 8080'");
+    expect(String(v?.detail)).toMatch(/command 1 printed \d+ characters/);
+    expect(String(v?.detail)).toContain('max_output_chars (2000)');
+    // Nothing cut: the same miss is a docs gap.
+    const whole = await through({ replay: ['echo other', 'echo done'], budgets: { max_output_chars: 2000 }, script: `${expect_}qs_expect_output --contains 'Server ready on 8080'` });
+    expect(whole.code).toBe(1);
+    expect(verdict(whole.events)).toMatchObject({ classification: 'docs_gap' });
+  });
+
   describe('a docs route page that could not be read is not evidence about the docs', () => {
     const site = { server: undefined as Awaited<ReturnType<typeof serveDocs>> | undefined };
     const url = (path: string) => `${site.server?.url ?? ''}${path}`;

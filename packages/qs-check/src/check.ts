@@ -18,6 +18,8 @@ export interface CheckResult {
   interrupted: boolean;
   /** Filesystem accesses the sandbox refused the check (its sandbox.denied events). */
   denied: number;
+  /** Killed at max_command_seconds. */
+  timedOut: boolean;
   /** The check exited 2 because bash could not parse it: where and why, in one line. */
   syntaxError?: string;
 }
@@ -87,7 +89,7 @@ export async function runCheck(
     rmSync(session, { force: true });
   }
   const passed = result.exitCode === 0 && !ctx.signal.aborted;
-  const reason = passed ? '' : result.timedOut ? `check timed out after ${budgets.max_command_seconds}s` : lastLine(result.output) || `check exited ${result.exitCode} without a reason`;
+  const reason = passed ? '' : result.timedOut ? `check timed out after ${budgets.max_command_seconds}s (max_command_seconds), so it gave no verdict` : lastLine(result.output) || `check exited ${result.exitCode} without a reason`;
   await ctx.emitter.emit(
     'check.completed',
     { run_id: f.runId, id: ctx.newId(), parent_id: id },
@@ -95,5 +97,5 @@ export async function runCheck(
   );
   await emitUsage(ctx.emitter, f.runId, ready);
   const syntaxError = !passed && !result.timedOut && result.exitCode === 2 ? checkSyntaxError(loaded.check.script, loaded.check.body) : undefined;
-  return { exitCode: result.exitCode, passed, reason, output: result.output, interrupted: ctx.signal.aborted, denied: result.denials.length, ...(syntaxError !== undefined ? { syntaxError } : {}) };
+  return { exitCode: result.exitCode, passed, reason, output: result.output, interrupted: ctx.signal.aborted, denied: result.denials.length, timedOut: result.timedOut, ...(syntaxError !== undefined ? { syntaxError } : {}) };
 }

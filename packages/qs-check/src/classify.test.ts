@@ -31,6 +31,13 @@ describe('classify (in order)', () => {
     ['a block in the check of a completed run', { stopReason: 'completed', egressBlocked: 1 }, 'harness_error'],
     ['a refused filesystem access of a failed command', { stopReason: 'command_failed', denied: 1 }, 'harness_error'],
     ['a failed replay command with no egress at all', { stopReason: 'command_failed' }, 'docs_gap'],
+    ['a check killed at max_command_seconds gave no verdict: out of budget, not evidence', { checkTimedOut: true }, 'budget_exhausted'],
+    ['a check killed at max_command_seconds after a failed replay step', { stopReason: 'command_failed', checkTimedOut: true }, 'budget_exhausted'],
+    ['a check that timed out but passed is impossible; a passing check still wins', { checkPassed: true, checkTimedOut: true }, 'passed'],
+    ['a route page the docs site failed to serve (5xx, network): infrastructure', { stopReason: 'command_failed', routeUnread: { infra: true, detail: 'HTTP 503' } }, 'infra_error'],
+    ['a route page that could not be read for another reason (404, off the allow list, a redirect loop)', { routeUnread: { infra: false, detail: 'HTTP 404' } }, 'harness_error'],
+    ['an unreadable route page does not undo a pass', { checkPassed: true, routeUnread: { infra: false, detail: 'HTTP 404' } }, 'passed'],
+    ['expect_output missed what the run printed in output cut to max_output_chars: out of budget, not evidence', { sessionCut: true }, 'budget_exhausted'],
     ['a failing check', {}, 'docs_gap'],
   ])('%s', (_name, over, expected) => {
     expect(classify({ ...base, ...over })).toBe(expected);

@@ -8,6 +8,12 @@ export interface RunEvidence {
   checkPassed: boolean | null;
   /** The check did not parse (bash's message): it could not have said anything about the docs. */
   checkSyntaxError?: string;
+  /** The check was killed at max_command_seconds: it never gave its verdict. */
+  checkTimedOut?: boolean;
+  /** expect_output missed, and output it read was cut to max_output_chars (facts.ts `sessionCut`). */
+  sessionCut?: boolean;
+  /** A page of the docs route the run tried to read and never could (facts.ts `unreadRoute`); `infra` when the site failed. */
+  routeUnread?: { infra: boolean; detail: string };
   /**
    * Egress errors and blocks of a command that failed (setup, a bash call) or of the check;
    * those of a command that succeeded, or of no command at all, are not here (facts.ts).
@@ -41,6 +47,10 @@ export function classify(run: RunEvidence): ClassificationName {
     return INFRA_MARKERS.some((m) => m.test(detail)) ? 'infra_error' : 'harness_error';
   }
   if (run.stopReason === 'max_turns' || run.stopReason === 'timeout' || run.stopReason === 'token_budget' || run.stopReason === 'context_overflow') return 'budget_exhausted';
+  // Killed by the harness's clock, the check's exit code (124) is not its answer.
+  if (run.checkTimedOut === true) return 'budget_exhausted';
+  if (run.sessionCut === true) return 'budget_exhausted';
+  if (run.routeUnread) return run.routeUnread.infra ? 'infra_error' : 'harness_error';
   if (run.egressErrors > 0) return 'infra_error';
   if (run.egressBlocked > 0 || run.denied > 0) return 'harness_error';
   return 'docs_gap';

@@ -12,7 +12,12 @@ export interface RunFacts {
   agent?: { stopReason: StopReasonName; detail: string; errorKind?: string };
   /** Output of successful bash calls, in order: the session output for expect_output. */
   okOutputs: string[];
+  /** Bash calls so far, and those among the successful ones whose output was cut to max_output_chars (head and tail kept). */
+  bashCalls: number;
+  cutOutputs: Array<{ command: number; originalChars: number }>;
   pagesRead: string[];
+  /** Pages that could not be read (docs.error), in order: a route page among them, never read after, leaves the run without evidence. */
+  docsErrors: Array<{ url: string; error: string; reason?: string; status?: number }>;
   /**
    * Egress errors and blocks the harness answers for: those of a command that failed (a setup
    * command, a bash tool call) and those of the check. See `attribute` for how each is tied to its command.
@@ -28,7 +33,7 @@ export interface RunFacts {
   deniedBy: Map<string, number>;
   /** An upstream stage already ended this run (run.failed / run.interrupted / run.completed). */
   upstreamTerminal?: string;
-  check?: { exitCode: number; passed: boolean; reason: string; syntaxError?: string };
+  check?: { exitCode: number; passed: boolean; reason: string; syntaxError?: string; timedOut?: boolean };
   /** The first error diagnostic of the run: its task did not validate, so nothing was meant to run. */
   invalid?: string;
   finished: boolean;
@@ -37,7 +42,7 @@ export interface RunFacts {
 }
 
 export function newFacts(runId: string): RunFacts {
-  return { runId, okOutputs: [], pagesRead: [], egressErrors: 0, egressBlocked: 0, denied: 0, docsBypass: 0, deniedBy: new Map(), finished: false };
+  return { runId, okOutputs: [], bashCalls: 0, cutOutputs: [], pagesRead: [], docsErrors: [], egressErrors: 0, egressBlocked: 0, denied: 0, docsBypass: 0, deniedBy: new Map(), finished: false };
 }
 
 /** Adds one event to its run's facts; events of types it does not know are ignored. */
@@ -57,6 +62,7 @@ export function observe(f: RunFacts, event: WireEvent): void {
       f.agent = { stopReason: e.stop_reason as StopReasonName, detail: String(e.detail), ...(typeof e.error_kind === 'string' ? { errorKind: e.error_kind } : {}) };
       break;
     case 'tool.call':
+      if (e.tool === 'bash') f.bashCalls += 1;
       if (e.tool === 'bash' && typeof e.id === 'string') begin(f, e.id);
       break;
     case 'setup.started':
@@ -64,6 +70,7 @@ export function observe(f: RunFacts, event: WireEvent): void {
       break;
     case 'tool.result':
       if (e.tool === 'bash' && e.exit_code === 0) f.okOutputs.push(String(e.output));
+      if (e.tool === 'bash' && e.exit_code === 0 && e.truncated === true) f.cutOutputs.push({ command: f.bashCalls, originalChars: Number(e.original_chars) });
       end(f, e.parent_id, e.exit_code !== 0 || e.timed_out === true);
       break;
     case 'setup.completed':
@@ -79,6 +86,9 @@ export function observe(f: RunFacts, event: WireEvent): void {
       break;
     case 'docs.read':
       f.pagesRead.push(String(e.url));
+      break;
+    case 'docs.error':
+      f.docsErrors.push({ url: String(e.url), error: String(e.error), ...(typeof e.reason === 'string' ? { reason: e.reason } : {}), ...(typeof e.status === 'number' ? { status: e.status } : {}) });
       break;
     case 'egress.error':
       if (f.open) f.open.egressErrors += 1;
@@ -131,4 +141,56 @@ export function closeOpen(f: RunFacts): void {
 export function observeCheckEgress(f: RunFacts, type: string): void {
   if (type === 'egress.error') f.egressErrors += 1;
   else if (type === 'egress.blocked') f.egressBlocked += 1;
+}
+
+/** The same page whatever the fragment: a route entry `page.html#install` is read as `page.html`. */
+function samePage(url: string): string {
+  try {
+    const u = new URL(url);
+    u.hash = '';
+    return u.href;
+  } catch {
+    return url;
+  }
+}
+
+/** A docs answer that is the site's failure, not the task's: a 5xx, a 429 or 408, or no answer at all. */
+function siteFailed(e: RunFacts['docsErrors'][number]): boolean {
+  if (e.reason === 'network') return true;
+  return e.reason === 'http_status' && e.status !== undefined && (e.status >= 500 || e.status === 429 || e.status === 408);
+}
+
+/**
+ * The first page of the task's docs route that the run tried to read and never could. A run that
+ * failed without the quickstart it was to follow says nothing about that quickstart: the site was
+ * down (infra), or the route, the allow list or the robots.txt do not fit the site (the task's).
+ */
+export function unreadRoute(f: RunFacts): { infra: boolean; detail: string } | undefined {
+  const read = new Set(f.pagesRead.map(samePage));
+  for (const page of f.loaded?.task.docs.path ?? []) {
+    const key = samePage(page);
+    if (read.has(key)) continue;
+    const failure = f.docsErrors.find((e) => samePage(e.url) === key);
+    if (failure === undefined) continue;
+    const infra = siteFailed(failure);
+    const whose = infra ? 'the docs site failed' : "the task's route, docs.allow or the site's robots.txt do not fit the site";
+    return { infra, detail: `docs route page ${page} could not be read (${failure.error}): ${whose}, so the run says nothing about the docs` };
+  }
+  return undefined;
+}
+
+/** The last line qs_expect_output (packages/task/prelude.sh) prints when a pattern is nowhere in the session log. */
+const EXPECT_OUTPUT_MISS = 'check failed: nothing the run printed ';
+
+/**
+ * expect_output reads the session log, made of the outputs the stream carries, which are cut to
+ * max_output_chars (head and tail kept). When it missed and some output was cut, the text may well
+ * have been printed in the part nobody kept: the budget, not the docs, decided. Says why, or undefined.
+ */
+export function sessionCut(f: RunFacts): string | undefined {
+  const reason = f.check?.reason;
+  if (f.check?.passed !== false || reason === undefined || !reason.startsWith(EXPECT_OUTPUT_MISS) || f.cutOutputs.length === 0) return undefined;
+  const limit = f.loaded?.task.budgets.max_output_chars;
+  const cut = f.cutOutputs.map((c) => `command ${c.command} printed ${c.originalChars} characters`).join(', ');
+  return `${reason}; but ${cut}, cut to max_output_chars (${limit ?? '?'}) with the middle dropped, so the check never saw all of it (raise budgets.max_output_chars)`;
 }

@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { memoryIo } from '@quickloop/cli-kit';
 import { run as agentRun, parseDocsMap } from '@quickloop/qs-agent';
-import { ndjson, parseOut, taskLoaded, type TaskSpec } from '@quickloop/qs-agent/testing';
+import { ndjson, parseOut, serveDocs, taskLoaded, type TaskSpec } from '@quickloop/qs-agent/testing';
 import { removeLayout } from '@quickloop/sandbox';
 import { run, type CheckOptions } from './run.js';
 
@@ -167,6 +167,69 @@ describe('qs-check', () => {
     expect(code).toBe(2);
     expect(events.some((e) => e.type === 'egress.error')).toBe(true);
     expect(verdict(events)).toMatchObject({ classification: 'infra_error', stop_reason: 'command_failed' });
+  });
+
+  it('is budget_exhausted, not a docs gap, when the check itself is killed at max_command_seconds: it gave no verdict', async () => {
+    const { code, events } = await through({ replay: ['touch made'], budgets: { max_command_seconds: 2 }, script: 'test -f made && sleep 30' });
+    expect(code).toBe(2);
+    expect(events.find((e) => e.type === 'check.completed')).toMatchObject({ timed_out: true, passed: false });
+    expect(verdict(events)).toMatchObject({ classification: 'budget_exhausted', evidential: false, stop_reason: 'completed', detail: 'check timed out after 2s (max_command_seconds), so it gave no verdict' });
+  });
+
+  it('is budget_exhausted, not a docs gap, when expect_output misses text printed where max_output_chars cut the output', async () => {
+    // The helpers every compiled check starts with, qs_expect_output among them.
+    const expect_ = `QS_PORT_BASE=23000\n${readFileSync(fileURLToPath(new URL('../../task/prelude.sh', import.meta.url)), 'utf8')}\n`;
+    const printed = "seq 1 20000; echo 'Server ready on 8080'; seq 1 20000";
+    const cut = await through({ replay: [printed, 'echo done'], budgets: { max_output_chars: 2000 }, script: `${expect_}qs_expect_output --contains 'Server ready on 8080'` });
+    expect(cut.events.find((e) => e.type === 'tool.result')).toMatchObject({ exit_code: 0, truncated: true });
+    expect(cut.code).toBe(2);
+    const v = verdict(cut.events);
+    expect(v).toMatchObject({ classification: 'budget_exhausted', evidential: false, stop_reason: 'completed' });
+    expect(String(v?.detail)).toContain("check failed: nothing the run printed contains 'Server ready on 8080'");
+    expect(String(v?.detail)).toMatch(/command 1 printed \d+ characters/);
+    expect(String(v?.detail)).toContain('max_output_chars (2000)');
+    // Nothing cut: the same miss is a docs gap.
+    const whole = await through({ replay: ['echo other', 'echo done'], budgets: { max_output_chars: 2000 }, script: `${expect_}qs_expect_output --contains 'Server ready on 8080'` });
+    expect(whole.code).toBe(1);
+    expect(verdict(whole.events)).toMatchObject({ classification: 'docs_gap' });
+  });
+
+  describe('a docs route page that could not be read is not evidence about the docs', () => {
+    const site = { server: undefined as Awaited<ReturnType<typeof serveDocs>> | undefined };
+    const url = (path: string) => `${site.server?.url ?? ''}${path}`;
+    beforeAll(async () => {
+      site.server = await serveDocs(SITE, { redirects: { '/loop-a': '/loop-b', '/loop-b': '/loop-a' }, statuses: { '/down.html': 503 } });
+    });
+    afterAll(async () => {
+      await site.server?.close();
+    });
+
+    it.each<[string, string, string, string]>([
+      ['a 503 from the docs site is infrastructure', '/down.html', 'infra_error', 'HTTP 503 Service Unavailable'],
+      ['a 404 (a stale or mistyped route) is the harness\'s', '/moved.html', 'harness_error', 'HTTP 404 Not Found'],
+      ['a redirect loop is the harness\'s', '/loop-a', 'harness_error', 'a redirect loop'],
+    ])('%s', async (_name, path, classification, error) => {
+      const { code, events } = await through({ docs: [url('/install.html'), url(path)], replay: ['false'], script: 'test -f made || { echo "check failed: made is missing"; exit 1; }' });
+      expect(events.find((e) => e.type === 'docs.error')).toMatchObject({ url: url(path) });
+      expect(code).toBe(2);
+      const v = verdict(events);
+      expect(v).toMatchObject({ classification, evidential: false, stop_reason: 'command_failed', docs_pages_read: [url('/install.html')] });
+      expect(String(v?.detail)).toContain(`docs route page ${url(path)} could not be read (`);
+      expect(String(v?.detail)).toContain(error);
+    });
+
+    it('a route page read on a second try was read; a page off the route that failed changes nothing', async () => {
+      const lines = (await agent(ndjson([taskLoaded('r1', { docs: [url('/install.html')], replay: ['false'], script: 'exit 1' })]))).split('\n');
+      // A model agent's own reads: the route page failed once, then answered; a guessed page 404'd.
+      const at = lines.findIndex((l) => l.includes('"docs.read"'));
+      const failed = { ...JSON.parse(lines[at] as string), type: 'docs.error', error: 'HTTP 503 Service Unavailable: x', status: 503, reason: 'http_status', from: 'fetch', hops: [] };
+      for (const k of ['resolved_to', 'chars', 'original_chars', 'truncated', 'sha256', 'page', 'pages', 'robots_ignored']) delete failed[k];
+      const guessed = { ...failed, url: url('/guessed.html'), error: 'HTTP 404 Not Found: x', status: 404 };
+      lines.splice(at, 0, JSON.stringify(failed), JSON.stringify(guessed));
+      const { code, events } = await check(lines.join('\n'));
+      expect(code).toBe(1);
+      expect(verdict(events)).toMatchObject({ classification: 'docs_gap' });
+    });
   });
 
   it('judges each run of a multi-task stream before the next one starts; a docs gap anywhere is exit 1', async () => {

@@ -8,7 +8,7 @@ import { fetchInstallMetadata, fetchPipFiles, harvestInstallCacheAsync, hasNpmIn
 import type { ClassificationName } from '@quickloop/events';
 import { classify, isEvidential, label } from './classify.js';
 import { runCheck } from './check.js';
-import { closeOpen, newFacts, observe, observeCheckEgress, type RunFacts } from './facts.js';
+import { closeOpen, newFacts, observe, observeCheckEgress, sessionCut, unreadRoute, type RunFacts } from './facts.js';
 
 
 export const STAGE = 'qs-check';
@@ -201,11 +201,16 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     } else {
       closeOpen(f);
       const syntaxError = f.check?.syntaxError;
+      const routeUnread = unreadRoute(f);
+      const cut = sessionCut(f);
       classification = classify({
         stopReason,
         detail,
         checkPassed: f.check ? f.check.passed : null,
         ...(syntaxError !== undefined ? { checkSyntaxError: syntaxError } : {}),
+        ...(f.check?.timedOut === true ? { checkTimedOut: true } : {}),
+        ...(cut !== undefined ? { sessionCut: true } : {}),
+        ...(routeUnread !== undefined ? { routeUnread } : {}),
         egressErrors: f.egressErrors,
         egressBlocked: f.egressBlocked,
         denied: f.denied,
@@ -213,6 +218,10 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       });
       // A failed replay step names where the docs broke; otherwise the check's reason says what is missing.
       if (syntaxError !== undefined && classification === 'harness_error') detail = `the success check is not valid bash (${syntaxError})`;
+      else if (f.check?.timedOut === true && classification === 'budget_exhausted' && (stopReason === 'completed' || stopReason === 'command_failed')) detail = f.check.reason;
+      else if (cut !== undefined && classification === 'budget_exhausted' && (stopReason === 'completed' || stopReason === 'command_failed')) detail = cut;
+      // classify() asks about the route only after the agent's own errors, so past those it is what decided.
+      else if (routeUnread !== undefined && (classification === 'infra_error' || classification === 'harness_error') && stopReason !== 'error') detail = routeUnread.detail;
       else if ((classification === 'docs_gap' || stopReason === 'completed') && classification !== 'passed' && stopReason !== 'command_failed' && f.check?.reason) detail = f.check.reason;
     }
     if (classification === 'passed') tally.passed += 1;

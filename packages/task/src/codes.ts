@@ -19,7 +19,7 @@ export const CODES = {
   QS010: { severity: 'error', summary: 'An unknown field (with the nearest known name when one is close).' },
   QS011: { severity: 'error', summary: 'A field has the wrong type: its path and the expected type.' },
   QS012: { severity: 'error', summary: 'A required field is missing or blank.' },
-  QS013: { severity: 'error', summary: 'A value breaks a schema constraint (URL, host name pattern, empty list, range).' },
+  QS013: { severity: 'error', summary: 'A value breaks a schema constraint (URL, host name pattern, empty list, range), or a docs URL carries a user name or password (the reader refuses it, and the stream would record it; the message shows the URL without them).' },
   QS020: { severity: 'error', summary: '`docs` has both `path` and `entrypoint`, or neither.' },
   QS021: { severity: 'error', summary: '`docs.path` lists the same page twice.' },
   QS022: { severity: 'error', summary: 'A `docs.allow` or `network` entry is not a bare host name.' },

@@ -70,6 +70,11 @@ export function semanticFindings(task: RawTask, source: Source, locate: Locate, 
       err('QS013', `docs.path[${i}] must be an http(s) URL with a host, got ${quote(page)}`, ['docs', 'path', i]);
       return;
     }
+    const secret = withCredentials(page);
+    if (secret !== undefined) {
+      err('QS013', `docs.path[${i}] ${secret}`, ['docs', 'path', i]);
+      return;
+    }
     const first = seen.get(href);
     if (first !== undefined) err('QS021', `docs.path lists ${quote(page)} twice (entries ${first} and ${i}); the route is an ordered list of distinct pages`, ['docs', 'path', i]);
     else seen.set(href, i);
@@ -80,6 +85,8 @@ export function semanticFindings(task: RawTask, source: Source, locate: Locate, 
     } catch {
       err('QS013', `docs.entrypoint must be an http(s) URL with a host, got ${quote(task.docs.entrypoint)}`, ['docs', 'entrypoint']);
     }
+    const secret = withCredentials(task.docs.entrypoint);
+    if (secret !== undefined) err('QS013', `docs.entrypoint ${secret}`, ['docs', 'entrypoint']);
   }
   const hostLists: [string, string[] | undefined][] = [
     ['docs.allow', task.docs.allow],
@@ -265,4 +272,21 @@ function readSuccessFile(file: string, source: Source): SuccessFile | string {
   const text = bytes.toString('utf8');
   if (text.trim() === '') return `success.file ${quote(shown)} is empty, so the check would pass on anything`;
   return { path: shown, text, sha256: createHash('sha256').update(bytes).digest('hex') };
+}
+
+/**
+ * A route URL with `user:password@`: the docs reader refuses it at every read (so the run could never
+ * have its quickstart), and task.loaded would carry the password into every stream, results.json and
+ * report. The complaint shows the URL without them.
+ */
+function withCredentials(page: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(page.trim());
+  } catch {
+    return undefined;
+  }
+  if (url.username === '' && url.password === '') return undefined;
+  const shown = `${url.protocol}//***@${url.host}${url.pathname}${url.search}${url.hash}`;
+  return `must not carry a user name or password (${quote(shown)}): the docs reader refuses such a URL, and the task is recorded in every run's stream`;
 }

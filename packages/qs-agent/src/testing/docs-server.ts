@@ -13,8 +13,8 @@ export interface DocsServer {
   close(): Promise<void>;
 }
 
-/** `redirects` maps a path to a Location answered with 302 (or `[status, location]`). */
-export async function serveDocs(dir: string, options: { redirects?: Record<string, string | [number, string]> } = {}): Promise<DocsServer> {
+/** `redirects` maps a path to a Location answered with 302 (or `[status, location]`); `statuses` a path to an error status answered instead of the file. */
+export async function serveDocs(dir: string, options: { redirects?: Record<string, string | [number, string]>; statuses?: Record<string, number> } = {}): Promise<DocsServer> {
   const root = resolve(dir);
   const requests: string[] = [];
   const server: Server = createServer((req, res) => {
@@ -24,6 +24,11 @@ export async function serveDocs(dir: string, options: { redirects?: Record<strin
     if (to) {
       const [status, location] = typeof to === 'string' ? [302, to] : to;
       res.writeHead(status, { location }).end();
+      return;
+    }
+    const failWith = options.statuses?.[path];
+    if (failWith !== undefined) {
+      res.writeHead(failWith, { 'content-type': 'text/html; charset=utf-8' }).end(`<h1>${failWith}</h1>\n`);
       return;
     }
     void (async () => {

@@ -66,6 +66,8 @@ const STOPS: Record<string, Stop> = {
 const CUT = new Set(['max_tokens', 'model_context_window_exceeded']);
 
 function toResult(msg: Anthropic.Message, attempts: number, durationMs: number): TurnResult {
+  // A 200 that is not a Messages API body (a proxy's page) reaches here as the SDK's text.
+  if (!msg || typeof msg !== 'object' || !Array.isArray(msg.content)) throw new ModelError('harness', 'anthropic: unreadable response: the body is not a message');
   const blocks: Block[] = [];
   const last = msg.content.at(-1);
   for (const b of msg.content) {
@@ -108,7 +110,8 @@ function toResult(msg: Anthropic.Message, attempts: number, durationMs: number):
 async function streamed(stream: ReturnType<Anthropic['messages']['stream']>): Promise<Anthropic.Message> {
   const msg = await stream.finalMessage().catch((error: unknown) => {
     // Well-formed events that stop before message_stop: the connection was cut (a proxy, the vendor), worth another try.
-    if (/stream ended without producing/i.test(String((error as Error)?.message))) throw new ModelError('infra', 'anthropic: the stream ended before message_stop', { transient: true, ...(stream.request_id ? { requestId: stream.request_id } : {}) });
+    // The same when the stream ends before its first event ("request ended without sending any chunks").
+    if (/stream ended without producing|ended without sending any chunks/i.test(String((error as Error)?.message))) throw new ModelError('infra', 'anthropic: the stream ended before message_stop', { transient: true, ...(stream.request_id ? { requestId: stream.request_id } : {}) });
     throw error;
   });
   const id = stream.request_id;

@@ -40,7 +40,8 @@ const REFUSALS = new Set(['SAFETY', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', '
 /** A stream arrives as chunks: join their parts and keep the last finish reason and usage. */
 function merge(chunks: GenerateContentResponse[]): GenerateContentResponse {
   const last = chunks.at(-1);
-  if (!last) throw new ModelError('harness', 'gemini: the stream ended without a chunk');
+  // A 200 stream that ends before its first chunk was cut as surely as one that ends without a finish reason.
+  if (!last) throw new ModelError('infra', 'gemini: the stream ended before its first chunk', { transient: true });
   const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
   const finishReason = [...chunks].reverse().find((c) => c.candidates?.[0]?.finishReason)?.candidates?.[0]?.finishReason;
   // The last chunk of a whole stream carries the finish reason (a blocked prompt has none, and no candidates).

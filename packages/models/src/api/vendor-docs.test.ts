@@ -441,3 +441,30 @@ describe('gemini, as generateContent documents it', () => {
   });
 });
 
+
+// ---- What every vendor's transport may do to a 200 ----
+const APIS: Api[] = ['anthropic', 'responses', 'chat', 'gemini'];
+const done: Record<Api, Reply> = {
+  anthropic: { json: aMessage([{ type: 'text', text: 'ok' }], 'end_turn') },
+  responses: { json: rResponse([{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'ok', annotations: [] }] }]) },
+  chat: { json: cCompletion({ content: 'ok' }, 'stop') },
+  gemini: { json: gResponse([{ text: 'ok' }], 'STOP') },
+};
+
+describe.each(APIS)('%s, when the transport misbehaves', (api) => {
+  it('a 200 stream that ends before its first event is a cut connection: transient, retried', async () => {
+    const { turn, seen } = await adapter(api, [{ sse: [] }, { sse: [] }], 1);
+    const e = await failure(turn(true));
+    expect(e.errorKind).toBe('infra');
+    expect(e.transient).toBe(true);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('a 200 whose body is not the API\'s JSON (a proxy\'s page) is a ModelError the harness owns, not a TypeError', async () => {
+    const { turn, seen } = await adapter(api, [{ headers: { 'content-type': 'text/html' }, json: '<html><body>Welcome to nginx!</body></html>' }, done[api]]);
+    const e = await failure(turn(false));
+    expect(e.errorKind).toBe('harness');
+    expect(e.message).toMatch(/unreadable response/);
+    expect(seen).toHaveLength(1);
+  });
+});

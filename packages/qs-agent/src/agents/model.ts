@@ -277,6 +277,9 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
             // A stop quickloop does not know (a vendor's new finish reason) is not "finished": a failing
             // check after it would be blamed on the docs for what may be the provider's doing.
             if (result.stop === 'other') return stop('error', `turn ${turn}: the model stopped for a reason other than finishing, with no tool call; the run says nothing about the docs`, { errorKind: 'harness' });
+            // A server that says it answered with tool calls and sends none (a compatible server whose
+            // tool-call parser failed on the model's text) lost the answer: the model did not finish.
+            if (result.stop === 'tool_use') return stop('error', `turn ${turn}: the answer stopped to call tools but carried no tool call; the run says nothing about the docs`, { errorKind: 'harness' });
             return stop('completed', `the model finished after ${turns} turn${turns === 1 ? '' : 's'}`);
           }
           const answers: Block[] = [];

@@ -135,6 +135,9 @@ export class GeminiAdapter implements ModelAdapter {
       // The model wrote a call the API could not parse and sent none of it: a bad sample, not an answer, and
       // not the docs' fault. The same request again usually gets a good one.
       const reason = res.candidates?.[0]?.finishReason;
+      // No finish reason means, in the API's words, that the model has not stopped: the answer was cut
+      // (a blocked prompt alone has none, and no candidate). Streamed, merge says the same.
+      if (!reason && !res.promptFeedback?.blockReason) throw new ModelError('infra', 'gemini: the answer has no finish reason: the model had not stopped', { transient: true, ...(res.responseId ? { requestId: res.responseId } : {}) });
       if (reason === 'MALFORMED_FUNCTION_CALL') throw new ModelError('infra', `gemini: the model's function call was malformed (finishReason ${reason})`, { transient: true });
       return res;
     }, this.#scrub);

@@ -425,6 +425,17 @@ describe('gemini, as generateContent documents it', () => {
     }
   });
 
+  it('a candidate without a finishReason (the API: the model has not stopped) is no finished answer, streamed or not', async () => {
+    const unfinished = { candidates: [{ content: { role: 'model', parts: [{ text: 'Half of an ans' }] }, index: 0 }], usageMetadata: { promptTokenCount: 10 }, modelVersion: 'gemini-2.5-flash' };
+    for (const stream of [false, true]) {
+      const { turn, seen } = await adapter('gemini', [stream ? { sse: [unfinished] } : { json: unfinished }, stream ? { sse: [gResponse([{ text: 'Whole.' }], 'STOP')] } : { json: gResponse([{ text: 'Whole.' }], 'STOP') }]);
+      const r = await turn(stream);
+      expect(r.blocks, `stream=${stream}`).toEqual([{ type: 'text', text: 'Whole.' }]);
+      expect(r.attempts).toBe(2);
+      expect(seen).toHaveLength(2);
+    }
+  });
+
   it('a 429 RESOURCE_EXHAUSTED with RetryInfo, then a 503, are retried; a 400 INVALID_ARGUMENT is not', async () => {
     const { turn, waits } = await adapter('gemini', [
       { status: 429, json: { error: { code: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '13s' }] } } },

@@ -148,6 +148,16 @@ describe('qs-agent against the published formats', () => {
     expect(got.classification).toBe('harness_error');
   });
 
+  it('openai: a token budget whose remainder is under the 16 output tokens the Responses API takes at least ends as token_budget, not a 400', async () => {
+    const below16 = { status: 400, json: { error: { message: "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 11 instead.", type: 'invalid_request_error', param: 'max_output_tokens', code: 'integer_below_min_value' } } };
+    const call = { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'bash', arguments: '{"command":"true"}', status: 'completed' };
+    const first = { json: { id: 'resp_1', object: 'response', status: 'completed', model: 'gpt-5', output: [call], usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 } } };
+    const got = await agent('openai', [first, below16], { task: { budgets: { max_tokens: 45 } } });
+    for (const body of got.seen) expect(body.max_output_tokens).toBeGreaterThanOrEqual(16);
+    expect(got.completed).toMatchObject({ stop_reason: 'token_budget' });
+    expect(got.classification).toBe('budget_exhausted');
+  });
+
   it('anthropic: cache writes and reads, summed over the turns and priced by the served model', async () => {
     const u1 = { input_tokens: 20, cache_creation_input_tokens: 3000, cache_read_input_tokens: 0, output_tokens: 40 };
     const u2 = { input_tokens: 30, cache_creation_input_tokens: 200, cache_read_input_tokens: 3000, output_tokens: 25 };

@@ -377,6 +377,26 @@ describe('openai chat, as Chat Completions documents it', () => {
     }
   });
 
+  it('arguments that are not the documented JSON string (an object, a number) never throw: an object is read, anything else marked', async () => {
+    const { turn } = await adapter('chat', [
+      {
+        json: cCompletion(
+          {
+            tool_calls: [
+              { id: 'c1', type: 'function', function: { name: 'bash', arguments: { command: 'ls' } } },
+              { id: 'c2', type: 'function', function: { name: 'bash', arguments: 42 } },
+            ],
+          },
+          'tool_calls',
+        ),
+      },
+    ]);
+    const r = await turn(false);
+    expect(r.blocks[0]).toEqual({ type: 'tool_call', id: 'c1', name: 'bash', input: { command: 'ls' } });
+    expect(r.blocks[1]).toMatchObject({ type: 'tool_call', id: 'c2', input: {} });
+    expect((r.blocks[1] as { invalid?: string }).invalid).toMatch(/not a JSON object/);
+  });
+
   it('content_filter is a refusal; a tool call with an empty arguments string is {}', async () => {
     const { turn } = await adapter('chat', [{ json: cCompletion({ content: 'Partial' }, 'content_filter') }, { json: cCompletion({ tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: '' } }] }, 'tool_calls') }]);
     expect((await turn(false)).stop).toBe('refusal');

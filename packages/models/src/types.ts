@@ -102,12 +102,15 @@ export function usage(parts: Partial<Record<keyof Usage, unknown>>): Usage {
  * the model's mistake, not a failed turn: the call gets `{}` and `invalid` says why, so the agent
  * answers it with a tool error and the model can try again.
  */
-export function toolCall(id: string, name: string, args: string | undefined): Extract<Block, { type: 'tool_call' }> {
-  let input: unknown;
-  try {
-    input = JSON.parse(args || '{}');
-  } catch {
-    return { type: 'tool_call', id, name, input: {}, invalid: `the arguments are not JSON: ${(args ?? '').slice(0, 80)}` };
+export function toolCall(id: string, name: string, args: unknown): Extract<Block, { type: 'tool_call' }> {
+  let input: unknown = args;
+  // Some compatible servers send the arguments already parsed, which the types do not allow for: read as given.
+  if (typeof args === 'string' || args === undefined || args === null) {
+    try {
+      input = JSON.parse(args || '{}');
+    } catch {
+      return { type: 'tool_call', id, name, input: {}, invalid: `the arguments are not JSON: ${String(args).slice(0, 80)}` };
+    }
   }
   if (!input || typeof input !== 'object' || Array.isArray(input)) return { type: 'tool_call', id, name, input: {}, invalid: 'the arguments are not a JSON object' };
   return { type: 'tool_call', id, name, input: input as Record<string, unknown> };

@@ -62,11 +62,23 @@ const STOPS: Record<string, Stop> = {
   pause_turn: 'pause',
 };
 
+/** Stops that cut the answer wherever the model was: its last block may be a tool call half written. */
+const CUT = new Set(['max_tokens', 'model_context_window_exceeded']);
+
 function toResult(msg: Anthropic.Message, attempts: number, durationMs: number): TurnResult {
+  // A 200 that is not a Messages API body (a proxy's page) reaches here as the SDK's text.
+  if (!msg || typeof msg !== 'object' || !Array.isArray(msg.content)) throw new ModelError('harness', 'anthropic: unreadable response: the body is not a message');
   const blocks: Block[] = [];
+  const last = msg.content.at(-1);
   for (const b of msg.content) {
     if (b.type === 'text') blocks.push({ type: 'text', text: b.text });
     else if (b.type === 'tool_use') {
+      // The SDK reads a streamed input that stopped mid-way as what it had (`{"command": "rm -rf bu`
+      // becomes `rm -rf bu`): a call the limit cut is no command to run, and the model is told so.
+      if (b === last && CUT.has(msg.stop_reason ?? '')) {
+        blocks.push({ type: 'tool_call', id: b.id, name: b.name, input: {}, invalid: `the call was cut off at the output limit (stop_reason ${msg.stop_reason}) before it was complete, so it was not run` });
+        continue;
+      }
       if (!b.input || typeof b.input !== 'object' || Array.isArray(b.input)) throw new ModelError('harness', `anthropic: tool_use ${b.id} input is not an object`);
       blocks.push({ type: 'tool_call', id: b.id, name: b.name, input: b.input as Record<string, unknown> });
     }
@@ -98,7 +110,8 @@ function toResult(msg: Anthropic.Message, attempts: number, durationMs: number):
 async function streamed(stream: ReturnType<Anthropic['messages']['stream']>): Promise<Anthropic.Message> {
   const msg = await stream.finalMessage().catch((error: unknown) => {
     // Well-formed events that stop before message_stop: the connection was cut (a proxy, the vendor), worth another try.
-    if (/stream ended without producing/i.test(String((error as Error)?.message))) throw new ModelError('infra', 'anthropic: the stream ended before message_stop', { transient: true, ...(stream.request_id ? { requestId: stream.request_id } : {}) });
+    // The same when the stream ends before its first event ("request ended without sending any chunks").
+    if (/stream ended without producing|ended without sending any chunks/i.test(String((error as Error)?.message))) throw new ModelError('infra', 'anthropic: the stream ended before message_stop', { transient: true, ...(stream.request_id ? { requestId: stream.request_id } : {}) });
     throw error;
   });
   const id = stream.request_id;

@@ -40,7 +40,8 @@ const REFUSALS = new Set(['SAFETY', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', '
 /** A stream arrives as chunks: join their parts and keep the last finish reason and usage. */
 function merge(chunks: GenerateContentResponse[]): GenerateContentResponse {
   const last = chunks.at(-1);
-  if (!last) throw new ModelError('harness', 'gemini: the stream ended without a chunk');
+  // A 200 stream that ends before its first chunk was cut as surely as one that ends without a finish reason.
+  if (!last) throw new ModelError('infra', 'gemini: the stream ended before its first chunk', { transient: true });
   const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
   const finishReason = [...chunks].reverse().find((c) => c.candidates?.[0]?.finishReason)?.candidates?.[0]?.finishReason;
   // The last chunk of a whole stream carries the finish reason (a blocked prompt has none, and no candidates).
@@ -134,6 +135,9 @@ export class GeminiAdapter implements ModelAdapter {
       // The model wrote a call the API could not parse and sent none of it: a bad sample, not an answer, and
       // not the docs' fault. The same request again usually gets a good one.
       const reason = res.candidates?.[0]?.finishReason;
+      // No finish reason means, in the API's words, that the model has not stopped: the answer was cut
+      // (a blocked prompt alone has none, and no candidate). Streamed, merge says the same.
+      if (!reason && !res.promptFeedback?.blockReason) throw new ModelError('infra', 'gemini: the answer has no finish reason: the model had not stopped', { transient: true, ...(res.responseId ? { requestId: res.responseId } : {}) });
       if (reason === 'MALFORMED_FUNCTION_CALL') throw new ModelError('infra', `gemini: the model's function call was malformed (finishReason ${reason})`, { transient: true });
       return res;
     }, this.#scrub);

@@ -46,6 +46,8 @@ function chatMessages(system: string, messages: Message[]): ChatMessage[] {
 const STOPS: Record<string, Stop> = { stop: 'end_turn', tool_calls: 'tool_use', function_call: 'tool_use', length: 'max_tokens', content_filter: 'refusal' };
 
 function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs: number, newId: () => string): TurnResult {
+  // A 200 that is not a Chat Completions body (a proxy's page) reaches here as the SDK's text.
+  if (!res || typeof res !== 'object' || !Array.isArray(res.choices)) throw new ModelError('harness', 'openai-chat: unreadable response: the body is not a chat completion');
   const choice = res.choices[0];
   if (!choice) throw new ModelError('harness', 'openai-chat: response has no choices');
   const message = choice.message;
@@ -86,7 +88,8 @@ async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSi
     .finalChatCompletion()
     .catch((error: unknown) => {
       // Chunks that stop before a finish reason: the connection was cut, worth another try.
-      if (/missing finish_reason/i.test(String((error as Error)?.message))) throw new ModelError('infra', 'openai-chat: the stream ended before a finish reason', { transient: true, ...(requestId ? { requestId } : {}) });
+      // So are no chunks at all ("request ended without sending any chunks").
+      if (/missing finish_reason|ended without sending any chunks/i.test(String((error as Error)?.message))) throw new ModelError('infra', 'openai-chat: the stream ended before a finish reason', { transient: true, ...(requestId ? { requestId } : {}) });
       throw error;
     });
   return requestId ? Object.assign(completion, { _request_id: requestId }) : completion;

@@ -83,7 +83,8 @@ async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSi
       throw error;
     }
   }
-  if (!snapshot) throw new ModelError('harness', 'openai-responses: the stream ended without an event');
+  // A 200 stream that ends before its first event was cut as surely as one that ends after it.
+  if (!snapshot) throw new ModelError('infra', 'openai-responses: the stream ended before its first event', { transient: true, ...(requestId ? { requestId } : {}) });
   if (snapshot.status !== 'completed' && snapshot.status !== 'incomplete' && snapshot.status !== 'failed') {
     throw new ModelError('infra', `openai-responses: the stream ended before the response finished (status ${snapshot.status ?? 'none'})`, { transient: true, ...(requestId ? { requestId } : {}) });
   }

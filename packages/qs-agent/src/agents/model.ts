@@ -84,6 +84,13 @@ export function kickoff(ctx: Pick<AgentContext, 'task' | 'setup'>): string {
 
 const billable = (u: Usage): number => u.input + u.cache_read + u.cache_write + u.output;
 
+/**
+ * The smallest output limit a turn asks for: OpenAI's Responses API refuses a `max_output_tokens`
+ * under 16 (a 400, which would end a run the budget ended as a config error), and fewer would not
+ * hold a tool call anyway.
+ */
+const MIN_OUTPUT_TOKENS = 16;
+
 const oneLine = (s: string, n = 300): string => {
   const flat = s.replace(/\s+/g, ' ').trim();
   return flat.length > n ? `${flat.slice(0, n - 1)}…` : flat;
@@ -165,7 +172,7 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
           if (b.max_tokens > 0) {
             // The next request re-sends the conversation so far, so that much is spent before any answer.
             const left = b.max_tokens - billable(total) - nextInput;
-            if (left < 1) return stop('token_budget', `max_tokens (${b.max_tokens}) cannot cover another turn: ${billable(total)} billable tokens used, the next request reads about ${nextInput}`);
+            if (left < MIN_OUTPUT_TOKENS) return stop('token_budget', `max_tokens (${b.max_tokens}) cannot cover another turn: ${billable(total)} billable tokens used, the next request reads about ${nextInput}`);
             maxTokens = Math.min(maxTokens, left);
           }
           const turn = turns + 1;
@@ -277,6 +284,9 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
             // A stop quickloop does not know (a vendor's new finish reason) is not "finished": a failing
             // check after it would be blamed on the docs for what may be the provider's doing.
             if (result.stop === 'other') return stop('error', `turn ${turn}: the model stopped for a reason other than finishing, with no tool call; the run says nothing about the docs`, { errorKind: 'harness' });
+            // A server that says it answered with tool calls and sends none (a compatible server whose
+            // tool-call parser failed on the model's text) lost the answer: the model did not finish.
+            if (result.stop === 'tool_use') return stop('error', `turn ${turn}: the answer stopped to call tools but carried no tool call; the run says nothing about the docs`, { errorKind: 'harness' });
             return stop('completed', `the model finished after ${turns} turn${turns === 1 ? '' : 's'}`);
           }
           const answers: Block[] = [];

@@ -1,6 +1,6 @@
 // Loading end to end: normalisation, the egress policy, success.file, source limits, stdin and lists of tasks.
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -74,6 +74,29 @@ describe('loadTaskFile', () => {
     expect(p.check.body).toBe('test -f built || qs_fail "not built"\n');
     expect(p.check.success_file).toEqual({ path: join('tasks', 'checks', 'c.sh'), sha256: createHash('sha256').update(readFileSync(join(dir, 'tasks/checks/c.sh'))).digest('hex') });
     expect(p.task.success).toEqual({ file: 'checks/c.sh' });
+  });
+
+  it("reads a success.file only from inside the task's project: up to its quickloop.yaml or .git, else beside the task; never through a link out", async () => {
+    const task = (file: string) => `name: f\ngoal: g\ndocs: {path: [https://docs.example.com/]}\nsuccess: {file: ${file}}\n`;
+    const error = async (path: string) => (await loadTaskFile(path, dir, opts)).errors.map((e) => `${e.code} ${e.message}`);
+    write('secret.txt', 'echo the key\n');
+    // No project marker anywhere up: the task's own folder is the boundary.
+    write('proj/checks/c.sh', 'true\n');
+    write('proj/tasks/t.yaml', task('../checks/c.sh'));
+    expect(await error('proj/tasks/t.yaml')).toEqual([expect.stringMatching(/^QS031 success\.file 'proj\/checks\/c\.sh' is outside the task's project/)]);
+    // A quickloop.yaml (or a .git) marks the project: a sibling folder of checks is inside it.
+    write('proj/quickloop.yaml', '{}\n');
+    expect(await error('proj/tasks/t.yaml')).toEqual([]);
+    write('proj/tasks/up.yaml', task('../../secret.txt'));
+    expect(await error('proj/tasks/up.yaml')).toEqual([expect.stringMatching(/^QS031 success\.file 'secret\.txt' is outside the task's project/)]);
+    // A link inside the project to a file outside it is refused as the file it leads to.
+    symlinkSync(join(dir, 'secret.txt'), join(dir, 'proj', 'tasks', 'link.sh'));
+    write('proj/tasks/link.yaml', task('link.sh'));
+    expect(await error('proj/tasks/link.yaml')).toEqual([expect.stringMatching(/^QS031 success\.file 'proj\/tasks\/link\.sh' is outside the task's project/)]);
+    mkdirSync(join(dir, 'git', '.git'), { recursive: true });
+    write('git/checks/..c.sh', 'true\n');
+    write('git/tasks/t.yaml', task('../checks/..c.sh'));
+    expect(await error('git/tasks/t.yaml')).toEqual([]);
   });
 
   it('refuses a file over 10 MB without reading it, and invalid UTF-8', async () => {

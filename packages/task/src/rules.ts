@@ -2,8 +2,8 @@
 import { normalizeHost } from '@quickloop/sandbox/hosts';
 import { createHash } from 'node:crypto';
 import { unrunnable } from '@quickloop/events';
-import { readFileSync, statSync } from 'node:fs';
-import { isAbsolute, join, normalize, resolve } from 'node:path';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import type { Code } from './codes.js';
 import { fieldPath, finding, quote, type Finding, type Position } from './finding.js';
 import type { Segment } from './parse.js';
@@ -251,6 +251,19 @@ function scriptPosition(source: Source, at: Position | undefined, inline: boolea
   return { line: at.line + n, column: Math.max(0, text.search(/\S/)) + 1 };
 }
 
+/** The nearest folder from `dir` up that holds a quickloop.yaml or a .git; `dir` itself when none does. */
+function projectRoot(dir: string): string {
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    if (existsSync(join(d, 'quickloop.yaml')) || existsSync(join(d, '.git'))) return d;
+    if (dirname(d) === d) return resolve(dir);
+  }
+}
+
+const inside = (path: string, root: string): boolean => {
+  const r = relative(root, path);
+  return r !== '..' && !r.startsWith(`..${sep}`) && !isAbsolute(r);
+};
+
 /** success.file is read now and carried in the event, so it is never written where the agent could read it. */
 function readSuccessFile(file: string, source: Source): SuccessFile | string {
   const rel = file.trim();
@@ -266,6 +279,9 @@ function readSuccessFile(file: string, source: Source): SuccessFile | string {
   } catch (error) {
     return `success.file ${quote(shown)}: ${describeFsError(error)}`;
   }
+  // What the check file holds goes into every stream, results.json and report: a task from someone else
+  // (a pull request) must not be able to name a host file (`../../.ssh/id_rsa`, or a link to one) as its check.
+  if (!inside(realpathSync(abs), realpathSync(projectRoot(source.baseDir)))) return `success.file ${quote(shown)} is outside the task's project (the folder holding its quickloop.yaml or .git, else the task's own): a check can only be read from there`;
   if (size > MAX_TASK_BYTES) return `success.file ${quote(shown)} is over the 10 MB limit`;
   const bytes = readFileSync(abs);
   if (bytes.includes(0)) return `success.file ${quote(shown)} is a binary file, not a shell script`;

@@ -112,6 +112,34 @@ function decode1252(bytes: Buffer): string {
   return latin1.replace(/[\x80-\x9f]/g, (c) => HIGH[c.charCodeAt(0) - 0x80]!);
 }
 
+/** What starts a file that is no text, by its first bytes. */
+const MAGIC: Array<[string, number[]]> = [
+  ['a PDF', [0x25, 0x50, 0x44, 0x46, 0x2d]],
+  ['a PNG image', [0x89, 0x50, 0x4e, 0x47]],
+  ['a JPEG image', [0xff, 0xd8, 0xff]],
+  ['a GIF image', [0x47, 0x49, 0x46, 0x38]],
+  ['a zip archive', [0x50, 0x4b, 0x03, 0x04]],
+  ['a gzip file', [0x1f, 0x8b]],
+  ['a WebAssembly module', [0x00, 0x61, 0x73, 0x6d]],
+];
+
+/** A declared type that is never text, whatever the bytes (a PDF, an image, audio, video, a font, an archive). */
+const BINARY_TYPE = /^(?:image|audio|video|font)\/|^application\/(?:pdf|zip|gzip|x-gzip|x-tar|x-bzip2|x-7z-compressed|wasm|vnd\.|msword|x-msdownload)/i;
+
+/**
+ * Why an answer is no page the reader can give the model, or undefined when it is text: a declared
+ * binary type (BINARY_TYPE), a known file signature (MAGIC), or a NUL byte early on. A text file a
+ * server labels `application/octet-stream` (raw Markdown often is) is text.
+ */
+export function notText(contentType: string, bytes: Buffer): string | undefined {
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  if (BINARY_TYPE.test(type)) return type;
+  // A page in UTF-16 carries NULs: its byte-order mark says it is text.
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) return undefined;
+  for (const [what, sig] of MAGIC) if (sig.every((b, i) => bytes[i] === b)) return what;
+  return bytes.subarray(0, 8192).includes(0) ? (type === '' ? 'binary' : `binary ${type}`) : undefined;
+}
+
 export function looksHtml(contentType: string, body: string): boolean {
   if (/html/i.test(contentType)) return true;
   if (contentType !== '' && !/^text\/plain/i.test(contentType)) return false;

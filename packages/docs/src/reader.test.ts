@@ -85,6 +85,10 @@ beforeAll(async () => {
     '/cred-hop': (_req, res) => void res.writeHead(302, { location: `http://ada:pa55word@127.0.0.1:${site.port}/install.html` }).end(),
     '/meta-away': html('<html><head><meta http-equiv="refresh" content="0; url=https://elsewhere.test/docs"></head><body>moved</body></html>'),
     '/llms-full.txt': html('<!doctype html><html><body><div id="app"></div></body></html>'),
+    '/guide.pdf': (_req, res) => void res.writeHead(200, { 'content-type': 'application/pdf' }).end(Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n', 'latin1')),
+    '/untyped.pdf': (_req, res) => void res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.from('%PDF-1.4\nbinary\x00\x01\x02', 'latin1')),
+    '/logo': (_req, res) => void res.writeHead(200).end(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13])),
+    '/raw.md': (_req, res) => void res.writeHead(200, { 'content-type': 'application/octet-stream' }).end('# Install\n\n```sh\nnpm install greeter\n```\n'),
   });
 });
 afterAll(async () => {
@@ -219,6 +223,14 @@ describe('what the reader refuses or reports', () => {
   it('a 20 MB body and a gzip bomb are refused at the cap, not read into memory', async () => {
     expect(await reader().read(`${site.url}/huge`)).toMatchObject({ ok: false, reason: 'too_large', status: 200 });
     expect(await reader().read(`${site.url}/bomb`)).toMatchObject({ ok: false, reason: 'too_large' });
+  });
+
+  it('a PDF, an image or any other binary answer is an error that says what it was, never bytes given to the model as text', async () => {
+    expect(await reader().read(`${site.url}/guide.pdf`)).toMatchObject({ ok: false, reason: 'not_text', status: 200, error: `not a text page (application/pdf): ${site.url}/guide.pdf; the reader gives the model HTML, Markdown or plain text` });
+    expect(await reader().read(`${site.url}/untyped.pdf`)).toMatchObject({ ok: false, reason: 'not_text', error: expect.stringContaining('(a PDF)') });
+    expect(await reader().read(`${site.url}/logo`)).toMatchObject({ ok: false, reason: 'not_text', error: expect.stringContaining('(a PNG image)') });
+    // Markdown a server labels as octet-stream is still text.
+    expect(await reader().read(`${site.url}/raw.md`)).toMatchObject({ ok: true, text: expect.stringContaining('npm install greeter') });
   });
 
   it('a page in another charset is decoded as it declares (header or meta)', async () => {

@@ -6,7 +6,7 @@ import { hostMatches } from '@quickloop/sandbox/hosts';
 import { isAffordance, routeKey, affordanceCandidates, type Affordances } from './affordances.js';
 import { cacheGet, cachePut, sha256 } from './cache.js';
 import { mappedFile, type DocsMapping } from './docs-map.js';
-import { decodeBody, looksHtml, metaRefresh, request, MAX_BODY_BYTES } from './http.js';
+import { decodeBody, looksHtml, metaRefresh, notText, request, MAX_BODY_BYTES } from './http.js';
 import { htmlToMarkdown } from './markdown.js';
 import { pageFooter, splitPages, PAGE_CHARS } from './paging.js';
 import { createRateLimiter, realClock, type Clock } from './rate-limit.js';
@@ -33,6 +33,7 @@ export type FailReason =
   | 'http_status'
   | 'network'
   | 'too_large'
+  | 'not_text'
   | 'not_found'
   | 'no_such_page'
   | 'convert';
@@ -260,6 +261,8 @@ export function createDocsReader(o: ReaderOptions): DocsReader {
         body = decodeBody(raw.bytes, raw.contentType);
         html = looksHtml(raw.contentType, body);
         if (raw.status < 200 || raw.status > 299) return failed({ reason: 'http_status', from: raw.from, status: raw.status, error: `HTTP ${raw.status}${raw.statusText ? ` ${raw.statusText}` : ''}: ${current.href}` });
+        const binary = notText(raw.contentType, raw.bytes);
+        if (binary !== undefined) return failed({ reason: 'not_text', from: raw.from, status: raw.status, error: `not a text page (${binary}): ${current.href}; the reader gives the model HTML, Markdown or plain text` });
         const refresh = html ? metaRefresh(body) : undefined;
         // A page that refreshes itself (a reload timer) is a page, not a redirect.
         if (refresh !== undefined && URL.canParse(refresh, current.href) && routeKey(new URL(refresh, current)) === routeKey(current)) target = undefined;

@@ -257,6 +257,16 @@ describe('qs run: a sweep', () => {
     }
   });
 
+  it('refuses two tasks of one name before anything runs (results.json and qs diff know a task by its name), exit 3', async () => {
+    const out = join(work, 'same-name');
+    mkdirSync(join(work, 'copy'), { recursive: true });
+    writeFileSync(join(work, 'copy', 'greeter.yaml'), readFileSync(EXAMPLE));
+    const r = await qs(['run', EXAMPLE, join(work, 'copy', 'greeter.yaml'), '--out', out, ...MAP]);
+    expect(r.code, r.err).toBe(3);
+    expect(r.err).toMatch(/^qs run: two tasks are named "greeter-quickstart" \(\S+, \S+\); results\.json and qs diff know a task by its name, so rename one$/m);
+    expect(existsSync(out)).toBe(false);
+  });
+
   it('runs the valid tasks beside an invalid file, then exits 3', async () => {
     const out = join(work, 'mixed');
     const r = await qs(['run', pipeline('skipped.yaml'), join(ROOT, 'fixtures', 'tasks', 'invalid', 'blank-name.yaml'), '--out', out, ...MAP]);

@@ -25,6 +25,19 @@ const USAGE =
 
 export { exitCode };
 
+/** The first name two loaded tasks share, with the files they came from. */
+function sharedName(tasks: readonly { name: string; lines: readonly unknown[] }[]): { name: string; paths: string[] } | undefined {
+  const seen = new Map<string, string[]>();
+  for (const t of tasks) {
+    const path = String(((t.lines[0] as { source?: { path?: unknown } } | undefined)?.source?.path ?? '-'));
+    const paths = seen.get(t.name) ?? [];
+    paths.push(path);
+    seen.set(t.name, paths);
+  }
+  for (const [name, paths] of seen) if (paths.length > 1) return { name, paths };
+  return undefined;
+}
+
 /** A store's size as the trim line says it. */
 const gib = (bytes: number): string => (bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${(bytes / 1024 ** 2).toFixed(1)} MiB`);
 
@@ -160,6 +173,9 @@ export const run: Command = {
         io.stderr.write('qs run: no valid task to run\n');
         return QsExit.usage;
       }
+      // results.json, qs diff, qs merge and JUnit know a task by its name: two of one name would be one task there.
+      const shared = sharedName(loaded.tasks);
+      if (shared !== undefined) throw new UsageError(`qs run: two tasks are named ${JSON.stringify(shared.name)} (${shared.paths.map((p) => terminalSafe(p)).join(', ')}); results.json and qs diff know a task by its name, so rename one`);
       // Trimmed before any attempt seeds a home from it. A fleet's workers each have their own store, on their own machines.
       if (store !== undefined && queue === null) {
         const trim = trimInstallStore(store, storeMax);

@@ -16,10 +16,12 @@ export class ModelError extends CliError {
    * project, a region) or a policy block.
    */
   readonly keyRefused: boolean;
+  /** The account has no credit or quota left (Anthropic's 402 billing_error, OpenAI's insufficient_quota): no later call fares better. */
+  readonly noCredit: boolean;
   constructor(
     errorKind: ErrorKind,
     message: string,
-    options: { transient?: boolean; status?: number; requestId?: string; retryAfterMs?: number; keyRefused?: boolean; cause?: unknown } = {},
+    options: { transient?: boolean; status?: number; requestId?: string; retryAfterMs?: number; keyRefused?: boolean; noCredit?: boolean; cause?: unknown } = {},
   ) {
     super('internal', message, options.cause === undefined ? undefined : { cause: options.cause });
     this.errorKind = errorKind;
@@ -28,5 +30,6 @@ export class ModelError extends CliError {
     this.requestId = options.requestId;
     this.retryAfterMs = options.retryAfterMs;
     this.keyRefused = options.keyRefused ?? options.status === 401;
+    this.noCredit = options.noCredit ?? false;
   }
 }

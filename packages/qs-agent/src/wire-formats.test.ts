@@ -341,6 +341,20 @@ describe('every vendor, less common shapes', () => {
     expect(leaked.thrown).toMatch(/^gemini: the API key was refused \(.*reported as leaked/);
   });
 
+  it('an account out of credit or quota (Anthropic 402 billing_error, OpenAI 429 insufficient_quota) is a config error that ends the sweep, never retried', async () => {
+    const cases: Array<[Vendor, Reply]> = [
+      ['anthropic', aErr(402, 'billing_error', {}, 'Your credit balance is too low to access the Anthropic API.')],
+      ['openai', { status: 429, headers: { 'x-request-id': 'req_q' }, body: { error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } } }],
+    ];
+    for (const [vendor, broke] of cases) {
+      const got = await agentRun(vendor, [broke, broke, broke]);
+      expect(got.seen, vendor).toHaveLength(1);
+      expect(got.retries, vendor).toEqual([]);
+      expect(got.completed, vendor).toMatchObject({ stop_reason: 'error', error_kind: 'config' });
+      expect(got.thrown, vendor).toMatch(new RegExp(`^${vendor}: the account has no credit or quota left \\(`));
+    }
+  });
+
   it('the key in the environment never reaches a command in the sandbox (nor the stream its output is in)', async () => {
     const got = await agentRun('anthropic', [aMsg([bashUse('t1', 'env; tr "\\0" "\\n" < /proc/self/environ')], 'tool_use'), aMsg([{ type: 'text', text: 'Done.' }], 'end_turn')]);
     const result = got.events.find((e) => e.type === 'tool.result') as Record<string, unknown>;

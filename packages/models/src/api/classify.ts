@@ -126,9 +126,9 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
     const fromText = classifyText(detail);
     const says = vendorSays(e);
     const keyRefused = refusesKey(e.status, says, detail);
-    // OpenAI's 429 for an account out of credit: no wait makes it pass, unlike a rate limit.
-    const noQuota = e.status === 429 && /\binsufficient_quota\b/.test(detail);
-    const c = fromText.errorKind === 'context_overflow' ? fromText : keyRefused || noQuota ? { errorKind: 'config' as const, transient: false } : classifyStatus(e.status);
+    // OpenAI's 429 for an account out of credit, Anthropic's 402: no wait makes it pass, unlike a rate limit.
+    const noCredit = (e.status === 429 && /\binsufficient_quota\b/.test(detail)) || e.status === 402 || /\bbilling_error\b|credit balance is too low/i.test(detail);
+    const c = fromText.errorKind === 'context_overflow' ? fromText : keyRefused || noCredit ? { errorKind: 'config' as const, transient: false } : classifyStatus(e.status);
     const wait = retryAfterMs(e.headers) ?? retryDelayInBody(message);
     // The API's own word on a retry (`x-should-retry`, as the vendors' SDKs read it) outranks the status.
     const said = header(e.headers, 'x-should-retry');
@@ -139,6 +139,7 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
       transient,
       status: e.status,
       keyRefused,
+      noCredit,
       ...(requestId ? { requestId } : {}),
       ...(wait !== undefined ? { retryAfterMs: wait } : {}),
       cause: error,

@@ -49,6 +49,6 @@ export function scrubbed(e: Error, scrub: (text: string) => string): Error {
   const message = scrub(e.message);
   const cause = e.cause instanceof Error ? `${e.cause.message}\n${e.cause.stack ?? ''}` : e.cause === undefined ? '' : String(e.cause);
   if (message === e.message && scrub(cause) === cause) return e;
-  const { errorKind, transient, status, requestId, retryAfterMs, keyRefused } = e;
-  return new ModelError(errorKind, message, { transient, keyRefused, ...(status !== undefined ? { status } : {}), ...(requestId !== undefined ? { requestId } : {}), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+  const { errorKind, transient, status, requestId, retryAfterMs, keyRefused, noCredit } = e;
+  return new ModelError(errorKind, message, { transient, keyRefused, noCredit, ...(status !== undefined ? { status } : {}), ...(requestId !== undefined ? { requestId } : {}), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
 }

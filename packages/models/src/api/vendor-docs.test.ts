@@ -316,8 +316,14 @@ describe('openai responses, as the Responses API documents it', () => {
 
   it('a 429 insufficient_quota is not retried; a 500 and a 503 are, honouring retry-after-ms', async () => {
     const quota = await adapter('responses', [{ status: 429, json: { error: { message: 'You exceeded your current quota', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } } }]);
-    expect((await failure(quota.turn(false))).errorKind).toBe('config');
+    const broke = await failure(quota.turn(false));
+    expect(broke.errorKind).toBe('config');
+    expect(broke.noCredit).toBe(true);
     expect(quota.seen).toHaveLength(1);
+    // One request larger than the account's tokens-per-minute limit: no wait makes it fit, so it is the run's room that ran out.
+    const tpm = await adapter('responses', [{ status: 429, json: { error: { message: 'Request too large for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Requested 45120. The input or output tokens must be reduced in order to run successfully.', type: 'tokens', param: null, code: 'rate_limit_exceeded' } } }]);
+    expect(await failure(tpm.turn(false))).toMatchObject({ errorKind: 'context_overflow', transient: false });
+    expect(tpm.seen).toHaveLength(1);
     const { turn, waits } = await adapter('responses', [
       { status: 500, json: { error: { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null } } },
       { status: 503, headers: { 'retry-after-ms': '2500' }, json: { error: { message: 'The engine is currently overloaded', type: 'server_error', param: null, code: null } } },

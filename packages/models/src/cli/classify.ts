@@ -8,7 +8,7 @@ export interface Classified {
 
 // Anthropic also says "input length and `max_tokens` exceed context limit" (the prompt fits, but not with the
 // answer's room) and, on some platforms, "input is too long": the conversation outgrew the model all the same.
-const CONTEXT = /prompt is too long|prompt_too_long|context.?window|context_length_exceeded|maximum context length|too many tokens|exceeds the maximum number of tokens|exceed(?:s|ed)? (?:the |your )?context limit|input is too long/i;
+const CONTEXT = /prompt is too long|prompt_too_long|context.?window|context_length_exceeded|maximum context length|too many tokens|exceeds the maximum number of tokens|exceed(?:s|ed)? (?:the |your )?context limit|input is too long|request too large for .{0,200}\bper min/i;
 const CONFIG = /unknown option|unknown argument|unexpected argument|unrecognized (option|argument)|invalid value for|invalid (--)?model|unknown model|invalid auth method|not logged in|invalid api key|authentication|unauthori[sz]ed|forbidden|\b40[13]\b|model .* not found|command not found/i;
 // A bare 5xx number is not a status (a stack frame's line number, a byte count): it needs an HTTP word beside it.
 const TRANSIENT = /\b429\b|rate.?limit|too many requests|overloaded|(?:status|http|error|code)[ :=]*\(?5\d\d\b|\b5\d\d (?:internal|bad gateway|service unavailable|gateway time-?out)|high demand|ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|socket hang up|network error|temporarily unavailable|RESOURCE_EXHAUSTED|UNAVAILABLE|timed? ?out/i;

@@ -224,8 +224,8 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
               if (error.errorKind === 'context_overflow') return stop('context_overflow', why, { errorKind: 'context_overflow' });
               // No later run could fare better. A 403 names the key only when its body does: it is as often
               // a model, project or region the key may not reach, and the vendor's words say which.
-              if (error.errorKind === 'config' && (error.keyRefused || error.status === 403 || error.status === 404)) {
-                const what = error.keyRefused ? 'the API key was refused' : error.status === 403 ? 'the API denied access' : `model '${options.model}' or endpoint not found`;
+              if (error.errorKind === 'config' && (error.keyRefused || error.noCredit || error.status === 403 || error.status === 404)) {
+                const what = error.keyRefused ? 'the API key was refused' : error.noCredit ? 'the account has no credit or quota left' : error.status === 403 ? 'the API denied access' : `model '${options.model}' or endpoint not found`;
                 return stop('error', why, { errorKind: 'config', usageError: redact(`${name}: ${what} (${oneLine(error.message, 200)})`) });
               }
               // A persistent 5xx or a cut connection ends here once the retries inside the deadline are spent.

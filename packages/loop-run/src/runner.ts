@@ -309,6 +309,17 @@ async function contextPhase(r: Run): Promise<string> {
   return context;
 }
 
+/**
+ * Whether the spec asks for the after_plan checkpoint. The compiler passes `human_checkpoints`
+ * through unchecked, and Looper's runner tests it with Python's `in`: a bare string
+ * (`human_checkpoints: after_plan`) asks too. Reading only lists would skip a human the spec asked for.
+ */
+function asksAfterPlan(checkpoints: unknown): boolean {
+  if (typeof checkpoints === 'string') return checkpoints.includes('after_plan');
+  if (Array.isArray(checkpoints)) return checkpoints.includes('after_plan');
+  return checkpoints !== null && typeof checkpoints === 'object' && Object.hasOwn(checkpoints, 'after_plan');
+}
+
 /** Plan: drafted unless kept, gated unless this very plan passed this very gate, then the after_plan checkpoint. */
 async function planPhase(r: Run, context: string): Promise<void> {
   const { spec, state, io, save, log, rel, stop, enforceCaps, writeArtifact, host, planGateHash, planPath } = r;
@@ -335,8 +346,7 @@ async function planPhase(r: Run, context: string): Promise<void> {
     await runGate(r, 'plan_gate', planPath, 0);
   }
 
-  const checkpoints = Array.isArray(spec.loop_control.human_checkpoints) ? spec.loop_control.human_checkpoints : [];
-  if (checkpoints.includes('after_plan') && !state.checkpoints?.after_plan) {
+  if (asksAfterPlan(spec.loop_control.human_checkpoints) && !state.checkpoints?.after_plan) {
     const answer = await io.ask("Human checkpoint 'after_plan': type 'continue' to proceed: ");
     if (answer === null) throw new InputRequired('human checkpoint after_plan');
     if (answer!.trim().toLowerCase() !== 'continue') stop('blocked', 'human_checkpoint:after_plan', 'human checkpoint after_plan was not continued', LoopExit.error);

@@ -59,6 +59,19 @@ describe('runner contract details', () => {
     expect(loop.log()).toContain('`human_checkpoint_passed`');
   });
 
+  it('asks at the after_plan checkpoint when human_checkpoints is a bare string, as Looper does', async () => {
+    // The compiler passes `human_checkpoints: after_plan` through; Looper's runner tests it with `in`
+    // and stops there. Running past the checkpoint would skip the human a spec asked for.
+    const loop = track(makeLoop({ tweak: (s) => (s.loop_control.human_checkpoints = 'after_plan') }));
+    const stopped = await runLoopIn(loop, { stdin: '' });
+    expect(stopped.code).toBe(2);
+    expect(loop.state()).toMatchObject({ status: 'blocked' });
+    expect(existsSync(loop.ws('delivery-1.md'))).toBe(false);
+    const resumed = await runLoopIn(loop, { stdin: 'continue\n' });
+    expect(resumed.code).toBe(0);
+    expect(loop.log()).toContain('`human_checkpoint_passed`');
+  });
+
   it('blocks when a human criterion needs an answer and stdin is closed', async () => {
     const loop = track(
       makeLoop({

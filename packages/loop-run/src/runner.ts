@@ -60,8 +60,9 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   const logName = typeof obs.run_log === 'string' && obs.run_log ? obs.run_log : 'run-log.md';
   const statePath = resolve(workspace, stateName);
   const logPath = resolve(workspace, logName);
-  for (const [field, p] of [['observability.state_file', statePath], ['observability.run_log', logPath]] as const) {
-    if (!isInside(workspace, p) || p === workspace) throw new InputError(`${field} '${rel(p)}' escapes the workspace ${workspace}`);
+  // Named as the spec writes it: `../state.json` shown relative to the loop directory reads `state.json`.
+  for (const [field, name, p] of [['observability.state_file', stateName, statePath], ['observability.run_log', logName, logPath]] as const) {
+    if (!isInside(workspace, p) || p === workspace) throw new InputError(`${field} '${name}' escapes the workspace ${workspace}`);
   }
   // The state is replaced whole and the log appended to: sharing a file with each other, or with an
   // artifact, corrupts both (a state file named plan.md would be judged as the plan).

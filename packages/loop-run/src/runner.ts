@@ -60,8 +60,9 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   const logName = typeof obs.run_log === 'string' && obs.run_log ? obs.run_log : 'run-log.md';
   const statePath = resolve(workspace, stateName);
   const logPath = resolve(workspace, logName);
-  for (const [field, p] of [['observability.state_file', statePath], ['observability.run_log', logPath]] as const) {
-    if (!isInside(workspace, p) || p === workspace) throw new InputError(`${field} '${rel(p)}' escapes the workspace ${workspace}`);
+  // Named as the spec writes it: `../state.json` shown relative to the loop directory reads `state.json`.
+  for (const [field, name, p] of [['observability.state_file', stateName, statePath], ['observability.run_log', logName, logPath]] as const) {
+    if (!isInside(workspace, p) || p === workspace) throw new InputError(`${field} '${name}' escapes the workspace ${workspace}`);
   }
   // The state is replaced whole and the log appended to: sharing a file with each other, or with an
   // artifact, corrupts both (a state file named plan.md would be judged as the plan).
@@ -309,6 +310,17 @@ async function contextPhase(r: Run): Promise<string> {
   return context;
 }
 
+/**
+ * Whether the spec asks for the after_plan checkpoint. The compiler passes `human_checkpoints`
+ * through unchecked, and Looper's runner tests it with Python's `in`: a bare string
+ * (`human_checkpoints: after_plan`) asks too. Reading only lists would skip a human the spec asked for.
+ */
+function asksAfterPlan(checkpoints: unknown): boolean {
+  if (typeof checkpoints === 'string') return checkpoints.includes('after_plan');
+  if (Array.isArray(checkpoints)) return checkpoints.includes('after_plan');
+  return checkpoints !== null && typeof checkpoints === 'object' && Object.hasOwn(checkpoints, 'after_plan');
+}
+
 /** Plan: drafted unless kept, gated unless this very plan passed this very gate, then the after_plan checkpoint. */
 async function planPhase(r: Run, context: string): Promise<void> {
   const { spec, state, io, save, log, rel, stop, enforceCaps, writeArtifact, host, planGateHash, planPath } = r;
@@ -335,8 +347,7 @@ async function planPhase(r: Run, context: string): Promise<void> {
     await runGate(r, 'plan_gate', planPath, 0);
   }
 
-  const checkpoints = Array.isArray(spec.loop_control.human_checkpoints) ? spec.loop_control.human_checkpoints : [];
-  if (checkpoints.includes('after_plan') && !state.checkpoints?.after_plan) {
+  if (asksAfterPlan(spec.loop_control.human_checkpoints) && !state.checkpoints?.after_plan) {
     const answer = await io.ask("Human checkpoint 'after_plan': type 'continue' to proceed: ");
     if (answer === null) throw new InputRequired('human checkpoint after_plan');
     if (answer!.trim().toLowerCase() !== 'continue') stop('blocked', 'human_checkpoint:after_plan', 'human checkpoint after_plan was not continued', LoopExit.error);

@@ -1,7 +1,7 @@
 // The rest of the runner contract: consent shows leaks first, blind spots, host consent, checkpoints, lock, signals.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { memoryIo } from '@quickloop/cli-kit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -56,6 +56,19 @@ describe('runner contract details', () => {
     expect(resumed.code).toBe(0);
     expect(loop.state().status).toBe('passed');
     expect(loop.calls('judge')).toBe(2); // the passed plan gate was not judged again
+    expect(loop.log()).toContain('`human_checkpoint_passed`');
+  });
+
+  it('asks at the after_plan checkpoint when human_checkpoints is a bare string, as Looper does', async () => {
+    // The compiler passes `human_checkpoints: after_plan` through; Looper's runner tests it with `in`
+    // and stops there. Running past the checkpoint would skip the human a spec asked for.
+    const loop = track(makeLoop({ tweak: (s) => (s.loop_control.human_checkpoints = 'after_plan') }));
+    const stopped = await runLoopIn(loop, { stdin: '' });
+    expect(stopped.code).toBe(2);
+    expect(loop.state()).toMatchObject({ status: 'blocked' });
+    expect(existsSync(loop.ws('delivery-1.md'))).toBe(false);
+    const resumed = await runLoopIn(loop, { stdin: 'continue\n' });
+    expect(resumed.code).toBe(0);
     expect(loop.log()).toContain('`human_checkpoint_passed`');
   });
 
@@ -184,6 +197,25 @@ describe('runner contract details', () => {
       expect(r.status).toBe(2);
       expect(r.stderr).toContain(says);
       expect(existsSync(join(loop.dir, 'loop-workspace'))).toBe(false);
+      expect(loop.calls('host')).toBe(0);
+    }
+  });
+
+  it('names an escaping state file or run log as the spec writes it, and a workspace behind a dangling link as an escape', () => {
+    for (const [tweak, says] of [
+      [(s: Record<string, any>) => (s.observability.state_file = '../escaped-state.json'), "observability.state_file '../escaped-state.json' escapes the workspace"],
+      [(s: Record<string, any>) => (s.observability.run_log = 'logs/../../../x.md'), "observability.run_log 'logs/../../../x.md' escapes the workspace"],
+      // Looper's Path.resolve follows the link to where it points; stat-ing through it is no answer.
+      [(s: Record<string, any>) => (s.workspace.dir = './up/ws'), "Path './up/ws' escapes the loop directory"],
+    ] as const) {
+      const loop = track(makeLoop({ tweak }));
+      symlinkSync(join(loop.dir, '..', `${basename(loop.dir)}-away`), join(loop.dir, 'up'));
+      const r = spawnSync(process.execPath, [BIN, 'loop.resolved.json'], { cwd: loop.dir, input: '', encoding: 'utf8' });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain(says);
+      expect(r.stderr).not.toContain('internal error');
+      expect(existsSync(join(loop.dir, '..', `${basename(loop.dir)}-away`))).toBe(false);
+      expect(existsSync(join(loop.dir, '..', 'escaped-state.json'))).toBe(false);
       expect(loop.calls('host')).toBe(0);
     }
   });

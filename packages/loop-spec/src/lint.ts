@@ -4,7 +4,7 @@
 // time; a warning is design coaching. Looper's findings always come first and in Looper's order, so
 // `--compat` (Looper's rules only) prints exactly what Looper prints.
 import { isRedactedPath } from './glob.js';
-import { get, has, isDict, pyRepr, pyStr, truthy, type PyDict, type PyValue } from './py.js';
+import { get, has, isDict, pyIter, pyRepr, pyStr, truthy, type PyDict, type PyValue } from './py.js';
 import { DEFAULT_REDACTIONS, type Finding, type Severity } from './types.js';
 
 export interface LintOptions {
@@ -63,12 +63,6 @@ export function placeholderWarningText(placeholders: readonly string[]): string 
 
 const dictOf = (v: PyValue | undefined): PyDict => (isDict(v) ? v : {});
 
-/** Python's `for x in value`: a string yields its characters and a dict its keys (Looper iterates unchecked fields). */
-const pyIter = (v: PyValue | undefined): PyValue[] => {
-  if (typeof v === 'string') return [...v];
-  if (isDict(v)) return Object.keys(v);
-  return Array.isArray(v) ? v : [];
-};
 const listOf = (v: PyValue | undefined): PyValue[] => (Array.isArray(v) ? v : []);
 
 /** The CLIs whose JSON output modes report token usage (and, for some, cost). */

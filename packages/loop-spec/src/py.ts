@@ -150,6 +150,13 @@ export function pyStr(value: PyValue | undefined): string {
 }
 
 /** Python's sorted() order on str: by code point, not by UTF-16 unit. */
+/** Python's `for x in value`: a string yields its characters and a dict its keys (Looper iterates unchecked fields). */
+export function pyIter(value: PyValue | undefined): PyValue[] {
+  if (typeof value === 'string') return [...value];
+  if (isDict(value)) return Object.keys(value);
+  return Array.isArray(value) ? value : [];
+}
+
 export function compareCodePoints(a: string, b: string): number {
   const ia = a[Symbol.iterator]();
   const ib = b[Symbol.iterator]();

@@ -3,7 +3,7 @@
 // The sections follow Looper's (an operator who knows one knows the other). The quickloop prose points
 // at `loop run` as the strict, unattended alternative; the looper flavour is Looper's text verbatim.
 import { pyJsonDumps } from './py-json.js';
-import { pyStr, truthy, type PyDict, type PyValue } from './py.js';
+import { pyIter, pyStr, truthy, type PyDict, type PyValue } from './py.js';
 import { DEFAULT_MAX_REVISIONS, list, pick, text, type RenderOptions } from './render-loop.js';
 
 /** The free text around the data lines; the data lines are the same in both flavours. */
@@ -78,8 +78,18 @@ function quickloopProse(stateFile: string, runLog: string): Prose {
   };
 }
 
-function joined(value: PyValue | undefined): string {
-  return list(value).map((item) => pyStr(item)).join(', ');
+/**
+ * The items of a field the compiler leaves unchecked (`sends`, `redact`, `human_checkpoints`,
+ * `stop_conditions`). Looper's renderer iterates it as Python does, so `sends: plan` shows as
+ * `p, l, a, n` in Looper's file; quickloop's file shows a string as the one item the runner reads.
+ */
+function items(value: PyValue | undefined, flavour: RenderOptions['flavour']): PyValue[] {
+  if (flavour === 'looper') return pyIter(value);
+  return typeof value === 'string' ? [value] : list(value);
+}
+
+function joined(value: PyValue | undefined, flavour: RenderOptions['flavour']): string {
+  return items(value, flavour).map((item) => pyStr(item)).join(', ');
 }
 
 /** Path(source).name; Looper on POSIX splits at `/` only, so a Windows source stays whole there. */
@@ -171,7 +181,7 @@ export function renderRunInSessionMd(resolved: PyDict, options: RenderOptions = 
       `- When: \`${pyStr(pick(gate, 'when'))}\``,
       `- Policy: \`${pyStr(pick(gate, 'verdict_policy'))}\``,
       `- Verdict source: \`${pyStr(pick(gate, 'verdict_source', 'none'))}\``,
-      `- Criteria: \`${joined(pick(gate, 'criteria', []))}\``,
+      `- Criteria: \`${joined(pick(gate, 'criteria', []), options.flavour)}\``,
       `- Max revisions: \`${pyStr(pick(gate, 'max_revisions', options.flavour === 'looper' ? null : DEFAULT_MAX_REVISIONS))}\``,
       '',
     );
@@ -183,10 +193,10 @@ export function renderRunInSessionMd(resolved: PyDict, options: RenderOptions = 
     `- Max iterations: \`${pyStr(pick(control, 'max_iterations'))}\``,
     `- Budget: \`${pyJsonDumps(pick(control, 'budget', {}), { sortKeys: true })}\``,
     `- No-progress: \`${pyJsonDumps(pick(control, 'no_progress', {}), { sortKeys: true })}\``,
-    `- Human checkpoints: \`${joined(pick(control, 'human_checkpoints', [])) || 'none'}\``,
+    `- Human checkpoints: \`${joined(pick(control, 'human_checkpoints', []), options.flavour) || 'none'}\``,
     '- Stop conditions:',
   );
-  for (const condition of list(pick(control, 'stop_conditions', []))) lines.push(`  - ${pyStr(condition)}`);
+  for (const condition of items(pick(control, 'stop_conditions', []), options.flavour)) lines.push(`  - ${pyStr(condition)}`);
 
   lines.push(
     '',
@@ -213,7 +223,7 @@ export function renderRunInSessionMd(resolved: PyDict, options: RenderOptions = 
   if (egress.length > 0) {
     for (const entry of egress) {
       lines.push(
-        `- Before sending \`${joined(pick(entry, 'sends', []))}\` to \`${pyStr(pick(entry, 'to'))}\`, confirm consent and apply redactions \`${joined(pick(entry, 'redact', []))}\`.`,
+        `- Before sending \`${joined(pick(entry, 'sends', []), options.flavour)}\` to \`${pyStr(pick(entry, 'to'))}\`, confirm consent and apply redactions \`${joined(pick(entry, 'redact', []), options.flavour)}\`.`,
       );
     }
   } else {

@@ -44,3 +44,37 @@ describe('flow preview', () => {
     expect(md.startsWith('# Looper Generated Loop\n')).toBe(true);
   });
 });
+
+describe('RUN_IN_SESSION.md with a string where a list belongs (the compiler lets these through)', () => {
+  const yaml = `version: 1
+goal: {statement: s, definition_of_done: d}
+host: {cli: claude, invoke: [claude, -p]}
+council:
+  - {id: j, role: judge, cli: codex, invoke: [codex, exec]}
+gates:
+  plan_gate: {verdict_policy: revise_until_clean, verdict_source: j, members: [j], max_revisions: 1}
+  delivery_gate: {verdict_policy: fixed_passes, max_revisions: 1}
+loop_control:
+  max_iterations: 1
+  human_checkpoints: after_plan
+  stop_conditions: done
+privacy:
+  egress:
+    - {to: j, sends: plan, redact: "*.md", consent: required}
+    - {to: j, sends: {a: 1}}
+`;
+
+  it("renders Looper's file as Looper's renderer iterates them: a string by character, a mapping by key", () => {
+    // These lines are what Looper 0.4's compile --session-prompt wrote for this spec.
+    const md = compileSpec(yaml, { path: '/l/loop.yaml' }).looper.runInSessionMd;
+    expect(md).toContain('- Human checkpoints: `a, f, t, e, r, _, p, l, a, n`\n- Stop conditions:\n  - d\n  - o\n  - n\n  - e\n');
+    expect(md).toContain('- Before sending `p, l, a, n` to `j`, confirm consent and apply redactions `*, ., m, d`.\n');
+    expect(md).toContain('- Before sending `a` to `j`, confirm consent and apply redactions `.env, .env.*, secrets/**, **/*.key`.\n');
+  });
+
+  it("renders quickloop's file with a string as the one item it names, as the runner reads it", () => {
+    const md = compileSpec(yaml, { path: '/l/loop.yaml' }).runInSessionMd;
+    expect(md).toContain('- Human checkpoints: `after_plan`\n- Stop conditions:\n  - done\n');
+    expect(md).toContain('- Before sending `plan` to `j`, confirm consent and apply redactions `*.md`.\n');
+  });
+});

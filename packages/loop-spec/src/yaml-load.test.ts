@@ -77,4 +77,43 @@ describe('loadYaml', () => {
   it('keeps the last of duplicate keys, as PyYAML does', () => {
     expect(pyJsonDumps(loadYaml('a: 1\na: 2\n').value)).toBe('{"a": 2}');
   });
+
+  it('refuses the control characters PyYAML refuses, anywhere in the file, naming where', () => {
+    // PyYAML 6.0.3: "unacceptable character #x0000: special characters are not allowed".
+    expect(() => loadYaml('a: "x\u0000y"\n')).toThrow('unacceptable character #x0000: special characters are not allowed at line 1, column 6');
+    expect(() => loadYaml('a: 1\n# \u001b[31m\n')).toThrow('unacceptable character #x001b: special characters are not allowed at line 2, column 3');
+    expect(() => loadYaml('a: x\u007f\n')).toThrow('unacceptable character #x007f');
+    expect(() => loadYaml('a: x\u000c\n')).toThrow('unacceptable character #x000c');
+    expect(() => loadYaml('a: "x\ufffe"\n')).toThrow('unacceptable character #xfffe');
+    // Tabs, CR, a BOM, NEL and characters past the BMP are all printable to PyYAML.
+    expect(pyJsonDumps(loadYaml('a: "\t\ufeff\u{1F600}"\r\n').value)).toBe('{"a": "\\t\\ufeff\\ud83d\\ude00"}');
+  });
+
+  it('reads NEL (U+0085) as a line break, as PyYAML does (json.dumps printed these)', () => {
+    expect(pyJsonDumps(loadYaml('a: "x\u0085  y"\n').value)).toBe('{"a": "x y"}');
+    expect(pyJsonDumps(loadYaml('a: x\u0085  y\n').value)).toBe('{"a": "x y"}');
+    expect(pyJsonDumps(loadYaml('a: |\n  x\u0085  y\n').value)).toBe('{"a": "x\\ny\\n"}');
+    expect(pyJsonDumps(loadYaml('# c\u0085a: 1\n').value)).toBe('{"a": 1}');
+  });
+
+  it('reads a quoted scalar whose continuation lines are not indented, as PyYAML does (json.dumps printed these)', () => {
+    // PyYAML never checks a quoted scalar's continuation indentation; a wrapped rubric is common.
+    expect(pyJsonDumps(loadYaml('g:\n  a: "x\n  y"\n').value)).toBe('{"g": {"a": "x y"}}');
+    expect(pyJsonDumps(loadYaml('g:\n  - a: "x\n   y"\n').value)).toBe('{"g": [{"a": "x y"}]}');
+    expect(pyJsonDumps(loadYaml("k: 'it''s\nok'\n").value)).toBe('{"k": "it\'s ok"}');
+    expect(pyJsonDumps(loadYaml('a: "one\n\ntwo \\" q\n\tthree"\n').value)).toBe('{"a": "one\\ntwo \\" q three"}');
+    const { value, lines } = loadYaml('a: "x\ny"\nb: 1\n');
+    expect(pyJsonDumps(value)).toBe('{"a": "x y", "b": 1}');
+    expect(lines.get(value as object)?.get('b')).toBe(3);
+    expect(pyJsonDumps(loadYaml('a: "x\u0085y"\n').value)).toBe('{"a": "x y"}');
+    // What PyYAML refuses stays refused: a document marker inside, or no closing quote at all.
+    expect(() => loadYaml('a: "x\n---\ny"\n')).toThrow(YamlSyntaxError);
+    expect(() => loadYaml('a: "x\n')).toThrow(YamlSyntaxError);
+  });
+
+  it("says a second document is one in PyYAML's words, not the parser library's API", () => {
+    expect(() => loadYaml('a: 1\n---\nb: 2\n')).toThrow(
+      new YamlSyntaxError('expected a single document in the stream, but found another document at line 2, column 1'),
+    );
+  });
 });

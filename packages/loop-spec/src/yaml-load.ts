@@ -2,7 +2,7 @@
 //
 // The `yaml` package parses; scalars are resolved here with PyYAML's own implicit rules, because the
 // resolved JSON must match Looper's: `1e5` is a string there, `yes` is true, `5.0` stays a float.
-import { LineCounter, parseDocument, isAlias, isMap, isPair, isScalar, isSeq } from 'yaml';
+import { LineCounter, parseDocument, isAlias, isMap, isPair, isScalar, isSeq, visit } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
 import { PyDate, PyFloat, newDict, pyInt, pyStr, type PyBigInt, type PyDict, type PyValue } from './py.js';
 
@@ -116,8 +116,21 @@ function resolveTagged(tag: string, text: string, where: string): PyValue {
   throw new YamlSyntaxError(`invalid value for the tag '${tag}': ${JSON.stringify(text)} ${where}`);
 }
 
-/** Parses YAML text into Python-like values plus a line index. Throws YamlSyntaxError. */
-export function loadYaml(text: string): Loaded {
+// PyYAML's reader refuses every character outside this set before it parses anything (comments
+// included), so a spec holding a NUL or a pasted terminal escape must not compile here either.
+const NON_PRINTABLE = /[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
+
+function refuseNonPrintable(text: string): void {
+  const match = NON_PRINTABLE.exec(text);
+  if (!match) return;
+  const before = text.slice(0, match.index);
+  const line = before.split(/\r\n|\r|\n|\x85/).length;
+  const col = match.index - Math.max(before.lastIndexOf('\n'), before.lastIndexOf('\r'), before.lastIndexOf('\x85'));
+  const code = (match[0].codePointAt(0) ?? 0).toString(16).padStart(4, '0');
+  throw new YamlSyntaxError(`unacceptable character #x${code}: special characters are not allowed at line ${line}, column ${col}`);
+}
+
+function parseOnce(text: string): { doc: Document.Parsed; lineCounter: LineCounter } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, {
     schema: 'failsafe',
@@ -127,6 +140,57 @@ export function loadYaml(text: string): Loaded {
     lineCounter,
     prettyErrors: false,
   }) as Document.Parsed;
+  return { doc, lineCounter };
+}
+
+/**
+ * PyYAML never checks the indentation of a quoted scalar's continuation lines, so a rubric wrapped
+ * back to its key's column compiles there; the parser here cuts the scalar at such a line. Folding
+ * strips a continuation line's leading blanks, so indenting those lines changes no value (and no line
+ * number). Returns the mended text, or undefined when the scalar at `cut` is not one to mend: no
+ * closing quote at all, or a document marker inside it, which PyYAML refuses too.
+ */
+function indentQuotedContinuation(text: string, doc: Document.Parsed, cut: number): string | undefined {
+  let start = -1;
+  visit(doc, {
+    Scalar(_key, node) {
+      if ((node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE') && node.range && node.range[0] < cut && node.range[1] === cut) {
+        start = node.range[0];
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  const quote = text[start];
+  if (start < 0 || (quote !== '"' && quote !== "'")) return undefined;
+  let end = start + 1;
+  for (; end < text.length; end += 1) {
+    const ch = text[end];
+    if (quote === '"' && ch === '\\') end += 1;
+    else if (quote === "'" && ch === "'" && text[end + 1] === "'") end += 1;
+    else if (ch === quote) break;
+  }
+  if (end >= text.length) return undefined;
+  const body = text.slice(start, end);
+  if (/\n(?:---|\.\.\.)(?:[ \t\r\n]|$)/.test(body)) return undefined;
+  const column = start - Math.max(text.lastIndexOf('\n', start), -1);
+  return text.slice(0, start) + body.replaceAll('\n', `\n${' '.repeat(column)}`) + text.slice(end);
+}
+
+/** Parses YAML text into Python-like values plus a line index. Throws YamlSyntaxError. */
+export function loadYaml(yamlText: string): Loaded {
+  refuseNonPrintable(yamlText);
+  // YAML 1.1 (PyYAML) reads NEL as a line break, exactly as LF, in scalars and comments alike; the
+  // parser here treats it as content.
+  let text = yamlText.replaceAll('\x85', '\n');
+  let { doc, lineCounter } = parseOnce(text);
+  // Each pass mends one wrapped quoted scalar; a file holds only so many.
+  for (let pass = 0; pass < 1000 && doc.errors[0]?.code === 'MISSING_CHAR'; pass += 1) {
+    const mended = indentQuotedContinuation(text, doc, doc.errors[0].pos[0]);
+    if (mended === undefined) break;
+    text = mended;
+    ({ doc, lineCounter } = parseOnce(text));
+  }
   const at = (offset: number): string => {
     const { line, col } = lineCounter.linePos(offset);
     return `at line ${line}, column ${col}`;
@@ -134,7 +198,9 @@ export function loadYaml(text: string): Loaded {
   const first = doc.errors[0];
   if (first) {
     const { line, col } = lineCounter.linePos(first.pos[0]);
-    throw new YamlSyntaxError(`${first.message.split('\n')[0]} at line ${line}, column ${col}`);
+    // The parser's own words for a second document name its API; a spec's author needs PyYAML's.
+    const message = first.code === 'MULTIPLE_DOCS' ? 'expected a single document in the stream, but found another document' : first.message.split('\n')[0];
+    throw new YamlSyntaxError(`${message} at line ${line}, column ${col}`);
   }
   const lines: LineIndex = new WeakMap();
   const lineOf = (node: { range?: readonly number[] | null | undefined } | null | undefined): number =>

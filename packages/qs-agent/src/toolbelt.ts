@@ -1,6 +1,6 @@
 // The agent's two tools, bash and read_docs, each call recorded as events in the order it happened.
 import { unrunnable, type Emitter } from '@quickloop/events';
-import type { Denial } from '@quickloop/sandbox';
+import type { Denial, LimitHit } from '@quickloop/sandbox';
 import { createDocsReader, redactUrl, type Affordances, type Clock, type DocsMapping, type ReadResult } from '@quickloop/docs';
 
 export interface BashResult {
@@ -12,6 +12,8 @@ export interface BashResult {
   truncated: boolean;
   /** Filesystem accesses the enforced sandbox refused (absent or empty for an executor that refuses nothing). */
   denials?: readonly Denial[];
+  /** The sandbox limits it ran into (sandbox.limit_hit payloads). */
+  limitHits?: readonly LimitHit[];
   /** Set when the command was never run because bash cannot be given it (a NUL byte…): why, in one clause. */
   refused?: string;
 }
@@ -113,6 +115,7 @@ export function createToolbelt(o: ToolbeltOptions): Toolbelt {
           : await o.executor.exec(command, { timeoutMs: Math.min(o.maxCommandSeconds * 1000, ref.timeoutMs ?? Infinity), maxOutputChars: o.maxOutputChars, signal: ref.signal ?? o.signal });
       // Before tool.result, like the egress events of the same command: the result closes the command.
       for (const denial of result.denials ?? []) await o.emitter.emit('sandbox.denied', { run_id: o.runId, parent_id: id }, denial);
+      for (const hit of result.limitHits ?? []) await o.emitter.emit('sandbox.limit_hit', { run_id: o.runId, parent_id: id }, hit);
       await o.emitter.emit(
         'tool.result',
         { run_id: o.runId, id: o.newId(), parent_id: id },

@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { InputError } from '@quickloop/cli-kit';
 import { unrunnable, type Emitter } from '@quickloop/events';
-import { checkLayout, emitUsage, limitsFrom, openSandbox, type EgressEvent } from '@quickloop/sandbox';
+import { checkLayout, emitLimitHits, emitUsage, limitsFrom, openSandbox, type EgressEvent, type LimitHit } from '@quickloop/sandbox';
 import type { RunFacts, SandboxReady } from './facts.js';
 import { pickPort } from './port.js';
 import { sessionOutput, writeSessionLog } from './session.js';
@@ -18,6 +18,8 @@ export interface CheckResult {
   interrupted: boolean;
   /** Filesystem accesses the sandbox refused the check (its sandbox.denied events). */
   denied: number;
+  /** The sandbox limits the check ran into (its sandbox.limit_hit events). */
+  limitHits: LimitHit[];
   /** Killed at max_command_seconds. */
   timedOut: boolean;
   /** The check exited 2 because bash could not parse it: where and why, in one line. */
@@ -83,6 +85,7 @@ export async function runCheck(
       env: { QS_PORT: String(port), QS_SESSION_LOG: session },
     });
     for (const denial of result.denials) await ctx.emitter.emit('sandbox.denied', { run_id: f.runId, parent_id: id }, denial);
+    await emitLimitHits(ctx.emitter, f.runId, id, result.limitHits);
   } finally {
     // close() kills whatever the check served, process group and all, and flushes its egress events.
     await sandbox.close();
@@ -97,5 +100,5 @@ export async function runCheck(
   );
   await emitUsage(ctx.emitter, f.runId, ready);
   const syntaxError = !passed && !result.timedOut && result.exitCode === 2 ? checkSyntaxError(loaded.check.script, loaded.check.body) : undefined;
-  return { exitCode: result.exitCode, passed, reason, output: result.output, interrupted: ctx.signal.aborted, denied: result.denials.length, timedOut: result.timedOut, ...(syntaxError !== undefined ? { syntaxError } : {}) };
+  return { exitCode: result.exitCode, passed, reason, output: result.output, interrupted: ctx.signal.aborted, denied: result.denials.length, limitHits: result.limitHits, timedOut: result.timedOut, ...(syntaxError !== undefined ? { syntaxError } : {}) };
 }

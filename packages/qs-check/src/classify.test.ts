@@ -38,6 +38,11 @@ describe('classify (in order)', () => {
     ['a route page that could not be read for another reason (404, off the allow list, a redirect loop)', { routeUnread: { infra: false, detail: 'HTTP 404' } }, 'harness_error'],
     ['an unreadable route page does not undo a pass', { checkPassed: true, routeUnread: { infra: false, detail: 'HTTP 404' } }, 'passed'],
     ['expect_output missed what the run printed in output cut to max_output_chars: out of budget, not evidence', { sessionCut: true }, 'budget_exhausted'],
+    ['a failed command, or the check, that hit a sandbox limit (process, memory, tmpfs): the harness\'s, not evidence', { stopReason: 'command_failed', limitHit: 'the process limit' }, 'harness_error'],
+    ['a failed check that hit a sandbox limit', { limitHit: 'the memory limit' }, 'harness_error'],
+    ['a limit hit is named before an egress error of the same failed command', { stopReason: 'command_failed', limitHit: 'x', egressErrors: 1 }, 'harness_error'],
+    ['a passing check wins over a limit hit', { checkPassed: true, limitHit: 'x' }, 'passed'],
+    ['a run out of budget stays out of budget with a limit hit (not evidence either way)', { stopReason: 'timeout', limitHit: 'x' }, 'budget_exhausted'],
     ['a failing check', {}, 'docs_gap'],
   ])('%s', (_name, over, expected) => {
     expect(classify({ ...base, ...over })).toBe(expected);

@@ -22,6 +22,12 @@ export interface RunEvidence {
   egressBlocked: number;
   /** Filesystem accesses the sandbox refused (sandbox.denied) a command that failed, or the check. */
   denied: number;
+  /**
+   * The first sandbox limit (sandbox.limit_hit) that a command which failed, or the check when it
+   * failed, ran into, in words (facts.ts `limitHitDetail`); absent when none did, or when the run
+   * later ran that very command again and got through.
+   */
+  limitHit?: string;
   /** A model agent's error kind (agent.completed error_kind): `infra` is the provider's failure, whatever the detail says. */
   errorKind?: string;
 }
@@ -51,6 +57,10 @@ export function classify(run: RunEvidence): ClassificationName {
   if (run.checkTimedOut === true) return 'budget_exhausted';
   if (run.sessionCut === true) return 'budget_exhausted';
   if (run.routeUnread) return run.routeUnread.infra ? 'infra_error' : 'harness_error';
+  // The sandbox's own limit stopped the command: the harness's choice, never the docs'. It is no task
+  // budget (the task format cannot raise it), so harness_error, like a refused write; named before
+  // egress errors, which only may have caused the failure where this surely took part in it.
+  if (run.limitHit !== undefined) return 'harness_error';
   if (run.egressErrors > 0) return 'infra_error';
   if (run.egressBlocked > 0 || run.denied > 0) return 'harness_error';
   return 'docs_gap';

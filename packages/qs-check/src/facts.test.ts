@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { WireEvent } from '@quickloop/events';
-import { closeOpen, newFacts, observe, observeCheckEgress } from './facts.js';
+import { closeOpen, limitHitDetail, newFacts, observe, observeCheckEgress } from './facts.js';
 
 let n = 0;
 const ev = (type: string, fields: Record<string, unknown> = {}): WireEvent =>
@@ -10,6 +10,8 @@ const error = (): WireEvent => ev('egress.error', { host: 'h', port: 443, method
 const call = (id: string): WireEvent => ev('tool.call', { id, tool: 'bash', command: `c${(n += 1)}` });
 const result = (parent: string, exit: number, timedOut = false): WireEvent =>
   ev('tool.result', { id: `${parent}r`, parent_id: parent, tool: 'bash', exit_code: exit, timed_out: timedOut, duration_ms: 1, output: '', original_chars: 0, truncated: false });
+const hit = (parent: string, exit = 254): WireEvent =>
+  ev('sandbox.limit_hit', { parent_id: parent, limit: 'processes', value: 48, unit: 'count', enforced_by: 'cgroup_v1', exit_code: exit, detected_from: 'counter', counter: 'pids.events max', count: 3, line: 'bash: fork: retry: Resource temporarily unavailable' });
 const denied = (parent: string): WireEvent => ev('sandbox.denied', { parent_id: parent, path: '/etc/x', operation: 'write', reason: 'read_only', detected_from: 'stderr', line: 'l' });
 
 describe('observe: egress and denials belong to the command around them', () => {
@@ -45,5 +47,55 @@ describe('observe: egress and denials belong to the command around them', () => 
     observeCheckEgress(f, 'egress.error');
     observeCheckEgress(f, 'egress.allowed');
     expect([f.egressBlocked, f.egressErrors, f.denied]).toEqual([1, 1, 1]);
+  });
+});
+
+describe('observe: sandbox limit hits belong to their command, and count only where it failed', () => {
+  const named = (id: string, command: string): WireEvent => ev('tool.call', { id, tool: 'bash', command });
+
+  it('keeps the hits of a failed command and drops those of a command that succeeded', () => {
+    const f = newFacts('r');
+    for (const e of [call('a'), hit('a', 0), result('a', 0), call('b'), hit('b'), result('b', 254)]) observe(f, e);
+    expect(f.limitHits.map((h) => h.parent_id)).toEqual(['b']);
+    expect(f.limitHits[0]?.command).toMatch(/^c\d+$/);
+  });
+
+  it('a hit in a failed command the run later ran again and got through decided nothing', () => {
+    const f = newFacts('r');
+    for (const e of [named('a', 'npm test'), hit('a'), result('a', 137), named('b', 'npm test'), result('b', 0)]) observe(f, e);
+    expect(f.limitHits).toEqual([]);
+    // Another command succeeding does not excuse it.
+    const g = newFacts('r');
+    for (const e of [named('a', 'npm test'), hit('a'), result('a', 137), named('b', 'ls'), result('b', 0)]) observe(g, e);
+    expect(g.limitHits).toHaveLength(1);
+  });
+
+  it('a setup step and a command that never ended are commands too', () => {
+    const f = newFacts('r');
+    observe(f, ev('setup.started', { id: 's', index: 0, command: 'make deps' }));
+    observe(f, hit('s'));
+    observe(f, ev('setup.completed', { parent_id: 's', index: 0, command: 'make deps', exit_code: 2, timed_out: false, duration_ms: 1, output: '', original_chars: 0, truncated: false }));
+    observe(f, call('x'));
+    observe(f, hit('x'));
+    closeOpen(f);
+    expect(f.limitHits.map((h) => [h.parent_id, h.command])).toEqual([['s', 'setup step 1: make deps'], ['x', expect.stringMatching(/^c\d+$/)]]);
+  });
+
+  it('names the limit, its value, what enforces it, the evidence and how (not) to raise it', () => {
+    const f = newFacts('r');
+    for (const e of [named('a', 'for i in $(seq 1 5000); do sleep 30 & done; wait'), hit('a'), result('a', 254)]) observe(f, e);
+    const text = limitHitDetail(f.limitHits[0]!);
+    expect(text).toContain('for i in $(seq 1 5000)');
+    expect(text).toContain('process limit (48 processes and threads at once, enforced by cgroup_v1)');
+    expect(text).toContain('pids.events max rose by 3');
+    expect(text).toContain('bash: fork: retry: Resource temporarily unavailable');
+    expect(text).toContain('says nothing about the docs');
+    expect(text).toMatch(/no task field or qs flag raises it/);
+    const memory = limitHitDetail({ ...f.limitHits[0]!, limit: 'memory', value: 256 * 1024 ** 2, unit: 'bytes', enforced_by: 'rlimit', detected_from: 'stderr', line: 'MemoryError', counter: undefined, count: undefined } as never);
+    expect(memory).toContain('memory limit (256 MiB per process, enforced by rlimit)');
+    expect(memory).toContain('its output says "MemoryError" (read from the text: rlimits count nothing)');
+    const tmp = limitHitDetail({ ...f.limitHits[0]!, limit: '/tmp', value: 1024 ** 3, unit: 'bytes', enforced_by: 'tmpfs', detected_from: 'statfs', line: 'head: error writing: No space left on device', counter: undefined, count: undefined } as never);
+    expect(tmp).toContain('size of its private /tmp (1 GiB, enforced by tmpfs)');
+    expect(tmp).toContain('/tmp was full when it ended');
   });
 });

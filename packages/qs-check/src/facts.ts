@@ -4,6 +4,15 @@ import type { Payload, StopReasonName, WireEvent } from '@quickloop/events';
 export type TaskLoaded = Payload<'task.loaded'>;
 export type SandboxReady = Payload<'sandbox.ready'>;
 
+/** A sandbox limit a failed command (or the failed check) ran into, with the command it stopped. */
+export type LimitHitFact = Payload<'sandbox.limit_hit'> & {
+  /** The event that started the command (tool.call, setup.started); absent for the check. */
+  parent_id?: string;
+  /** The command as run (a bash call), `setup step N: COMMAND`, or `the success check`. */
+  command: string;
+  kind: 'bash' | 'setup' | 'check';
+};
+
 export interface RunFacts {
   runId: string;
   loaded?: TaskLoaded;
@@ -31,6 +40,11 @@ export interface RunFacts {
   open?: { id: string; egressErrors: number; egressBlocked: number };
   /** sandbox.denied counts by the id of the command they name (parent_id). */
   deniedBy: Map<string, number>;
+  /** Sandbox limits that failed commands, or the failed check, ran into, in order (see `end` for which count). */
+  limitHits: LimitHitFact[];
+  /** sandbox.limit_hit events by the id of the command they name, and each command's words by its id. */
+  limitBy: Map<string, Array<Payload<'sandbox.limit_hit'>>>;
+  commands: Map<string, { command: string; kind: 'bash' | 'setup' }>;
   /** An upstream stage already ended this run (run.failed / run.interrupted / run.completed). */
   upstreamTerminal?: string;
   check?: { exitCode: number; passed: boolean; reason: string; syntaxError?: string; timedOut?: boolean };
@@ -42,7 +56,7 @@ export interface RunFacts {
 }
 
 export function newFacts(runId: string): RunFacts {
-  return { runId, okOutputs: [], bashCalls: 0, cutOutputs: [], pagesRead: [], docsErrors: [], egressErrors: 0, egressBlocked: 0, denied: 0, docsBypass: 0, deniedBy: new Map(), finished: false };
+  return { runId, okOutputs: [], bashCalls: 0, cutOutputs: [], pagesRead: [], docsErrors: [], egressErrors: 0, egressBlocked: 0, denied: 0, docsBypass: 0, deniedBy: new Map(), limitHits: [], limitBy: new Map(), commands: new Map(), finished: false };
 }
 
 /** Adds one event to its run's facts; events of types it does not know are ignored. */
@@ -63,10 +77,16 @@ export function observe(f: RunFacts, event: WireEvent): void {
       break;
     case 'tool.call':
       if (e.tool === 'bash') f.bashCalls += 1;
-      if (e.tool === 'bash' && typeof e.id === 'string') begin(f, e.id);
+      if (e.tool === 'bash' && typeof e.id === 'string') {
+        begin(f, e.id);
+        f.commands.set(e.id, { command: String(e.command), kind: 'bash' });
+      }
       break;
     case 'setup.started':
-      if (typeof e.id === 'string') begin(f, e.id);
+      if (typeof e.id === 'string') {
+        begin(f, e.id);
+        f.commands.set(e.id, { command: `setup step ${Number(e.index) + 1}: ${String(e.command)}`, kind: 'setup' });
+      }
       break;
     case 'tool.result':
       if (e.tool === 'bash' && e.exit_code === 0) f.okOutputs.push(String(e.output));
@@ -79,6 +99,11 @@ export function observe(f: RunFacts, event: WireEvent): void {
     case 'sandbox.denied': {
       const by = typeof e.parent_id === 'string' ? e.parent_id : f.open?.id;
       if (by !== undefined) f.deniedBy.set(by, (f.deniedBy.get(by) ?? 0) + 1);
+      break;
+    }
+    case 'sandbox.limit_hit': {
+      const by = typeof e.parent_id === 'string' ? e.parent_id : f.open?.id;
+      if (by !== undefined) f.limitBy.set(by, [...(f.limitBy.get(by) ?? []), event as unknown as Payload<'sandbox.limit_hit'>]);
       break;
     }
     case 'diagnostic':
@@ -130,6 +155,54 @@ function end(f: RunFacts, parentId: unknown, failed: boolean): void {
     }
   }
   if (failed && id !== undefined) f.denied += f.deniedBy.get(id) ?? 0;
+  if (id === undefined) return;
+  const command = f.commands.get(id);
+  if (failed) {
+    for (const hit of f.limitBy.get(id) ?? []) f.limitHits.push({ ...payloadOf(hit), parent_id: id, command: command?.command ?? '(a command)', kind: command?.kind ?? 'bash' });
+  } else if (command?.kind === 'bash') {
+    // The same command run again and got through: what stopped it the first time decided nothing
+    // (an agent that retried `npm test` after an OOM kill). Any other command's success excuses nothing.
+    f.limitHits = f.limitHits.filter((h) => !(h.kind === 'bash' && h.command === command.command));
+  }
+}
+
+/** The payload of a sandbox.limit_hit event, without its envelope. */
+function payloadOf(hit: Payload<'sandbox.limit_hit'>): Payload<'sandbox.limit_hit'> {
+  const { limit, value, unit, enforced_by, exit_code, detected_from, counter, count, line } = hit;
+  return { limit, value, unit, enforced_by, exit_code, detected_from, ...(counter !== undefined ? { counter } : {}), ...(count !== undefined ? { count } : {}), ...(line !== undefined ? { line } : {}) };
+}
+
+/** The failed check's own limit hits: they count as a failed command's do. */
+export function observeCheckLimits(f: RunFacts, hits: ReadonlyArray<Payload<'sandbox.limit_hit'>>): void {
+  for (const hit of hits) f.limitHits.push({ ...payloadOf(hit), command: 'the success check', kind: 'check' });
+}
+
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+
+function bytesText(n: number): string {
+  if (n >= GiB && n % GiB === 0) return `${n / GiB} GiB`;
+  if (n >= MiB && n % MiB === 0) return `${n / MiB} MiB`;
+  return `${n} bytes`;
+}
+
+/**
+ * One limit hit in words, for run.completed's detail: who ran into which limit, its value and what
+ * enforces it, the evidence, and how it could be raised (it cannot, from a task).
+ */
+export function limitHitDetail(hit: LimitHitFact): string {
+  const words = hit.command.replace(/\s+/g, ' ').trim();
+  const who = hit.kind === 'bash' ? `the command \`${words.length > 120 ? `${words.slice(0, 117)}...` : words}\`` : words.slice(0, 160);
+  const what = hit.limit === 'processes' ? 'process limit' : hit.limit === 'memory' ? 'memory limit' : `size of its private ${hit.limit}`;
+  const value = hit.unit === 'count' ? `${hit.value} processes and threads at once${hit.enforced_by === 'rlimit' ? ' for the sandbox user' : ''}` : `${bytesText(hit.value)}${hit.enforced_by === 'rlimit' ? ' per process' : ''}`;
+  const said = hit.line !== undefined ? `"${hit.line.slice(0, 160)}"` : '';
+  const evidence =
+    hit.detected_from === 'counter'
+      ? `${hit.counter ?? 'its cgroup counter'} rose by ${hit.count ?? 1}${said ? ` and its output says ${said}` : ''}`
+      : hit.detected_from === 'statfs'
+        ? `it said ${said} and ${hit.limit} was full when it ended`
+        : `its output says ${said} (read from the text${hit.enforced_by === 'rlimit' ? ': rlimits count nothing' : ''})`;
+  return `${who} ran into the sandbox's ${what} (${value}, enforced by ${hit.enforced_by}): ${evidence}. That limit is the harness's, not the docs', so the run says nothing about the docs; no task field or qs flag raises it (the sandbox's defaults, 1024 processes, 4 GiB of memory, 1 GiB each for /tmp and /var/tmp, 256 MiB for /dev/shm, are set where it is opened: openSandbox({ limits }))`;
 }
 
 /** A command that never reported its end did not succeed: what it met counts (called before classifying). */

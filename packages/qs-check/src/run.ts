@@ -8,7 +8,7 @@ import { fetchInstallMetadata, fetchPipFiles, harvestInstallCacheAsync, hasNpmIn
 import type { ClassificationName } from '@quickloop/events';
 import { classify, isEvidential, label } from './classify.js';
 import { runCheck } from './check.js';
-import { closeOpen, newFacts, observe, observeCheckEgress, sessionCut, unreadRoute, type RunFacts } from './facts.js';
+import { closeOpen, limitHitDetail, newFacts, observe, observeCheckEgress, observeCheckLimits, sessionCut, unreadRoute, type RunFacts } from './facts.js';
 
 
 export const STAGE = 'qs-check';
@@ -150,7 +150,10 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       if (r.interrupted) interruptedIn = 'check';
       else {
         f.check = r;
-        if (!r.passed) f.denied += r.denied;
+        if (!r.passed) {
+          f.denied += r.denied;
+          observeCheckLimits(f, r.limitHits);
+        }
       }
     } catch (error) {
       if (error instanceof CliError && error.kind === 'usage') throw error;
@@ -198,11 +201,14 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       classification = 'harness_error';
       stopReason = 'error';
       detail = f.setupFailure;
+      const hit = f.limitHits.find((h) => h.kind === 'setup');
+      if (hit) detail = `${detail}; ${limitHitDetail(hit)}`;
     } else {
       closeOpen(f);
       const syntaxError = f.check?.syntaxError;
       const routeUnread = unreadRoute(f);
       const cut = sessionCut(f);
+      const limitHit = f.limitHits[0] !== undefined ? limitHitDetail(f.limitHits[0]) : undefined;
       classification = classify({
         stopReason,
         detail,
@@ -214,6 +220,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
         egressErrors: f.egressErrors,
         egressBlocked: f.egressBlocked,
         denied: f.denied,
+        ...(limitHit !== undefined ? { limitHit } : {}),
         ...(f.agent?.errorKind !== undefined ? { errorKind: f.agent.errorKind } : {}),
       });
       // A failed replay step names where the docs broke; otherwise the check's reason says what is missing.
@@ -222,6 +229,8 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       else if (cut !== undefined && classification === 'budget_exhausted' && (stopReason === 'completed' || stopReason === 'command_failed')) detail = cut;
       // classify() asks about the route only after the agent's own errors, so past those it is what decided.
       else if (routeUnread !== undefined && (classification === 'infra_error' || classification === 'harness_error') && stopReason !== 'error') detail = routeUnread.detail;
+      // Past the route, a limit hit is what made a command's failure the harness's (classify's order).
+      else if (limitHit !== undefined && classification === 'harness_error' && stopReason !== 'error') detail = limitHit;
       else if ((classification === 'docs_gap' || stopReason === 'completed') && classification !== 'passed' && stopReason !== 'command_failed' && f.check?.reason) detail = f.check.reason;
     }
     if (classification === 'passed') tally.passed += 1;

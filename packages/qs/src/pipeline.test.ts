@@ -115,6 +115,19 @@ describe('the replay pipeline, end to end', () => {
     },
   );
 
+  it('reports the sandbox limit a documented command ran into as an event of that command, and names it in the verdict', async () => {
+    const r = await sh(`qs-validate ${join(PIPELINE, 'limit-memory.yaml')} | qs-agent --agent replay ${MAP} | qs-check`);
+    const call = r.events.find((e) => e.type === 'tool.call' && e.tool === 'bash');
+    const hit = r.events.find((e) => e.type === 'sandbox.limit_hit');
+    const memory = (r.events.find((e) => e.type === 'sandbox.ready')?.limits as Array<Record<string, unknown>>).find((l) => l.name === 'memory');
+    expect(hit, r.stdout).toMatchObject({ stage: 'qs-agent', parent_id: call?.id, limit: 'memory', value: memory?.value, enforced_by: memory?.enforced_by, exit_code: 1, line: 'MemoryError' });
+    // Before the command's result, like its denials and egress: the result closes the command.
+    expect(r.events.indexOf(hit!)).toBeLessThan(r.events.findIndex((e) => e.type === 'tool.result' && e.parent_id === call?.id));
+    expect(verdict(r)).toMatchObject({ classification: 'harness_error', evidential: false });
+    expect(String(verdict(r)?.detail)).toMatch(/ran into the sandbox's memory limit \(4 GiB, enforced by \w+\): .*MemoryError.*says nothing about the docs/);
+    expect(r.stderr).toContain("INCONCLUSIVE  greeter-limit-memory: harness_error — the command `python3 -c 'a = bytearray(64 * 1024 ** 3)'` ran into the sandbox's memory limit");
+  });
+
   it('classifies a check that does not parse (a hand-edited task.loaded) as harness_error, at the line of the success block', async () => {
     writeFileSync(join(work, 'syntax.yaml'), 'name: syntax-at-run-time\ngoal: Build it.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - mkdir -p greeter\nsuccess:\n  script: test -d greeter\n');
     const edit = `node -e 'let s="";process.stdin.on("data",(c)=>(s+=c)).on("end",()=>{const e=JSON.parse(s);e.check.script+="if true; then\\n";e.check.body+="if true; then\\n";process.stdout.write(JSON.stringify(e)+"\\n")})'`;

@@ -10,9 +10,10 @@ export { startEgressProxy, type EgressProxy, type ProxyOptions, type LookupAll }
 export { sandboxEnv, COPIED_VARS, NO_PROXY } from './env.js';
 export { MAX_NAMED } from './leftovers.js';
 export { DenialScanner, parseDenialLine, classify, MAX_DENIALS, type DenialRules } from './denials.js';
+export { LimitScanner, limitHits, parseLimitLine, TMPFS_MOUNTS, type LimitCounters, type LimitWitness } from './limit-hits.js';
 export { OutputCap, omissionMarker, DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
 export { INSTALL_HOSTS, effectivePolicy, allowRegistry, type PolicyExtras } from './install-hosts.js';
-export { provisionSandbox, egressEmitter, emitDenials, emitUsage, setupFailureDetail, type ProvisionOptions, type Provisioned, type TaskLoadedPayload, type SandboxReadyPayload } from './provision.js';
+export { provisionSandbox, egressEmitter, emitDenials, emitLimitHits, emitUsage, setupFailureDetail, type ProvisionOptions, type Provisioned, type TaskLoadedPayload, type SandboxReadyPayload } from './provision.js';
 export { diskUsage, type DiskUsage } from './usage.js';
 export { DEFAULT_LIMITS, limitsFrom, resolveLimits } from './limits.js';
 export { checkForwards } from './forwards.js';

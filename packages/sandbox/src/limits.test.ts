@@ -25,8 +25,8 @@ describe('resolveLimits and limitsFrom', () => {
   });
 
   it('joins every cgroup before anything runs, then applies the rlimits', () => {
-    expect(confine({ procs: [], inForce: [], remove: async () => undefined }, [])).toEqual([]);
-    const argv = confine({ procs: ['/cg/a/cgroup.procs', '/cg/b/cgroup.procs'], inForce: [], remove: async () => undefined }, ['--nproc=5:5']);
+    expect(confine({ procs: [], inForce: [], counters: () => ({}), remove: async () => undefined }, [])).toEqual([]);
+    const argv = confine({ procs: ['/cg/a/cgroup.procs', '/cg/b/cgroup.procs'], inForce: [], counters: () => ({}), remove: async () => undefined }, ['--nproc=5:5']);
     expect(argv.slice(0, 2)).toEqual(['sh', '-c']);
     expect(argv.slice(3)).toEqual(['quickloop-confine', '2', '/cg/a/cgroup.procs', '/cg/b/cgroup.procs', 'prlimit', '--nproc=5:5', '--']);
   });

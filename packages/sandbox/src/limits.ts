@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Payload } from '@quickloop/events';
+import type { Counter, LimitCounters } from './limit-hits.js';
 import { hasCommand } from './rootfs.js';
 
 export interface SandboxLimits {
@@ -99,8 +100,48 @@ export interface Cgroups {
   /** `cgroup.procs` files a process writes its pid into to join (one per hierarchy). */
   procs: string[];
   inForce: LimitInForce[];
+  /** The sandbox's own refusal and kill counters now (limit-hits.ts reads them around each command). */
+  counters(): LimitCounters;
   /** Removes the folders once their processes are gone (bounded wait). */
   remove(): Promise<void>;
+}
+
+/** `key N` lines (pids.events, memory.events, memory.oom_control): the value of one key, or undefined. */
+function keyed(file: string, key: string): number | undefined {
+  try {
+    const m = new RegExp(`^${key} (\\d+)$`, 'm').exec(readFileSync(file, 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The counters that say a limit refused or killed something, per sandbox (its own cgroup). Not
+ * memory.events `max` nor v1's memory.failcnt: those count every time usage touched the limit,
+ * which reclaiming page cache does all through a large install that never fails.
+ */
+function countersOf(pids: { h: Hierarchy; dir: string } | undefined, mem: { h: Hierarchy; dir: string } | undefined): LimitCounters {
+  const out: LimitCounters = {};
+  if (pids) {
+    // v1 and v2 alike: `max N`, the forks and clones pids.max refused.
+    const value = keyed(join(pids.dir, 'pids.events'), 'max');
+    if (value !== undefined) out.processes = { counter: 'pids.events max', value };
+  }
+  if (mem) {
+    let c: Counter | undefined;
+    if (mem.h.version === 'v2') {
+      // `oom`: usage reached memory.max and an allocation was about to fail (a kill follows, or the allocation fails).
+      const value = keyed(join(mem.dir, 'memory.events'), 'oom');
+      if (value !== undefined) c = { counter: 'memory.events oom', value };
+    } else {
+      // v1 has no such count but the kills (kernel 4.13 and later); under_oom is a state, and the OOM killer is never turned off here.
+      const value = keyed(join(mem.dir, 'memory.oom_control'), 'oom_kill');
+      if (value !== undefined) c = { counter: 'memory.oom_control oom_kill', value };
+    }
+    if (c) out.memory = c;
+  }
+  return out;
 }
 
 function tryMake(controller: 'pids' | 'memory', name: string, value: number): { h: Hierarchy; dir: string } | undefined {
@@ -169,6 +210,7 @@ export function makeLimits(limits: SandboxLimits): { cgroups: Cgroups; rlimits: 
     cgroups: {
       procs: made.map((m) => join(m.dir, 'cgroup.procs')),
       inForce,
+      counters: () => countersOf(pids, mem),
       remove: async () => {
         for (const dir of dirs) {
           // A killed process leaves its cgroup only once reaped; rmdir says EBUSY until then.

@@ -11,6 +11,7 @@ import { sandboxEnv } from './env.js';
 import { effectivePolicy } from './install-hosts.js';
 import { checkLayout, createLayout, removeLayout } from './layout.js';
 import { DenialScanner } from './denials.js';
+import { LimitScanner, limitHits } from './limit-hits.js';
 import { DEFAULT_MAX_OUTPUT_CHARS } from './output.js';
 import { runProcess } from './process.js';
 import { startEgressProxy, type EgressProxy } from './proxy.js';
@@ -123,7 +124,11 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
       const unfit = unrunnable(command);
       if (unfit) return Promise.resolve(refused(unfit));
       const { file, args, fd3 } = session.argv(command);
-      const started = runProcess({
+      const witness = session.limitWitness;
+      const limitScanner = witness ? new LimitScanner() : undefined;
+      // The sandbox's own counters, around this command: a delta is what happened while it ran.
+      const before = session.limitCounters?.() ?? {};
+      const ran = runProcess({
         file,
         args,
         ...(fd3 !== undefined ? { fd3 } : {}),
@@ -135,7 +140,11 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
         ...(exec.signal ? { signal: exec.signal } : {}),
         onGroup: (pgid) => session.adopt(pgid),
         ...(session.denialRules ? { scanner: new DenialScanner(session.denialRules) } : {}),
+        ...(limitScanner ? { limitScanner } : {}),
       });
+      const started = witness && limitScanner
+        ? ran.then((r) => ({ ...r, limitHits: limitHits(witness, r.exitCode, before, session.limitCounters?.() ?? {}, limitScanner.end()) }))
+        : ran;
       const run = session.ended ? started.then((r) => endedIfNotEntered(r, session.ended?.() === true)) : started;
       running.add(run);
       void run.finally(() => running.delete(run));
@@ -158,7 +167,7 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
 
 function refused(why: string): ExecResult {
   const output = `quickloop: not run: ${why}\n`;
-  return { exitCode: 126, output, originalChars: output.length, truncated: false, timedOut: false, durationMs: 0, denials: [] };
+  return { exitCode: 126, output, originalChars: output.length, truncated: false, timedOut: false, durationMs: 0, denials: [], limitHits: [] };
 }
 
 /** Inside the enforced sandbox: the sandbox user's name, and its support folder (sudo) first on PATH. */

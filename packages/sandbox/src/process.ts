@@ -4,6 +4,7 @@ import { closeSync, openSync } from 'node:fs';
 import { endGroups, exitCodeOf, groupAlive, signalGroup } from '@quickloop/cli-kit/process-group';
 import type { Readable } from 'node:stream';
 import type { DenialScanner } from './denials.js';
+import type { LimitScanner } from './limit-hits.js';
 import { OutputCap } from './output.js';
 import { closeEnds, pipeStream, takePipes } from './stdio-pipes.js';
 import type { ExecResult } from './types.js';
@@ -22,6 +23,8 @@ export interface RunOptions {
   onGroup?: (pgid: number) => void;
   /** Reads each stream for refused filesystem accesses as it arrives (the enforced backend's). */
   scanner?: DenialScanner;
+  /** Reads each stream for the lines that say a limit was hit (the enforced backend's; decided after exit). */
+  limitScanner?: LimitScanner;
 }
 
 /**
@@ -67,7 +70,7 @@ export function runProcess(options: RunOptions): Promise<ExecResult> {
       if (pipes) closeEnds(pipes[0]!.read, pipes[1]!.read);
       // Node refuses some arguments before any process exists (a NUL byte), or fd3's file is gone: a result, never a throw.
       const output = `${options.file}: ${(error as Error).message}\n`;
-      resolve({ exitCode: 127, output, originalChars: output.length, truncated: false, timedOut: false, durationMs: 0, denials: [] });
+      resolve({ exitCode: 127, output, originalChars: output.length, truncated: false, timedOut: false, durationMs: 0, denials: [], limitHits: [] });
       return;
     } finally {
       // The child has its own copies; the harness's would only leak (and keep the output from ever ending).
@@ -80,13 +83,16 @@ export function runProcess(options: RunOptions): Promise<ExecResult> {
     const pgid = child.pid;
     if (pgid !== undefined) options.onGroup?.(pgid);
     const scanner = options.scanner;
+    const limitScanner = options.limitScanner;
     stdout?.on('data', (c: Buffer) => {
       cap.push(c);
       scanner?.push('stdout', c);
+      limitScanner?.push('stdout', c);
     });
     stderr?.on('data', (c: Buffer) => {
       cap.push(c);
       scanner?.push('stderr', c);
+      limitScanner?.push('stderr', c);
     });
     const stop = (): void => {
       if (pgid !== undefined) killGroup(pgid);
@@ -113,6 +119,8 @@ export function runProcess(options: RunOptions): Promise<ExecResult> {
         timedOut,
         durationMs: Math.max(0, Math.round(performance.now() - started)),
         denials: scanner?.end() ?? [],
+        // Decided by the backend once the command is over (open.ts): it alone has the counters.
+        limitHits: [],
       });
     };
     child.once('error', (error) => {

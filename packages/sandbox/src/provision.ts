@@ -8,7 +8,7 @@ import type { Emitter, Payload } from '@quickloop/events';
 import { effectivePolicy } from './install-hosts.js';
 import { openSandbox, planSandbox } from './open.js';
 import { diskUsage } from './usage.js';
-import type { BackendChoice, Denial, EgressEvent, Forward, Sandbox, SandboxLimits } from './types.js';
+import type { BackendChoice, Denial, EgressEvent, LimitHit, Forward, Sandbox, SandboxLimits } from './types.js';
 
 export type TaskLoadedPayload = Payload<'task.loaded'>;
 export type SandboxReadyPayload = Payload<'sandbox.ready'>;
@@ -67,6 +67,11 @@ export function egressEmitter(emitter: Emitter, runId: string): (event: EgressEv
 /** Emits a command's refused filesystem accesses (sandbox.denied), each a child of the event that started the command. */
 export async function emitDenials(emitter: Emitter, runId: string, parentId: string, denials: readonly Denial[]): Promise<void> {
   for (const denial of denials) await emitter.emit('sandbox.denied', { run_id: runId, parent_id: parentId }, denial);
+}
+
+/** Emits the sandbox limits a command ran into (sandbox.limit_hit), each a child of the event that started the command. */
+export async function emitLimitHits(emitter: Emitter, runId: string, parentId: string, hits: readonly LimitHit[]): Promise<void> {
+  for (const hit of hits) await emitter.emit('sandbox.limit_hit', { run_id: runId, parent_id: parentId }, hit);
 }
 
 /** One line: `setup step 2 exited 1: make deps`. */
@@ -128,6 +133,7 @@ export async function provisionSandbox(
       await emitter.emit('setup.started', { run_id: runId, id }, { index, command });
       const r = await sandbox.exec(command, { timeoutMs: budgets.max_command_seconds * 1000, maxOutputChars: budgets.max_output_chars, signal });
       await emitDenials(emitter, runId, id, r.denials);
+      await emitLimitHits(emitter, runId, id, r.limitHits);
       await emitter.emit(
         'setup.completed',
         { run_id: runId, parent_id: id },

@@ -1,6 +1,7 @@
 // The public shape of the sandbox library: options, the Sandbox handle, command results and descriptions.
 import type { Payload } from '@quickloop/events';
 import type { Denial } from './denials.js';
+import type { LimitHit } from './limit-hits.js';
 import type { LimitInForce, SandboxLimits } from './limits.js';
 import type { Forward, ForwardInForce } from './forwards.js';
 
@@ -9,6 +10,8 @@ export type { Forward, ForwardInForce } from './forwards.js';
 export type { LimitInForce, SandboxLimits } from './limits.js';
 
 export type { Denial } from './denials.js';
+
+export type { LimitHit } from './limit-hits.js';
 
 /** What the shell may reach (the `policy` of task.loaded and sandbox.ready). */
 export type EgressPolicy = Payload<'task.loaded'>['policy'];
@@ -99,6 +102,12 @@ export interface ExecResult {
    * under `local`, which refuses nothing.
    */
   denials: Denial[];
+  /**
+   * The sandbox limits the command ran into (sandbox.limit_hit payloads, at most one per limit): the
+   * sandbox's cgroup counters read before and after it, else the error lines of a command that
+   * failed (limit-hits.ts). Always empty under `local`, which enforces none.
+   */
+  limitHits: LimitHit[];
 }
 
 /** What goes into sandbox.ready (besides `keep`, which is the stage's business). */

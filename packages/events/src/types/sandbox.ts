@@ -8,13 +8,15 @@ export const BackendName = Type.Union([Type.Literal('bwrap'), Type.Literal('loca
   description: 'bwrap: bubblewrap namespaces (enforced) · local: plain bash, nothing enforced · docker: containers.',
 });
 
+const LimitEnforcer = Type.Union([Type.Literal('cgroup_v2'), Type.Literal('cgroup_v1'), Type.Literal('rlimit'), Type.Literal('tmpfs'), Type.Literal('none')], {
+  description: 'cgroup_v2 / cgroup_v1: a cgroup made for this sandbox holds it · rlimit: set on every process the sandbox starts (the harness may not make cgroups) · tmpfs: the mount\'s own size · none: nothing on this machine can enforce it.',
+});
+
 export const SandboxLimit = Type.Object({
   name: Type.String({ description: '`processes`, `memory`, or the folder a size-limited tmpfs is mounted on (`/tmp`, `/var/tmp`, `/dev/shm`).' }),
   value: Type.Integer({ minimum: 0, description: 'The limit, in `unit`.' }),
   unit: Type.Union([Type.Literal('count'), Type.Literal('bytes')]),
-  enforced_by: Type.Union([Type.Literal('cgroup_v2'), Type.Literal('cgroup_v1'), Type.Literal('rlimit'), Type.Literal('tmpfs'), Type.Literal('none')], {
-    description: 'cgroup_v2 / cgroup_v1: a cgroup made for this sandbox holds it · rlimit: set on every process the sandbox starts (the harness may not make cgroups) · tmpfs: the mount\'s own size · none: nothing on this machine can enforce it.',
-  }),
+  enforced_by: LimitEnforcer,
   scope: Type.Union([Type.Literal('sandbox'), Type.Literal('process'), Type.Literal('user')], {
     description: 'What the limit counts: the whole sandbox, each process alone (an rlimit on memory), or every process of the sandbox\'s user (an rlimit on processes).',
   }),
@@ -161,5 +163,24 @@ export const SandboxDenied = defineEvent({
     }),
     detected_from: Type.Union([Type.Literal('stderr'), Type.Literal('stdout')], { description: 'The stream the error line came on; an error line on stdout is usually a tool run with 2>&1.' }),
     line: Type.String({ description: 'The error line, trimmed, at most 300 characters.' }),
+  }),
+});
+
+export const SandboxLimitHit = defineEvent({
+  type: 'sandbox.limit_hit',
+  emittedBy: ['qs-sandbox', 'qs-agent', 'qs-check'],
+  doc: 'A command ran into one of the sandbox\'s own resource limits (sandbox.ready limits): a fork or thread refused at the process limit, an allocation refused or a process killed at the memory limit, a private tmpfs full. With cgroups it is read from the sandbox\'s own counters, before and after the command (so a background process of an earlier command that hits the limit meanwhile counts too); otherwise, and for what no counter sees, from the error lines of a command that failed (bash, dash, python, node, C++, Go, Java shapes). parent_id is the command: its tool.call, setup.started or check.started. At most one event per limit per command.',
+  payload: Type.Object({
+    limit: Type.String({ minLength: 1, description: 'The limit as sandbox.ready lists it: `processes`, `memory`, `/tmp`, `/var/tmp` or `/dev/shm`.' }),
+    value: Type.Integer({ minimum: 0, description: 'The limit in force, in `unit`.' }),
+    unit: Type.Union([Type.Literal('count'), Type.Literal('bytes')]),
+    enforced_by: LimitEnforcer,
+    exit_code: Type.Integer({ description: 'The command\'s exit code: a hit in a command that still exited 0 is on the record but decided nothing.' }),
+    detected_from: Type.Union([Type.Literal('counter'), Type.Literal('stderr'), Type.Literal('stdout'), Type.Literal('statfs')], {
+      description: 'counter: the sandbox\'s cgroup counter moved while the command ran (`counter` names it) · stderr / stdout: an error line of a command that failed, on that stream (the text fallback: rlimits count nothing) · statfs: a failed command said `No space left on device` and that tmpfs was full when it ended.',
+    }),
+    counter: Type.Optional(Type.String({ description: 'The cgroup file and key that moved: `pids.events max`, `memory.events oom_kill`, `memory.oom_control oom_kill`….' })),
+    count: Type.Optional(Type.Integer({ minimum: 1, description: 'How much it moved over the command: forks refused, OOM kills.' })),
+    line: Type.Optional(Type.String({ description: 'The first error line that says so, trimmed, at most 300 characters (also with a counter, when the command printed one).' })),
   }),
 });

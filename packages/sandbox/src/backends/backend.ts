@@ -1,5 +1,6 @@
 // What every backend provides: a way to run `bash -c` inside, the proxy URL commands see, and a close that kills all.
 import type { DenialRules } from '../denials.js';
+import type { LimitCounters, LimitWitness } from '../limit-hits.js';
 import type { ProcInfo } from '../leftovers.js';
 import type { BackendName } from '../types.js';
 
@@ -10,6 +11,10 @@ export interface BackendSession {
   readonly proxyUrl: string;
   /** Where a refused filesystem access can come from; only a backend that enforces the filesystem has them. */
   readonly denialRules?: DenialRules;
+  /** The limits in force, the layout's folders and how full each tmpfs is; only a backend that enforces limits has them. */
+  readonly limitWitness?: LimitWitness;
+  /** The sandbox's own limit counters now (its cgroups'), read before and after each command; empty without cgroups. */
+  limitCounters?(): LimitCounters;
   /**
    * The argv that runs `bash -c command` in the workspace inside the sandbox; `fd3`, a file the
    * process gets open read-only as fd 3 (under bwrap, the seccomp program its bwrap reads).

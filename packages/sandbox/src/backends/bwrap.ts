@@ -1,6 +1,6 @@
 // The enforced Linux backend: a network layer and a bubblewrap namespace set per stage, commands entered into them with nsenter.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, chmodSync, chownSync, closeSync, constants, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, closeSync, constants, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, statSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { terminalSafe } from '@quickloop/cli-kit';
@@ -409,6 +409,8 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
     proxyUrl: `http://127.0.0.1:${INSIDE_PROXY_PORT}`,
     limits: cgroups.inForce,
     denialRules: denialRules(layout, plan.visible),
+    limitWitness: { limits: cgroups.inForce, layout: [layout.root, layout.workspace, layout.home, layout.tmp], tmpfsFull: (mount) => tmpfsFull(pid, mount, gone) },
+    limitCounters: () => cgroups.counters(),
     argv: (command) => {
       if (gone()) return { file: 'sh', args: ['-c', `echo "${ENDED_OUTPUT.trimEnd()}" >&2; exit ${ENDED_EXIT}`] };
       const args = [
@@ -457,6 +459,23 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
   };
 }
 
+/** Below this many free bytes a tmpfs is full: a write fills it to its last page before ENOSPC. */
+const TMPFS_FULL_BYTES = 64 * 1024;
+
+/**
+ * Whether a private tmpfs is full now, read from outside through the holder's root (its mount
+ * namespace): the workspace is the host's disk, so a full tmpfs is what tells the two apart.
+ */
+function tmpfsFull(holder: number, mount: string, gone: () => boolean): boolean | undefined {
+  if (gone()) return undefined;
+  try {
+    const s = statfsSync(`/proc/${holder}/root${mount}`);
+    return s.bavail * s.bsize < TMPFS_FULL_BYTES;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * What a refused access can be in this sandbox: an EROFS is real only outside the writable folders
  * (the layout's and every tmpfs); a missing absolute path is the sandbox's doing when the host has
@@ -496,7 +515,7 @@ export const ENDED_OUTPUT = 'quickloop: not run: this sandbox has ended (a comma
  */
 export function endedIfNotEntered(result: ExecResult, ended: boolean): ExecResult {
   if (!ended || result.exitCode === 0 || !/^nsenter: /.test(result.output)) return result;
-  return { ...result, exitCode: ENDED_EXIT, output: ENDED_OUTPUT, originalChars: ENDED_OUTPUT.length, truncated: false, denials: [] };
+  return { ...result, exitCode: ENDED_EXIT, output: ENDED_OUTPUT, originalChars: ENDED_OUTPUT.length, truncated: false, denials: [], limitHits: [] };
 }
 
 /** When a process started (clock ticks since boot), or undefined once it is gone or a zombie. */

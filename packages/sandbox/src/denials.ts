@@ -1,7 +1,7 @@
 // Filesystem denials of the enforced backend, read from the error lines a command printed: the kernel tells only the caller.
 import { isAbsolute, normalize, resolve } from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 import type { Payload } from '@quickloop/events';
+import { OutputLines, type Stream } from './output-lines.js';
 import { hiddenFromSandbox } from './rootfs.js';
 
 /** One refused filesystem access, shaped as the payload of the sandbox.denied event it becomes. */
@@ -22,8 +22,6 @@ export interface DenialRules {
 /** At most this many denials per command: a recursive copy into /usr must not flood the stream. */
 export const MAX_DENIALS = 20;
 
-/** Longer lines are cut here before parsing: no error line is that long, and memory stays bounded. */
-const MAX_LINE = 4096;
 
 const EROFS_TEXT = 'Read-only file system';
 const ENOENT_TEXT = 'No such file or directory';
@@ -108,44 +106,29 @@ export function classify(claim: Claim, rules: DenialRules): Pick<Denial, 'path' 
 
 /** Reads stdout and stderr line by line as they arrive (before any truncation) and keeps the distinct denials. */
 export class DenialScanner {
-  readonly #rules: DenialRules;
   readonly #found = new Map<string, Denial>();
-  readonly #streams = {
-    stdout: { decoder: new StringDecoder('utf8'), partial: '' },
-    stderr: { decoder: new StringDecoder('utf8'), partial: '' },
-  };
+  readonly #lines: OutputLines;
 
   constructor(rules: DenialRules) {
-    this.#rules = rules;
+    this.#lines = new OutputLines((stream, line) => {
+      if (this.#found.size >= MAX_DENIALS) return;
+      const claim = parseDenialLine(line);
+      if (!claim) return;
+      const denial = classify(claim, rules);
+      if (!denial) return;
+      const key = `${denial.operation}\0${denial.path}`;
+      if (this.#found.has(key)) return;
+      this.#found.set(key, { ...denial, detected_from: stream, line: line.slice(0, 300) });
+    });
   }
 
-  push(stream: 'stdout' | 'stderr', chunk: Buffer): void {
-    const s = this.#streams[stream];
-    const lines = (s.partial + s.decoder.write(chunk)).split('\n');
-    s.partial = (lines.pop() ?? '').slice(0, MAX_LINE);
-    for (const line of lines) this.#line(stream, line);
+  push(stream: Stream, chunk: Buffer): void {
+    this.#lines.push(stream, chunk);
   }
 
   /** The denials found, in the order first seen; flushes a last line without a newline. */
   end(): Denial[] {
-    for (const stream of ['stdout', 'stderr'] as const) {
-      const s = this.#streams[stream];
-      const rest = s.partial + s.decoder.end();
-      s.partial = '';
-      if (rest !== '') this.#line(stream, rest);
-    }
+    this.#lines.end();
     return [...this.#found.values()];
-  }
-
-  #line(stream: 'stdout' | 'stderr', raw: string): void {
-    if (this.#found.size >= MAX_DENIALS) return;
-    const line = raw.slice(0, MAX_LINE).replace(/\r$/, '').trim();
-    const claim = parseDenialLine(line);
-    if (!claim) return;
-    const denial = classify(claim, this.#rules);
-    if (!denial) return;
-    const key = `${denial.operation}\0${denial.path}`;
-    if (this.#found.has(key)) return;
-    this.#found.set(key, { ...denial, detected_from: stream, line: line.slice(0, 300) });
   }
 }

@@ -1,7 +1,7 @@
 // Commands that ran into the sandbox's own limits: the cgroup counters around each command, else the error lines of one that failed.
-import { StringDecoder } from 'node:string_decoder';
 import type { Payload } from '@quickloop/events';
 import type { LimitInForce } from './limits.js';
+import { OutputLines, type Stream } from './output-lines.js';
 
 /** One limit a command ran into, shaped as the payload of the sandbox.limit_hit event it becomes. */
 export type LimitHit = Payload<'sandbox.limit_hit'>;
@@ -28,7 +28,6 @@ export interface LimitClaim {
   path?: string;
 }
 
-const MAX_LINE = 4096;
 
 // EAGAIN from fork, clone or a thread: the process limit (cgroup pids.max, RLIMIT_NPROC). A bare
 // "Resource temporarily unavailable" is any EAGAIN (a non-blocking read, `flock -n`), so the line
@@ -74,38 +73,23 @@ const under = (path: string, dir: string): boolean => path === dir || path.start
 
 /** Reads stdout and stderr line by line as they arrive (before truncation) and keeps the first line of each kind. */
 export class LimitScanner {
-  readonly #found = new Map<string, { stream: 'stdout' | 'stderr'; line: string; claim: LimitClaim }>();
-  readonly #streams = {
-    stdout: { decoder: new StringDecoder('utf8'), partial: '' },
-    stderr: { decoder: new StringDecoder('utf8'), partial: '' },
-  };
-
-  push(stream: 'stdout' | 'stderr', chunk: Buffer): void {
-    const s = this.#streams[stream];
-    const lines = (s.partial + s.decoder.write(chunk)).split('\n');
-    s.partial = (lines.pop() ?? '').slice(0, MAX_LINE);
-    for (const line of lines) this.#line(stream, line);
-  }
-
-  /** The claims found, one per kind (and per tmpfs path), in the order first seen; flushes a last line. */
-  end(): Array<{ stream: 'stdout' | 'stderr'; line: string; claim: LimitClaim }> {
-    for (const stream of ['stdout', 'stderr'] as const) {
-      const s = this.#streams[stream];
-      const rest = s.partial + s.decoder.end();
-      s.partial = '';
-      if (rest !== '') this.#line(stream, rest);
-    }
-    return [...this.#found.values()];
-  }
-
-  #line(stream: 'stdout' | 'stderr', raw: string): void {
+  readonly #found = new Map<string, { stream: Stream; line: string; claim: LimitClaim }>();
+  readonly #lines = new OutputLines((stream, line) => {
     if (this.#found.size >= 8) return;
-    const line = raw.slice(0, MAX_LINE).replace(/\r$/, '').trim();
-    if (line === '') return;
     const claim = parseLimitLine(line);
     if (!claim) return;
     const key = `${claim.kind}\0${claim.path ?? ''}`;
     if (!this.#found.has(key)) this.#found.set(key, { stream, line: line.slice(0, 300), claim });
+  });
+
+  push(stream: Stream, chunk: Buffer): void {
+    this.#lines.push(stream, chunk);
+  }
+
+  /** The claims found, one per kind (and per tmpfs path), in the order first seen; flushes a last line. */
+  end(): Array<{ stream: Stream; line: string; claim: LimitClaim }> {
+    this.#lines.end();
+    return [...this.#found.values()];
   }
 }
 

@@ -90,9 +90,10 @@ describe('observe: sandbox limit hits belong to their command, and count only wh
     expect(text).toContain('pids.events max rose by 3');
     expect(text).toContain('bash: fork: retry: Resource temporarily unavailable');
     expect(text).toContain('says nothing about the docs');
-    expect(text).toMatch(/no task field or qs flag raises it/);
+    expect(text).toMatch(/raise it with qs run --max-processes \(or qs-sandbox's\) if the quickstart needs more$/);
     const memory = limitHitDetail({ ...f.limitHits[0]!, limit: 'memory', value: 256 * 1024 ** 2, unit: 'bytes', enforced_by: 'rlimit', detected_from: 'stderr', line: 'MemoryError', counter: undefined, count: undefined } as never);
     expect(memory).toContain('memory limit (256 MiB per process, enforced by rlimit)');
+    expect(memory).toContain('qs run --max-memory');
     expect(memory).toContain('its output says "MemoryError" (read from the text: rlimits count nothing)');
     const tmp = limitHitDetail({ ...f.limitHits[0]!, limit: '/tmp', value: 1024 ** 3, unit: 'bytes', enforced_by: 'tmpfs', detected_from: 'statfs', line: 'head: error writing: No space left on device', counter: undefined, count: undefined } as never);
     expect(tmp).toContain('size of its private /tmp (1 GiB, enforced by tmpfs)');

@@ -53,6 +53,26 @@ describe('qs-sandbox binary', () => {
     expect(r.err).toBe('qs-sandbox: the local backend enforces nothing (no filesystem, network or process limits); pass --allow-unenforced to use it\n');
   });
 
+  it('--max-processes, --max-memory, --max-tmp and --max-shm set the limits sandbox.ready lists (and the later stages take); a bad one is exit 3 naming it', async () => {
+    const r = await bin(['--max-processes', '2048', '--max-memory', '6G', '--max-tmp', '2G', '--max-shm', '64M'], stream('setup.ndjson'));
+    const events = parseOut(r.out);
+    made.push(events);
+    expect(r.code, r.err).toBe(0);
+    const limits = Object.fromEntries(((events.find((e) => e.type === 'sandbox.ready') as { limits?: Array<{ name: string; value: number }> }).limits ?? []).map((l) => [l.name, l.value]));
+    expect(limits).toEqual({ processes: 2048, memory: 6 * 1024 ** 3, '/tmp': 2 * 1024 ** 3, '/var/tmp': 2 * 1024 ** 3, '/dev/shm': 64 * 1024 ** 2 });
+    for (const [flag, value, said] of [
+      ['--max-processes', '8', '--max-processes 8: not a whole number of at least 16'],
+      ['--max-processes', 'lots', '--max-processes lots: not a whole number of at least 16'],
+      ['--max-memory', '10M', '--max-memory 10M: not a size of at least 64M (a number of bytes, or with K, M, G or T: 500M, 5G)'],
+      ['--max-shm', 'big', '--max-shm big: not a size of at least 1M (a number of bytes, or with K, M, G or T: 500M, 5G)'],
+    ] as const) {
+      const bad = await bin([flag, value], stream('setup.ndjson'));
+      expect(bad.code, flag).toBe(3);
+      expect(bad.out, flag).toBe('');
+      expect(bad.err, flag).toBe(`qs-sandbox: ${said}\n`);
+    }
+  });
+
   it('exits 3 naming the line of a bad input', async () => {
     const r = await bin([], 'not json\n');
     expect(r.code).toBe(3);

@@ -3,7 +3,7 @@ import { createLogger, CliError, isPipeClosed, terminalSafe, QsExit, UsageError,
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Payload } from '@quickloop/events';
 import { homedir } from 'node:os';
 import { installSources } from '@quickloop/registries';
-import { emitUsage, provisionSandbox, selectBackend, type BackendChoice, type InstallSources } from '@quickloop/sandbox';
+import { emitUsage, provisionSandbox, selectBackend, type BackendChoice, type InstallSources, type SandboxLimits } from '@quickloop/sandbox';
 
 export const STAGE = 'qs-sandbox';
 
@@ -18,6 +18,8 @@ export interface SandboxStageOptions {
   baseDir?: string;
   /** A sweep's install cache, seeded into each new home (`--install-cache`). */
   installCache?: string;
+  /** Limits other than the defaults (`--max-processes`, `--max-memory`, `--max-tmp`, `--max-shm`). */
+  limits?: Partial<SandboxLimits>;
   level: LogLevel;
 }
 
@@ -64,6 +66,7 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
           allowRegistries: opts.allowRegistries,
           ...(opts.baseDir ? { baseDir: opts.baseDir } : {}),
           ...(opts.installCache !== undefined ? { installCache: opts.installCache } : {}),
+          ...(opts.limits !== undefined ? { limits: opts.limits } : {}),
           installSources: sources,
         },
         emitter,

@@ -81,6 +81,10 @@ describe('the queue URL, the jobs and the streams a worker sends back', () => {
     }
     expect(refuseJob(job({ argvOf: { 'qs-sandbox': [], 'qs-agent': ['--spendLedger', '/x'], 'qs-check': [] } }), false)).toMatch(/names a spend ledger/);
     expect(refuseJob(job({ argvOf: { 'qs-sandbox': [], 'qs-agent': [], 'qs-check': ['--install-cache', '/srv/c'] } }), false)).toBeNull();
+    // The limits that keep a fork bomb off the worker's machine are the worker's own.
+    for (const flags of [['--max-memory', '1T'], ['--maxProcesses=100000'], ['--max-shm', '8G']]) {
+      expect(refuseJob(job({ argvOf: { 'qs-sandbox': flags, 'qs-agent': [], 'qs-check': [] } }), false), flags.join(' ')).toMatch(/sets the sandbox's limits/);
+    }
     expect(refuseJob(job({ spend: 'yes' }), false)).toMatch(/spend flag/);
     expect(refuseJob(job({ spend: true }), false)).toBeNull();
   });

@@ -267,6 +267,16 @@ describe('qs run: a sweep', () => {
     expect(existsSync(out)).toBe(false);
   });
 
+  it("--max-memory and --max-processes reach every attempt's sandbox (its sandbox.ready lists them)", async () => {
+    const r = await qs(['run', EXAMPLE, '--max-memory', '3G', '--max-processes', '512', ...MAP]);
+    expect(r.code, r.err).toBe(0);
+    const ready = lines(r.out).find((e) => e.type === 'sandbox.ready') as { limits?: Array<{ name: string; value: number }> } | undefined;
+    expect(ready?.limits?.filter((l) => l.name === 'memory' || l.name === 'processes').map((l) => [l.name, l.value])).toEqual([
+      ['processes', 512],
+      ['memory', 3 * 1024 ** 3],
+    ]);
+  });
+
   it('runs the valid tasks beside an invalid file, then exits 3', async () => {
     const out = join(work, 'mixed');
     const r = await qs(['run', pipeline('skipped.yaml'), join(ROOT, 'fixtures', 'tasks', 'invalid', 'blank-name.yaml'), '--out', out, ...MAP]);
@@ -291,6 +301,9 @@ describe('qs run: a sweep', () => {
     [['--install-cache', '/proc/quickloop-cache'], /--install-cache \/proc\/quickloop-cache: not a folder that can be written \(ENOENT\)/],
     [['--junit', '/nonexistent-qs-folder/junit.xml'], /--junit \/nonexistent-qs-folder\/junit\.xml: its folder does not exist/],
     [['--summary', '@FULL'], /--summary .*: name a file/],
+    [['--max-memory', '1M'], /^qs run: --max-memory 1M: not a size of at least 64M/m],
+    [['--max-processes', '0'], /^qs run: --max-processes 0: not a whole number of at least 16/m],
+    [['--max-tmp', '2G', '--queue', 'redis://127.0.0.1:1/0'], /^qs run: --max-processes, --max-memory, --max-tmp and --max-shm are a machine's own/m],
   ])('refuses %j with exit 3 before running anything', async (flags, message) => {
     const file = join(work, 'a-file');
     writeFileSync(file, 'x');

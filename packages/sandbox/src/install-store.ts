@@ -10,8 +10,8 @@
 // sweep trims it finds at worst an entry missing, never one that points at nothing it was given.
 import { lstatSync, readdirSync, readFileSync, rmSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { UsageError } from '@quickloop/cli-kit';
 import { bucketEntries } from './install-metadata.js';
+import { parseSize } from './limits.js';
 
 /** The default limit: a few hundred projects' dependencies. */
 export const DEFAULT_INSTALL_CACHE_MAX_BYTES = 5 * 1024 ** 3;
@@ -158,12 +158,7 @@ export function trimInstallStore(store: string, maxBytes: number): TrimReport {
   return report;
 }
 
-const UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
-
-/** `--install-cache-max SIZE`: bytes, or a number with K, M, G or T (powers of 1024; `KiB`, `MB` read alike). */
+/** `--install-cache-max SIZE`: bytes, or a number with K, M, G or T (powers of 1024; `KiB`, `MB` read alike), at least 1M. */
 export function parseCacheSize(value: string, flag = '--install-cache-max'): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$/i.exec(value);
-  const bytes = m ? Math.floor(Number(m[1]) * (UNITS[(m[2] as string).toLowerCase()] as number)) : NaN;
-  if (!Number.isSafeInteger(bytes) || bytes < 1024 ** 2) throw new UsageError(`${flag} ${value}: not a size of at least 1M (a number of bytes, or with K, M, G or T: 500M, 5G)`);
-  return bytes;
+  return parseSize(value, flag, 1024 ** 2);
 }

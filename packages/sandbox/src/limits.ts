@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import type { Payload } from '@quickloop/events';
 import type { Counter, LimitCounters } from './limit-hits.js';
+import { UsageError } from '@quickloop/cli-kit';
 import { hasCommand } from './rootfs.js';
 
 export interface SandboxLimits {
@@ -28,6 +29,48 @@ export const DEFAULT_LIMITS: SandboxLimits = { processes: 1024, memoryBytes: 4 *
 
 /** One limit as sandbox.ready lists it. */
 export type LimitInForce = Payload<'sandbox.ready'>['limits'] extends Array<infer L> | undefined ? L : never;
+
+const SIZE_UNITS: Record<string, number> = { '': 1, k: 1024, m: MiB, g: GiB, t: 1024 * GiB };
+
+/** A size flag's value: bytes, or a number with K, M, G or T (powers of 1024; `KiB`, `MB` read alike), at least `min` bytes. */
+export function parseSize(value: string, flag: string, min: number): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$/i.exec(value);
+  const bytes = m ? Math.floor(Number(m[1]) * (SIZE_UNITS[(m[2] as string).toLowerCase()] as number)) : NaN;
+  const least = min >= GiB ? `${min / GiB}G` : `${Math.round(min / MiB)}M`;
+  if (!Number.isSafeInteger(bytes) || bytes < min) throw new UsageError(`${flag} ${value}: not a size of at least ${least} (a number of bytes, or with K, M, G or T: 500M, 5G)`);
+  return bytes;
+}
+
+/** The command-line flags that set a sandbox limit, as qs-sandbox and qs run take them. */
+export const LIMIT_FLAGS = { processes: 'max-processes', memoryBytes: 'max-memory', tmpBytes: 'max-tmp', shmBytes: 'max-shm' } as const satisfies Record<keyof SandboxLimits, string>;
+
+/**
+ * The limits given by `--max-processes N`, `--max-memory SIZE`, `--max-tmp SIZE`, `--max-shm SIZE`
+ * (undefined for a flag not given). Each is a usage error naming its flag when it is no number, or too
+ * small for a shell and an installer to start (16 processes, 64M of memory, 1M of /tmp or /dev/shm).
+ */
+export function limitsFromFlags(args: object, prefix = ''): Partial<SandboxLimits> {
+  const out: Partial<SandboxLimits> = {};
+  const given = (flag: string): string | undefined => {
+    const v = (args as Record<string, unknown>)[flag];
+    return v === undefined ? undefined : String(v);
+  };
+  const processes = given(LIMIT_FLAGS.processes);
+  if (processes !== undefined) {
+    if (!/^\s*\d+\s*$/.test(processes) || Number(processes) < 16 || !Number.isSafeInteger(Number(processes))) throw new UsageError(`${prefix}--${LIMIT_FLAGS.processes} ${processes}: not a whole number of at least 16`);
+    out.processes = Number(processes);
+  }
+  for (const [key, min] of [['memoryBytes', 64 * MiB], ['tmpBytes', MiB], ['shmBytes', MiB]] as const) {
+    const v = given(LIMIT_FLAGS[key]);
+    if (v !== undefined) out[key] = parseSize(v, `${prefix}--${LIMIT_FLAGS[key]}`, min);
+  }
+  return out;
+}
+
+/** The flags that give `limits` again, for a stage started with them. */
+export function limitFlagsOf(limits: Partial<SandboxLimits>): string[] {
+  return (Object.keys(LIMIT_FLAGS) as Array<keyof SandboxLimits>).flatMap((k) => (limits[k] === undefined ? [] : [`--${LIMIT_FLAGS[k]}`, String(limits[k])]));
+}
 
 /** The limits asked for, each checked: a positive integer, or the default. */
 export function resolveLimits(asked: Partial<SandboxLimits> = {}): SandboxLimits {

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { logLevel, makeDirs, parseArgs, QsExit, terminalSafe, UsageError, wantsColour } from '@quickloop/cli-kit';
 import { checkModelConfig, isModelAgent } from '@quickloop/qs-agent/config';
 import { checkSpendable, parseMaxSpend, startSpendLedger, type SpendLedger } from '@quickloop/qs-agent/spend';
-import { askNpmConfig, DEFAULT_INSTALL_CACHE_MAX_BYTES, installCacheDir, parseCacheSize, registryOf, trimInstallStore } from '@quickloop/sandbox';
+import { askNpmConfig, DEFAULT_INSTALL_CACHE_MAX_BYTES, DEFAULT_LIMITS, installCacheDir, limitFlagsOf, limitsFromFlags, parseCacheSize, registryOf, trimInstallStore } from '@quickloop/sandbox';
 import type { Command } from '../command.js';
 import { findExample, materialise, type Materialised } from '../examples/examples.js';
 import { findProjectConfig, loadProjectConfig, type ProjectConfig } from '@quickloop/task';
@@ -21,7 +21,7 @@ import { parseQueueUrl, produce } from '../fleet/queue.js';
 import { VERSION } from '../version.js';
 
 const USAGE =
-  '$0 [TASK|DIR|GLOB...] [--agent replay|recorded|anthropic|openai|openai-chat|gemini|claude-code|codex] [--model M] [--base-url URL] [--prices FILE] [--from FILE] [--max-spend USD] [--repeat N] [--workers N] [--out DIR] [--install-cache DIR [--install-cache-max SIZE]] [--junit FILE] [--summary FILE] [--strict-inconclusive] [--keep-sandbox] [--docs-map URL_PREFIX=DIR]... [--shard INDEX/TOTAL|auto[/TOTAL] [--durations RESULTS]]';
+  '$0 [TASK|DIR|GLOB...] [--agent replay|recorded|anthropic|openai|openai-chat|gemini|claude-code|codex] [--model M] [--base-url URL] [--prices FILE] [--from FILE] [--max-spend USD] [--repeat N] [--workers N] [--out DIR] [--install-cache DIR [--install-cache-max SIZE]] [--max-processes N] [--max-memory SIZE] [--max-tmp SIZE] [--max-shm SIZE] [--junit FILE] [--summary FILE] [--strict-inconclusive] [--keep-sandbox] [--docs-map URL_PREFIX=DIR]... [--shard INDEX/TOTAL|auto[/TOTAL] [--durations RESULTS]]';
 
 export { exitCode };
 
@@ -95,6 +95,10 @@ export const run: Command = {
         .option('affordances', { type: 'string', default: 'all', choices: ['all', 'none'], describe: 'none: withhold llms.txt, llms-full.txt and .md variants' })
         .option('probe-affordances', { type: 'boolean', default: false, describe: 'Record what machine-readable docs the site offers' })
         .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend' })
+        .option('max-processes', { type: 'string', describe: `Processes alive at once in each attempt's sandbox (default ${DEFAULT_LIMITS.processes})` })
+        .option('max-memory', { type: 'string', describe: "Memory of each attempt's sandbox, its tmpfs included (default 4G)" })
+        .option('max-tmp', { type: 'string', describe: "Size of each sandbox's /tmp and /var/tmp, each (default 1G)" })
+        .option('max-shm', { type: 'string', describe: "Size of each sandbox's /dev/shm (default 256M)" })
         .option('allow-unenforced', { type: 'boolean', default: false, describe: 'Allow the local backend, which enforces nothing' })
         .option('allow-registry', { type: 'string', array: true, default: [] as string[], describe: 'Also allow this registry host (repeatable)' })
         .option('keep-sandbox', { type: 'boolean', default: false, alias: 'keep', describe: 'Keep each workspace (for qs-check < saved.ndjson); its path is in run.completed' }),
@@ -145,6 +149,8 @@ export const run: Command = {
         ledger = await startSpendLedger(join(ledgerDir, 'ledger.sock'), shard === null ? maxSpend : spendShare(maxSpend, shard.total));
       }
       const keep = args['keep-sandbox'] ? ['--keep'] : [];
+      const limits = limitFlagsOf(limitsFromFlags(args, 'qs run: '));
+      if (limits.length > 0 && queue !== null) throw new UsageError("qs run: --max-processes, --max-memory, --max-tmp and --max-shm are a machine's own: a fleet's workers keep their sandbox limits, so give none with --queue");
       if (args['install-cache-max'] !== undefined && args['install-cache'] === undefined) throw new UsageError('qs run: --install-cache-max bounds the --install-cache store; give --install-cache with it');
       const storeMax = args['install-cache-max'] === undefined ? DEFAULT_INSTALL_CACHE_MAX_BYTES : parseCacheSize(String(args['install-cache-max']), 'qs run: --install-cache-max');
       const store = args['install-cache'] === undefined ? undefined : installCacheDir(String(args['install-cache']), io.cwd);
@@ -208,7 +214,7 @@ export const run: Command = {
       const sweepProgress = createProgress({ stream: io.stderr, colour, live: io.stderr.isTTY === true && io.env.TERM !== 'dumb', quiet: level === 'quiet', total, now: () => io.now().getTime() });
       const many = total > 1;
       const argvOf = {
-            'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...keep, ...installCache, ...quiet],
+            'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...keep, ...installCache, ...limits, ...quiet],
             'qs-agent': [
               '--agent',
               args.agent,

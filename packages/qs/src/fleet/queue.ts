@@ -307,6 +307,8 @@ export function refuseJob(data: unknown, allowUnenforced: boolean): string | nul
   if (namesFlag((argv as Record<string, string[]>)['qs-agent'], ['spend-ledger'])) return 'the job names a spend ledger; a worker serves its own from the fleet\'s cap';
   // The registry is where the install cache's packuments come from: one named by the job could feed every later attempt on this worker forged ones.
   if (namesFlag((argv as Record<string, string[]>)['qs-check'], ['npm-registry', 'npm-cafile'])) return "the job names npm's registry; a worker asks its own npm";
+  // Nor raise the limits that keep a fork bomb or a balloon from the worker's machine.
+  if (namesFlag((argv as Record<string, string[]>)['qs-sandbox'], ['max-processes', 'max-memory', 'max-tmp', 'max-shm'])) return "the job sets the sandbox's limits; a worker keeps its own";
   // Whoever can write to the queue must not turn a worker's sandbox off: that is the worker's own choice.
   const sandbox = (argv as Record<string, string[]>)['qs-sandbox'] as string[];
   if (!allowUnenforced && (sandbox.includes('--allow-unenforced') || sandbox.join(' ').includes('--backend local'))) return 'the attempt asks for the unenforced local backend, which this worker does not allow (start it with --allow-unenforced)';

@@ -241,7 +241,10 @@ export class Session {
     // A CLI's error text (or an argv) can carry a key or a flagged file's content; it goes into state, the run log
     // and events, so it is masked like a prompt.
     const mask = (text: string): string => this.scrubber.scrub(text, this.hostGlobs()).text;
-    const detail = mask([r.message, r.stderrTail.trim()].filter(Boolean).join('\n'));
+    // A CLI's own stderr says it best; invokeCli's `exited N: "…"` only quotes the start of it again.
+    const stderr = r.stderrTail.trim();
+    const quoted = stderr !== '' && (r.message ?? '').startsWith(`exited ${exitCode}: `);
+    const detail = mask((quoted ? [stderr] : [r.message, stderr]).filter(Boolean).join('\n'));
     if (failed) result.error = detail.slice(-2000);
     this.hooks.emit('model.result', result, { parent_id: callId });
     this.hooks.log('model_call', {

@@ -26,6 +26,8 @@ describe('loop-run past Looper', () => {
     const state = loop.state();
     expect(state.status).toBe('failed');
     expect(state.failure).toMatch(/^Model invocation failed \(.*\): exit 1/);
+    // The CLI's own words once, as Looper's runner gives them: not also quoted in a line of ours.
+    expect(state.failure).toMatch(/: exit 1\nerror: unknown option --frobnicate$/);
     expect(loop.calls('judge')).toBe(1);
     expect(events.filter((e) => e.type === 'loop.failed')).toHaveLength(1);
     expect(loop.log()).toContain('`run_error`');

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { memoryIo } from '@quickloop/cli-kit';
 import { cli } from './cli.js';
-import { EXAMPLES_MODULE_PATH, renderExamplesModule, renderSchemasModule, SCHEMAS_MODULE_PATH } from './examples/source.js';
+import { EXAMPLES_MODULE_PATH, renderExamplesModule, renderSchemasModule, SCHEMA_FILES, SCHEMAS_MODULE_PATH } from './examples/source.js';
 import { findExample, materialise } from './examples/examples.js';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -92,6 +92,13 @@ describe('qs schema', () => {
     expect(await cli(['schema', 'events'], ev)).toBe(0);
     expect(JSON.parse(ev.out())).toEqual(JSON.parse(readFileSync(`${ROOT}schemas/events.schema.json`, 'utf8')));
     await expect(cli(['schema', 'tasks'], memoryIo())).rejects.toThrow("qs schema: no schema named 'tasks'; available: task, task-enforced, events, loop, loop-resolved");
+  });
+  // The seeds (task, loop) end without a newline: `qs schema > f && cmp f schemas/…` must still hold,
+  // so a sha256 of the output is the published file's.
+  it.each(Object.entries(SCHEMA_FILES))('prints %s byte for byte as schemas/ holds it', async (name, file) => {
+    const io = memoryIo();
+    expect(await cli(['schema', name], io)).toBe(0);
+    expect(io.out()).toBe(readFileSync(`${ROOT}schemas/${file}`, 'utf8'));
   });
 });
 

@@ -14,7 +14,8 @@ describe('qs-agent docs flags', () => {
   writeFileSync(file, 'x');
   it.each([
     [['--rate-limit', '-1'], '--rate-limit -1: expected SECONDS between 0 and 3600'],
-    [['--rate-limit', 'soon'], '--rate-limit'],
+    [['--rate-limit', 'soon'], '--rate-limit soon: expected SECONDS between 0 and 3600'],
+    [['--rate-limit', '1e9'], '--rate-limit 1e9: expected SECONDS between 0 and 3600'],
     [['--offline'], '--offline needs a --cache-dir (or a --docs-map) to read from'],
     [['--offline', '--refresh', '--cache-dir', dir], '--offline and --refresh contradict each other'],
     [['--cache-dir', file], `--cache-dir ${file}: not a folder that can be written`],

@@ -28,7 +28,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       .option('refresh', { type: 'boolean', default: false, describe: 'Re-fetch cached pages (docs.changed when one changed)' })
       .option('offline', { type: 'boolean', default: false, describe: 'Read docs from --cache-dir (and --docs-map) only, never the network' })
       .option('ignore-robots', { type: 'boolean', default: false, describe: 'Do not consult robots.txt (recorded on each docs.read)' })
-      .option('rate-limit', { type: 'number', default: 1, describe: 'Minimum SECONDS between requests to one docs host' })
+      .option('rate-limit', { type: 'string', default: '1', describe: 'Minimum SECONDS between requests to one docs host' })
       .option('affordances', { type: 'string', default: 'all', choices: ['all', 'none'], describe: 'none: withhold llms.txt, llms-full.txt and .md variants (never a page on the route)' })
       .option('probe-affordances', { type: 'boolean', default: false, describe: 'Record whether the site offers llms.txt, llms-full.txt and a .md entrypoint' })
       .option('backend', { type: 'string', default: 'auto', choices: ['auto', 'bwrap', 'local'], describe: 'Sandbox backend when the input has no sandbox.ready' })
@@ -47,8 +47,10 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       throw new UsageError(`--from ${file}: cannot read it: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
   }
-  const rateLimit = args['rate-limit'];
-  if (!Number.isFinite(rateLimit) || rateLimit < 0 || rateLimit > 3600) throw new UsageError(`--rate-limit ${String(rateLimit)}: expected SECONDS between 0 and 3600`);
+  // Read as text: yargs' number type turns `abc` into NaN, and the error would not show what was typed.
+  const given = String(args['rate-limit']);
+  const rateLimit = /^\s*\d+(?:\.\d+)?\s*$/.test(given) ? Number(given) : NaN;
+  if (!Number.isFinite(rateLimit) || rateLimit < 0 || rateLimit > 3600) throw new UsageError(`--rate-limit ${given}: expected SECONDS between 0 and 3600`);
   if (args.offline && args['cache-dir'] === undefined && args['docs-map'].length === 0) throw new UsageError('--offline needs a --cache-dir (or a --docs-map) to read from');
   const cacheDir = args['cache-dir'] === undefined ? undefined : resolve(io.cwd, String(args['cache-dir']));
   if (cacheDir !== undefined) {

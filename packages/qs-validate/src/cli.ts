@@ -42,6 +42,7 @@ async function parseWithYargs(argv: string[], io: Pick<Io, 'stdout' | 'stderr'>)
 /** argv → ValidateOptions; throws UsageError on a bad flag (and ExitError(0) after --help). */
 export async function parseOptions(argv: string[], io: Pick<Io, 'stdout' | 'stderr'>): Promise<ValidateOptions> {
   const args = parseFast(argv, FLAGS) ?? (await parseWithYargs(argv, io));
+  if (args['no-config'] === true && typeof args.config === 'string') throw new UsageError('--config and --no-config contradict each other: give one');
   return {
     inputs: args._.map(String),
     strict: args.strict === true,

@@ -128,6 +128,18 @@ describe('qs-validate', () => {
     expect(r.err).toContain("  error    bad.yaml:5:1: unknown field 'budgetz'; did you mean 'budgets'?");
   });
 
+  it('--verbose names a registry once for a sources file that lists it for two suites', async () => {
+    mkdirSync(join(dir, 'etc', 'apt', 'sources.list.d'), { recursive: true });
+    writeFileSync(join(dir, 'etc', 'apt', 'sources.list.d', 'two.sources'), 'Types: deb\nURIs: http://mirror.apt.test/debian\nSuites: stable stable-updates\nComponents: main\n\nTypes: deb\nURIs: http://mirror.apt.test/debian\nSuites: stable-backports\nComponents: main\n');
+    writeFileSync(join(dir, 'a.yaml'), TASK('a'));
+    try {
+      const r = await validate(['--verbose', 'a.yaml']);
+      expect(r.err.split('\n').filter((l) => l.startsWith('registry  mirror.apt.test:80'))).toHaveLength(1);
+    } finally {
+      rmSync(join(dir, 'etc'), { recursive: true, force: true });
+    }
+  });
+
   it('--verbose shows where each registry came from and the policy of each task', async () => {
     writeFileSync(join(dir, 'a.yaml'), TASK('a'));
     const r = await validate(['--verbose', '--allow-registry', 'extra.run.test', 'a.yaml']);
@@ -140,6 +152,7 @@ describe('qs-validate', () => {
     writeFileSync(join(dir, 'a.yaml'), TASK('a'));
     await expect(validate(['--allow-registry', './a.yaml'])).rejects.toThrow("--allow-registry './a.yaml' is not a registry URL, host:port or host name");
     await expect(validate(['--allow-registry', 'https://bad host/', 'a.yaml'])).rejects.toThrow(UsageError);
+    await expect(validate(['--config', 'quickloop.yaml', '--no-config', 'a.yaml'])).rejects.toThrow('--config and --no-config contradict each other: give one');
     const r = await validate(['--verbose', '--allow-registry', 'https://Mirror.Run.Test:8443/npm/', 'a.yaml']);
     expect(r.err).toContain('registry  mirror.run.test:8443  (option --allow-registry)');
   });

@@ -74,7 +74,13 @@ export async function run(opts: ValidateOptions, io: Io): Promise<number> {
     extra: opts.allowRegistry,
     ...(opts.registryPaths ? { paths: opts.registryPaths } : {}),
   });
-  for (const s of registries.sources) log.verbose(`registry  ${s.endpoint}  (${s.from})`);
+  // A sources file that names one mirror for two suites (a release and its updates) is one line here.
+  const shown = new Set<string>();
+  for (const s of registries.sources) {
+    const line = `registry  ${s.endpoint}  (${s.from})`;
+    if (!shown.has(line)) log.verbose(line);
+    shown.add(line);
+  }
   if (registries.endpoints.length === 0) log.warn(c.yellow('warning  no package registries found in npm, pip or apt config; the shell may reach only network.allow hosts (see --allow-registry)'));
 
   const configPath = opts.config === false ? undefined : opts.config !== undefined ? resolve(io.cwd, opts.config) : findProjectConfig(io.cwd);

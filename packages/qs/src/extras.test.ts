@@ -75,6 +75,7 @@ describe('qs run with a quickloop.yaml', () => {
       const none = memoryIo({ cwd: join(dir, 'sub'), env });
       expect(await cli(['run', 'greeter.yaml', '-q', '--no-config'], none)).toBe(0);
       expect(none.out()).not.toContain('"max_seconds":77');
+      await expect(cli(['run', 'greeter.yaml', '--no-config', '--config', '../quickloop.yaml'], memoryIo({ cwd: join(dir, 'sub'), env }))).rejects.toThrow('qs run: --config and --no-config contradict each other: give one');
       writeFileSync(join(dir, 'quickloop.yaml'), 'run:\n  model: gpt-5\n');
       await expect(cli(['run', 'greeter.yaml'], memoryIo({ cwd: join(dir, 'sub'), env }))).rejects.toThrow('../quickloop.yaml:2:3: run.model: settings that change what a result means stay on the command line (--model)');
     } finally {

@@ -300,8 +300,11 @@ export const run: Command = {
 
 /** The config in force: --config FILE, none with --no-config, else the nearest quickloop.yaml. */
 function projectConfig(argv: readonly string[], cwd: string): ProjectConfig | undefined {
-  if (argv.includes('--no-config')) return undefined;
   const i = argv.findIndex((a) => a === '--config' || a.startsWith('--config='));
+  if (argv.includes('--no-config')) {
+    if (i >= 0) throw new UsageError('qs run: --config and --no-config contradict each other: give one');
+    return undefined;
+  }
   const given = i < 0 ? undefined : argv[i]?.startsWith('--config=') ? argv[i]?.slice('--config='.length) : argv[i + 1];
   if (i >= 0 && (given === undefined || given === '')) throw new UsageError('qs run: --config needs a file');
   const path = given !== undefined ? resolve(cwd, given) : findProjectConfig(cwd);

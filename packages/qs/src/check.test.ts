@@ -75,6 +75,15 @@ describe('qs check', () => {
     expect(bare.err).toContain('no --stream was given, so it sees an empty transcript');
   });
 
+  it("shows the check's output with its controls made visible: a file from the workspace cannot act on the terminal", async () => {
+    // What a command run from the docs left in the workspace, printed by the check: clipboard, screen clear, a bidi override.
+    writeFileSync(join(work, 'hostile.yaml'), task("  script: printf 'a\\033]52;c;ZXZpbA==\\007b\\033[2J\\342\\200\\256c\\rd\\nsecond line\\n'; exit 1"));
+    const r = await qsCheck('hostile.yaml', '--sandbox', kept);
+    expect(r.code).toBe(1);
+    expect(r.out).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]/);
+    expect(r.out).toContain('a\\x1b]52;c;ZXZpbA==\\x07b\\x1b[2J\\u202ec\\rd\nsecond line\n[FAIL] note-taker');
+  });
+
   it('--show prints the compiled check without a sandbox', async () => {
     const r = await qsCheck('task.yaml', '--show');
     expect(r.code).toBe(0);

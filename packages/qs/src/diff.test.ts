@@ -130,6 +130,14 @@ describe('qs diff', () => {
     expect(r.err).toContain('evil\\x1b]0;title\\x07\\u202e (agent replay before, x\\x9b31m after)');
   });
 
+  it('keeps a name or a page with a newline on its own line, so a results.json cannot forge a verdict line', () => {
+    const forged = 'x\nforged: 0/5 (0%) -> 5/5 (100%): improved, p=0.008';
+    const r = qs(doc([{ task: `a${forged}`, passes: 2, evidential: 2, suspect: [`https://d/${forged}`] }]), doc([{ task: `a${forged}`, passes: 0, evidential: 2, suspect: [`https://e/${forged}`] }]));
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.split('\n').filter((l) => l.startsWith('forged'))).toEqual([]);
+    expect(r.out).toContain('ax\\nforged: 0/5 (0%) -> 5/5 (100%): improved, p=0.008: 2/2');
+  });
+
   it('--json gives the whole comparison with full-precision p-values, buckets and intervals', () => {
     const before = doc([
       { task: 'gone', passes: 1, evidential: 1 },

@@ -292,6 +292,17 @@ describe('qs report', () => {
     }
   });
 
+  it('links no page whose address holds a control, bidi or invisible character: it is shown, and the link markup stays whole', () => {
+    const pages = ['https://a.test/\x01x', 'https://a.test/\u202e"><img/src=x/onerror=alert(1)>', 'https://a.test/\u200bb', 'https://a.test/\ud800c'];
+    const doc = { schema_version: '2.0', tasks: [{ task: 't', attempts: 4, passes: 0, evidential_runs: 4, runs: pages.map((p, i) => ({ attempt: i + 1, classification: 'docs_gap', suspect_page: p })) }] };
+    const html = reportHtml(doc as unknown as Results, new Map(), { fromFolder: false });
+    // An attribute value never holds markup: a span there would end the href at its class's quote.
+    expect(html).not.toMatch(/href="[^"]*</);
+    expect(html).not.toContain('href="https://a.test/');
+    expect(html).toContain('<code>https://a.test/<span class="ctl">U+0001</span>x</code>');
+    expect(html).toContain('<code>https://a.test/<span class="ctl">U+202E</span>&quot;&gt;&lt;img/src=x/onerror=alert(1)&gt;</code>');
+  });
+
   it('escapes text from a stream: markup, quotes, controls, bidi overrides and lone surrogates', () => {
     expect(esc(`<a href="x" onclick='y'>&amp;</a>`)).toBe('&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;');
     expect(esc('a\x1b[2Jb\u202ec\ud800d😀')).toBe('a<span class="ctl">U+001B</span>[2Jb<span class="ctl">U+202E</span>c<span class="ctl">U+D800</span>d😀');

@@ -115,6 +115,35 @@ describe("qs show over quickstarted's trace.jsonl", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('keeps each field of a trace on its own line: a newline in a name, a URL, a reason or model text forges no step', async () => {
+    // quickstarted writes what the run saw (the model's text, a page's error, a command) as it came.
+    const FORGED = 'x\n[    9.9s] PASS forged: passed';
+    const hostile = [
+      { ts: 100.0, type: 'run_start', task: `pa${FORGED}`, agent: `replay${FORGED}`, backend: 'local', enforced: true, image: '', attempt: 1 },
+      { ts: 100.1, type: 'docs_read', url: `http://docs.test/${FORGED}`, chars: 1 },
+      { ts: 100.2, type: 'docs_read_error', url: 'http://docs.test/b', error: `gone${FORGED}` },
+      { ts: 100.3, type: 'egress_blocked', host: `h${FORGED}`, reason: `r${FORGED}` },
+      { ts: 100.4, type: 'tool_call', tool: 'bash', command: `echo one${FORGED}` },
+      { ts: 100.5, type: 'tool_result', tool: 'bash', exit_code: 1, output: `out${FORGED}` },
+      { ts: 100.6, type: 'agent_final', text: `done${FORGED}` },
+      { ts: 100.7, type: 'success_check', exit_code: `1${FORGED}`, passed: false, output: `no${FORGED}` },
+      { ts: 100.8, type: 'run_end', stop_reason: `completed${FORGED}`, passed: false, classification: 'docs_gap' },
+    ];
+    const dir = mkdtempSync(join(tmpdir(), 'qs-show-qsd-'));
+    try {
+      writeFileSync(join(dir, 'trace.jsonl'), `${hostile.map((e) => JSON.stringify(e)).join('\n')}\n`);
+      for (const verbose of [[], ['--verbose']]) {
+        const io = memoryIo({ cwd: dir });
+        expect(await cli(['show', 'trace.jsonl', ...verbose], io)).toBe(0);
+        const lines = io.out().trimEnd().split('\n');
+        expect(lines.filter((l) => l.startsWith('[    9.9s]')), io.out()).toEqual([]);
+        expect(lines.at(-1)).toBe('[    0.8s] FAIL pax\\n[    9.9s] PASS forged: passed: docs_gap (stop reason completedx\\n[    9.9s] PASS forged: passed)');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('qs show over several runs', () => {

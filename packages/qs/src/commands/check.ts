@@ -101,7 +101,8 @@ export const check: Command = {
     );
     if (result.interrupted) return QsExit.interrupted;
     const output = result.output;
-    if (output !== '') io.stdout.write(output.endsWith('\n') ? output : `${output}\n`);
+    // The check prints what the workspace holds, written by commands from the docs: shown, never acted on by the terminal.
+    if (output !== '') io.stdout.write(terminalSafe(output.endsWith('\n') ? output : `${output}\n`, 'block'));
     const verdict = result.passed ? 'PASS' : 'FAIL';
     io.stdout.write(`[${verdict}] ${terminalSafe(loaded.task.name)} check exited ${result.exitCode} (${selection.backend}) — ${terminalSafe(basename(root))}\n`);
     if (!result.passed) {

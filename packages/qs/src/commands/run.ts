@@ -211,7 +211,7 @@ export const run: Command = {
         io.stderr.write(`qs run: shard ${shard.index}/${shard.total}${shard.from === '--shard' ? '' : ` (from ${shard.from})`}: ${plan.assigned.length} of ${plan.attempts} attempts${durations === undefined ? '' : ', balanced by --durations'}\n`);
       }
       const total = plan.assigned.length;
-      const sweepProgress = createProgress({ stream: io.stderr, colour, live: io.stderr.isTTY === true && io.env.TERM !== 'dumb', quiet: level === 'quiet', total, now: () => io.now().getTime() });
+      const sweepProgress = createProgress({ stream: io.stderr, colour, live: io.stderr.isTTY === true && io.env.TERM !== 'dumb', quiet: level === 'quiet', total, now: () => io.now().getTime(), workflowCommands: io.env.GITHUB_ACTIONS === 'true' });
       const many = total > 1;
       const argvOf = {
             'qs-sandbox': ['--backend', args.backend, ...(args['allow-unenforced'] ? ['--allow-unenforced'] : []), ...registries, ...keep, ...installCache, ...limits, ...quiet],

@@ -3,6 +3,7 @@
 import { logLevel, parseArgs, QsExit, terminalSafe, UsageError } from '@quickloop/cli-kit';
 import type { Command } from '../command.js';
 import { parseQueueUrl, work } from '../fleet/queue.js';
+import { noWorkflowCommand } from '../sweep/progress.js';
 import { VERSION } from '../version.js';
 
 const USAGE = '$0 --queue redis://HOST:PORT/DB [--concurrency N] [--lock-seconds S] [--allow-unenforced] [-q|-v]';
@@ -28,7 +29,9 @@ export const worker: Command = {
     const t0 = io.now().getTime();
     const stamp = (): string => `[${String(Math.round((io.now().getTime() - t0) / 1000)).padStart(5)}s]`;
     const say = (text: string): void => {
-      if (!quiet) io.stderr.write(`${stamp()} ${terminalSafe(text)}\n`);
+      if (quiet) return;
+      const line = `${stamp()} ${terminalSafe(text)}`;
+      io.stderr.write(`${io.env.GITHUB_ACTIONS === 'true' ? noWorkflowCommand(line) : line}\n`);
     };
     await work(
       {

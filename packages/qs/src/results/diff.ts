@@ -1,4 +1,5 @@
 // `qs diff`: two results documents compared task by task, with an exact test on each pass rate.
+import { terminalSafe } from '@quickloop/cli-kit/safe-text';
 import { countsIn, gapPages, type Results, type TaskResult } from './fold.js';
 import { fisherExact, smallestReachableP, wilson, type Interval } from './stats.js';
 
@@ -185,5 +186,6 @@ export function diffText(c: Comparison): string {
   if (c.added.length) lines.push(`added: ${c.added.join(', ')}`);
   if (c.removed.length) lines.push(`removed: ${c.removed.join(', ')}`);
   if (c.cost.before !== null || c.cost.after !== null) lines.push(`cost: ${c.cost.before === null ? 'unknown' : `$${c.cost.before.toFixed(4)}`} -> ${c.cost.after === null ? 'unknown' : `$${c.cost.after.toFixed(4)}`}`);
-  return `${lines.join('\n')}\n`;
+  // Names and pages come from the documents: each line stays one line, so none can forge a verdict.
+  return `${lines.map((l) => terminalSafe(l)).join('\n')}\n`;
 }

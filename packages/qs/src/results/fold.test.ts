@@ -315,6 +315,27 @@ describe('JUnit, the summary and GitHub annotations', () => {
     expect(md).toContain('okU+001B\\]0;tU+0007 U+202EevilU+000D done');
   });
 
+  it('the Markdown summary shows a character reference from a stream as written: GitHub would render it as the character it names', () => {
+    const hostile = 'ok &#x202E;lave &#124; &lt;img src=x onerror=alert(1)&gt; &#10;| forged | row |';
+    const gap = s.docsGap.map((e) => (e.type === 'check.completed' ? { ...e, reason: hostile } : e.type === 'task.loaded' ? { ...e, task: { ...(e.task as object), name: 'n&#8238;x' } } : e));
+    const md = summaryMarkdown(foldResults([{ slug: 'x', attempt: 1, events: gap }], 'v'));
+    // Unescaped, `&` starts a reference: every one of them is escaped, so none is decoded.
+    expect(md).not.toMatch(/(?<!\\)&/);
+    expect(md).toContain('| n\\&#8238;x |');
+    expect(md).toContain('ok \\&#x202E;lave \\&#124; \\&lt;img src=x onerror=alert(1)\\&gt; \\&#10;\\| forged \\| row \\|');
+  });
+
+  it('the Markdown summary stays within what GitHub takes for a step summary (1 MiB) however many docs gaps, each line clipped', () => {
+    // A check's last line can be as long as its output (10 000 characters kept): 300 attempts of them.
+    const long = 'x'.repeat(10_000);
+    const gap = s.docsGap.map((e) => (e.type === 'check.completed' ? { ...e, reason: long } : e));
+    const md = summaryMarkdown(foldResults(Array.from({ length: 300 }, (_, i) => ({ slug: 'x', attempt: i + 1, events: withRun(gap, `run-${i}`) })), 'v'));
+    expect(Buffer.byteLength(md)).toBeLessThan(256 * 1024);
+    for (const l of md.split('\n')) expect(l.length).toBeLessThan(1000);
+    expect(md).toContain('300 runs of 1 task · 0 passed · 300 docs gap');
+    expect(md).toMatch(/and 200 more docs gaps \(results\.json, JUnit and the report have each of them\)/);
+  });
+
   it('GitHub annotations: one error per task with a docs gap, newlines and percent signs encoded', () => {
     const tricky = s.docsGap.map((e) => (e.type === 'check.completed' ? { ...e, output: 'first\n100% broken\r\n' } : e));
     const lines = githubAnnotations(foldResults([{ slug: 'g', attempt: 1, events: tricky }, { slug: 'r', attempt: 1, events: modelRun(false) }], 'v'));

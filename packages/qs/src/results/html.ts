@@ -20,12 +20,17 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 const text = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 const counts = (v: unknown): Array<[string, number]> => Object.entries(obj(v)).flatMap(([k, n]) => (num(n) === null ? [] : [[k, n as number] as [string, number]]));
 
+// The characters that could disguise text, each shown by esc as a mark (and so never put in an attribute).
+const DISGUISE = '[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f\\u200b-\\u200f\\u2028-\\u202e\\u2066-\\u2069\\ufeff]|[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]';
+const ESCAPED = new RegExp(`[&<>"']|${DISGUISE}`, 'g');
+const DISGUISED = new RegExp(DISGUISE);
+
 /**
  * Text from a stream as HTML: the five specials escaped, and the characters that could disguise
  * text (C0 and C1 controls, bidi overrides, zero-width and line separators) shown as what they are.
  */
 export function esc(v: unknown): string {
-  return text(v).replace(/[&<>"']|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, (c) => {
+  return text(v).replace(ESCAPED, (c) => {
     switch (c) {
       case '&':
         return '&amp;';
@@ -46,7 +51,8 @@ export function esc(v: unknown): string {
 /** A link only to an http(s) page, so a `javascript:` URL from a stream is shown, never followed. */
 function link(url: unknown): string {
   const u = text(url);
-  if (!/^https?:\/\/[^\s]+$/i.test(u)) return `<code>${esc(u)}</code>`;
+  // One that holds a character esc shows as a mark is shown too: the mark is markup, never an attribute's value.
+  if (!/^https?:\/\/[^\s]+$/i.test(u) || DISGUISED.test(u)) return `<code>${esc(u)}</code>`;
   return `<a href="${esc(u)}" rel="noreferrer noopener">${esc(u)}</a>`;
 }
 

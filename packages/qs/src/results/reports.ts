@@ -61,10 +61,22 @@ export function rateText(t: TaskResult): string {
 }
 const pct = (x: number): string => `${Math.round(x * 100)}%`;
 
-// Controls and bidi overrides from a stream are shown as what they are: GitHub renders them, and they could disguise a row.
+/** How much of one field a line of the summary shows: GitHub takes at most 1 MiB of a step's summary. */
+const MD_FIELD_CHARS = 300;
+/** The docs gaps (and attempts not run) the summary lists one by one; the rest are counted. */
+const MD_GAPS = 100;
+
+// Controls and bidi overrides from a stream are shown as what they are: GitHub renders them, and they
+// could disguise a row. `&` is escaped too, or `&#x202E;` would be rendered as the override it names.
+const clip = (text: string): string => {
+  if (text.length <= MD_FIELD_CHARS) return text;
+  // Never between the two halves of a surrogate pair.
+  const at = /[\ud800-\udbff]/.test(text[MD_FIELD_CHARS - 2] ?? '') ? MD_FIELD_CHARS - 2 : MD_FIELD_CHARS - 1;
+  return `${text.slice(0, at)}…`;
+};
 const md = (text: string): string =>
-  text
-    .replace(/[|\\`*_[\]<>]/g, (c) => `\\${c}`)
+  clip(text)
+    .replace(/[|\\`*_[\]<>&]/g, (c) => `\\${c}`)
     .replace(/\r?\n/g, ' ')
     .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g, (c) => `U+${(c.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`);
 
@@ -86,11 +98,13 @@ export function summaryMarkdown(results: Results): string {
   const gaps = results.tasks.flatMap((t) => t.runs.filter((r) => r.classification === 'docs_gap').map((r) => ({ t, r })));
   if (gaps.length > 0) {
     lines.push('', '## Docs gaps', '');
-    for (const { t, r } of gaps) lines.push(`- **${md(t.task)}** attempt ${r.attempt}: ${md(r.outcome.check_reason || r.outcome.detail)}${r.suspect_page ? ` — look first at ${md(r.suspect_page)}` : ''}`);
+    for (const { t, r } of gaps.slice(0, MD_GAPS)) lines.push(`- **${md(t.task)}** attempt ${r.attempt}: ${md(r.outcome.check_reason || r.outcome.detail)}${r.suspect_page ? ` — look first at ${md(r.suspect_page)}` : ''}`);
+    if (gaps.length > MD_GAPS) lines.push(`- … and ${gaps.length - MD_GAPS} more docs gaps (results.json, JUnit and the report have each of them)`);
   }
   if ((results.not_run ?? []).length > 0) {
     lines.push('', '## Not run', '', 'Attempts of the plan that no folder holds (a shard that did not finish, or was not merged): no evidence either way.', '');
-    for (const n of results.not_run) lines.push(`- **${md(n.task)}** attempt ${n.attempt}`);
+    for (const n of results.not_run.slice(0, MD_GAPS)) lines.push(`- **${md(n.task)}** attempt ${n.attempt}`);
+    if (results.not_run.length > MD_GAPS) lines.push(`- … and ${results.not_run.length - MD_GAPS} more (results.json lists each of them)`);
   }
   const cost = results.totals.estimated_cost_usd;
   lines.push('', `Estimated cost: ${cost === null ? 'unknown' : `$${cost.toFixed(4)}`}${results.totals.unpriced_models.length ? ` (unpriced: ${results.totals.unpriced_models.map(md).join(', ')})` : ''}`, '');

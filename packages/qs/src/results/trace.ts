@@ -2,6 +2,7 @@
 // one JSON object a line, `{"ts": epoch seconds, "type": …}`, a format of its own beside its
 // results.json. qs show and qs report read it so a prior-art run can be looked at without it.
 import { InputError } from '@quickloop/cli-kit';
+import { terminalSafe } from '@quickloop/cli-kit/safe-text';
 
 export type TraceEvent = Record<string, unknown> & { type: string; ts: number };
 
@@ -33,7 +34,10 @@ export function parseQuickstartedTrace(text: string, shown: string): TraceEvent[
   return events;
 }
 
-const s = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+const raw = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+// A field as written by the run (a page's error, the model's text, a command): one line, its controls
+// and newlines made visible, so it cannot forge a step or act on the terminal.
+const s = (v: unknown): string => terminalSafe(raw(v));
 const tail = (text: string, chars: number): string => (text.length > chars ? `…${text.slice(text.length - chars)}` : text);
 const LABELS: Record<string, string> = { passed: 'PASS', docs_gap: 'FAIL', skipped: 'SKIP' };
 
@@ -47,12 +51,13 @@ export function quickstartedLines(events: readonly TraceEvent[], verbose: boolea
     out.push(`[${secs.toFixed(1).padStart(7)}s] ${text}`);
   };
   const output = (text: unknown, chars: number): void => {
-    const t = s(text).trimEnd();
-    if (t !== '') for (const l of tail(t, chars).split('\n')) out.push(`    | ${l}`);
+    const t = raw(text).trimEnd();
+    if (t !== '') for (const l of tail(t, chars).split('\n')) out.push(`    | ${terminalSafe(l, 'block')}`);
   };
   const command = (c: unknown): string => {
-    const lines = s(c).split('\n');
-    return verbose || lines.length === 1 ? s(c) : `${lines[0] as string}  … (${lines.length - 1} more line${lines.length === 2 ? '' : 's'})`;
+    // Every line of a heredoc indented under the first, as qs show shows our streams' commands.
+    const lines = raw(c).replace(/\n+$/, '').split('\n').map((l) => terminalSafe(l, 'block'));
+    return verbose || lines.length === 1 ? lines.join('\n      ') : `${lines[0] as string}  … (${lines.length - 1} more line${lines.length === 2 ? '' : 's'})`;
   };
   for (const e of events) {
     switch (e.type) {
@@ -98,7 +103,12 @@ export function quickstartedLines(events: readonly TraceEvent[], verbose: boolea
         if (verbose || e.exit_code !== 0) output(e.output, verbose ? 1200 : 400);
         break;
       case 'agent_final':
-        line(e, `agent said: ${tail(s(e.text), 500)}`);
+        {
+          // The model's text keeps its lines, each indented under the step.
+          const [first, ...rest] = tail(raw(e.text), 500).split('\n');
+          line(e, `agent said: ${terminalSafe(first ?? '', 'block')}`);
+          for (const l of rest) out.push(`    ${terminalSafe(l, 'block')}`);
+        }
         break;
       case 'success_check':
         line(e, e.passed === true ? 'check passed' : `check failed, exit ${s(e.exit_code)}`);

@@ -10,6 +10,8 @@ export interface ProgressOptions {
   quiet: boolean;
   total: number;
   now: () => number;
+  /** GitHub Actions reads this stream for workflow commands (GITHUB_ACTIONS=true). */
+  workflowCommands?: boolean;
 }
 
 export interface Progress {
@@ -21,6 +23,15 @@ export interface Progress {
   say(text: string): void;
   close(): void;
 }
+
+/**
+ * A line the Actions runner reads as text only. Its `::name::` form counts only at a line's start,
+ * which a stamped line never is, but its legacy `##[name]` form counts anywhere in a line, and a
+ * stage's line or a verdict's detail carries what a command from the docs printed: `##[add-mask]`
+ * would hide words from the log, `##[stop-commands]` silence the annotations, `##[set-output]` set
+ * the step's outputs. The second `#` is shown escaped, as terminalSafe shows a control.
+ */
+export const noWorkflowCommand = (text: string): string => text.replaceAll('##[', '#\\x23[');
 
 export function createProgress(o: ProgressOptions): Progress {
   const chalk = new Chalk({ level: o.colour ? 1 : 0 });
@@ -51,7 +62,7 @@ export function createProgress(o: ProgressOptions): Progress {
   };
   const emit = (text: string): void => {
     clear();
-    o.stream.write(`${text}\n`);
+    o.stream.write(`${o.workflowCommands === true ? noWorkflowCommand(text) : text}\n`);
     draw();
   };
   return {

@@ -306,6 +306,8 @@ describe('qs report', () => {
   it('escapes text from a stream: markup, quotes, controls, bidi overrides and lone surrogates', () => {
     expect(esc(`<a href="x" onclick='y'>&amp;</a>`)).toBe('&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;');
     expect(esc('a\x1b[2Jb\u202ec\ud800d😀')).toBe('a<span class="ctl">U+001B</span>[2Jb<span class="ctl">U+202E</span>c<span class="ctl">U+D800</span>d😀');
+    // Every format character, not only the bidi and zero-width ones listed once: U+061C, U+2060–U+2064, tag characters.
+    expect(esc('x\u061cy\u2061z\u{e0041}w\u00e9')).toBe('x<span class="ctl">U+061C</span>y<span class="ctl">U+2061</span>z<span class="ctl">U+E0041</span>wé');
     expect(esc('tab\tand\nnewline')).toBe('tab\tand\nnewline');
   });
 });

@@ -313,6 +313,8 @@ describe('JUnit, the summary and GitHub annotations', () => {
     expect(md).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/);
     expect(md).toContain('| nU+202EU+001B |');
     expect(md).toContain('okU+001B\\]0;tU+0007 U+202EevilU+000D done');
+    const hidden = s.docsGap.map((e) => (e.type === 'check.completed' ? { ...e, reason: 'a\u061cb\u2064c\u{e0067}d' } : e));
+    expect(summaryMarkdown(foldResults([{ slug: 'x', attempt: 1, events: hidden }], 'v'))).toContain('aU+061CbU+2064cU+E0067d');
   });
 
   it('the Markdown summary shows a character reference from a stream as written: GitHub would render it as the character it names', () => {

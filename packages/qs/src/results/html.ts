@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { WireEvent } from '@quickloop/events';
 import { gapPages, type Results } from './fold.js';
 import { wilson } from './stats.js';
+import { codePoint, DISGUISE } from './disguise.js';
 
 /** How much of one command's or check's output a transcript shows (the end, where errors are). */
 const OUTPUT_CHARS = 6000;
@@ -21,9 +22,8 @@ const text = (v: unknown): string => (typeof v === 'string' ? v : v === undefine
 const counts = (v: unknown): Array<[string, number]> => Object.entries(obj(v)).flatMap(([k, n]) => (num(n) === null ? [] : [[k, n as number] as [string, number]]));
 
 // The characters that could disguise text, each shown by esc as a mark (and so never put in an attribute).
-const DISGUISE = '[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f\\u200b-\\u200f\\u2028-\\u202e\\u2066-\\u2069\\ufeff]|[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]';
-const ESCAPED = new RegExp(`[&<>"']|${DISGUISE}`, 'g');
-const DISGUISED = new RegExp(DISGUISE);
+const ESCAPED = new RegExp(`[&<>"']|${DISGUISE}`, 'gu');
+const DISGUISED = new RegExp(DISGUISE, 'u');
 
 /**
  * Text from a stream as HTML: the five specials escaped, and the characters that could disguise
@@ -43,7 +43,7 @@ export function esc(v: unknown): string {
       case "'":
         return '&#39;';
       default:
-        return `<span class="ctl">U+${(c.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}</span>`;
+        return `<span class="ctl">${codePoint(c)}</span>`;
     }
   });
 }

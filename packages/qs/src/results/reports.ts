@@ -1,5 +1,6 @@
 // What a sweep's results.json is also written as: JUnit XML, a Markdown summary, GitHub annotations.
 // Each reads the fold's document only, so they agree with results.json and with each other.
+import { codePoint, DISGUISE } from './disguise.js';
 import { isInconclusive, type Results, type RunResult, type TaskResult } from './fold.js';
 
 /** Escaped for XML 1.0, which cannot carry most control characters or lone surrogates even escaped. */
@@ -74,11 +75,13 @@ const clip = (text: string): string => {
   const at = /[\ud800-\udbff]/.test(text[MD_FIELD_CHARS - 2] ?? '') ? MD_FIELD_CHARS - 2 : MD_FIELD_CHARS - 1;
   return `${text.slice(0, at)}…`;
 };
+// A CR left alone (a line end is a space here by then) would end the table row in some renderers.
+const DISGUISED = new RegExp(`${DISGUISE}|\r`, 'gu');
 const md = (text: string): string =>
   clip(text)
     .replace(/[|\\`*_[\]<>&]/g, (c) => `\\${c}`)
     .replace(/\r?\n/g, ' ')
-    .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g, (c) => `U+${(c.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`);
+    .replace(DISGUISED, codePoint);
 
 /** The Markdown summary (`--summary FILE`, and GitHub's step summary). */
 export function summaryMarkdown(results: Results): string {

@@ -23,6 +23,8 @@ describe('the stream renderer', () => {
     ev('egress.allowed', 5, { host: 'registry.test', port: 443, reason: 'registry' }),
     ev('sandbox.denied', 5, { path: '/etc/x', operation: 'write', reason: 'read_only', detected_from: 'stderr', line: 'bash: /etc/x: Read-only file system' }),
     ev('sandbox.denied', 5, { path: '/root/.npmrc', operation: 'read', reason: 'hidden', detected_from: 'stderr', line: 'cat: /root/.npmrc: No such file or directory' }),
+    ev('sandbox.limit_hit', 5, { limit: 'memory', value: 4 * 1024 ** 3, unit: 'bytes', enforced_by: 'cgroup_v1', exit_code: 137, detected_from: 'counter', counter: 'memory.oom_control oom_kill', count: 1 }),
+    ev('sandbox.limit_hit', 5, { limit: 'processes', value: 1024, unit: 'count', enforced_by: 'rlimit', exit_code: 254, detected_from: 'stderr', line: 'bash: fork: retry: Resource temporarily unavailable' }),
     ev('setup.failed', 6, { detail: 'setup step 1 exited 2: make deps' }),
     ev('agent.completed', 6, { stop_reason: 'command_failed', detail: 'replay step 2 exited 2: make', left_running: ['node server.js'] }),
     ev('custom.unknown', 6),
@@ -48,6 +50,8 @@ describe('the stream renderer', () => {
     expect(text).toContain('shell blocked from docs host docs.greeter.test:443 (use read_docs)');
     expect(text).toContain('DENIED write /etc/x (read-only outside the workspace)');
     expect(text).toContain('DENIED read /root/.npmrc (hidden by the sandbox)');
+    expect(text).toContain('LIMIT memory 4.0 GiB (cgroup_v1): memory.oom_control oom_kill rose by 1');
+    expect(text).toContain('LIMIT processes 1024 (rlimit): bash: fork: retry: Resource temporarily unavailable');
     expect(text).not.toContain('registry.test');
     expect(text).not.toContain('custom.unknown');
     expect(text).toContain('[    6.0s] setup failed: setup step 1 exited 2: make deps');

@@ -213,6 +213,12 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
       case 'sandbox.denied':
         line(`${style('warn', 'DENIED')} ${str(e.operation)} ${str(e.path)} (${e.reason === 'hidden' ? 'hidden by the sandbox' : 'read-only outside the workspace'})`);
         break;
+      case 'sandbox.limit_hit': {
+        // What a command ran into, and how that was seen: a counter that rose, or the line that said so.
+        const seen = e.detected_from === 'counter' ? `${str(e.counter)} rose by ${str(e.count ?? 1)}` : str(e.line ?? e.detected_from);
+        line(`${style('warn', 'LIMIT')} ${str(e.limit)} ${e.unit === 'bytes' ? bytes(e.value) : str(e.value)} (${str(e.enforced_by)}): ${seen}`);
+        break;
+      }
       case 'egress.error':
         line(`${style('warn', 'egress error')} ${str(e.host)}: ${str(e.error ?? e.reason)}`);
         break;

@@ -1,6 +1,6 @@
 // Folds one run's events into what the check and the classification need.
 import type { Payload, StopReasonName, WireEvent } from '@quickloop/events';
-import { LIMIT_FLAGS } from '@quickloop/sandbox';
+import { LIMIT_FLAGS, limitKeyOf } from '@quickloop/sandbox';
 
 export type TaskLoaded = Payload<'task.loaded'>;
 export type SandboxReady = Payload<'sandbox.ready'>;
@@ -203,14 +203,7 @@ export function limitHitDetail(hit: LimitHitFact): string {
       : hit.detected_from === 'statfs'
         ? `it said ${said} and ${hit.limit} was full when it ended`
         : `its output says ${said} (read from the text${hit.enforced_by === 'rlimit' ? ': rlimits count nothing' : ''})`;
-  return `${who} ran into the sandbox's ${what} (${value}, enforced by ${hit.enforced_by}): ${evidence}. That limit is the harness's, not the docs', so the run says nothing about the docs; raise it with qs run --${LIMIT_FLAGS[limitKey(hit.limit)]} (or qs-sandbox's) if the quickstart needs more`;
-}
-
-/** The SandboxLimits key of a limit as sandbox.ready and sandbox.limit_hit name it. */
-function limitKey(limit: string): keyof typeof LIMIT_FLAGS {
-  if (limit === 'processes') return 'processes';
-  if (limit === 'memory') return 'memoryBytes';
-  return limit === '/dev/shm' ? 'shmBytes' : 'tmpBytes';
+  return `${who} ran into the sandbox's ${what} (${value}, enforced by ${hit.enforced_by}): ${evidence}. That limit is the harness's, not the docs', so the run says nothing about the docs; raise it with qs run --${LIMIT_FLAGS[limitKeyOf(hit.limit) ?? 'tmpBytes']} (or qs-sandbox's) if the quickstart needs more`;
 }
 
 /** A command that never reported its end did not succeed: what it met counts (called before classifying). */

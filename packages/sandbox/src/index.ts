@@ -15,7 +15,7 @@ export { OutputCap, omissionMarker, DEFAULT_MAX_OUTPUT_CHARS } from './output.js
 export { INSTALL_HOSTS, effectivePolicy, allowRegistry, type PolicyExtras } from './install-hosts.js';
 export { provisionSandbox, egressEmitter, emitDenials, emitLimitHits, emitUsage, setupFailureDetail, type ProvisionOptions, type Provisioned, type TaskLoadedPayload, type SandboxReadyPayload } from './provision.js';
 export { diskUsage, type DiskUsage } from './usage.js';
-export { DEFAULT_LIMITS, LIMIT_FLAGS, limitFlagsOf, limitsFrom, limitsFromFlags, parseSize, resolveLimits, type SandboxLimits } from './limits.js';
+export { DEFAULT_LIMITS, LIMIT_FLAGS, limitFlagsOf, limitKeyOf, limitsFrom, limitsFromFlags, parseSize, resolveLimits, type SandboxLimits } from './limits.js';
 export { checkForwards } from './forwards.js';
 export { shownInside, TOOLCHAINS } from './rootfs.js';
 export { harvestInstallCache, harvestInstallCacheAsync, removeStaleParts, seedInstallCache, installCacheDir, npmCacheOf, MAX_BLOB_BYTES, type HarvestReport } from './install-cache.js';

@@ -82,14 +82,20 @@ export function resolveLimits(asked: Partial<SandboxLimits> = {}): SandboxLimits
   return out;
 }
 
+/** The limit a sandbox.ready or sandbox.limit_hit names (`processes`, `memory`, `/tmp`, `/var/tmp`, `/dev/shm`), as a SandboxLimits key. */
+export function limitKeyOf(name: string): keyof SandboxLimits | undefined {
+  if (name === 'processes') return 'processes';
+  if (name === 'memory') return 'memoryBytes';
+  if (name === '/tmp' || name === '/var/tmp') return 'tmpBytes';
+  return name === '/dev/shm' ? 'shmBytes' : undefined;
+}
+
 /** Reads the limits a sandbox.ready listed, so a later stage re-opens the sandbox under the same ones. */
 export function limitsFrom(listed: readonly LimitInForce[] | undefined): Partial<SandboxLimits> {
   const out: Partial<SandboxLimits> = {};
   for (const l of listed ?? []) {
-    if (l.name === 'processes') out.processes = l.value;
-    else if (l.name === 'memory') out.memoryBytes = l.value;
-    else if (l.name === '/tmp') out.tmpBytes = l.value;
-    else if (l.name === '/dev/shm') out.shmBytes = l.value;
+    const key = limitKeyOf(l.name);
+    if (key !== undefined) out[key] = l.value;
   }
   return out;
 }

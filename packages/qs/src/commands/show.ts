@@ -31,7 +31,7 @@ function firstLine(path: string): string {
 }
 
 /** A sweep's --out folder or its results.json, named as what they are, with the command that reads each. */
-function notAStream(file: string, path: string): void {
+function notAStream(file: string, path: string, head: string): void {
   let isDir = false;
   try {
     isDir = statSync(path).isDirectory();
@@ -44,7 +44,6 @@ function notAStream(file: string, path: string): void {
     throw new InputError(`qs show: ${file}: is a sweep's --out folder, not a stream file (qs results ${file} sums it up, qs report ${file} renders it${one ? `; qs show ${join(file, one)} shows one attempt` : ''})`);
   }
   // Pretty-printed (`{` alone on its first line), or on one line: no event of a stream has a schema_version.
-  const head = firstLine(path).trim();
   if (head !== '{' && !(head.startsWith('{') && head.includes('"schema_version"'))) return;
   let doc: unknown;
   try {
@@ -85,12 +84,14 @@ export const show: Command = {
     const chalk = new Chalk({ level: colour ? 1 : 0 });
     const styles = { pass: chalk.green, fail: chalk.red, warn: chalk.yellow, dim: chalk.dim, bold: chalk.bold };
     // quickstarted's trace.jsonl is a format of its own: rendered in the same manner, not refused.
-    if (file !== '-' && isQuickstartedLine(firstLine(resolve(io.cwd, file)))) {
+    // A saved file's first line, read once: it tells quickstarted's trace and a results document from a stream.
+    const head = file === '-' ? '' : firstLine(resolve(io.cwd, file)).trim();
+    if (file !== '-' && isQuickstartedLine(head)) {
       const events = parseQuickstartedTrace(readFileSync(resolve(io.cwd, file), 'utf8'), `qs show: ${file}`);
       io.stdout.write(terminalSafe(`${quickstartedLines(events, logLevel(args) === 'verbose').join('\n')}\n`, 'block'));
       return QsExit.passed;
     }
-    if (file !== '-') notAStream(file, resolve(io.cwd, file));
+    if (file !== '-') notAStream(file, resolve(io.cwd, file), head);
     const render = createRenderer({ verbose: logLevel(args) === 'verbose', style: (k, t) => styles[k](t) });
     const { stream, source } = open(file, io);
     const runs = new Map<string, WireEvent[]>();

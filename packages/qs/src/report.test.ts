@@ -223,7 +223,7 @@ describe('qs report', () => {
     expect(html).toContain('<li><b>unknown</b>cost</li>');
     // Its runs carry no egress counts, denials, retries or labels: none of them is shown as a zero.
     expect(html).not.toContain('No connection left any sandbox.');
-    expect(html).not.toContain('None: no command was refused a path.');
+    expect(html).not.toContain('None: no command was refused a path or ran into a limit.');
     expect(html).toContain('<p>Not recorded: no run in this document counts its egress.</p>');
     expect(html).toContain('<p>Not recorded: no run in this document counts its sandbox denials.</p>');
     expect(html).not.toMatch(/data-label="Retries">0</);
@@ -232,6 +232,21 @@ describe('qs report', () => {
     expect(html).toContain('<span class="badge pass">PASS</span> passed');
     expect(html).toContain('<span class="badge fail">FAIL</span> docs_gap');
     expect(html).toContain('<span class="badge warn">INCONCLUSIVE</span> infra_error');
+  });
+
+  it('lists, per run, the paths the sandbox refused and the limits its commands ran into', async () => {
+    const runs = [
+      { attempt: 1, classification: 'harness_error', sandbox: { denials: 2, denied_paths: { 'write /etc/x': 2 }, limit_hits: { processes: 2, memory: 1 } } },
+      { attempt: 2, classification: 'harness_error', sandbox: { denials: 0, denied_paths: {}, limit_hits: { '<tmp>': 1 } } },
+      { attempt: 3, classification: 'passed', sandbox: { denials: 0, denied_paths: {}, limit_hits: {} } },
+    ];
+    writeFileSync(join(work, 'limits.json'), JSON.stringify({ schema_version: '2.0', tasks: [{ task: 'bounded', attempts: 3, passes: 1, evidential_runs: 1, runs }] }));
+    expect(await cli(['report', 'limits.json'], memoryIo({ cwd: work }))).toBe(0);
+    const section = /<section id="denials">.*?<\/section>/s.exec(readFileSync(join(work, 'limits.html'), 'utf8'))?.[0] ?? '';
+    expect(section).toContain('<h2>Sandbox denials and limits</h2>');
+    expect(section).toMatch(/attempt 1<\/a>: <code>write \/etc\/x<\/code> ×2; <span class="warn">limit hit<\/span> <code>processes<\/code> ×2, <code>memory<\/code><\/li>/);
+    expect(section).toMatch(/attempt 2<\/a>: <span class="warn">limit hit<\/span> <code>&lt;tmp&gt;<\/code><\/li>/);
+    expect(section).not.toContain('attempt 3');
   });
 
   it("reads a quickstarted --out folder: the agents its tasks name, and each run's transcript from its trace.jsonl", async () => {

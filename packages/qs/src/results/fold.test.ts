@@ -118,6 +118,15 @@ describe('foldRun', () => {
     expect(JSON.stringify(run.sandbox.denied_paths)).toBe('{"write /etc/x":2,"read /root/.npmrc":1}');
   });
 
+  it('counts the sandbox limits commands ran into, by limit', () => {
+    const hit = (limit: string): WireEvent => ({ ...example('sandbox.limit_hit'), run_id: 'run-1', limit });
+    const at = s.passed.length - 1;
+    const events = [...s.passed.slice(0, at), hit('processes'), hit('memory'), hit('processes'), s.passed[at] as WireEvent];
+    const run = foldRun({ slug: 'l', attempt: 1, events });
+    expect(JSON.stringify(run.sandbox.limit_hits)).toBe('{"processes":2,"memory":1}');
+    expect(foldRun({ slug: 'l', attempt: 1, events: s.passed }).sandbox.limit_hits).toEqual({});
+  });
+
   it("a replay run's turns are the commands it ran, as quickstarted counts a replay; a model run's are its model turns", () => {
     expect(foldRun({ slug: 'x', attempt: 1, events: s.docsGap }).turns).toBe(2);
     expect(foldRun({ slug: 'x', attempt: 1, events: s.passed }).turns).toBe(1);

@@ -47,8 +47,8 @@ export interface RunResult {
   final_text: string | null;
   affordances: null;
   egress: { allowed: number; blocked: number; errors: number; allowed_hosts: Record<string, number>; blocked_hosts: Record<string, number>; error_hosts: Record<string, number> };
-  /** `denied_paths` is keyed `OPERATION PATH` (`write /etc/x`). */
-  sandbox: { limits: unknown[] | null; denials: number; denied_paths: Record<string, number>; workspace_bytes: number | null; kept: string | null };
+  /** `denied_paths` is keyed `OPERATION PATH` (`write /etc/x`); `limit_hits` by the limit's name (`processes`, `memory`, …). */
+  sandbox: { limits: unknown[] | null; denials: number; denied_paths: Record<string, number>; limit_hits: Record<string, number>; workspace_bytes: number | null; kept: string | null };
   retries: number;
   reasoning_tokens: number;
   estimated_cost_usd: number | null;
@@ -178,6 +178,7 @@ export function foldRun(stream: AttemptStream): RunResult {
   let workspaceBytes: number | null = null;
   const egress = { allowed: 0, blocked: 0, errors: 0, allowed_hosts: tally(), blocked_hosts: tally(), error_hosts: tally() };
   const deniedPaths = tally();
+  const limitHits = tally();
   let terminal: WireEvent | null = null;
   let first = Infinity;
   let last = -Infinity;
@@ -248,6 +249,9 @@ export function foldRun(stream: AttemptStream): RunResult {
       case 'sandbox.denied':
         denials += 1;
         bump(deniedPaths, `${String(p.operation)} ${String(p.path)}`);
+        break;
+      case 'sandbox.limit_hit':
+        bump(limitHits, String(p.limit));
         break;
       case 'sandbox.usage':
         if (typeof p.workspace_bytes === 'number') workspaceBytes = Math.max(workspaceBytes ?? 0, p.workspace_bytes);
@@ -327,7 +331,7 @@ export function foldRun(stream: AttemptStream): RunResult {
     final_text: finalText,
     affordances: null,
     egress: { ...egress, allowed_hosts: byCount(egress.allowed_hosts), blocked_hosts: byCount(egress.blocked_hosts), error_hosts: byCount(egress.error_hosts) },
-    sandbox: { limits, denials, denied_paths: byCount(deniedPaths), workspace_bytes: workspaceBytes, kept },
+    sandbox: { limits, denials, denied_paths: byCount(deniedPaths), limit_hits: byCount(limitHits), workspace_bytes: workspaceBytes, kept },
     retries,
     reasoning_tokens: usage.reasoning,
     estimated_cost_usd: usd,

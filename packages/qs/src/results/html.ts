@@ -166,14 +166,18 @@ function denialsSection(runs: Run[]): string {
   const items = runs.flatMap(({ task, attempt, r, index }) => {
     const s = obj(r.sandbox);
     const n = num(s.denials) ?? 0;
-    if (n === 0) return [];
     const paths = counts(s.denied_paths);
-    const list = paths.length === 0 ? `${plural(n, 'denial')} (paths not recorded)` : paths.map(([p, k]) => `<code>${esc(p)}</code>${k > 1 ? ` ×${k}` : ''}`).join(', ');
-    return [`<li><a href="#${index}">${esc(task)} attempt ${attempt}</a>: ${list}</li>`];
+    const limits = counts(s.limit_hits);
+    if (n === 0 && limits.length === 0) return [];
+    const parts: string[] = [];
+    if (n > 0) parts.push(paths.length === 0 ? `${plural(n, 'denial')} (paths not recorded)` : paths.map(([p, k]) => `<code>${esc(p)}</code>${k > 1 ? ` ×${k}` : ''}`).join(', '));
+    // A limit a command ran into makes the run a harness error: the sandbox's bound, not the docs.
+    if (limits.length > 0) parts.push(`<span class="warn">limit hit</span> ${limits.map(([l, k]) => `<code>${esc(l)}</code>${k > 1 ? ` ×${k}` : ''}`).join(', ')}`);
+    return [`<li><a href="#${index}">${esc(task)} attempt ${attempt}</a>: ${parts.join('; ')}</li>`];
   });
   const recorded = runs.some(({ r }) => typeof r.sandbox === 'object' && r.sandbox !== null);
-  const none = recorded ? '<p>None: no command was refused a path.</p>' : '<p>Not recorded: no run in this document counts its sandbox denials.</p>';
-  return `<section id="denials"><h2>Sandbox denials</h2>${items.length === 0 ? none : `<ul>${items.join('')}</ul>`}</section>`;
+  const none = recorded ? '<p>None: no command was refused a path or ran into a limit.</p>' : '<p>Not recorded: no run in this document counts its sandbox denials.</p>';
+  return `<section id="denials"><h2>Sandbox denials and limits</h2>${items.length === 0 ? none : `<ul>${items.join('')}</ul>`}</section>`;
 }
 
 function runsSection(runs: Run[], results: Obj): string {

@@ -1,5 +1,5 @@
 // The config-file sanitizer: every credential line of npm's, pip's, wget's, git's, uv's and gem's config and of the shell's start-up files taken out, everything else kept byte for byte.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -511,6 +511,25 @@ describe('sanitizeConfig: shell', () => {
       ['export "NPM_TOKEN=npm_abc"', noted('export NPM_TOKEN=')],
       ['mysql --password=hunter2 -e "select 1"', noted(`mysql '' -e "select 1"`)],
     ]);
+  });
+
+  it("replaces a command word that holds a secret with ':', so the line still runs: bash's (( NAME=value )), a URL with a password", () => {
+    changesEach('shell', [
+      ['(( NPM_TOKEN=12345 ))', noted(':')],
+      ['(( NPM_TOKEN = 0x1234abcd )) && echo set', noted(': && echo set')],
+      ['https://bob:hunter2@git.example.test/x.git --version', noted(': --version')],
+    ]);
+    const dir = mkdtempSync(join(tmpdir(), 'qs-run-'));
+    try {
+      const file = join(dir, 'profile.sh');
+      writeFileSync(file, sanitizeConfig('(( NPM_TOKEN=12345 ))\necho "after:$?"\n', 'shell'));
+      // Run, not just parsed: the blanked line is no 'command not found', and the lines after it still run.
+      const run = spawnSync('bash', [file], { encoding: 'utf8' });
+      expect(run.stderr).toBe('');
+      expect(run.stdout).toBe('after:0\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('blanks the words a command reads a secret from: read, printf -v, a here-string, a for loop', () => {

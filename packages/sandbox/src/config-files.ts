@@ -1129,7 +1129,10 @@ function shellEdits(t: string, lexer: ShellLexer, keepLines: boolean): Edit[] {
     if ('text' in c && t[tok.end] === '(') throw new Unsure();
     const start = 'keep' in c ? tok.start + c.keep : tok.start;
     const end = t[tok.end - 1] === '\r' && t[tok.end] === '\n' ? tok.end - 1 : tok.end;
-    edits.push({ start, end, text: `${'text' in c ? c.text : ''}${keepLines ? '\\\n'.repeat(newlines(t, start, end)) : ''}`, note: true });
+    // A command's own word blanked (`(( NPM_TOKEN=1 ))`, a URL with a password run as a command): `''` would be
+    // "command not found" at every login, `:` runs as nothing.
+    const text = 'text' in c ? (c.text === "''" && roles[k] === 'name' ? ':' : c.text) : '';
+    edits.push({ start, end, text: `${text}${keepLines ? '\\\n'.repeat(newlines(t, start, end)) : ''}`, note: true });
   }
   for (const tok of tokens) {
     if (tok.kind !== 'comment' || !credentialIn(t.slice(tok.start, tok.end))) continue;

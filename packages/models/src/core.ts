@@ -4,6 +4,6 @@ export { ZERO_USAGE, addUsage, toolCall, usage, type Block, type ErrorKind, type
 export { ModelError } from './errors.js';
 export { baseUrlScrubber, secretScrubber, splitBaseUrl, type BaseUrl } from './base-url.js';
 export { backoffMs, defaultSleep, withRetries, type Attempt, type RetryPolicy } from './retry.js';
-export { costUsd, type Price } from './cost.js';
+export { costUsd, promptTokens, ratesFor, type Price, type Rates } from './cost.js';
 export { DEFAULT_PRICE_BOOK, parsePriceBook, priceFor, usdFor, type PriceBook } from './prices.js';
 export { usageTokens } from './cli/report.js';

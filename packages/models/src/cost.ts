@@ -2,15 +2,33 @@
 import type { Usage } from './types.js';
 
 /** USD per million tokens. Reasoning is billed as output, so it has no price of its own. */
-export interface Price {
+export interface Rates {
   input: number;
   cache_read: number;
   cache_write: number;
   output: number;
 }
 
+/**
+ * A model's rates, and the dearer ones some vendors bill for a long prompt (Gemini 2.5 Pro, Claude Sonnet's
+ * 1M context): a call whose prompt (input, cache reads and cache writes together) is over `above` tokens
+ * is billed at `long_context` for all of its tokens.
+ */
+export interface Price extends Rates {
+  long_context?: Rates & { above: number };
+}
+
+/** The prompt's tokens as the vendors count them for a long-context tier: cached ones included. */
+export const promptTokens = (usage: Pick<Usage, 'input' | 'cache_read' | 'cache_write'>): number => usage.input + usage.cache_read + usage.cache_write;
+
+/** The rates a call with a prompt of `prompt` tokens is billed at. */
+export function ratesFor(price: Price, prompt: number): Rates {
+  return price.long_context !== undefined && prompt > price.long_context.above ? price.long_context : price;
+}
+
 export function costUsd(usage: Usage, price: Price): number {
-  const micro = usage.input * price.input + usage.cache_read * price.cache_read + usage.cache_write * price.cache_write + usage.output * price.output;
+  const r = ratesFor(price, promptTokens(usage));
+  const micro = usage.input * r.input + usage.cache_read * r.cache_read + usage.cache_write * r.cache_write + usage.output * r.output;
   // Rounded to a millionth of a dollar so sums over many calls stay stable.
   return Math.round(micro) / 1e6;
 }

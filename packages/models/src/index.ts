@@ -10,7 +10,7 @@ export { cliEnv, SAFE_ENV_KEYS } from './cli/env.js';
 export { AnthropicAdapter, type AnthropicAdapterOptions } from './api/anthropic.js';
 export { OpenAIResponsesAdapter, type OpenAIResponsesAdapterOptions } from './api/openai-responses.js';
 export { toModelError, retryAfterMs } from './api/classify.js';
-export { costUsd, type Price } from './cost.js';
+export { costUsd, promptTokens, ratesFor, type Price, type Rates } from './cost.js';
 export { conventionalExitCode, usageTokens } from './cli/report.js';
 export { OpenAIChatAdapter, type OpenAIChatAdapterOptions } from './api/openai-chat.js';
 export { GeminiAdapter, type GeminiAdapterOptions } from './api/gemini.js';

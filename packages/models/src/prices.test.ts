@@ -25,6 +25,26 @@ describe('the price book', () => {
     expect(usdFor(book, 'mystery', ZERO_USAGE)).toBeNull();
   });
 
+  it("bills a long prompt at the model's long-context rates, cached tokens counted in the prompt", () => {
+    const long = parsePriceBook(JSON.stringify({ as_of: '2026-12-01', models: { pro: { input: 1, cache_read: 0.1, cache_write: 2, output: 10, long_context: { above: 200_000, input: 2, cache_read: 0.2, cache_write: 4, output: 15 } } } }), 'b.json');
+    // At the tier's start: the short rates.
+    expect(usdFor(long, 'pro', { ...ZERO_USAGE, input: 200_000, output: 1_000_000 })).toBeCloseTo(0.2 + 10, 9);
+    // One token over, counting cache reads and writes: every token at the long rates, output included.
+    expect(usdFor(long, 'pro', { ...ZERO_USAGE, input: 100_000, cache_read: 50_000, cache_write: 50_001, output: 1_000_000 })).toBeCloseTo(0.2 + 0.01 + 0.200004 + 15, 6);
+    expect(usdFor(DEFAULT_PRICE_BOOK, 'gemini-2.5-pro', { ...ZERO_USAGE, input: 300_000, output: 100_000 })).toBeCloseTo(0.75 + 1.5, 9);
+    expect(usdFor(DEFAULT_PRICE_BOOK, 'gemini-2.5-pro', { ...ZERO_USAGE, input: 100_000, output: 100_000 })).toBeCloseTo(0.125 + 1, 9);
+    const bad = (lc: unknown) => () => parsePriceBook(JSON.stringify({ as_of: '2026-01-01', models: { m: { input: 1, cache_read: 0, cache_write: 0, output: 1, long_context: lc } } }), 'p.json');
+    expect(bad(3)).toThrow('p.json: models.m.long_context must be an object with above, input, cache_read, cache_write, output');
+    expect(bad({ input: 1, cache_read: 0, cache_write: 0, output: 1 })).toThrow('p.json: models.m.long_context.above must be a whole number of prompt tokens ≥ 0');
+    expect(bad({ above: 1.5, input: 1, cache_read: 0, cache_write: 0, output: 1 })).toThrow('p.json: models.m.long_context.above must be a whole number');
+    expect(bad({ above: 10, input: 1, cache_read: 0, cache_write: 0 })).toThrow('p.json: models.m.long_context.output must be a number ≥ 0');
+  });
+
+  it("prices a dated snapshot whose list price is not its family's at its own entry", () => {
+    expect(priceFor(DEFAULT_PRICE_BOOK, 'gpt-4o-2024-05-13')?.input).toBe(5);
+    expect(priceFor(DEFAULT_PRICE_BOOK, 'gpt-4o-2024-08-06')?.input).toBe(2.5);
+  });
+
   it('refuses a bad book in one line naming the file and the field', () => {
     const bad = (doc: unknown) => () => parsePriceBook(typeof doc === 'string' ? doc : JSON.stringify(doc), 'p.json');
     expect(bad('{')).toThrow(/^p\.json: not JSON/);

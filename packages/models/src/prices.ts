@@ -1,6 +1,6 @@
 // The price book: USD per million tokens per model, dated; matched by exact id, then by the longest key a snapshot id extends.
 import { UsageError } from '@quickloop/cli-kit/errors';
-import { costUsd, type Price } from './cost.js';
+import { costUsd, type Price, type Rates } from './cost.js';
 import { PRICE_BOOK_JSON } from './prices.generated.js';
 import type { Usage } from './types.js';
 
@@ -10,6 +10,17 @@ export interface PriceBook {
 }
 
 const COUNTERS = ['input', 'cache_read', 'cache_write', 'output'] as const;
+
+/** The four rates of `p` (at `at` in the book), each a number ≥ 0. */
+function rates(p: Record<string, unknown>, at: string, source: string): Rates {
+  const out = {} as Rates;
+  for (const k of COUNTERS) {
+    const v = p[k];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new UsageError(`${source}: ${at}.${k} must be a number ≥ 0 (USD per million tokens)`);
+    out[k] = v;
+  }
+  return out;
+}
 
 /** Checks a price book read from `source` (a file name, for the message); throws a one-line UsageError naming the field. */
 export function parsePriceBook(text: string, source: string): PriceBook {
@@ -27,11 +38,14 @@ export function parsePriceBook(text: string, source: string): PriceBook {
   const models: Record<string, Price> = Object.create(null) as Record<string, Price>;
   for (const [id, p] of Object.entries(d.models as Record<string, unknown>)) {
     if (!p || typeof p !== 'object' || Array.isArray(p)) throw new UsageError(`${source}: models.${id} must be an object with ${COUNTERS.join(', ')}`);
-    const price = {} as Price;
-    for (const k of COUNTERS) {
-      const v = (p as Record<string, unknown>)[k];
-      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new UsageError(`${source}: models.${id}.${k} must be a number ≥ 0 (USD per million tokens)`);
-      price[k] = v;
+    const price: Price = rates(p as Record<string, unknown>, `models.${id}`, source);
+    const long = (p as Record<string, unknown>).long_context;
+    if (long !== undefined) {
+      const at = `models.${id}.long_context`;
+      if (!long || typeof long !== 'object' || Array.isArray(long)) throw new UsageError(`${source}: ${at} must be an object with above, ${COUNTERS.join(', ')}`);
+      const above = (long as Record<string, unknown>).above;
+      if (typeof above !== 'number' || !Number.isInteger(above) || above < 0) throw new UsageError(`${source}: ${at}.above must be a whole number of prompt tokens ≥ 0`);
+      price.long_context = { above, ...rates(long as Record<string, unknown>, at, source) };
     }
     models[id] = price;
   }

@@ -140,6 +140,15 @@ describe('estimateCallUsd', () => {
     expect(estimateCallUsd(book, 'm-20260101', { system: '', messages: [], tools: [], maxTokens: 1 })).toBeGreaterThan(0);
     expect(estimateCallUsd(book, 'other', { system: '', messages: [], tools: [], maxTokens: 1 })).toBeNull();
   });
+
+  it("bounds a request longer than a long-context tier's start at the tier's rates, never below what it may be billed", () => {
+    const tiered = parsePriceBook(JSON.stringify({ as_of: '2026-12-01', models: { p: { input: 1, cache_read: 0.1, cache_write: 0, output: 10, long_context: { above: 100, input: 2, cache_read: 0.2, cache_write: 0, output: 15 } } } }), 'p.json');
+    const short: Message[] = [{ role: 'user', blocks: [{ type: 'text', text: 'x' }] }];
+    const long: Message[] = [{ role: 'user', blocks: [{ type: 'text', text: 'x'.repeat(200) }] }];
+    const bytes = (m: Message[]): number => Buffer.byteLength(JSON.stringify(m)) + Buffer.byteLength('[]');
+    expect(estimateCallUsd(tiered, 'p', { system: '', messages: short, tools: [], maxTokens: 10 })).toBe(Math.ceil(bytes(short) * 1 + 10 * 10) / 1e6);
+    expect(estimateCallUsd(tiered, 'p', { system: '', messages: long, tools: [], maxTokens: 10 })).toBe(Math.ceil(bytes(long) * 2 + 10 * 15) / 1e6);
+  });
 });
 
 describe('checkSpendable and parseMaxSpend', () => {

@@ -13,7 +13,7 @@ import { once } from 'node:events';
 import { chmodSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { UsageError } from '@quickloop/cli-kit';
-import { DEFAULT_PRICE_BOOK, priceFor, type Message, type PriceBook, type ToolSpec } from '@quickloop/models/core';
+import { DEFAULT_PRICE_BOOK, priceFor, ratesFor, type Message, type PriceBook, type ToolSpec } from '@quickloop/models/core';
 
 export interface LedgerState {
   cap: number;
@@ -222,9 +222,11 @@ export function estimateCallUsd(book: PriceBook, model: string, request: { syste
   const price = priceFor(book, model);
   if (!price) return null;
   const bytes = Buffer.byteLength(request.system) + Buffer.byteLength(JSON.stringify(request.messages)) + Buffer.byteLength(JSON.stringify(request.tools));
-  const inputRate = Math.max(price.input, price.cache_write, price.cache_read);
+  // The bytes bound the prompt's tokens: a prompt of more bytes than a long-context tier's start may be billed at it.
+  const rates = ratesFor(price, bytes);
+  const inputRate = Math.max(rates.input, rates.cache_write, rates.cache_read);
   // Rounded up to the millionth: an estimate must never be below what it bounds.
-  return Math.ceil(bytes * inputRate + request.maxTokens * price.output) / 1e6;
+  return Math.ceil(bytes * inputRate + request.maxTokens * rates.output) / 1e6;
 }
 
 /** The agents whose calls the ledger can see; the others cost nothing (replay, recorded) or are refused under a cap. */

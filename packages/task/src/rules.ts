@@ -169,7 +169,11 @@ export function semanticFindings(task: RawTask, source: Source, locate: Locate, 
     const base: Segment[] = ['success', 'wait_http'];
     if (w.url !== undefined && w.path !== undefined) err('QS033', "success.wait_http has both 'url' and 'path'; give one (path polls the served port, url a full address)", [...base, 'url']);
     else if (w.url === undefined && w.path === undefined) err('QS033', "success.wait_http needs 'path' (on the served $QS_PORT) or 'url'", base);
-    if (w.url !== undefined && !/^https?:\/\/[^/\s]+/i.test(w.url.trim())) err('QS033', `success.wait_http.url must be an http(s) URL, got ${quote(w.url)}`, [...base, 'url']);
+    if (w.url !== undefined && !isHttpUrl(w.url.trim())) {
+      // The url reaches qs_wait_http single-quoted, as written: `$QS_PORT` in it is never the served port.
+      const hint = w.url.includes('$') ? `; the url is used as written (no ${w.url.includes('$QS_PORT') ? '$QS_PORT' : 'variables'}), so use 'path: ${pathOf(w.url)}' to poll the served port` : '';
+      err('QS033', `success.wait_http.url must be an http(s) URL, got ${quote(w.url)}${hint}`, [...base, 'url']);
+    }
     if (w.path !== undefined && /^[a-z]+:\/\//i.test(w.path.trim())) err('QS033', `success.wait_http.path must be a path like /health, got ${quote(w.path)}; use 'url' for a full address`, [...base, 'path']);
     if (w.path !== undefined && /\s/.test(w.path.trim())) err('QS033', `success.wait_http.path must not contain spaces, got ${quote(w.path)}`, [...base, 'path']);
     if (w.status !== undefined && (w.status < 100 || w.status > 599)) err('QS033', `success.wait_http.status must be an HTTP status (100–599), got ${w.status}`, [...base, 'status']);
@@ -226,6 +230,19 @@ export function semanticFindings(task: RawTask, source: Source, locate: Locate, 
 }
 
 const lineCount = (text: string): number => (text.match(/\n/g) ?? []).length;
+
+/** What curl (and the other pollers) can ask: http(s), a host, and a port that is a number. */
+function isHttpUrl(text: string): boolean {
+  if (!/^https?:\/\/[^/\s]+/i.test(text)) return false;
+  try {
+    return new URL(text).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** The path part of a url that does not parse, for the hint: what follows its authority. */
+const pathOf = (url: string): string => /^[a-z]+:\/\/[^/]*(\/[^\s]*)?/i.exec(url.trim())?.[1] ?? '/';
 
 /** A local address: only a server the check itself starts could answer there. */
 function pollsHere(w: { path?: string; url?: string }): boolean {

@@ -76,6 +76,17 @@ describe('loadTaskFile', () => {
     expect(p.task.success).toEqual({ file: 'checks/c.sh' });
   });
 
+  it('reads a success.file saved with a byte-order mark and CRLF line ends as the lines its author wrote (the sha256 stays the bytes)', async () => {
+    const bytes = Buffer.from('\uFEFFtest -d out || qs_fail "no out"\r\ntest -f out/x\r\n', 'utf8');
+    write('checks/w.sh', bytes);
+    write('t.yaml', 'name: f\ngoal: g\ndocs: {path: [https://docs.example.com/]}\nsuccess: {file: checks/w.sh}\n');
+    const r = await loadTaskFile('t.yaml', dir, opts);
+    expect(r.errors).toEqual([]);
+    const p = r.tasks[0]!.payload;
+    expect(p.check.body).toBe('test -d out || qs_fail "no out"\ntest -f out/x\n');
+    expect(p.check.success_file?.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+  });
+
   it("reads a success.file only from inside the task's project: up to its quickloop.yaml or .git, else beside the task; never through a link out", async () => {
     const task = (file: string) => `name: f\ngoal: g\ndocs: {path: [https://docs.example.com/]}\nsuccess: {file: ${file}}\n`;
     const error = async (path: string) => (await loadTaskFile(path, dir, opts)).errors.map((e) => `${e.code} ${e.message}`);

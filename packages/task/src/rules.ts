@@ -302,7 +302,17 @@ function readSuccessFile(file: string, source: Source): SuccessFile | string {
   if (size > MAX_TASK_BYTES) return `success.file ${quote(shown)} is over the 10 MB limit`;
   const bytes = readFileSync(abs);
   if (bytes.includes(0)) return `success.file ${quote(shown)} is a binary file, not a shell script`;
-  const text = bytes.toString('utf8');
+  let decoded: string;
+  try {
+    decoded = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    // Decoding it anyway would put U+FFFD where the author's letters were, so the check would run other text.
+    return `success.file ${quote(shown)} is not UTF-8 text (saved as Latin-1 or another code page?); save it as UTF-8`;
+  }
+  // A file saved by a Windows editor: bash would keep each line's CR (`test -d out\r` asks for another
+  // folder) and read the byte-order mark as part of the first command, so a working run would fail its
+  // check. The lines are read as the author wrote them, as the task file's own are.
+  const text = decoded.replace(/^\uFEFF/, '').replace(/\r\n/g, '\n');
   if (text.trim() === '') return `success.file ${quote(shown)} is empty, so the check would pass on anything`;
   return { path: shown, text, sha256: createHash('sha256').update(bytes).digest('hex') };
 }

@@ -257,6 +257,20 @@ describe('qs run: a sweep', () => {
     }
   });
 
+  it("names the sweep's agent for a run whose setup failed before its agent started: in results.json (quickstarted's readers take a string), JUnit and the summary", async () => {
+    const out = join(work, 'setup-agent');
+    const r = await qs(['run', pipeline('setup-failed.yaml'), '--out', out, '--junit', join(work, 'setup-agent.xml'), '--summary', join(work, 'setup-agent.md'), ...MAP]);
+    expect(r.code, r.err).toBe(2);
+    const task = (JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { tasks: Array<{ agent: unknown; agents: unknown; runs: Array<{ agent: unknown; classification: string }> }> }).tasks[0]!;
+    expect(task.runs.map((x) => [x.classification, x.agent])).toEqual([['harness_error', 'replay']]);
+    expect([task.agent, task.agents]).toEqual(['replay', ['replay']]);
+    expect(readFileSync(join(work, 'setup-agent.xml'), 'utf8')).toContain('name="replay attempt 1"');
+    expect(readFileSync(join(work, 'setup-agent.md'), 'utf8')).toMatch(/^\| greeter-setup-failed \| replay \| no evidence/m);
+    // qs results rebuilds the same document from the folder alone (its plan names the agent).
+    const rebuilt = await qs(['results', out]);
+    expect(rebuilt.out).toBe(readFileSync(join(out, 'results.json'), 'utf8'));
+  });
+
   it('refuses two tasks of one name before anything runs (results.json and qs diff know a task by its name), exit 3', async () => {
     const out = join(work, 'same-name');
     mkdirSync(join(work, 'copy'), { recursive: true });

@@ -112,6 +112,8 @@ export interface NotRun {
 export interface FoldPlan {
   plan_sha256: string;
   repeat: number;
+  /** The agent every attempt of the sweep was given (a run stopped before its agent started names no agent of its own). */
+  agent?: string;
   tasks: readonly { name: string; slug: string }[];
   assigned: readonly { slug: string; attempt: number }[];
 }
@@ -412,6 +414,9 @@ export function foldResults(attempts: readonly AttemptStream[], version: string,
   let last = -Infinity;
   for (const a of ordered) {
     const run = foldRun(a);
+    // A run whose setup failed never had an agent.started, yet it was an attempt of the sweep's agent:
+    // quickstarted's readers take the agent as a string, and JUnit names each testcase after it.
+    if (run.agent === null && typeof plan?.agent === 'string') run.agent = plan.agent;
     const list = groups.get(a.slug) ?? [];
     list.push(run);
     groups.set(a.slug, list);

@@ -271,6 +271,21 @@ describe('qs run: a sweep', () => {
     expect(rebuilt.out).toBe(readFileSync(join(out, 'results.json'), 'utf8'));
   });
 
+  it("keeps the end of a check's output whole characters in results.json and JUnit (quickstarted's report cannot write half an emoji)", async () => {
+    const task = join(work, 'emoji-check.yaml');
+    // 2 000 and 1 000 UTF-16 units back from the end of this output both fall inside an emoji.
+    writeFileSync(task, `name: emoji-check\ngoal: Print the globe.\ndocs: {path: [https://docs.greeter.test/install.html]}\nreplay: [mkdir -p greeter]\nsuccess:\n  script: |\n    for i in $(seq 1 1500); do printf '\\360\\237\\214\\215'; done\n    echo\n    qs_fail "the globe is not enough"\n`);
+    const out = join(work, 'emoji-out');
+    const r = await qs(['run', task, '--out', out, '--junit', join(work, 'emoji.xml'), ...MAP]);
+    expect(r.code, r.err).toBe(1);
+    const text = readFileSync(join(out, 'results.json'), 'utf8');
+    const check = (JSON.parse(text) as { tasks: Array<{ runs: Array<{ success_check: { output: string } }> }> }).tasks[0]!.runs[0]!.success_check.output;
+    expect(check.endsWith('🌍\ncheck failed: the globe is not enough\n')).toBe(true);
+    expect(check.isWellFormed(), JSON.stringify(check.slice(0, 8))).toBe(true);
+    expect(text).not.toMatch(/\\ud[89a-f][0-9a-f]{2}/i);
+    expect(readFileSync(join(work, 'emoji.xml'), 'utf8')).not.toContain('\uFFFD');
+  });
+
   it('refuses two tasks of one name before anything runs (results.json and qs diff know a task by its name), exit 3', async () => {
     const out = join(work, 'same-name');
     mkdirSync(join(work, 'copy'), { recursive: true });

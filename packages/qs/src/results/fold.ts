@@ -141,6 +141,17 @@ const bump = (m: Record<string, number>, k: string): void => {
 const byCount = (m: Record<string, number>): Record<string, number> =>
   Object.fromEntries(Object.entries(m).sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0)));
 const round3 = (n: number): number => Math.round(n * 1000) / 1000;
+
+/**
+ * The end of `text`, at most `max` UTF-16 units, starting on a whole character: half of an emoji is
+ * not text (quickstarted's report, writing it as UTF-8, stops on it; JUnit would show U+FFFD).
+ */
+export function tailChars(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const start = text.length - max;
+  const low = text.charCodeAt(start);
+  return text.slice(low >= 0xdc00 && low <= 0xdfff ? start + 1 : start);
+}
 const sorted = (xs: Iterable<string>): string[] => [...new Set(xs)].sort();
 
 function tokensOf(usage: unknown): { tokens: Tokens; reasoning: number } {
@@ -319,7 +330,7 @@ export function foldRun(stream: AttemptStream): RunResult {
     docs_pages_read: terminal?.type === 'run.completed' && Array.isArray(t.docs_pages_read) ? (t.docs_pages_read as string[]) : pages,
     suspect_page: passed ? null : terminal?.type === 'run.completed' ? str(t.suspect_page) : (pages.at(-1) ?? null),
     docs_bypass_attempts: bypass,
-    success_check: check ? { exit_code: check.exit_code, output: check.output.slice(-CHECK_OUTPUT_CHARS) } : null,
+    success_check: check ? { exit_code: check.exit_code, output: tailChars(check.output, CHECK_OUTPUT_CHARS) } : null,
     tokens: usage.tokens,
     run_id: runId,
     label,

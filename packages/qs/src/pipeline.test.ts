@@ -179,6 +179,14 @@ describe('the replay pipeline, end to end', () => {
     expect(r.codes).toEqual([0, 0, 0]);
   });
 
+  it('qs show points at a page to look at first for a docs gap only: an inconclusive run says nothing about the docs', async () => {
+    const shown = async (file: string) => (await sh(`qs-validate ${join(PIPELINE, file)} | qs-agent ${MAP} | qs-check 2>/dev/null | qs show - > shown.txt`), readFileSync(join(work, 'shown.txt'), 'utf8'));
+    const inconclusive = await shown('route-missing.yaml');
+    expect(inconclusive).toMatch(/INCONCLUSIVE greeter-route-missing: harness_error\n/);
+    expect(inconclusive).not.toContain('where to look first');
+    expect(await shown('docs-gap.yaml')).toMatch(/FAIL greeter-docs-gap: docs_gap\n.*where to look first: https:\/\/docs\.greeter\.test\/quickstart\.html\n/);
+  });
+
   it('keeps the workspace with --keep, re-checks it from the saved stream, and shows the run', async () => {
     const first = await sh(`qs-validate ${EXAMPLE} | qs-sandbox --keep | qs-agent ${MAP} | tee kept.ndjson | qs-check > checked.ndjson`);
     expect(first.codes).toEqual([0, 0, 0, 0, 0]);

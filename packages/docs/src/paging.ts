@@ -13,12 +13,17 @@ export function splitPages(text: string, size = PAGE_CHARS): string[] {
     let cut = window.lastIndexOf('\n\n');
     if (cut < size / 2) cut = window.lastIndexOf('\n');
     if (cut < size / 2) cut = size;
+    // No line end to cut at: still between characters, as half of a pair is not text (a model API refuses it).
+    if (cut === size && isHigh(rest.charCodeAt(cut - 1)) && isLow(rest.charCodeAt(cut))) cut -= 1;
     parts.push(rest.slice(0, cut).trimEnd());
     rest = rest.slice(cut).replace(/^\n+/, '');
   }
   if (rest.length > 0) parts.push(rest);
   return parts;
 }
+
+const isHigh = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff;
+const isLow = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff;
 
 /** The footer the model reads under a part of a page that has more than one. */
 export function pageFooter(page: number, pages: number): string {

@@ -271,6 +271,27 @@ describe('paging', () => {
     expect(await r.read(`${site.url}/guide/reference.html`, first.pages + 1)).toMatchObject({ ok: false, reason: 'no_such_page' });
     expect(await r.read(`${site.url}/guide/reference.html`, 0)).toMatchObject({ ok: false, reason: 'no_such_page' });
   });
+
+  it('cuts a part with no line end to cut at between characters, never inside one (an emoji is two UTF-16 units)', async () => {
+    const line = `x${'🌍'.repeat(400)}`;
+    const odd = await serve({ '/emoji.html': (_q, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<p>${line}</p>`) });
+    try {
+      const r = reader({ pageChars: 300 });
+      const first = await r.read(`${odd.url}/emoji.html`);
+      if (!first.ok) throw new Error(first.error);
+      const parts = [first.text];
+      for (let p = 2; p <= first.pages; p++) {
+        const part = await r.read(`${odd.url}/emoji.html`, p);
+        if (!part.ok) throw new Error(part.error);
+        parts.push(part.text);
+      }
+      // Half of a pair is not text: the model API refuses a request that carries one.
+      for (const t of parts) expect(t.isWellFormed(), JSON.stringify(t.slice(0, 40))).toBe(true);
+      expect(parts.map((t) => t.replace(/\n\n---\npage \d+ of \d+.*$/, '')).join('')).toBe(first.markdown.trim());
+    } finally {
+      await odd.close();
+    }
+  });
 });
 
 /** A clock whose sleeps are held until the test lets them go: a wait is observed, never timed. */

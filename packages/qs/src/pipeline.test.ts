@@ -166,6 +166,27 @@ describe('the replay pipeline, end to end', () => {
     expect(verdict(r)).toMatchObject({ classification: 'passed' });
   });
 
+  it('runs a success.file saved by a Windows editor (a byte-order mark, CRLF line ends) as the author wrote it', async () => {
+    // Each line would otherwise end in a CR that bash keeps: `test -d greeter\r` asks for a folder that
+    // is not there, and the mark makes the first word an unknown command, so a working run read as a docs gap.
+    writeFileSync(join(work, 'windows.sh'), '\uFEFFtest -d greeter || qs_fail "no greeter folder"\r\ntest -f greeter/greet.js\r\n[ "$(cat greeter/greet.js)" = ok ] || qs_fail "greet.js is not ok"\r\n');
+    writeFileSync(
+      join(work, 'windows.yaml'),
+      'name: windows-check\ngoal: Make the greeter folder.\ndocs: {path: [https://docs.greeter.test/install.html]}\nreplay: ["mkdir -p greeter && printf ok > greeter/greet.js"]\nsuccess: {file: windows.sh}\n',
+    );
+    const r = await sh(`qs-validate windows.yaml | qs-agent ${MAP} | qs-check`);
+    expect(verdict(r), r.stderr).toMatchObject({ classification: 'passed' });
+    expect(r.codes).toEqual([0, 0, 0]);
+  });
+
+  it('qs show points at a page to look at first for a docs gap only: an inconclusive run says nothing about the docs', async () => {
+    const shown = async (file: string) => (await sh(`qs-validate ${join(PIPELINE, file)} | qs-agent ${MAP} | qs-check 2>/dev/null | qs show - > shown.txt`), readFileSync(join(work, 'shown.txt'), 'utf8'));
+    const inconclusive = await shown('route-missing.yaml');
+    expect(inconclusive).toMatch(/INCONCLUSIVE greeter-route-missing: harness_error\n/);
+    expect(inconclusive).not.toContain('where to look first');
+    expect(await shown('docs-gap.yaml')).toMatch(/FAIL greeter-docs-gap: docs_gap\n.*where to look first: https:\/\/docs\.greeter\.test\/quickstart\.html\n/);
+  });
+
   it('keeps the workspace with --keep, re-checks it from the saved stream, and shows the run', async () => {
     const first = await sh(`qs-validate ${EXAMPLE} | qs-sandbox --keep | qs-agent ${MAP} | tee kept.ndjson | qs-check > checked.ndjson`);
     expect(first.codes).toEqual([0, 0, 0, 0, 0]);

@@ -254,7 +254,8 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
         const lab = str(e.label);
         const coloured = lab === 'PASS' ? style('pass', lab) : lab === 'FAIL' ? style('fail', lab) : style('warn', lab);
         line(style('bold', `${coloured} ${str(e.task)}: ${str(e.classification)}`) + (e.enforced === false ? style('warn', ' (UNENFORCED)') : ''));
-        if (e.label !== 'PASS' && typeof e.suspect_page === 'string') line(`where to look first: ${str(e.suspect_page)}`);
+        // Only a docs gap points at the docs: an inconclusive run's last page says nothing about them (as in qs diff and the report).
+        if (e.classification === 'docs_gap' && typeof e.suspect_page === 'string') line(`where to look first: ${str(e.suspect_page)}`);
         if (typeof e.docs_bypass_attempts === 'number' && e.docs_bypass_attempts > 0) line(`docs bypass attempts: ${e.docs_bypass_attempts}`);
         if (typeof e.workspace_kept === 'string') line(style('dim', `workspace kept: ${str(e.workspace_kept)}`));
         break;

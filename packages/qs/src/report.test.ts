@@ -307,6 +307,16 @@ describe('qs report', () => {
     }
   });
 
+  it('counts in English: 1 run, 2 retries, 2 shell reaches (never "1 runs", "retrys", "reachs")', () => {
+    const run = (retries: number, bypass: number) => ({ attempt: 1, classification: 'passed', retries, docs_bypass_attempts: bypass, egress: { allowed: 0, blocked: bypass, errors: 0, allowed_hosts: {}, blocked_hosts: bypass > 0 ? { 'docs.a.test': bypass } : {}, error_hosts: {} } });
+    const one = { schema_version: '2.0', tasks: [{ task: 't', attempts: 1, passes: 1, evidential_runs: 1, runs: [run(2, 2)] }] };
+    const text = reportHtml(one as unknown as Results, new Map(), { fromFolder: false }).replace(/<[^>]+>/g, '');
+    expect(text).toContain('1 run of 1 task');
+    expect(text).toContain('2 retries');
+    expect(text).toContain('2 shell reaches for a docs host');
+    expect(text).not.toMatch(/\b1 runs\b|retrys|reachs/);
+  });
+
   it('links no page whose address holds a control, bidi or invisible character: it is shown, and the link markup stays whole', () => {
     const pages = ['https://a.test/\x01x', 'https://a.test/\u202e"><img/src=x/onerror=alert(1)>', 'https://a.test/\u200bb', 'https://a.test/\ud800c'];
     const doc = { schema_version: '2.0', tasks: [{ task: 't', attempts: 4, passes: 0, evidential_runs: 4, runs: pages.map((p, i) => ({ attempt: i + 1, classification: 'docs_gap', suspect_page: p })) }] };

@@ -257,6 +257,35 @@ describe('qs run: a sweep', () => {
     }
   });
 
+  it("names the sweep's agent for a run whose setup failed before its agent started: in results.json (quickstarted's readers take a string), JUnit and the summary", async () => {
+    const out = join(work, 'setup-agent');
+    const r = await qs(['run', pipeline('setup-failed.yaml'), '--out', out, '--junit', join(work, 'setup-agent.xml'), '--summary', join(work, 'setup-agent.md'), ...MAP]);
+    expect(r.code, r.err).toBe(2);
+    const task = (JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { tasks: Array<{ agent: unknown; agents: unknown; runs: Array<{ agent: unknown; classification: string }> }> }).tasks[0]!;
+    expect(task.runs.map((x) => [x.classification, x.agent])).toEqual([['harness_error', 'replay']]);
+    expect([task.agent, task.agents]).toEqual(['replay', ['replay']]);
+    expect(readFileSync(join(work, 'setup-agent.xml'), 'utf8')).toContain('name="replay attempt 1"');
+    expect(readFileSync(join(work, 'setup-agent.md'), 'utf8')).toMatch(/^\| greeter-setup-failed \| replay \| no evidence/m);
+    // qs results rebuilds the same document from the folder alone (its plan names the agent).
+    const rebuilt = await qs(['results', out]);
+    expect(rebuilt.out).toBe(readFileSync(join(out, 'results.json'), 'utf8'));
+  });
+
+  it("keeps the end of a check's output whole characters in results.json and JUnit (quickstarted's report cannot write half an emoji)", async () => {
+    const task = join(work, 'emoji-check.yaml');
+    // 2 000 and 1 000 UTF-16 units back from the end of this output both fall inside an emoji.
+    writeFileSync(task, `name: emoji-check\ngoal: Print the globe.\ndocs: {path: [https://docs.greeter.test/install.html]}\nreplay: [mkdir -p greeter]\nsuccess:\n  script: |\n    for i in $(seq 1 1500); do printf '\\360\\237\\214\\215'; done\n    echo\n    qs_fail "the globe is not enough"\n`);
+    const out = join(work, 'emoji-out');
+    const r = await qs(['run', task, '--out', out, '--junit', join(work, 'emoji.xml'), ...MAP]);
+    expect(r.code, r.err).toBe(1);
+    const text = readFileSync(join(out, 'results.json'), 'utf8');
+    const check = (JSON.parse(text) as { tasks: Array<{ runs: Array<{ success_check: { output: string } }> }> }).tasks[0]!.runs[0]!.success_check.output;
+    expect(check.endsWith('🌍\ncheck failed: the globe is not enough\n')).toBe(true);
+    expect(check.isWellFormed(), JSON.stringify(check.slice(0, 8))).toBe(true);
+    expect(text).not.toMatch(/\\ud[89a-f][0-9a-f]{2}/i);
+    expect(readFileSync(join(work, 'emoji.xml'), 'utf8')).not.toContain('\uFFFD');
+  });
+
   it('refuses two tasks of one name before anything runs (results.json and qs diff know a task by its name), exit 3', async () => {
     const out = join(work, 'same-name');
     mkdirSync(join(work, 'copy'), { recursive: true });

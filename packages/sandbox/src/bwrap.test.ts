@@ -53,6 +53,13 @@ describe('bwrap backend', () => {
     expect(sb.describe().reason).toMatch(/^auto: /);
   });
 
+  it('cuts long output between characters, never inside one: what a model is sent is text', async () => {
+    const r = await (await enforced()).exec(`for i in $(seq 1 300); do printf '\\360\\237\\214\\215'; done; echo; echo done`, { maxOutputChars: 101 });
+    expect(r.truncated).toBe(true);
+    expect(r.output.isWellFormed(), JSON.stringify(r.output)).toBe(true);
+    expect(r.output.endsWith('🌍\ndone\n')).toBe(true);
+  });
+
   it('gives a command real pipes: /dev/stdout and /dev/stderr open, as under any shell, and no denial is recorded', async () => {
     const sb = await enforced();
     const r = await sb.exec('echo one > /dev/stdout; echo two > /dev/stderr; echo three | tee /dev/stderr > /dev/null; [ -p /dev/stdout ] && echo pipe');

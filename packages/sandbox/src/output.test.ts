@@ -23,6 +23,25 @@ describe('OutputCap', () => {
     expect(cap.result()).toEqual({ output: `HEAD${omissionMarker(100_000)}TAIL`, originalChars: 100_008, truncated: true });
   });
 
+  it('never cuts a character in two where the head ends or the tail begins (an emoji is two UTF-16 units)', () => {
+    // A lone half of a pair is not text: a model API refuses the request that carries it.
+    for (const max of [1, 2, 3, 7, 10, 11]) {
+      for (const lead of ['', 'a']) {
+        const cap = new OutputCap(max);
+        const text = `${lead}${'🌍'.repeat(20)}x${'🌍'.repeat(20)}`;
+        const bytes = Buffer.from(text);
+        for (const piece of [bytes.subarray(0, 13), bytes.subarray(13)]) cap.push(piece);
+        const r = cap.result();
+        expect(r.output.isWellFormed(), `max ${max}, lead '${lead}': ${JSON.stringify(r.output)}`).toBe(true);
+        expect(r.truncated).toBe(true);
+        const m = /\[\.\.\. (\d+) characters omitted \.\.\.\]/.exec(r.output);
+        expect(r.output.replace(omissionMarker(Number(m?.[1])), '').length + Number(m?.[1])).toBe(r.originalChars);
+        expect(text.startsWith(r.output.slice(0, r.output.indexOf('\n[...')))).toBe(true);
+        expect(text.endsWith(r.output.slice(r.output.indexOf('...]\n') + 5))).toBe(true);
+      }
+    }
+  });
+
   it('does not split a UTF-8 character across chunks', () => {
     const cap = new OutputCap(100);
     const bytes = Buffer.from('é€');

@@ -17,6 +17,8 @@ export class OutputCap {
   readonly #tailMax: number;
   readonly #decoder = new StringDecoder('utf8');
   #head = '';
+  /** Set once the head is as full as it gets: a character that did not fit whole goes to the tail, and so does all after it. */
+  #headDone = false;
   #tail = '';
   #total = 0;
 
@@ -34,15 +36,18 @@ export class OutputCap {
     if (text === '') return;
     this.#total += text.length;
     let rest = text;
-    if (this.#head.length < this.#headMax) {
-      const room = this.#headMax - this.#head.length;
+    if (!this.#headDone) {
+      let room = this.#headMax - this.#head.length;
+      // The cut falls between characters: half of a pair is not text, and a model API refuses a request with one.
+      if (room > 0 && room < rest.length && isHigh(rest.charCodeAt(room - 1))) room -= 1;
       this.#head += rest.slice(0, room);
       rest = rest.slice(room);
+      if (rest !== '') this.#headDone = true;
     }
     if (rest === '') return;
     this.#tail += rest;
     // Trim only once the tail is well over its size, so many small chunks stay cheap.
-    if (this.#tail.length > this.#tailMax * 2 + 4096) this.#tail = this.#tail.slice(this.#tail.length - this.#tailMax);
+    if (this.#tail.length > this.#tailMax * 2 + 4096) this.#tail = lastChars(this.#tail, this.#tailMax);
   }
 
   /** The kept output, with the marker when something was dropped. */
@@ -50,7 +55,18 @@ export class OutputCap {
     this.#add(this.#decoder.end());
     const kept = this.#head.length + Math.min(this.#tail.length, this.#tailMax);
     if (kept >= this.#total) return { output: this.#head + this.#tail, originalChars: this.#total, truncated: false };
-    const tail = this.#tailMax === 0 ? '' : this.#tail.slice(-this.#tailMax);
+    const tail = lastChars(this.#tail, this.#tailMax);
     return { output: this.#head + omissionMarker(this.#total - this.#head.length - tail.length) + tail, originalChars: this.#total, truncated: true };
   }
+}
+
+const isHigh = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff;
+const isLow = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff;
+
+/** At most the last `max` UTF-16 units of `text`, starting on a whole character. */
+function lastChars(text: string, max: number): string {
+  if (max <= 0) return '';
+  if (text.length <= max) return text;
+  const start = text.length - max;
+  return text.slice(isLow(text.charCodeAt(start)) && isHigh(text.charCodeAt(start - 1)) ? start + 1 : start);
 }

@@ -24,7 +24,7 @@ export const CODES = {
   QS021: { severity: 'error', summary: '`docs.path` lists the same page twice.' },
   QS022: { severity: 'error', summary: 'A `docs.allow` or `network` entry is not a bare host name.' },
   QS030: { severity: 'error', summary: '`success` has both `script` and `file`, or nothing that decides the verdict.' },
-  QS031: { severity: 'error', summary: "`success.file` is absolute, missing, not a file, empty, binary or over 10 MB, or outside the task's project (the nearest folder up holding a `quickloop.yaml` or `.git`, else the task's own folder; a link is judged by where it leads): its text goes into every stream, so a task from someone else cannot name a host file." },
+  QS031: { severity: 'error', summary: "`success.file` is absolute, missing, not a file, empty, binary, not UTF-8 or over 10 MB, or outside the task's project (the nearest folder up holding a `quickloop.yaml` or `.git`, else the task's own folder; a link is judged by where it leads): its text goes into every stream, so a task from someone else cannot name a host file." },
   QS032: { severity: 'error', summary: '`success.serve` starts a server but nothing checks it.' },
   QS033: { severity: 'error', summary: '`success.wait_http` has both `url` and `path`, or neither, or a bad url, status or timeout.' },
   QS034: { severity: 'error', summary: 'An `expect_output`/`wait_http` pattern is empty, spans lines, or is missing; or a `matches` pattern is one `grep -E` itself refuses (the POSIX ERE the check runs, asked of the machine\'s grep).' },

@@ -76,6 +76,29 @@ describe('loadTaskFile', () => {
     expect(p.task.success).toEqual({ file: 'checks/c.sh' });
   });
 
+  it("reads YAML merge keys (`<<: *defaults`) as quickstarted's loader (PyYAML) does: the mapping merged in, the task's own keys winning", async () => {
+    write('t.yaml', 'name: m\ngoal: g\ndocs: {path: [https://docs.example.com/]}\nsuccess:\n  <<: &check {script: "test -f x || qs_fail no"}\nbudgets:\n  <<: [{max_turns: 5, max_seconds: 100}, {max_output_chars: 900}]\n  max_turns: 7\n');
+    const r = await loadTaskFile('t.yaml', dir, opts);
+    expect(r.errors).toEqual([]);
+    const p = r.tasks[0]!.payload;
+    expect(p.task.success).toEqual({ script: 'test -f x || qs_fail no' });
+    expect(p.task.budgets).toEqual({ ...BUDGET_DEFAULTS, max_turns: 7, max_seconds: 100, max_output_chars: 900 });
+    // A field that came in through the merge is still pointed at (its mapping) when it is wrong.
+    write('bad.yaml', 'name: m\ngoal: g\ndocs: {path: [https://docs.example.com/]}\nsuccess: {script: "test -f x || qs_fail no"}\nbudgets:\n  <<: {max_turns: 0}\n');
+    expect((await loadTaskFile('bad.yaml', dir, opts)).errors.map((e) => [e.code, e.line, e.message])).toEqual([['QS036', 6, 'budgets.max_turns must be at least 1, got 0']]);
+  });
+
+  it('reads a success.file saved with a byte-order mark and CRLF line ends as the lines its author wrote (the sha256 stays the bytes)', async () => {
+    const bytes = Buffer.from('\uFEFFtest -d out || qs_fail "no out"\r\ntest -f out/x\r\n', 'utf8');
+    write('checks/w.sh', bytes);
+    write('t.yaml', 'name: f\ngoal: g\ndocs: {path: [https://docs.example.com/]}\nsuccess: {file: checks/w.sh}\n');
+    const r = await loadTaskFile('t.yaml', dir, opts);
+    expect(r.errors).toEqual([]);
+    const p = r.tasks[0]!.payload;
+    expect(p.check.body).toBe('test -d out || qs_fail "no out"\ntest -f out/x\n');
+    expect(p.check.success_file?.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+  });
+
   it("reads a success.file only from inside the task's project: up to its quickloop.yaml or .git, else beside the task; never through a link out", async () => {
     const task = (file: string) => `name: f\ngoal: g\ndocs: {path: [https://docs.example.com/]}\nsuccess: {file: ${file}}\n`;
     const error = async (path: string) => (await loadTaskFile(path, dir, opts)).errors.map((e) => `${e.code} ${e.message}`);

@@ -24,7 +24,8 @@ export function parseSource(source: Source): ParseResult {
   const lines = new LineCounter();
   // uniqueKeys: a key written twice is an error (JSON.parse would keep the last one silently).
   // logLevel 'error': the parser's own warnings would reach stderr as Node process warnings.
-  const doc = parseDocument(source.text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, version: '1.2', logLevel: 'error' });
+  // merge: in YAML, `<<: *defaults` merges a mapping in, as quickstarted's loader (PyYAML) reads a task; in JSON "<<" is a key.
+  const doc = parseDocument(source.text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, version: '1.2', merge: source.format === 'yaml', logLevel: 'error' });
   // An unknown tag (`!foo x`) would otherwise be dropped silently, keeping only the value.
   const first = doc.errors[0] ?? doc.warnings.find((w) => w.code === 'TAG_RESOLVE_FAILED');
   if (first) {

@@ -169,7 +169,11 @@ export function semanticFindings(task: RawTask, source: Source, locate: Locate, 
     const base: Segment[] = ['success', 'wait_http'];
     if (w.url !== undefined && w.path !== undefined) err('QS033', "success.wait_http has both 'url' and 'path'; give one (path polls the served port, url a full address)", [...base, 'url']);
     else if (w.url === undefined && w.path === undefined) err('QS033', "success.wait_http needs 'path' (on the served $QS_PORT) or 'url'", base);
-    if (w.url !== undefined && !/^https?:\/\/[^/\s]+/i.test(w.url.trim())) err('QS033', `success.wait_http.url must be an http(s) URL, got ${quote(w.url)}`, [...base, 'url']);
+    if (w.url !== undefined && !isHttpUrl(w.url.trim())) {
+      // The url reaches qs_wait_http single-quoted, as written: `$QS_PORT` in it is never the served port.
+      const hint = w.url.includes('$') ? `; the url is used as written (no ${w.url.includes('$QS_PORT') ? '$QS_PORT' : 'variables'}), so use 'path: ${pathOf(w.url)}' to poll the served port` : '';
+      err('QS033', `success.wait_http.url must be an http(s) URL, got ${quote(w.url)}${hint}`, [...base, 'url']);
+    }
     if (w.path !== undefined && /^[a-z]+:\/\//i.test(w.path.trim())) err('QS033', `success.wait_http.path must be a path like /health, got ${quote(w.path)}; use 'url' for a full address`, [...base, 'path']);
     if (w.path !== undefined && /\s/.test(w.path.trim())) err('QS033', `success.wait_http.path must not contain spaces, got ${quote(w.path)}`, [...base, 'path']);
     if (w.status !== undefined && (w.status < 100 || w.status > 599)) err('QS033', `success.wait_http.status must be an HTTP status (100–599), got ${w.status}`, [...base, 'status']);
@@ -226,6 +230,19 @@ export function semanticFindings(task: RawTask, source: Source, locate: Locate, 
 }
 
 const lineCount = (text: string): number => (text.match(/\n/g) ?? []).length;
+
+/** What curl (and the other pollers) can ask: http(s), a host, and a port that is a number. */
+function isHttpUrl(text: string): boolean {
+  if (!/^https?:\/\/[^/\s]+/i.test(text)) return false;
+  try {
+    return new URL(text).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** The path part of a url that does not parse, for the hint: what follows its authority. */
+const pathOf = (url: string): string => /^[a-z]+:\/\/[^/]*(\/[^\s]*)?/i.exec(url.trim())?.[1] ?? '/';
 
 /** A local address: only a server the check itself starts could answer there. */
 function pollsHere(w: { path?: string; url?: string }): boolean {
@@ -285,7 +302,17 @@ function readSuccessFile(file: string, source: Source): SuccessFile | string {
   if (size > MAX_TASK_BYTES) return `success.file ${quote(shown)} is over the 10 MB limit`;
   const bytes = readFileSync(abs);
   if (bytes.includes(0)) return `success.file ${quote(shown)} is a binary file, not a shell script`;
-  const text = bytes.toString('utf8');
+  let decoded: string;
+  try {
+    decoded = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    // Decoding it anyway would put U+FFFD where the author's letters were, so the check would run other text.
+    return `success.file ${quote(shown)} is not UTF-8 text (saved as Latin-1 or another code page?); save it as UTF-8`;
+  }
+  // A file saved by a Windows editor: bash would keep each line's CR (`test -d out\r` asks for another
+  // folder) and read the byte-order mark as part of the first command, so a working run would fail its
+  // check. The lines are read as the author wrote them, as the task file's own are.
+  const text = decoded.replace(/^\uFEFF/, '').replace(/\r\n/g, '\n');
   if (text.trim() === '') return `success.file ${quote(shown)} is empty, so the check would pass on anything`;
   return { path: shown, text, sha256: createHash('sha256').update(bytes).digest('hex') };
 }

@@ -112,6 +112,8 @@ export interface NotRun {
 export interface FoldPlan {
   plan_sha256: string;
   repeat: number;
+  /** The agent every attempt of the sweep was given (a run stopped before its agent started names no agent of its own). */
+  agent?: string;
   tasks: readonly { name: string; slug: string }[];
   assigned: readonly { slug: string; attempt: number }[];
 }
@@ -139,6 +141,17 @@ const bump = (m: Record<string, number>, k: string): void => {
 const byCount = (m: Record<string, number>): Record<string, number> =>
   Object.fromEntries(Object.entries(m).sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0)));
 const round3 = (n: number): number => Math.round(n * 1000) / 1000;
+
+/**
+ * The end of `text`, at most `max` UTF-16 units, starting on a whole character: half of an emoji is
+ * not text (quickstarted's report, writing it as UTF-8, stops on it; JUnit would show U+FFFD).
+ */
+export function tailChars(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const start = text.length - max;
+  const low = text.charCodeAt(start);
+  return text.slice(low >= 0xdc00 && low <= 0xdfff ? start + 1 : start);
+}
 const sorted = (xs: Iterable<string>): string[] => [...new Set(xs)].sort();
 
 function tokensOf(usage: unknown): { tokens: Tokens; reasoning: number } {
@@ -321,7 +334,7 @@ export function foldRun(stream: AttemptStream): RunResult {
     docs_pages_read: terminal?.type === 'run.completed' && Array.isArray(t.docs_pages_read) ? (t.docs_pages_read as string[]) : pages,
     suspect_page: passed ? null : terminal?.type === 'run.completed' ? str(t.suspect_page) : (pages.at(-1) ?? null),
     docs_bypass_attempts: bypass,
-    success_check: check ? { exit_code: check.exit_code, output: check.output.slice(-CHECK_OUTPUT_CHARS) } : null,
+    success_check: check ? { exit_code: check.exit_code, output: tailChars(check.output, CHECK_OUTPUT_CHARS) } : null,
     tokens: usage.tokens,
     run_id: runId,
     label,
@@ -416,6 +429,9 @@ export function foldResults(attempts: readonly AttemptStream[], version: string,
   let last = -Infinity;
   for (const a of ordered) {
     const run = foldRun(a);
+    // A run whose setup failed never had an agent.started, yet it was an attempt of the sweep's agent:
+    // quickstarted's readers take the agent as a string, and JUnit names each testcase after it.
+    if (run.agent === null && typeof plan?.agent === 'string') run.agent = plan.agent;
     const list = groups.get(a.slug) ?? [];
     list.push(run);
     groups.set(a.slug, list);

@@ -66,7 +66,8 @@ const int = (v: unknown): string => {
   return n === null ? '—' : Math.round(n).toLocaleString('en-US');
 };
 const clipEnd = (s: string, limit: number): string => (s.length > limit ? `…${s.slice(s.length - limit)}` : s);
-const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+/** `2 runs`; a word whose plural is not `+s` gives it (`retry`, `retries`). */
+const plural = (n: number, word: string, many = `${word}s`): string => `${n} ${n === 1 ? word : many}`;
 const labelClass = (label: string): string => (label === 'PASS' ? 'pass' : label === 'FAIL' ? 'fail' : label === 'SKIP' ? 'skip' : 'warn');
 const badge = (label: unknown): string => `<span class="badge ${labelClass(text(label))}">${esc(label)}</span>`;
 /** A run's label; quickstarted's runs have none, and its labels are these, from the classification. */
@@ -158,7 +159,7 @@ function egressSection(runs: Run[]): string {
   // quickstarted's runs keep no egress counts: none recorded is not the same as none made.
   const recorded = runs.some(({ r }) => typeof r.egress === 'object' && r.egress !== null);
   const body = rows.length === 0 ? (recorded ? '<p>No connection left any sandbox.</p>' : '<p>Not recorded: no run in this document counts its egress.</p>') : `<table class="cards"><thead><tr><th>Host</th><th>Allowed</th><th>Blocked</th><th>Failed</th><th>Runs</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
-  const note = bypass > 0 ? `<p class="warn">${plural(bypass, 'shell reach')} for a docs host (blocked: docs are read through read_docs).</p>` : '';
+  const note = bypass > 0 ? `<p class="warn">${plural(bypass, 'shell reach', 'shell reaches')} for a docs host (blocked: docs are read through read_docs).</p>` : '';
   return `<section id="egress"><h2>Egress</h2><p class="muted">What the egress proxy decided for connections from the sandboxed shell, by host, over every run.</p>${body}${note}</section>`;
 }
 
@@ -326,7 +327,7 @@ function transcriptsSection(tasks: Obj[], runsOf: (t: Obj, i: number) => Run[], 
   const blocks = tasks.map((t, i) => {
     const items = runsOf(t, i).map(({ attempt, r, index }) => {
       const events = streams.get(text(r.stream));
-      const facts = `${badge(labelOf(r))} ${esc(r.classification)}${(num(r.turns) ?? 0) > 0 ? ` · ${plural(r.turns as number, 'turn')}` : ''}${r.estimated_cost_usd !== undefined && r.model_reported ? ` · ${usd(r.estimated_cost_usd)}` : ''}${(num(r.retries) ?? 0) > 0 ? ` · ${plural(r.retries as number, 'retry')}` : ''}`;
+      const facts = `${badge(labelOf(r))} ${esc(r.classification)}${(num(r.turns) ?? 0) > 0 ? ` · ${plural(r.turns as number, 'turn')}` : ''}${r.estimated_cost_usd !== undefined && r.model_reported ? ` · ${usd(r.estimated_cost_usd)}` : ''}${(num(r.retries) ?? 0) > 0 ? ` · ${plural(r.retries as number, 'retry', 'retries')}` : ''}`;
       const trace = traces.get(index);
       const body = events
         ? `<ol class="steps">${tree(events).map(nodeHtml).join('')}</ol>`
@@ -431,7 +432,7 @@ export function reportHtml(results: Results, streams: ReadonlyMap<string, readon
 <body>
 <header>
 <h1>quickloop report</h1>
-<p class="muted">${esc(runs.length)} runs of ${plural(tasks.length, 'task')} · agents ${esc(agentsOf(doc, tasks).join(', ') || '—')}${arr(doc.models_reported).length > 0 ? ` · models ${esc(arr(doc.models_reported).map(text).join(', '))}` : ''} · backend ${esc(env.backend ?? 'none')} · ${esc(doc.duration_seconds ?? 0)}s · ${esc(doc.generated_at)}</p>
+<p class="muted">${plural(runs.length, 'run')} of ${plural(tasks.length, 'task')} · agents ${esc(agentsOf(doc, tasks).join(', ') || '—')}${arr(doc.models_reported).length > 0 ? ` · models ${esc(arr(doc.models_reported).map(text).join(', '))}` : ''} · backend ${esc(env.backend ?? 'none')} · ${esc(doc.duration_seconds ?? 0)}s · ${esc(doc.generated_at)}</p>
 <ul class="summary">${cards.join('')}</ul>
 ${doc.interrupted === true ? '<p class="notice"><strong>The sweep was interrupted</strong>: the runs below are the ones that finished.</p>' : ''}
 </header>

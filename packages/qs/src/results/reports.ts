@@ -1,7 +1,7 @@
 // What a sweep's results.json is also written as: JUnit XML, a Markdown summary, GitHub annotations.
 // Each reads the fold's document only, so they agree with results.json and with each other.
 import { codePoint, DISGUISE } from './disguise.js';
-import { isInconclusive, type Results, type RunResult, type TaskResult } from './fold.js';
+import { isInconclusive, tailChars, type Results, type RunResult, type TaskResult } from './fold.js';
 
 /** Escaped for XML 1.0, which cannot carry most control characters or lone surrogates even escaped. */
 function xml(text: string): string {
@@ -27,7 +27,7 @@ function testcase(t: TaskResult, r: RunResult): string {
   if (r.classification === 'passed') return `${open}/>`;
   if (r.classification === 'skipped') return `${open}>\n      <skipped message="${xml(r.outcome.detail)}"/>\n    </testcase>`;
   if (r.classification === 'docs_gap') {
-    const text = [`stop reason: ${r.stop_reason ?? 'none'}`, `last docs page read: ${r.suspect_page ?? 'none'}`, `check output:`, (r.success_check?.output ?? '').slice(-1000)].join('\n');
+    const text = [`stop reason: ${r.stop_reason ?? 'none'}`, `last docs page read: ${r.suspect_page ?? 'none'}`, `check output:`, tailChars(r.success_check?.output ?? '', 1000)].join('\n');
     return `${open}>\n      <failure type="docs_gap" message="${xml(`success check exit ${r.success_check?.exit_code ?? 'none'}: ${r.outcome.check_reason ?? r.outcome.detail}`)}">${xml(text)}</failure>\n    </testcase>`;
   }
   return `${open}>\n      <error type="${xml(r.classification)}" message="${xml(r.outcome.detail)}">${xml(r.outcome.detail)}</error>\n    </testcase>`;

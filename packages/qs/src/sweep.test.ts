@@ -107,6 +107,22 @@ describe('qs run: a sweep', () => {
       ['greeter-quickstart', 2, 2, 1, 0],
     ]);
 
+    // Beside each stream, the same run in quickstarted's trace format, for the prior art's show and report.
+    for (const [key, events] of attempts) {
+      const trace = lines(readFileSync(join(out, key, 'trace.jsonl'), 'utf8')) as unknown as Array<Record<string, unknown>>;
+      expect(trace.every((e) => typeof e.ts === 'number' && typeof e.type === 'string' && !('run_id' in e)), key).toBe(true);
+      expect(trace[0], key).toMatchObject({ type: 'run_start', task: key.split('/')[0], attempt: Number(key.split('/')[1]), backend: 'bwrap', enforced: true });
+      const end = events.find((e) => e.type === 'run.completed');
+      expect(trace.at(-1), key).toEqual({ ts: Date.parse(end?.ts as string) / 1000, type: 'run_end', stop_reason: end?.stop_reason, passed: end?.classification === 'passed', classification: end?.classification });
+      const commands = events.filter((e) => e.type === 'tool.call' && e.tool === 'bash').map((e) => e.command);
+      expect(trace.filter((e) => e.type === 'tool_call' && e.tool === 'bash').map((e) => e.command), key).toEqual(commands);
+      expect(trace.filter((e) => e.type === 'tool_result').length, key).toBe(commands.length);
+      expect(trace.filter((e) => e.type === 'success_check').length, key).toBe(events.some((e) => e.type === 'check.completed') ? 1 : 0);
+    }
+    const shown = spawnSync(process.execPath, [QS, 'show', join(out, 'greeter-docs-gap', '1', 'trace.jsonl')], { env: env(), encoding: 'utf8' });
+    expect(shown.status, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/FAIL greeter-docs-gap: docs_gap \(stop reason command_failed\)/);
+
     const junit = readFileSync(join(work, 'junit.xml'), 'utf8');
     expect(junit).toContain('<testsuites name="quickloop" tests="6" failures="2" errors="0" skipped="2"');
     expect(junit.match(/<testcase /g)).toHaveLength(6);

@@ -4,8 +4,9 @@ import { copyFileSync, existsSync, readdirSync, statSync, writeFileSync } from '
 import { join, relative, resolve, sep } from 'node:path';
 import { InputError, logLevel, makeDirs, parseArgs, QsExit, terminalSafe, UsageError } from '@quickloop/cli-kit';
 import type { Command } from '../command.js';
-import { serialiseResults } from '../results/fold.js';
+import { serialiseResults, type AttemptStream } from '../results/fold.js';
 import { readAttempts, resultsFromDir } from '../results/load.js';
+import { writeQuickstartedTrace } from '../results/trace-export.js';
 import { checkReportPaths, exitCode, publishResults } from '../results/publish.js';
 import { rateText } from '../results/reports.js';
 import { PLAN_FILE, planAttempts, planEvent, readPlan, type SweepPlan } from '../sweep/plan.js';
@@ -86,7 +87,7 @@ export const merge: Command = {
     }
     const planned = new Set(planAttempts(head.plan.tasks, head.plan.repeat).map((x) => `${x.slug}#${x.attempt}`));
     const holder = new Map<string, string>();
-    const copies: { from: string; slug: string; attempt: number }[] = [];
+    const copies: { from: string; slug: string; attempt: number; events: AttemptStream['events'] }[] = [];
     for (const f of folders) {
       for (const a of await readAttempts(f.path, f.shown)) {
         const k = `${a.slug}#${a.attempt}`;
@@ -95,7 +96,7 @@ export const merge: Command = {
         const other = holder.get(k);
         if (other !== undefined) throw new InputError(`qs merge: ${other} and ${file} are the same attempt ${k} (a shard run twice? merge one of them)`);
         holder.set(k, file);
-        copies.push({ from: join(f.path, a.slug, String(a.attempt), 'events.ndjson'), slug: a.slug, attempt: a.attempt });
+        copies.push({ from: join(f.path, a.slug, String(a.attempt), 'events.ndjson'), slug: a.slug, attempt: a.attempt, events: a.events });
       }
     }
 
@@ -106,6 +107,7 @@ export const merge: Command = {
     for (const c of copies) {
       makeDirs(join(out, c.slug, String(c.attempt)));
       copyFileSync(c.from, join(out, c.slug, String(c.attempt), 'events.ndjson'));
+      writeQuickstartedTrace(join(out, c.slug, String(c.attempt)), c);
     }
     const results = await resultsFromDir(out, VERSION, String(args.out));
     writeFileSync(join(out, 'results.json'), serialiseResults(results));

@@ -12,6 +12,7 @@ import { attemptArgv } from '../attempt.js';
 import { attemptCommand } from '../bins.js';
 import { callStage, HOSTED_STAGES as STAGES, type HostedStage } from './host.js';
 import type { AttemptStream } from '../results/fold.js';
+import { writeQuickstartedTrace } from '../results/trace-export.js';
 import type { Progress } from './progress.js';
 
 export interface LoadedTask {
@@ -258,7 +259,10 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
     record(raw, parseLine(raw, 1, 'qs').event);
   }
   atExit.delete(onExit);
-  if (fd !== null) closeSync(fd);
+  if (fd !== null) {
+    closeSync(fd);
+    writeQuickstartedTrace(join(o.out as string, task.slug, String(attempt)), { slug: task.slug, attempt, events });
+  }
   const t = terminal as unknown as Record<string, unknown>;
   const verdict = t.type === 'run.completed' ? String(t.label) : t.type === 'run.interrupted' ? 'INTERRUPTED' : 'INCONCLUSIVE';
   const detail = t.type === 'run.completed' ? `${String(t.classification)} — ${String(t.detail)}` : t.type === 'run.failed' ? `${String(t.failed_stage)}: ${String(t.error)}` : 'interrupted';

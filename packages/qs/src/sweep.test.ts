@@ -287,6 +287,18 @@ describe('qs run: a sweep', () => {
     expect(rebuilt.out).toBe(readFileSync(join(out, 'results.json'), 'utf8'));
   });
 
+  it("runs a task named in another team's words (spaces, a slash, letters beyond ASCII): its folder a safe form of the name, its results the name as written", async () => {
+    const task = join(work, 'unicode-name.yaml');
+    writeFileSync(task, 'name: "Démarrage rapide — greeter / npm"\ngoal: Make the folder.\ndocs: {path: [https://docs.greeter.test/install.html]}\nreplay: [mkdir -p greeter]\nsuccess:\n  script: test -d greeter || qs_fail "no greeter"\n');
+    const out = join(work, 'unicode-out');
+    const r = await qs(['run', task, '--out', out, ...MAP]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/warning .*unicode-name.yaml:1:7: name 'Démarrage rapide — greeter \/ npm' is not safe as a directory name; .*\[QS120\]/);
+    expect(readdirSync(out).sort()).toEqual(['d-marrage-rapide-greeter-npm', 'plan.ndjson', 'results.json']);
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { tasks: Array<{ task: string; passes: number; runs: Array<{ stream: string }> }> };
+    expect(results.tasks.map((t) => [t.task, t.passes, t.runs[0]?.stream])).toEqual([['Démarrage rapide — greeter / npm', 1, 'd-marrage-rapide-greeter-npm/1/events.ndjson']]);
+  });
+
   it("keeps the end of a check's output whole characters in results.json and JUnit (quickstarted's report cannot write half an emoji)", async () => {
     const task = join(work, 'emoji-check.yaml');
     // 2 000 and 1 000 UTF-16 units back from the end of this output both fall inside an emoji.

@@ -37,6 +37,9 @@ function meaningfulLines(script: string): string[] {
     .filter((l) => l !== '' && !(l.startsWith('#') && !l.startsWith('#!')));
 }
 
+/** A name that is a folder name as it stands: letters, digits, `.`, `_`, `-`; not hidden, not an option. */
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
 export function lintTask(raw: RawTask, payload: TaskLoadedPayload, fileText: string | undefined, locate: Locate, prefix: readonly Segment[] = []): Finding[] {
   const out: Finding[] = [];
   const t = payload.task;
@@ -49,6 +52,11 @@ export function lintTask(raw: RawTask, payload: TaskLoadedPayload, fileText: str
   const authoredField: Segment[] = s.script !== undefined ? ['success', 'script'] : ['success', 'file'];
   const prepared = [...t.setup, ...(t.replay ?? [])].join('\n');
   const replay = t.replay ?? [];
+
+  // QS120: a name that is no folder name as it stands.
+  if (!SAFE_NAME.test(t.name) || t.name.includes('..')) {
+    add('QS120', `name ${quote(t.name)} is not safe as a directory name; a sweep saves its runs under a folder named by a safe form of it ([a-z0-9._-]), and results and reports keep the name as written`, ['name']);
+  }
 
   // QS101: a path the check relies on that nothing creates.
   const envDirs = new Set<string>();

@@ -26,8 +26,8 @@ export interface RuleResult {
 
 type Locate = (path: readonly Segment[], key?: boolean) => Position | undefined;
 
-/** A name becomes a directory under --out: letters, digits, `.`, `_`, `-`; not hidden, not an option. */
-const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+/** A control character (C0, DEL, C1): a name is one line of text, shown in every report and terminal. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
 
 /** A DNS name: dot-separated labels of letters, digits and inner hyphens. */
 export const HOST = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -53,8 +53,9 @@ export function semanticFindings(task: RawTask, source: Source, locate: Locate, 
   };
 
   if (name === '') err('QS012', "missing required field 'name' (it is blank)", ['name']);
-  else if (!SAFE_NAME.test(name) || name.includes('..')) {
-    err('QS040', `name ${quote(name)} is not safe as a directory name; use letters, digits, '.', '_' and '-' (at most 100, starting with a letter or digit)`, ['name']);
+  else if (CONTROL.test(task.name)) {
+    const c = CONTROL.exec(task.name)?.[0] ?? '';
+    err('QS040', `name ${quote(name)} holds a control character (U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}); a name is one line of text`, ['name']);
   }
   if (task.goal.trim() === '') err('QS012', "missing required field 'goal' (it is blank)", ['goal']);
 

@@ -2,13 +2,13 @@
 // whether it worked is judged from the host (files, processes, sockets, the harness itself), never
 // from what the command says about itself.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { bwrapUnavailable } from './backends/bwrap.js';
-import { createLayout, MARKER, removeLayout } from './layout.js';
+import { checkLayout, createLayout, MARKER, removeLayout } from './layout.js';
 import { openSandbox } from './open.js';
 import { bundleLibraryInto, marker, pidsWith, policy, runHarness } from './test-helpers.js';
 import type { EgressEvent, Sandbox } from './types.js';
@@ -208,6 +208,46 @@ describe('escape probes, root or own-uid harness, one sandbox', () => {
     } finally {
       await planted.close();
       if (existsSync(layout.root)) removeLayout(layout);
+    }
+  });
+
+  it('a layout a command makes in its own workspace is never opened: its folders, links out, would be bound from the host', async () => {
+    // What a kept workspace can hold when someone re-checks it (`qs check --sandbox WORKSPACE`): a
+    // marker, a `workspace` and a `tmp`, and a `home` linking back up to the host's /tmp with as
+    // many `..` as the workspace is deep, which bwrap resolved the same way on both sides of a bind.
+    const made = sb.describe();
+    const fake = { root: made.workspace, workspace: join(made.workspace, 'workspace'), home: join(made.workspace, 'home'), tmp: join(made.workspace, 'tmp') };
+    const up = '../'.repeat(made.workspace.split('/').length - 1);
+    // A host folder the sandbox's host uid could write to, were it ever shown.
+    const writable = mkdtempSync(join(hostDir, 'open-'));
+    chmodSync(writable, 0o777);
+    const planted = join(writable, 'pwned');
+    const r = await sb.exec(`echo 'made by quickloop' > ${MARKER}; mkdir workspace tmp; ln -s ${up}${dirname(hostDir).slice(1)} home; echo made`);
+    onTestFinished(async () => {
+      await sb.exec(`rm -rf ${MARKER} workspace tmp home`);
+    });
+    expect(r.output).toBe('made\n');
+    const outcome = await openSandbox({ workspace: fake, policy: policy(), backend: 'bwrap', limits: LIMITS }).then(
+      async (s) => {
+        open.push(s);
+        await s.exec(`echo pwned > "$HOME/${planted.slice(dirname(hostDir).length + 1)}"`);
+        return 'opened';
+      },
+      (error: Error) => error.message,
+    );
+    // Judged from the host: nothing reached the host folder, and the layout was refused for what it is.
+    expect(existsSync(planted)).toBe(false);
+    expect(outcome).toMatch(/^sandbox\.ready: root .* is inside the quickloop sandbox /);
+    // Each folder a link is refused too, even in a layout at the top.
+    const layout = createLayout();
+    try {
+      rmSync(layout.home, { recursive: true });
+      symlinkSync(dirname(hostDir), layout.home);
+      expect(() => checkLayout(layout)).toThrow(/^sandbox\.ready: home .* is not a folder of the sandbox \(a link\)/);
+    } finally {
+      rmSync(layout.home);
+      mkdirSync(layout.home);
+      removeLayout(layout);
     }
   });
 

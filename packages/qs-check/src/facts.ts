@@ -48,7 +48,8 @@ export interface RunFacts {
   commands: Map<string, { command: string; kind: 'bash' | 'setup' }>;
   /** An upstream stage already ended this run (run.failed / run.interrupted / run.completed). */
   upstreamTerminal?: string;
-  check?: { exitCode: number; passed: boolean; reason: string; syntaxError?: string; timedOut?: boolean };
+  /** The check's result; `limitHits` are its own (sandbox.limit_hit of the check), whatever it exited with. */
+  check?: { exitCode: number; passed: boolean; reason: string; syntaxError?: string; timedOut?: boolean; limitHits?: ReadonlyArray<Payload<'sandbox.limit_hit'>> };
   /** The first error diagnostic of the run: its task did not validate, so nothing was meant to run. */
   invalid?: string;
   finished: boolean;

@@ -409,7 +409,7 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
     proxyUrl: `http://127.0.0.1:${INSIDE_PROXY_PORT}`,
     limits: cgroups.inForce,
     denialRules: denialRules(layout, plan.visible),
-    limitWitness: { limits: cgroups.inForce, layout: [layout.root, layout.workspace, layout.home, layout.tmp], tmpfsFull: (mount) => tmpfsFull(pid, mount, gone) },
+    limitWitness: { limits: cgroups.inForce, layout: [layout.root, layout.workspace, layout.home, layout.tmp], tmpfsFull: (mount) => tmpfsFull(pid, mount, gone), disk: () => layoutDisk(layout.workspace) },
     limitCounters: () => cgroups.counters(),
     argv: (command) => {
       if (gone()) return { file: 'sh', args: ['-c', `echo "${ENDED_OUTPUT.trimEnd()}" >&2; exit ${ENDED_EXIT}`] };
@@ -471,6 +471,23 @@ function tmpfsFull(holder: number, mount: string, gone: () => boolean): boolean 
   try {
     const s = statfsSync(`/proc/${holder}/root${mount}`);
     return s.bavail * s.bsize < TMPFS_FULL_BYTES;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Below this many free bytes (or free inodes) the host disk holding the layout is full: the command
+ * that ran out may have removed what it was writing, and others share the disk.
+ */
+const DISK_FULL_BYTES = 1024 * 1024;
+const DISK_FULL_INODES = 16;
+
+/** The host disk that holds the layout, read from outside: its size, and whether the sandbox user can write no more to it. */
+function layoutDisk(workspace: string): { bytes: number; full: boolean } | undefined {
+  try {
+    const s = statfsSync(workspace);
+    return { bytes: s.blocks * s.bsize, full: s.bavail * s.bsize < DISK_FULL_BYTES || (s.files > 0 && s.ffree < DISK_FULL_INODES) };
   } catch {
     return undefined;
   }

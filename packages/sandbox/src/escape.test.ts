@@ -404,6 +404,26 @@ for mode in ('O_RDWR', 'O_WRONLY', 'O_RDONLY'):
     expect(r.output).toMatch(/^\s*3 Seccomp:\s+2\n$/m);
   });
 
+  it("no process can set another's resource limits (prlimit), so none can kill the check's tools with them; its own stay its own", async () => {
+    // RLIMIT_CPU 0 on the check's grep kills it at once (SIGKILL), and `! grep -q ERROR log` then passes.
+    const m = marker('limited');
+    const left = await sb.exec(`bash -c 'exec -a ${m} sleep 300' >/dev/null 2>&1 & echo $!`);
+    const victim = Number(left.output.trim());
+    const r = await sb.exec(
+      `python3 -c "
+import os, resource
+for pid in (${victim}, 1):
+    try:
+        resource.prlimit(pid, resource.RLIMIT_CPU, (0, 0)); print('set', pid)
+    except OSError as e:
+        print('refused', e.strerror)
+resource.prlimit(0, resource.RLIMIT_CORE, (0, 0)); print('own', resource.getrlimit(resource.RLIMIT_CORE))
+"; ulimit -n 64 && echo "ulimit $(ulimit -n)"; grep '^State' /proc/${victim}/status`,
+      { timeoutMs: 20_000 },
+    );
+    expect(r.output).toBe('refused Operation not permitted\nrefused Operation not permitted\nown (0, 0)\nulimit 64\nState:\tS (sleeping)\n');
+  });
+
   it("a command cannot take the holder's stdout and stderr, so it cannot flood or crash the harness", async () => {
     // They are sockets (a socket cannot be opened through /proc/PID/fd), and pidfd_getfd, which once
     // gave them, is refused by the seccomp filter; the harness keeps only their first 8 KiB anyway.

@@ -115,6 +115,53 @@ success:
     }
   });
 
+  it.runIf(process.arch === 'x64')("a served program cannot turn the check's failing tools into a pass: it can neither feed their pipes nor kill them", async () => {
+    // The quickstart's server, as a replay leaves it: once served, it finds the check's grep, writes
+    // what it looks for into the pipe grep reads, or kills it (under `!` a killed grep passes).
+    const server = `import os, signal, sys, time
+mode = sys.argv[1]
+for _ in range(300):
+    for p in os.listdir('/proc'):
+        try:
+            if p.isdigit() and open('/proc/%s/comm' % p).read() == 'grep\\n':
+                if mode == 'feed':
+                    fd = os.open('/proc/%s/fd/0' % p, os.O_WRONLY); os.write(fd, b'READY\\n'); os.close(fd)
+                else:
+                    os.kill(int(p), signal.SIGKILL)
+                print(mode, 'done', flush=True)
+                time.sleep(600)
+        except OSError as e:
+            print(mode, 'refused:', e.strerror, flush=True)
+            time.sleep(600)
+    time.sleep(0.01)
+`;
+    const served = (mode: string, script: string) => `name: served-${mode}
+goal: Start the server.
+docs:
+  entrypoint: https://docs.greeter.test/index.html
+replay:
+  - |
+    cat > server.py <<'PY'
+${server.replace(/^/gm, '    ')}
+    PY
+success:
+  serve: python3 server.py ${mode}
+  script: |
+    ${script}
+`;
+    const cases = [
+      ['feed', "{ sleep 3; echo 'not ready'; } | grep -q READY || qs_fail 'the server never said READY'", 'the server never said READY'],
+      ['kill', "! { sleep 3; echo ERROR; } | grep -q ERROR || qs_fail 'the log has an ERROR'", 'the log has an ERROR'],
+    ] as const;
+    for (const [mode, script, reason] of cases) {
+      writeFileSync(join(work, `served-${mode}.yaml`), served(mode, script));
+      const r = spawnSync('qs', ['run', `served-${mode}.yaml`, '--docs-map', `https://docs.greeter.test/=${join(ROOT, 'fixtures', 'docs-site')}`, '-q'], { cwd: work, env, encoding: 'utf8' });
+      const done = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === 'run.completed');
+      expect(done, mode).toMatchObject({ classification: 'docs_gap', detail: `check failed: ${reason}` });
+      expect(r.status, mode).toBe(1);
+    }
+  });
+
   it('--show prints the compiled check without a sandbox', async () => {
     const r = await qsCheck('task.yaml', '--show');
     expect(r.code).toBe(0);

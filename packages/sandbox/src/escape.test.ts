@@ -424,6 +424,37 @@ resource.prlimit(0, resource.RLIMIT_CORE, (0, 0)); print('own', resource.getrlim
     expect(r.output).toBe('refused Operation not permitted\nrefused Operation not permitted\nown (0, 0)\nulimit 64\nState:\tS (sleeping)\n');
   });
 
+  it.runIf(process.arch === 'x64')("a program under the isolate wrapper (a check's served one) can neither signal the check's tools nor feed their pipes; its own it still can", async () => {
+    // What the agent's server does once the check has started it: finds the check's grep, writes the
+    // word the check looks for into the pipe grep reads (a new end of it, opened through /proc), kills
+    // grep (so `! grep` passes), then kills a child of its own, which it may.
+    const attack = `import os, signal, subprocess, sys, time
+child = subprocess.Popen(['sleep', '300'])
+time.sleep(0.5)
+for p in os.listdir('/proc'):
+    try:
+        if not p.isdigit() or open('/proc/%s/comm' % p).read() != 'grep\\n':
+            continue
+    except OSError:
+        continue
+    try:
+        fd = os.open('/proc/%s/fd/0' % p, os.O_WRONLY); os.write(fd, b'READY\\n'); os.close(fd); print('fed grep')
+    except OSError as e:
+        print('feed:', e.strerror)
+    try:
+        os.kill(int(p), signal.SIGKILL); print('killed grep')
+    except OSError as e:
+        print('kill:', e.strerror)
+child.kill(); print('own child:', child.wait())
+`;
+    const r = await sb.exec(
+      `cat > attack.py <<'PY'\n${attack}PY\n` +
+        `/opt/quickloop/libexec/isolate /usr/bin/python3 attack.py > attack.log 2>&1 & { sleep 3; echo nothing; } | grep -q READY; echo "grep $?"; wait; cat attack.log; rm attack.py attack.log`,
+      { timeoutMs: 20_000 },
+    );
+    expect(r.output).toBe('grep 1\nfeed: Permission denied\nkill: Operation not permitted\nown child: -9\n');
+  });
+
   it("a command cannot take the holder's stdout and stderr, so it cannot flood or crash the harness", async () => {
     // They are sockets (a socket cannot be opened through /proc/PID/fd), and pidfd_getfd, which once
     // gave them, is refused by the seccomp filter; the harness keeps only their first 8 KiB anyway.

@@ -2,12 +2,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, chmodSync, chownSync, closeSync, constants, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, statSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { terminalSafe } from '@quickloop/cli-kit';
 import { coverConfigs, type CoveredConfig } from '../config-files.js';
 import type { DenialRules } from '../denials.js';
 import { childrenOf, namespaceLeftovers } from '../leftovers.js';
 import { confine, makeLimits, type LimitInForce, type SandboxLimits } from '../limits.js';
+import { isolateProgram, ISOLATE_INSIDE } from '../isolate.js';
 import { killGroup, killGroupsAndWait } from '../process.js';
 import { outerIds, rootPlan, shownInside } from '../rootfs.js';
 import { seccompProgram, seccompUnavailable } from '../seccomp.js';
@@ -320,6 +321,9 @@ function writeSupport(supportDir: string, layout: WorkspaceLayout): CoveredConfi
   const shell = join(supportDir, 'libexec', 'bash');
   copyFileSync(insideBash(), shell);
   chmodSync(shell, 0o111);
+  // What a check serves runs in a Landlock domain of its own (isolate.ts), where this host has the wrapper.
+  const isolate = isolateProgram();
+  if (isolate !== undefined) writeFileSync(join(supportDir, 'libexec', basename(ISOLATE_INSIDE)), isolate, { mode: 0o555 });
   writeFileSync(join(supportDir, SECCOMP_FILE), seccompProgram() as Buffer, { mode: 0o644 });
   // Secrets never enter a sandbox: the package managers' system config and the shell's start-up files are shown without their tokens.
   return coverConfigs(supportDir, rootPlan());

@@ -51,13 +51,21 @@ _qs_pick_port() {
 QS_PORT="${QS_PORT:-$(_qs_pick_port)}"
 export QS_PORT QS_SESSION_LOG
 
+# Where quickloop's enforced sandbox has it, a served program runs under this wrapper, in a Landlock
+# domain of its own: it and all it starts can neither signal this check's tools nor open their
+# pipes, memory or environment through /proc, while this shell still signals and waits for them.
+_qs_isolate=/opt/quickloop/libexec/isolate
+
 # qs_serve CMD...: start a long-running command in the background, with its own log file.
 qs_serve() {
   [ $# -gt 0 ] || qs_fail "qs_serve needs a command"
   _qs_serves=$((_qs_serves + 1))
   QS_LOG="$QS_TMP/serve-$_qs_serves.log"
+  local run=("$@") file
+  # The wrapper execs a path: a program is found here; a shell function or builtin is run as it is.
+  if [ -x "$_qs_isolate" ] && [ "$(type -t -- "$1")" = file ] && file=$(type -P -- "$1"); then run=("$_qs_isolate" "$file" "${@:2}"); fi
   set -m
-  "$@" >"$QS_LOG" 2>&1 </dev/null &
+  "${run[@]}" >"$QS_LOG" 2>&1 </dev/null &
   _qs_last_pid=$!
   set +m
   _qs_pgids="$_qs_pgids $_qs_last_pid"

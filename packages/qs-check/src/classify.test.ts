@@ -42,6 +42,8 @@ describe('classify (in order)', () => {
     ['a failed check that hit a sandbox limit', { limitHit: 'the memory limit' }, 'harness_error'],
     ['a limit hit is named before an egress error of the same failed command', { stopReason: 'command_failed', limitHit: 'x', egressErrors: 1 }, 'harness_error'],
     ['a passing check wins over a limit hit', { checkPassed: true, limitHit: 'x' }, 'passed'],
+    ['a passing check that itself ran into a limit by the kernel\'s count: the pass may be the kill\'s', { checkPassed: true, checkLimitHit: 'x' }, 'harness_error'],
+    ['skipped and the spend cap still come first', { stopReason: 'skipped', checkPassed: true, checkLimitHit: 'x' }, 'skipped'],
     ['a run out of budget stays out of budget with a limit hit (not evidence either way)', { stopReason: 'timeout', limitHit: 'x' }, 'budget_exhausted'],
     ['a failing check', {}, 'docs_gap'],
   ])('%s', (_name, over, expected) => {

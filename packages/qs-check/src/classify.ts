@@ -28,6 +28,12 @@ export interface RunEvidence {
    * later ran that very command again and got through.
    */
   limitHit?: string;
+  /**
+   * The check passed, but the sandbox's own counters (a cgroup's) say one of its limits refused a
+   * fork or killed a process while it ran, in words (facts.ts `limitHitDetail`). Its exit 0 may be
+   * that refusal's: `! tool`, `if app | grep -q ERROR; then exit 1; fi` pass when the tool is killed.
+   */
+  checkLimitHit?: string;
   /** A model agent's error kind (agent.completed error_kind): `infra` is the provider's failure, whatever the detail says. */
   errorKind?: string;
 }
@@ -43,6 +49,8 @@ export function classify(run: RunEvidence): ClassificationName {
   if (run.stopReason === 'skipped') return 'skipped';
   // Cut by the sweep's money, not the task's budgets: even a check that passes says nothing about whether the docs were enough.
   if (run.stopReason === 'spend_cap') return 'budget_exhausted';
+  // A pass the harness's own limit may have made (a tool it killed, under `!`) is no evidence.
+  if (run.checkPassed === true && run.checkLimitHit !== undefined) return 'harness_error';
   if (run.checkPassed === true) return 'passed';
   if (run.checkSyntaxError !== undefined) return 'harness_error';
   if (run.stopReason === 'refusal') return 'agent_refusal';

@@ -98,5 +98,11 @@ describe('observe: sandbox limit hits belong to their command, and count only wh
     const tmp = limitHitDetail({ ...f.limitHits[0]!, limit: '/tmp', value: 1024 ** 3, unit: 'bytes', enforced_by: 'tmpfs', detected_from: 'statfs', line: 'head: error writing: No space left on device', counter: undefined, count: undefined } as never);
     expect(tmp).toContain('size of its private /tmp (1 GiB, enforced by tmpfs)');
     expect(tmp).toContain('/tmp was full when it ended');
+    // The host's disk under the workspace: nothing of the sandbox's caps it, and no flag raises it.
+    const disk = limitHitDetail({ ...f.limitHits[0]!, limit: 'disk', value: 4 * 1024 ** 2, unit: 'bytes', enforced_by: 'none', detected_from: 'statfs', line: "head: error writing 'standard output': No space left on device", counter: undefined, count: undefined } as never);
+    expect(disk).toContain("ran out of the host's disk that holds the sandbox's folders (4 MiB, which the sandbox does not cap)");
+    expect(disk).toContain('the disk was full when it ended');
+    expect(disk).toMatch(/free space on that disk, or move the sandboxes to a larger one \(TMPDIR\), if the quickstart needs more$/);
+    expect(disk).not.toContain('--max-');
   });
 });

@@ -48,7 +48,8 @@ export interface RunFacts {
   commands: Map<string, { command: string; kind: 'bash' | 'setup' }>;
   /** An upstream stage already ended this run (run.failed / run.interrupted / run.completed). */
   upstreamTerminal?: string;
-  check?: { exitCode: number; passed: boolean; reason: string; syntaxError?: string; timedOut?: boolean };
+  /** The check's result; `limitHits` are its own (sandbox.limit_hit of the check), whatever it exited with. */
+  check?: { exitCode: number; passed: boolean; reason: string; syntaxError?: string; timedOut?: boolean; limitHits?: ReadonlyArray<Payload<'sandbox.limit_hit'>> };
   /** The first error diagnostic of the run: its task did not validate, so nothing was meant to run. */
   invalid?: string;
   finished: boolean;
@@ -194,6 +195,12 @@ function bytesText(n: number): string {
 export function limitHitDetail(hit: LimitHitFact): string {
   const words = hit.command.replace(/\s+/g, ' ').trim();
   const who = hit.kind === 'bash' ? `the command \`${words.length > 120 ? `${words.slice(0, 117)}...` : words}\`` : words.slice(0, 160);
+  if (hit.limit === 'disk') {
+    // The host's disk under the layout (sandbox limit-hits.ts DISK): no limit of the sandbox's, no flag raises it.
+    const said = hit.line !== undefined ? `"${hit.line.slice(0, 160)}"` : 'No space left on device';
+    const seen = hit.detected_from === 'statfs' ? `it said ${said} and the disk was full when it ended` : `its output says ${said} of a file in the sandbox's folders`;
+    return `${who} ran out of the host's disk that holds the sandbox's folders (${bytesText(hit.value)}, which the sandbox does not cap): ${seen}. That disk is the machine's, not the docs', so the run says nothing about the docs; free space on that disk, or move the sandboxes to a larger one (TMPDIR), if the quickstart needs more`;
+  }
   const what = hit.limit === 'processes' ? 'process limit' : hit.limit === 'memory' ? 'memory limit' : `size of its private ${hit.limit}`;
   const value = hit.unit === 'count' ? `${hit.value} processes and threads at once${hit.enforced_by === 'rlimit' ? ' for the sandbox user' : ''}` : `${bytesText(hit.value)}${hit.enforced_by === 'rlimit' ? ' per process' : ''}`;
   const said = hit.line !== undefined ? `"${hit.line.slice(0, 160)}"` : '';

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { memoryIo } from '@quickloop/cli-kit';
 import { run as agentRun, parseDocsMap } from '@quickloop/qs-agent';
 import { ndjson, parseOut, serveDocs, taskLoaded, type TaskSpec } from '@quickloop/qs-agent/testing';
-import { removeLayout } from '@quickloop/sandbox';
+import { planSandbox, removeLayout } from '@quickloop/sandbox';
 import { run, type CheckOptions } from './run.js';
 
 const SITE = fileURLToPath(new URL('../../../fixtures/docs-site', import.meta.url));
@@ -160,6 +160,23 @@ describe('qs-check', () => {
     expect(at).toBeGreaterThan(types.indexOf('check.started'));
     expect(at).toBeLessThan(types.indexOf('check.completed'));
     expect(verdict(events)).toMatchObject({ classification: 'passed' });
+  });
+
+  it('is a harness error, never a pass, when the check passed only because the sandbox limit killed what it ran', async () => {
+    // The quickstart's app would print ERROR, but only after growing past the sandbox's memory: the
+    // limit kills it first, grep sees nothing, and a check that asks for no error passes.
+    const plan = await planSandbox({ policy: { explicit: [], docs_hosts: ['docs.greeter.test'], registries: [], registries_source: 'default' }, backend: 'bwrap', installHosts: false, limits: { memoryBytes: 128 * 1024 * 1024 } });
+    const d = plan.describe();
+    roots.add(d.root);
+    const ready = { v: 1, type: 'sandbox.ready', ts: '2026-01-01T00:00:00.000Z', run_id: 'r1', stage: 'qs-sandbox', root: d.root, workspace: d.workspace, home: d.home, tmp: d.tmp, backend: d.backend, enforced: d.enforced, reason: d.reason, policy: d.policy, keep: false, limits: d.limits };
+    const app = "printf 'data = b\"x\" * (512 * 1024 * 1024)\\nprint(\"ERROR: the greeting failed\")\\n' > app.py";
+    const script = 'if python3 app.py | grep -q ERROR; then qs_fail "the app printed an error"; fi';
+    const { code, events } = await check(await agent(ndjson([taskLoaded('r1', { replay: [app], script }), ready])));
+    expect(events.find((e) => e.type === 'check.completed')).toMatchObject({ exit_code: 0 });
+    expect(events.find((e) => e.type === 'sandbox.limit_hit' && e.stage === 'qs-check')).toMatchObject({ limit: 'memory', detected_from: 'counter', exit_code: 0 });
+    expect(verdict(events)).toMatchObject({ classification: 'harness_error', label: 'INCONCLUSIVE', evidential: false });
+    expect(String(verdict(events)?.detail)).toMatch(/^the success check ran into the sandbox's memory limit \(128 MiB/);
+    expect(code).toBe(2);
   });
 
   it('is an infra error when an allowed host cannot be reached', async () => {

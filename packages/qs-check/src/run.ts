@@ -209,6 +209,9 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       const routeUnread = unreadRoute(f);
       const cut = sessionCut(f);
       const limitHit = f.limitHits[0] !== undefined ? limitHitDetail(f.limitHits[0]) : undefined;
+      // Only the kernel's count: a passing check's output is not read for limit lines (limit-hits.ts).
+      const counted = f.check?.passed === true ? f.check.limitHits?.find((h) => h.detected_from === 'counter') : undefined;
+      const checkLimitHit = counted !== undefined ? limitHitDetail({ ...counted, command: 'the success check', kind: 'check' }) : undefined;
       classification = classify({
         stopReason,
         detail,
@@ -221,10 +224,12 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
         egressBlocked: f.egressBlocked,
         denied: f.denied,
         ...(limitHit !== undefined ? { limitHit } : {}),
+        ...(checkLimitHit !== undefined ? { checkLimitHit } : {}),
         ...(f.agent?.errorKind !== undefined ? { errorKind: f.agent.errorKind } : {}),
       });
       // A failed replay step names where the docs broke; otherwise the check's reason says what is missing.
-      if (syntaxError !== undefined && classification === 'harness_error') detail = `the success check is not valid bash (${syntaxError})`;
+      if (checkLimitHit !== undefined && classification === 'harness_error') detail = checkLimitHit;
+      else if (syntaxError !== undefined && classification === 'harness_error') detail = `the success check is not valid bash (${syntaxError})`;
       else if (f.check?.timedOut === true && classification === 'budget_exhausted' && (stopReason === 'completed' || stopReason === 'command_failed')) detail = f.check.reason;
       else if (cut !== undefined && classification === 'budget_exhausted' && (stopReason === 'completed' || stopReason === 'command_failed')) detail = cut;
       // classify() asks about the route only after the agent's own errors, so past those it is what decided.

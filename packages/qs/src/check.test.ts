@@ -1,6 +1,6 @@
 // `qs check`: a kept workspace re-checked with the task file read again, so an edited check counts.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,6 +82,84 @@ describe('qs check', () => {
     expect(r.code).toBe(1);
     expect(r.out).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]/);
     expect(r.out).toContain('a\\x1b]52;c;ZXZpbA==\\x07b\\x1b[2J\\u202ec\\rd\nsecond line\n[FAIL] note-taker');
+  });
+
+  it('checks the kept sandbox itself, never a layout a command left in its workspace (whose home led to the host)', async () => {
+    // The run's own commands make a sandbox layout in the workspace: a marker, a workspace and a tmp
+    // folder, and a home linking up to the host's /tmp with as many `..` as the workspace is deep.
+    const escaped = `qs-check-escape-${process.pid}-${Date.now().toString(36)}`;
+    const planting = `name: planter
+goal: Leave a workspace behind.
+docs:
+  entrypoint: https://docs.greeter.test/index.html
+replay:
+  - echo 'made by quickloop' > .quickloop-sandbox && mkdir workspace tmp && ln -s "$(pwd | sed 's|/[^/]*|../|g')tmp" home
+success:
+  script: echo escaped > "$HOME/${escaped}"; test -f .quickloop-sandbox || qs_fail 'not the kept workspace'
+`;
+    writeFileSync(join(work, 'planter.yaml'), planting);
+    const r = spawnSync('qs', ['run', 'planter.yaml', '--docs-map', `https://docs.greeter.test/=${join(ROOT, 'fixtures', 'docs-site')}`, '--keep', '-q'], { cwd: work, env, encoding: 'utf8' });
+    const root = String(r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === 'run.completed')?.workspace_kept);
+    try {
+      expect(r.status, r.stderr).toBe(0);
+      // What --keep's workspace line names: the kept sandbox's workspace folder.
+      const c = await qsCheck('planter.yaml', '--sandbox', join(root, 'workspace'));
+      expect(existsSync(join('/tmp', escaped))).toBe(false);
+      expect(c.out).toMatch(/^\[PASS\] planter check exited 0 \(bwrap\)/m);
+      // Named by a folder inside it, the command's layout is refused outright.
+      await expect(qsCheck('planter.yaml', '--sandbox', join(root, 'workspace', 'workspace'))).rejects.toThrow(/is inside the quickloop sandbox/);
+      expect(existsSync(join('/tmp', escaped))).toBe(false);
+    } finally {
+      rmSync(join('/tmp', escaped), { force: true });
+      if (root !== 'undefined') removeLayout({ root });
+    }
+  });
+
+  it.runIf(process.arch === 'x64')("a served program cannot turn the check's failing tools into a pass: it can neither feed their pipes nor kill them", async () => {
+    // The quickstart's server, as a replay leaves it: once served, it finds the check's grep, writes
+    // what it looks for into the pipe grep reads, or kills it (under `!` a killed grep passes).
+    const server = `import os, signal, sys, time
+mode = sys.argv[1]
+for _ in range(300):
+    for p in os.listdir('/proc'):
+        try:
+            if p.isdigit() and open('/proc/%s/comm' % p).read() == 'grep\\n':
+                if mode == 'feed':
+                    fd = os.open('/proc/%s/fd/0' % p, os.O_WRONLY); os.write(fd, b'READY\\n'); os.close(fd)
+                else:
+                    os.kill(int(p), signal.SIGKILL)
+                print(mode, 'done', flush=True)
+                time.sleep(600)
+        except OSError as e:
+            print(mode, 'refused:', e.strerror, flush=True)
+            time.sleep(600)
+    time.sleep(0.01)
+`;
+    const served = (mode: string, script: string) => `name: served-${mode}
+goal: Start the server.
+docs:
+  entrypoint: https://docs.greeter.test/index.html
+replay:
+  - |
+    cat > server.py <<'PY'
+${server.replace(/^/gm, '    ')}
+    PY
+success:
+  serve: python3 server.py ${mode}
+  script: |
+    ${script}
+`;
+    const cases = [
+      ['feed', "{ sleep 3; echo 'not ready'; } | grep -q READY || qs_fail 'the server never said READY'", 'the server never said READY'],
+      ['kill', "! { sleep 3; echo ERROR; } | grep -q ERROR || qs_fail 'the log has an ERROR'", 'the log has an ERROR'],
+    ] as const;
+    for (const [mode, script, reason] of cases) {
+      writeFileSync(join(work, `served-${mode}.yaml`), served(mode, script));
+      const r = spawnSync('qs', ['run', `served-${mode}.yaml`, '--docs-map', `https://docs.greeter.test/=${join(ROOT, 'fixtures', 'docs-site')}`, '-q'], { cwd: work, env, encoding: 'utf8' });
+      const done = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === 'run.completed');
+      expect(done, mode).toMatchObject({ classification: 'docs_gap', detail: `check failed: ${reason}` });
+      expect(r.status, mode).toBe(1);
+    }
   });
 
   it('--show prints the compiled check without a sandbox', async () => {

@@ -2,13 +2,13 @@
 // whether it worked is judged from the host (files, processes, sockets, the harness itself), never
 // from what the command says about itself.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { bwrapUnavailable } from './backends/bwrap.js';
-import { createLayout, MARKER, removeLayout } from './layout.js';
+import { checkLayout, createLayout, MARKER, removeLayout } from './layout.js';
 import { openSandbox } from './open.js';
 import { bundleLibraryInto, marker, pidsWith, policy, runHarness } from './test-helpers.js';
 import type { EgressEvent, Sandbox } from './types.js';
@@ -211,6 +211,46 @@ describe('escape probes, root or own-uid harness, one sandbox', () => {
     }
   });
 
+  it('a layout a command makes in its own workspace is never opened: its folders, links out, would be bound from the host', async () => {
+    // What a kept workspace can hold when someone re-checks it (`qs check --sandbox WORKSPACE`): a
+    // marker, a `workspace` and a `tmp`, and a `home` linking back up to the host's /tmp with as
+    // many `..` as the workspace is deep, which bwrap resolved the same way on both sides of a bind.
+    const made = sb.describe();
+    const fake = { root: made.workspace, workspace: join(made.workspace, 'workspace'), home: join(made.workspace, 'home'), tmp: join(made.workspace, 'tmp') };
+    const up = '../'.repeat(made.workspace.split('/').length - 1);
+    // A host folder the sandbox's host uid could write to, were it ever shown.
+    const writable = mkdtempSync(join(hostDir, 'open-'));
+    chmodSync(writable, 0o777);
+    const planted = join(writable, 'pwned');
+    const r = await sb.exec(`echo 'made by quickloop' > ${MARKER}; mkdir workspace tmp; ln -s ${up}${dirname(hostDir).slice(1)} home; echo made`);
+    onTestFinished(async () => {
+      await sb.exec(`rm -rf ${MARKER} workspace tmp home`);
+    });
+    expect(r.output).toBe('made\n');
+    const outcome = await openSandbox({ workspace: fake, policy: policy(), backend: 'bwrap', limits: LIMITS }).then(
+      async (s) => {
+        open.push(s);
+        await s.exec(`echo pwned > "$HOME/${planted.slice(dirname(hostDir).length + 1)}"`);
+        return 'opened';
+      },
+      (error: Error) => error.message,
+    );
+    // Judged from the host: nothing reached the host folder, and the layout was refused for what it is.
+    expect(existsSync(planted)).toBe(false);
+    expect(outcome).toMatch(/^sandbox\.ready: root .* is inside the quickloop sandbox /);
+    // Each folder a link is refused too, even in a layout at the top.
+    const layout = createLayout();
+    try {
+      rmSync(layout.home, { recursive: true });
+      symlinkSync(dirname(hostDir), layout.home);
+      expect(() => checkLayout(layout)).toThrow(/^sandbox\.ready: home .* is not a folder of the sandbox \(a link\)/);
+    } finally {
+      rmSync(layout.home);
+      mkdirSync(layout.home);
+      removeLayout(layout);
+    }
+  });
+
   it('what a command leaves in the workspace (a tree deeper than the stack, folders without permissions) never keeps it on the host', async () => {
     const layout = createLayout();
     const planted = await openSandbox({ policy: policy(), backend: 'bwrap', workspace: layout, limits: LIMITS });
@@ -362,6 +402,57 @@ for mode in ('O_RDWR', 'O_WRONLY', 'O_RDONLY'):
     expect(r.output).toMatch(/^mem O_RDWR Read-only file system\nmem O_WRONLY Read-only file system\nmem O_RDONLY opened\n/m);
     // Every process is under the filter: the command, what an earlier command left, the holder.
     expect(r.output).toMatch(/^\s*3 Seccomp:\s+2\n$/m);
+  });
+
+  it("no process can set another's resource limits (prlimit), so none can kill the check's tools with them; its own stay its own", async () => {
+    // RLIMIT_CPU 0 on the check's grep kills it at once (SIGKILL), and `! grep -q ERROR log` then passes.
+    const m = marker('limited');
+    const left = await sb.exec(`bash -c 'exec -a ${m} sleep 300' >/dev/null 2>&1 & echo $!`);
+    const victim = Number(left.output.trim());
+    const r = await sb.exec(
+      `python3 -c "
+import os, resource
+for pid in (${victim}, 1):
+    try:
+        resource.prlimit(pid, resource.RLIMIT_CPU, (0, 0)); print('set', pid)
+    except OSError as e:
+        print('refused', e.strerror)
+resource.prlimit(0, resource.RLIMIT_CORE, (0, 0)); print('own', resource.getrlimit(resource.RLIMIT_CORE))
+"; ulimit -n 64 && echo "ulimit $(ulimit -n)"; grep '^State' /proc/${victim}/status`,
+      { timeoutMs: 20_000 },
+    );
+    expect(r.output).toBe('refused Operation not permitted\nrefused Operation not permitted\nown (0, 0)\nulimit 64\nState:\tS (sleeping)\n');
+  });
+
+  it.runIf(process.arch === 'x64')("a program under the isolate wrapper (a check's served one) can neither signal the check's tools nor feed their pipes; its own it still can", async () => {
+    // What the agent's server does once the check has started it: finds the check's grep, writes the
+    // word the check looks for into the pipe grep reads (a new end of it, opened through /proc), kills
+    // grep (so `! grep` passes), then kills a child of its own, which it may.
+    const attack = `import os, signal, subprocess, sys, time
+child = subprocess.Popen(['sleep', '300'])
+time.sleep(0.5)
+for p in os.listdir('/proc'):
+    try:
+        if not p.isdigit() or open('/proc/%s/comm' % p).read() != 'grep\\n':
+            continue
+    except OSError:
+        continue
+    try:
+        fd = os.open('/proc/%s/fd/0' % p, os.O_WRONLY); os.write(fd, b'READY\\n'); os.close(fd); print('fed grep')
+    except OSError as e:
+        print('feed:', e.strerror)
+    try:
+        os.kill(int(p), signal.SIGKILL); print('killed grep')
+    except OSError as e:
+        print('kill:', e.strerror)
+child.kill(); print('own child:', child.wait())
+`;
+    const r = await sb.exec(
+      `cat > attack.py <<'PY'\n${attack}PY\n` +
+        `/opt/quickloop/libexec/isolate /usr/bin/python3 attack.py > attack.log 2>&1 & { sleep 3; echo nothing; } | grep -q READY; echo "grep $?"; wait; cat attack.log; rm attack.py attack.log`,
+      { timeoutMs: 20_000 },
+    );
+    expect(r.output).toBe('grep 1\nfeed: Permission denied\nkill: Operation not permitted\nown child: -9\n');
   });
 
   it("a command cannot take the holder's stdout and stderr, so it cannot flood or crash the harness", async () => {

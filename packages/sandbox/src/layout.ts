@@ -1,8 +1,8 @@
 // The folders of a sandbox: root/{workspace,home,tmp}, a marker proving we made them, and their removal.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { InputError, makeDirs } from '@quickloop/cli-kit';
 import { outerIds } from './rootfs.js';
 import type { WorkspaceLayout } from './types.js';
@@ -30,15 +30,48 @@ export function createLayout(baseDir: string = tmpdir()): WorkspaceLayout {
   return layout;
 }
 
-/** Checks a layout read from a stream before anything runs in it; the message names the field. */
+/** What is at a path itself, a link never followed. */
+function entryKind(path: string): 'dir' | 'file' | 'link' | 'other' | undefined {
+  try {
+    const st = lstatSync(path);
+    return st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Checks a layout read from a stream (or named by a person: `qs check --sandbox`) before anything
+ * runs in it; the message names the field. The folders are bound into the sandbox by path, and a
+ * bind follows links: a command can make a whole layout in its own workspace (a marker, and a
+ * `home` linking up to the host's /tmp), which a kept workspace then holds. So the root must be
+ * where it says it is (no link on the way), inside no other layout, and each folder a real one.
+ */
 export function checkLayout(layout: WorkspaceLayout): WorkspaceLayout {
-  if (!existsSync(join(layout.root, MARKER))) {
+  if (entryKind(join(layout.root, MARKER)) === undefined) {
     throw new InputError(`sandbox.ready: root ${layout.root} is not a quickloop sandbox (no ${MARKER}); was it removed?`);
+  }
+  let real: string | undefined;
+  try {
+    real = realpathSync(layout.root);
+  } catch {
+    real = undefined;
+  }
+  if (real !== layout.root || entryKind(join(layout.root, MARKER)) !== 'file') {
+    throw new InputError(`sandbox.ready: root ${layout.root} is not a quickloop sandbox (its path or its ${MARKER} goes through a link)`);
+  }
+  for (let dir = dirname(layout.root); ; dir = dirname(dir)) {
+    if (entryKind(join(dir, MARKER)) !== undefined) {
+      throw new InputError(`sandbox.ready: root ${layout.root} is inside the quickloop sandbox ${dir}: a layout made in a sandbox's folders is a command's, never opened`);
+    }
+    if (dirname(dir) === dir) break;
   }
   for (const field of ['workspace', 'home', 'tmp'] as const) {
     const dir = layout[field];
     if (dir !== join(layout.root, field)) throw new InputError(`sandbox.ready: ${field} ${dir} is not ${join(layout.root, field)}`);
-    if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new InputError(`sandbox.ready: ${field} ${dir} does not exist`);
+    const kind = entryKind(dir);
+    if (kind === undefined) throw new InputError(`sandbox.ready: ${field} ${dir} does not exist`);
+    if (kind !== 'dir') throw new InputError(`sandbox.ready: ${field} ${dir} is not a folder of the sandbox (${kind === 'link' ? 'a link' : 'not a folder'})`);
   }
   return layout;
 }

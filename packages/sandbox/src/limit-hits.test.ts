@@ -1,4 +1,8 @@
 // Commands that ran into the sandbox's own limits: the lines that say so, and the real bwrap backend's counters.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseLimitLine } from './limit-hits.js';
 import { openSandbox } from './open.js';
@@ -45,6 +49,29 @@ describe('parseLimitLine (the text fallback)', () => {
 });
 
 describe('limit hits on the bwrap backend', () => {
+  // The layout on a disk of 4 MiB, as a small CI runner's is: only root can mount one.
+  it.runIf(process.getuid?.() === 0)('sees the host disk that holds the workspace run full, whatever the tool says', async () => {
+    const disk = mkdtempSync(join(tmpdir(), 'qs-small-disk-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m,mode=755', 'tmpfs', disk]);
+    let small: Sandbox | undefined;
+    try {
+      small = await openSandbox({ policy, backend: 'bwrap', installHosts: false, baseDir: disk });
+      const fine = await small.exec('head -c 1M /dev/zero > ok.bin');
+      expect(fine.limitHits).toEqual([]);
+      // head names no file ("error writing 'standard output'"), and bash's echo nothing at all.
+      const r = await small.exec('head -c 8M /dev/zero > big.bin; echo more >> big.bin');
+      expect(r.exitCode).not.toBe(0);
+      expect(r.output).toMatch(/No space left on device/);
+      expect(r.limitHits).toEqual([expect.objectContaining({ limit: 'disk', value: 4 * MiB, unit: 'bytes', enforced_by: 'none', detected_from: 'statfs', exit_code: 1 })]);
+      await small.close();
+      removeLayout(small.describe());
+    } finally {
+      await small?.close();
+      execFileSync('umount', [disk]);
+      rmSync(disk, { recursive: true, force: true });
+    }
+  });
+
   const small = { processes: 48, memoryBytes: 256 * MiB, tmpBytes: 8 * MiB, shmBytes: 4 * MiB };
   let sb: Sandbox;
   // Each test opens its own: a fork bomb's sleepers hold the process limit until the sandbox closes.
@@ -114,9 +141,11 @@ describe('limit hits on the bwrap backend', () => {
       await sb.exec('rm /tmp/fill');
       const shm = await sb.exec("python3 -c 'open(\"/dev/shm/fill\", \"wb\").write(bytes(32 << 20))'", { timeoutMs: 20_000 });
       expect(shm.limitHits).toEqual([expect.objectContaining({ limit: '/dev/shm', value: 4 * MiB, enforced_by: 'tmpfs', exit_code: 1 })]);
-      // The workspace is the host's disk, not a tmpfs: an ENOSPC naming it is no sandbox limit.
+      // The workspace is the host's disk, not a tmpfs: an ENOSPC naming it is the host's disk running
+      // out (no limit of the sandbox's, and no more the docs' doing than a full tmpfs is).
       const ws = await sb.exec(`echo "cp: error writing '${sb.describe().workspace}/x': No space left on device" >&2; exit 1`);
-      expect(ws.limitHits).toEqual([]);
+      expect(ws.limitHits).toEqual([expect.objectContaining({ limit: 'disk', unit: 'bytes', enforced_by: 'none', detected_from: 'stderr', exit_code: 1 })]);
+      expect(ws.limitHits[0]?.value).toBeGreaterThan(0);
     } finally {
       await close();
     }

@@ -100,7 +100,16 @@ export interface LimitWitness {
   layout: readonly string[];
   /** Whether a private tmpfs is full now (undefined when it cannot be read from outside). */
   tmpfsFull?: (mount: string) => boolean | undefined;
+  /** The host disk that holds the layout: its size, and whether it is full now (undefined when it cannot be read). */
+  disk?: () => { bytes: number; full: boolean } | undefined;
 }
+
+/**
+ * The host's disk that holds the workspace, home and tmp, as a limit hit names it. No limit of the
+ * sandbox's (nothing here caps it, hence `none`; its value is the disk's size), but a command it
+ * stopped is no more the docs' doing than one a full tmpfs stopped.
+ */
+export const DISK = 'disk';
 
 function hitOf(limit: LimitInForce, exitCode: number, fields: Partial<LimitHit> & Pick<LimitHit, 'detected_from'>): LimitHit {
   return { limit: limit.name, value: limit.value, unit: limit.unit, enforced_by: limit.enforced_by, exit_code: exitCode, ...fields };
@@ -136,11 +145,21 @@ export function limitHits(
   if (exitCode === 0) return out;
   const space = lines.filter((x) => x.claim.kind === 'space');
   const seen = new Set<string>();
+  const disk = (s: (typeof space)[number], from: LimitHit['detected_from']): void => {
+    if (seen.has(DISK)) return;
+    const d = witness.disk?.();
+    if (d === undefined) return;
+    seen.add(DISK);
+    out.push({ limit: DISK, value: d.bytes, unit: 'bytes', enforced_by: 'none', exit_code: exitCode, detected_from: from, line: s.line });
+  };
   for (const s of space) {
     const path = s.claim.path;
     if (path !== undefined) {
-      // A named file: its tmpfs, unless it is in the layout (the host's disk, wherever the layout is).
-      if (witness.layout.some((d) => under(path, d))) continue;
+      // A named file: its tmpfs, unless it is in the layout: the host's disk, wherever the layout is.
+      if (witness.layout.some((d) => under(path, d))) {
+        disk(s, s.stream);
+        continue;
+      }
       const mount = TMPFS_MOUNTS.find((m) => under(path, m));
       const l = mount !== undefined ? limit(mount) : undefined;
       if (l && !seen.has(l.name)) {
@@ -150,13 +169,15 @@ export function limitHits(
       continue;
     }
     // No file named (`write error`, `error writing 'standard output'`): a tmpfs that is full now ran
-    // out; the workspace's disk is not a tmpfs, so a full disk there is never taken for one.
+    // out; the workspace's disk is not a tmpfs, so a full disk there is never taken for one, but it
+    // is the host's disk running out when that is full now.
     for (const mount of TMPFS_MOUNTS) {
       const l = limit(mount);
       if (!l || seen.has(l.name) || witness.tmpfsFull?.(mount) !== true) continue;
       seen.add(l.name);
       out.push(hitOf(l, exitCode, { detected_from: 'statfs', line: s.line }));
     }
+    if (witness.disk?.()?.full === true) disk(s, 'statfs');
   }
   return out;
 }

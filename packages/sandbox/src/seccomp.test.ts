@@ -6,11 +6,12 @@ import { SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO, SECCOMP_RET_KILL_PROCESS, seccomp
 const ARCH = { x86_64: 0xc000003e, i386: 0x40000003, aarch64: 0xc00000b7, arm: 0x40000028, riscv64: 0xc00000f3 } as const;
 const DENY = SECCOMP_RET_ERRNO | 1;
 
-/** What the kernel would return for a syscall: loads of nr and arch, jumps on constants, returns. */
-function run(program: Buffer, arch: number, nr: number): number {
+/** What the kernel would return for a syscall: loads of nr, arch and arguments, jumps on constants, returns. */
+function run(program: Buffer, arch: number, nr: number, args: readonly bigint[] = []): number {
   const data = Buffer.alloc(64);
   data.writeInt32LE(nr | 0, 0);
   data.writeUInt32LE(arch, 4);
+  args.forEach((a, i) => data.writeBigUInt64LE(BigInt.asUintN(64, a), 16 + i * 8));
   let acc = 0;
   for (let pc = 0, steps = 0; pc * 8 < program.length && steps < 4096; steps++) {
     const code = program.readUInt16LE(pc * 8);
@@ -19,6 +20,7 @@ function run(program: Buffer, arch: number, nr: number): number {
     const k = program.readUInt32LE(pc * 8 + 4);
     pc += 1;
     if (code === 0x20) acc = data.readUInt32LE(k);
+    else if (code === 0x05) pc += k;
     else if (code === 0x15) pc += acc === k ? jt : jf;
     else if (code === 0x35) pc += acc >= k ? jt : jf;
     else if (code === 0x06) return k;
@@ -49,6 +51,16 @@ describe('seccompProgram', () => {
     // aarch64's 26 is inotify_init1 and 101 nanosleep: numbers mean what their ABI says.
     for (const nr of [26, 101, 63, 64, 129, 272, 241]) expect(run(p, ARCH.aarch64, nr)).toBe(SECCOMP_RET_ALLOW);
     expect(run(p, ARCH.arm, 3)).toBe(SECCOMP_RET_ALLOW);
+  });
+
+  it("refuses prlimit64 on any process but the caller's own (pid 0), for every ABI: another's limits are another's", () => {
+    // A limit set on the check's grep (RLIMIT_CPU 0) kills it, and `! grep -q ERROR` then passes.
+    const cases = [['x64', ARCH.x86_64, 302], ['x64', ARCH.i386, 340], ['arm64', ARCH.aarch64, 261], ['arm64', ARCH.arm, 369]] as const;
+    for (const [host, arch, nr] of cases) {
+      const p = seccompProgram(host) as Buffer;
+      expect(run(p, arch, nr, [0n, 0n]), `${host} ${arch} own`).toBe(SECCOMP_RET_ALLOW);
+      for (const pid of [1n, 4242n, -1n, 1n << 32n]) expect(run(p, arch, nr, [pid]), `${host} ${arch} pid ${pid}`).toBe(DENY);
+    }
   });
 
   it('kills a process that makes a call with an ABI whose numbers it does not know (fail closed)', () => {

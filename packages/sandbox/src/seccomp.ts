@@ -15,7 +15,14 @@
  */
 export const DENIED_SYSCALLS = ['ptrace', 'process_vm_readv', 'process_vm_writev', 'pidfd_getfd'] as const;
 
-type Denied = (typeof DENIED_SYSCALLS)[number];
+/**
+ * prlimit64 on any process but the caller's own (pid 0, which is what setrlimit, getrlimit and
+ * `ulimit` pass): the kernel asks only whether the two are the same user, so the agent's server set
+ * RLIMIT_CPU 0 on the check's grep, which the kernel then killed, and `! grep -q ERROR log` passed.
+ */
+export const OWN_ONLY_SYSCALLS = ['prlimit64'] as const;
+
+type Denied = (typeof DENIED_SYSCALLS)[number] | (typeof OWN_ONLY_SYSCALLS)[number];
 
 interface Abi {
   /** seccomp_data.arch: AUDIT_ARCH_*, which says how the number is to be read. */
@@ -27,10 +34,10 @@ interface Abi {
 
 // A syscall's number means nothing without its ABI: 26 is ptrace for i386 and ARM, but
 // chdir on aarch64. Each ABI the host's kernel can run is checked with its own table.
-const X86_64: Abi = { arch: 0xc000003e, numbers: { ptrace: 101, process_vm_readv: 310, process_vm_writev: 311, pidfd_getfd: 438 }, x32: true };
-const I386: Abi = { arch: 0x40000003, numbers: { ptrace: 26, process_vm_readv: 347, process_vm_writev: 348, pidfd_getfd: 438 } };
-const AARCH64: Abi = { arch: 0xc00000b7, numbers: { ptrace: 117, process_vm_readv: 270, process_vm_writev: 271, pidfd_getfd: 438 } };
-const ARM: Abi = { arch: 0x40000028, numbers: { ptrace: 26, process_vm_readv: 376, process_vm_writev: 377, pidfd_getfd: 438 } };
+const X86_64: Abi = { arch: 0xc000003e, numbers: { ptrace: 101, process_vm_readv: 310, process_vm_writev: 311, pidfd_getfd: 438, prlimit64: 302 }, x32: true };
+const I386: Abi = { arch: 0x40000003, numbers: { ptrace: 26, process_vm_readv: 347, process_vm_writev: 348, pidfd_getfd: 438, prlimit64: 340 } };
+const AARCH64: Abi = { arch: 0xc00000b7, numbers: { ptrace: 117, process_vm_readv: 270, process_vm_writev: 271, pidfd_getfd: 438, prlimit64: 261 } };
+const ARM: Abi = { arch: 0x40000028, numbers: { ptrace: 26, process_vm_readv: 376, process_vm_writev: 377, pidfd_getfd: 438, prlimit64: 369 } };
 
 /** The ABIs a host's kernel runs programs with, by Node's name for its architecture: the native one and its 32-bit compat. */
 const HOST_ABIS: Partial<Record<NodeJS.Architecture, readonly Abi[]>> = { x64: [X86_64, I386], arm64: [AARCH64, ARM] };
@@ -41,6 +48,9 @@ const EPERM = 1;
 // struct seccomp_data { int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6]; }
 const NR_OFFSET = 0;
 const ARCH_OFFSET = 4;
+/** args[0], little-endian: its low and high 32 bits. */
+const ARG0_LO_OFFSET = 16;
+const ARG0_HI_OFFSET = 20;
 
 const LD_W_ABS = 0x20; // BPF_LD | BPF_W | BPF_ABS
 const JEQ_K = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
@@ -87,8 +97,15 @@ function assemble(abis: readonly Abi[]): Insn[] {
     // Every x32 call, not only x32's own numbers for these: the kernel runs them as x86_64 calls.
     if (abi.x32) out.push({ code: JGE_K, k: X32_SYSCALL_BIT, jt: 'deny', jf: 'next' });
     for (const name of DENIED_SYSCALLS) out.push({ code: JEQ_K, k: abi.numbers[name], jt: 'deny', jf: 'next' });
+    for (const name of OWN_ONLY_SYSCALLS) out.push({ code: JEQ_K, k: abi.numbers[name], jt: 'own', jf: 'next' });
     out.push({ code: RET_K, k: SECCOMP_RET_ALLOW });
   });
+  // The target pid is args[0]: allowed only when all 64 bits are 0 (a 32-bit ABI's are zero-extended).
+  out.push({ code: LD_W_ABS, k: ARG0_LO_OFFSET, label: 'own' });
+  out.push({ code: JEQ_K, k: 0, jt: 'next', jf: 'deny' });
+  out.push({ code: LD_W_ABS, k: ARG0_HI_OFFSET });
+  out.push({ code: JEQ_K, k: 0, jt: 'allow', jf: 'deny' });
+  out.push({ code: RET_K, k: SECCOMP_RET_ALLOW, label: 'allow' });
   out.push({ code: RET_K, k: SECCOMP_RET_ERRNO | EPERM, label: 'deny' });
   return out;
 }

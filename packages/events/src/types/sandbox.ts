@@ -169,15 +169,15 @@ export const SandboxDenied = defineEvent({
 export const SandboxLimitHit = defineEvent({
   type: 'sandbox.limit_hit',
   emittedBy: ['qs-sandbox', 'qs-agent', 'qs-check'],
-  doc: 'A command ran into one of the sandbox\'s own resource limits (sandbox.ready limits): a fork or thread refused at the process limit, an allocation refused or a process killed at the memory limit, a private tmpfs full. With cgroups it is read from the sandbox\'s own counters, before and after the command (so a background process of an earlier command that hits the limit meanwhile counts too); otherwise, and for what no counter sees, from the error lines of a command that failed (bash, dash, python, node, C++, Go, Java shapes). parent_id is the command: its tool.call, setup.started or check.started. At most one event per limit per command.',
+  doc: 'A command ran into one of the sandbox\'s own resource limits (sandbox.ready limits): a fork or thread refused at the process limit, an allocation refused or a process killed at the memory limit, a private tmpfs full, or the host\'s disk under the workspace full (`disk`). With cgroups it is read from the sandbox\'s own counters, before and after the command (so a background process of an earlier command that hits the limit meanwhile counts too); otherwise, and for what no counter sees, from the error lines of a command that failed (bash, dash, python, node, C++, Go, Java shapes). parent_id is the command: its tool.call, setup.started or check.started. At most one event per limit per command.',
   payload: Type.Object({
-    limit: Type.String({ minLength: 1, description: 'The limit as sandbox.ready lists it: `processes`, `memory`, `/tmp`, `/var/tmp` or `/dev/shm`.' }),
+    limit: Type.String({ minLength: 1, description: 'The limit as sandbox.ready lists it: `processes`, `memory`, `/tmp`, `/var/tmp` or `/dev/shm`; or `disk`, the host\'s disk that holds the workspace, home and tmp (no limit of the sandbox\'s and not in sandbox.ready: `value` is the disk\'s size, `enforced_by` none).' }),
     value: Type.Integer({ minimum: 0, description: 'The limit in force, in `unit`.' }),
     unit: Type.Union([Type.Literal('count'), Type.Literal('bytes')]),
     enforced_by: LimitEnforcer,
     exit_code: Type.Integer({ description: 'The command\'s exit code: a hit in a command that still exited 0 is on the record but decided nothing.' }),
     detected_from: Type.Union([Type.Literal('counter'), Type.Literal('stderr'), Type.Literal('stdout'), Type.Literal('statfs')], {
-      description: 'counter: the sandbox\'s cgroup counter moved while the command ran (`counter` names it) · stderr / stdout: an error line of a command that failed, on that stream (the text fallback: rlimits count nothing) · statfs: a failed command said `No space left on device` and that tmpfs was full when it ended.',
+      description: 'counter: the sandbox\'s cgroup counter moved while the command ran (`counter` names it) · stderr / stdout: an error line of a command that failed, on that stream (the text fallback: rlimits count nothing) · statfs: a failed command said `No space left on device` and that tmpfs (or the host disk under the layout) was full when it ended.',
     }),
     counter: Type.Optional(Type.String({ description: 'The cgroup file and key that moved: `pids.events max`, `memory.events oom_kill`, `memory.oom_control oom_kill`….' })),
     count: Type.Optional(Type.Integer({ minimum: 1, description: 'How much it moved over the command: forks refused, OOM kills.' })),

@@ -1,7 +1,7 @@
 // `qs check TASK --sandbox DIR`: the task file's check, read again now, run against a kept workspace —
 // so a check is iterated on for free, without re-running the agent.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { InputError, parseArgs, QsExit, terminalSafe, UsageError, type Io } from '@quickloop/cli-kit';
@@ -34,10 +34,20 @@ function loadTask(file: string, io: Io): Promise<TaskLoaded> {
   });
 }
 
-/** The kept sandbox's root, from its root or its workspace folder (what `--keep` printed either way). */
-function sandboxRoot(dir: string): string {
-  for (const candidate of [dir, dirname(dir)]) if (existsSync(join(candidate, MARKER))) return candidate;
-  throw new InputError(`qs check: ${dir} is not a kept quickloop sandbox (no ${MARKER} in it or its parent): was it removed, or run without --keep?`);
+/**
+ * The kept sandbox's root, from its root or its workspace folder (what `--keep` printed either way).
+ * The parent first: the workspace is the run's own, and a marker there is one a command wrote (with
+ * folders of its making beside it, which checkLayout then refuses when named directly).
+ */
+function sandboxRoot(given: string): string {
+  let dir: string;
+  try {
+    dir = realpathSync(given);
+  } catch {
+    dir = given;
+  }
+  for (const candidate of [dirname(dir), dir]) if (existsSync(join(candidate, MARKER))) return candidate;
+  throw new InputError(`qs check: ${given} is not a kept quickloop sandbox (no ${MARKER} in it or its parent): was it removed, or run without --keep?`);
 }
 
 /** Outputs of the saved run's bash calls that exited 0: the transcript expect_output reads. */

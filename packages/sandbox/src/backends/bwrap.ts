@@ -2,12 +2,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, chmodSync, chownSync, closeSync, constants, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, statSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { terminalSafe } from '@quickloop/cli-kit';
 import { coverConfigs, type CoveredConfig } from '../config-files.js';
 import type { DenialRules } from '../denials.js';
 import { childrenOf, namespaceLeftovers } from '../leftovers.js';
 import { confine, makeLimits, type LimitInForce, type SandboxLimits } from '../limits.js';
+import { isolateProgram, ISOLATE_INSIDE } from '../isolate.js';
 import { killGroup, killGroupsAndWait } from '../process.js';
 import { outerIds, rootPlan, shownInside } from '../rootfs.js';
 import { seccompProgram, seccompUnavailable } from '../seccomp.js';
@@ -320,6 +321,9 @@ function writeSupport(supportDir: string, layout: WorkspaceLayout): CoveredConfi
   const shell = join(supportDir, 'libexec', 'bash');
   copyFileSync(insideBash(), shell);
   chmodSync(shell, 0o111);
+  // What a check serves runs in a Landlock domain of its own (isolate.ts), where this host has the wrapper.
+  const isolate = isolateProgram();
+  if (isolate !== undefined) writeFileSync(join(supportDir, 'libexec', basename(ISOLATE_INSIDE)), isolate, { mode: 0o555 });
   writeFileSync(join(supportDir, SECCOMP_FILE), seccompProgram() as Buffer, { mode: 0o644 });
   // Secrets never enter a sandbox: the package managers' system config and the shell's start-up files are shown without their tokens.
   return coverConfigs(supportDir, rootPlan());
@@ -409,7 +413,7 @@ export async function startBwrap(layout: WorkspaceLayout, socketDir: string, lim
     proxyUrl: `http://127.0.0.1:${INSIDE_PROXY_PORT}`,
     limits: cgroups.inForce,
     denialRules: denialRules(layout, plan.visible),
-    limitWitness: { limits: cgroups.inForce, layout: [layout.root, layout.workspace, layout.home, layout.tmp], tmpfsFull: (mount) => tmpfsFull(pid, mount, gone) },
+    limitWitness: { limits: cgroups.inForce, layout: [layout.root, layout.workspace, layout.home, layout.tmp], tmpfsFull: (mount) => tmpfsFull(pid, mount, gone), disk: () => layoutDisk(layout.workspace) },
     limitCounters: () => cgroups.counters(),
     argv: (command) => {
       if (gone()) return { file: 'sh', args: ['-c', `echo "${ENDED_OUTPUT.trimEnd()}" >&2; exit ${ENDED_EXIT}`] };
@@ -471,6 +475,23 @@ function tmpfsFull(holder: number, mount: string, gone: () => boolean): boolean 
   try {
     const s = statfsSync(`/proc/${holder}/root${mount}`);
     return s.bavail * s.bsize < TMPFS_FULL_BYTES;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Below this many free bytes (or free inodes) the host disk holding the layout is full: the command
+ * that ran out may have removed what it was writing, and others share the disk.
+ */
+const DISK_FULL_BYTES = 1024 * 1024;
+const DISK_FULL_INODES = 16;
+
+/** The host disk that holds the layout, read from outside: its size, and whether the sandbox user can write no more to it. */
+function layoutDisk(workspace: string): { bytes: number; full: boolean } | undefined {
+  try {
+    const s = statfsSync(workspace);
+    return { bytes: s.blocks * s.bsize, full: s.bavail * s.bsize < DISK_FULL_BYTES || (s.files > 0 && s.ffree < DISK_FULL_INODES) };
   } catch {
     return undefined;
   }

@@ -1,5 +1,63 @@
-// One HTTP request for the reader: no automatic redirects, a deadline, a cap on decoded bytes, the page's own charset.
+// One HTTP request for the reader: no automatic redirects, a deadline, a cap on decoded bytes, the page's own charset,
+// and never an address that is no docs site's (a cloud's metadata service answers on the link-local one).
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { addressClass, isIP } from '@quickloop/sandbox/hosts';
 import { decodeEntities, parseAttrs, scanStartTags } from './tags.js';
+
+/**
+ * Addresses the reader never connects to, whatever a task names: the metadata services of the clouds
+ * (AWS, GCP and Azure on 169.254.169.254, AWS's IPv6 one, Alibaba's, Oracle's), and every link-local,
+ * unspecified, multicast or broadcast address. A task from someone else (a pull request) could
+ * otherwise have the harness read a machine's credentials into the stream and the model's context.
+ * Loopback and private addresses stay readable: a docs site served on this machine or an intranet is one.
+ */
+const METADATA = new Set(['fd00:ec2::254', '100.100.100.200', '192.0.0.192']);
+const NEVER = /^(?:link-local|unspecified|multicast|broadcast|site-local)|link-local/;
+
+/** Why the reader must not connect to `address`, or undefined when it may. */
+export function refusedAddress(address: string): string | undefined {
+  const bare = address.trim().replace(/^\[|\]$/g, '').toLowerCase();
+  if (METADATA.has(bare)) return 'a cloud metadata service';
+  const cls = addressClass(bare);
+  return cls !== undefined && NEVER.test(cls) ? `${cls === 'link-local' ? 'link-local (where cloud metadata services answer)' : cls}` : undefined;
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** dns.lookup with the refused addresses taken out, at connect time: a name that rebinds to one after a check still never reaches it. */
+function guardedLookup(host: string, options: { all?: boolean; family?: number; hints?: number }, callback: LookupCallback): void {
+  dnsLookup(host, { ...options, all: true }, (error, found) => {
+    if (error) return callback(error, options.all ? [] : '');
+    const kept = found.filter((a) => refusedAddress(a.address) === undefined);
+    if (kept.length === 0) {
+      const first = found[0];
+      const refused = Object.assign(new Error(`${host} resolves to ${first?.address ?? 'nothing'}, ${first ? refusedAddress(first.address) : 'no address'}: never a docs site`), { code: 'EADDRNOTDOCS' });
+      return callback(refused, options.all ? [] : '');
+    }
+    if (options.all) return callback(null, kept);
+    return callback(null, kept[0]!.address, kept[0]!.family);
+  });
+}
+
+/** Where Node's fetch (its own undici) keeps the dispatcher a request without one goes through. */
+const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+type Dispatcher = { dispatch(options: Record<string, unknown>, handler: unknown): boolean };
+let guarded: Dispatcher | undefined;
+
+/**
+ * A dispatcher of Node's own undici (an Agent like its global one) whose connections resolve names
+ * through guardedLookup. Made at the first request, when fetch has loaded undici.
+ */
+const guardedDispatcher: Dispatcher = {
+  dispatch(options, handler) {
+    if (guarded === undefined) {
+      const global = (globalThis as unknown as Record<symbol, (Dispatcher & { constructor: new (o: unknown) => Dispatcher }) | undefined>)[GLOBAL_DISPATCHER];
+      if (typeof global?.dispatch !== 'function') throw new Error("undici's global dispatcher is not available");
+      guarded = new global.constructor({ connect: { lookup: guardedLookup } });
+    }
+    return guarded.dispatch(options, handler);
+  },
+};
 
 /** Docs pages are not downloads: a larger body is refused, never cut silently. */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -37,13 +95,18 @@ export async function request(url: string, o: HttpOptions): Promise<HttpAnswer> 
   const limit = o.maxBytes ?? MAX_BODY_BYTES;
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = o.signal ? AbortSignal.any([o.signal, timeout]) : timeout;
+  // An address written in the URL is connected to without a lookup: judged here.
+  const literal = URL.canParse(url) ? new URL(url).hostname.replace(/^\[|\]$/g, '') : '';
+  const refused = isIP(literal) !== 0 ? refusedAddress(literal) : undefined;
+  if (refused !== undefined) return { kind: 'network', error: `${literal} is ${refused}: never a docs site` };
   let response: Response;
   try {
     response = await (o.fetch ?? fetch)(url, {
       redirect: 'manual',
       signal,
       headers: { 'user-agent': o.userAgent, accept: 'text/html, text/markdown, text/plain;q=0.9, */*;q=0.5' },
-    });
+      ...(o.fetch === undefined ? { dispatcher: guardedDispatcher } : {}),
+    } as RequestInit);
   } catch (error) {
     if (o.signal?.aborted) throw error;
     return { kind: 'network', error: describe(error, timeoutMs) };

@@ -3,6 +3,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
+import { errorInBody } from './classify.js';
 import { sdkClient } from './endpoint.js';
 import { retryingTurn } from './run-turn.js';
 import type { LogLine } from './sdk-log.js';
@@ -118,6 +119,13 @@ async function streamed(stream: ReturnType<Anthropic['messages']['stream']>): Pr
   return id ? Object.assign(msg, { _request_id: id }) : msg;
 }
 
+/** A 200 whose body is the API's error object is that error (inside the retry loop: its type says whether to try again). */
+function unlessError(msg: Anthropic.Message): Anthropic.Message {
+  const e = errorInBody('anthropic', msg, (msg as { _request_id?: string | null } | undefined)?._request_id);
+  if (e) throw e;
+  return msg;
+}
+
 export class AnthropicAdapter implements ModelAdapter {
   readonly name = 'anthropic';
   readonly #client: Anthropic;
@@ -137,7 +145,7 @@ export class AnthropicAdapter implements ModelAdapter {
     const params = toParams(request);
     const opts = request.signal ? { signal: request.signal } : {};
     const { value, attempts } = await retryingTurn(this.name, this.#retry, request, (): Promise<Anthropic.Message> =>
-      request.stream ? streamed(this.#client.messages.stream(params, opts)) : this.#client.messages.create(params, opts),
+      request.stream ? streamed(this.#client.messages.stream(params, opts)) : this.#client.messages.create(params, opts).then(unlessError),
       this.#scrub,
     );
     return toResult(value, attempts, Math.round(performance.now() - started));

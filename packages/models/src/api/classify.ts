@@ -50,14 +50,28 @@ const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
  * An error the vendor reported after answering 200 (an SSE `error` event, a `response.failed`): no
  * status to go by, so the type or code it names decides, and its words only when it names none we know.
  */
-export function streamError(adapter: string, type: string | null | undefined, message: string | null | undefined, requestId?: string | null): ModelError {
+export function streamError(adapter: string, type: string | null | undefined, message: string | null | undefined, requestId?: string | null, where = 'in the stream'): ModelError {
   const t = type ?? '';
   const text = `${t} ${message ?? ''}`.trim();
   const fromText = classifyText(text);
   // `code` may be null (the Responses schema allows it): then the words of OpenAI's own server-error message count.
   const transient = TRANSIENT_TYPES.has(t) || (t === '' && /server had an error|try again later|retry your request/i.test(message ?? ''));
   const c = fromText.errorKind === 'context_overflow' ? fromText : transient ? { errorKind: 'infra' as const, transient: true } : CONFIG_TYPES.has(t) ? { errorKind: 'config' as const, transient: false } : fromText;
-  return new ModelError(c.errorKind, `${adapter}: error in the stream: ${oneLine(text) || 'no detail'}`, { transient: c.transient, ...(requestId ? { requestId } : {}) });
+  return new ModelError(c.errorKind, `${adapter}: error ${where}: ${oneLine(text) || 'no detail'}`, { transient: c.transient, ...(requestId ? { requestId } : {}) });
+}
+
+/**
+ * The vendor's error when a 200's body is its error object rather than an answer (a gateway that
+ * answers every error with 200, or a server that reports a late failure so): Anthropic's `{type:
+ * 'error', error: {type, message}}`, OpenAI's `{error: {type, code, message}}`. undefined: no such body.
+ */
+export function errorInBody(adapter: string, body: unknown, requestId?: string | null): ModelError | undefined {
+  if (!body || typeof body !== 'object') return undefined;
+  const error = (body as { error?: unknown }).error;
+  if (!error || typeof error !== 'object') return undefined;
+  const e = error as { type?: unknown; code?: unknown; status?: unknown; message?: unknown };
+  const type = [e.type, e.code, e.status].find((x): x is string => typeof x === 'string' && x !== '');
+  return streamError(adapter, type, typeof e.message === 'string' ? e.message : undefined, requestId, 'in a 200 body');
 }
 
 /** What an error body says: the type, code, Google status and reasons it names, and its message. */

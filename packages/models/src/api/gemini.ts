@@ -3,7 +3,8 @@ import { GoogleGenAI, type Content, type GenerateContentConfig, type GenerateCon
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
-import { endpoint, fetchWithQuery } from './endpoint.js';
+import { endpoint } from './endpoint.js';
+import { geminiFetch } from './gemini-fetch.js';
 import { retryingTurn } from './run-turn.js';
 
 export interface GeminiAdapterOptions {
@@ -112,7 +113,7 @@ export class GeminiAdapter implements ModelAdapter {
     // No retryOptions: the SDK then makes one attempt, and the adapter retries like every other adapter.
     this.#client = new GoogleGenAI({
       apiKey: options.apiKey,
-      httpOptions: { ...(ep.base ? { baseUrl: ep.base } : {}), ...(ep.query ? { fetch: fetchWithQuery(ep.query) } : {}), timeout: options.timeoutMs ?? 600_000 },
+      httpOptions: { ...(ep.base ? { baseUrl: ep.base } : {}), fetch: geminiFetch(ep.query), timeout: options.timeoutMs ?? 600_000 },
     });
     this.#retry = options.retry ?? {};
     this.#scrub = ep.scrub;

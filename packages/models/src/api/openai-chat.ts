@@ -4,6 +4,7 @@ import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
+import { errorInBody } from './classify.js';
 import { sdkClient } from './endpoint.js';
 import { retryingTurn } from './run-turn.js';
 import type { LogLine } from './sdk-log.js';
@@ -95,6 +96,13 @@ async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSi
   return requestId ? Object.assign(completion, { _request_id: requestId }) : completion;
 }
 
+/** A 200 whose body is the API's error object is that error (inside the retry loop: its type says whether to try again). */
+function unlessError(res: OpenAI.Chat.ChatCompletion): OpenAI.Chat.ChatCompletion {
+  const e = Array.isArray(res?.choices) ? undefined : errorInBody('openai-chat', res, (res as { _request_id?: string | null } | undefined)?._request_id);
+  if (e) throw e;
+  return res;
+}
+
 export class OpenAIChatAdapter implements ModelAdapter {
   readonly name = 'openai-chat';
   readonly #client: OpenAI;
@@ -121,7 +129,7 @@ export class OpenAIChatAdapter implements ModelAdapter {
       // `max_tokens` first: the compatible servers this adapter exists for know the older name. OpenAI's
       // reasoning models refuse it (400, naming `max_completion_tokens`), and then the newer name is used.
       const p: Params = this.#completionTokens ? { ...params, max_completion_tokens: request.maxTokens } : { ...params, max_tokens: request.maxTokens };
-      return request.stream ? streamed(this.#client, p, opts) : this.#client.chat.completions.create(p, opts);
+      return request.stream ? streamed(this.#client, p, opts) : this.#client.chat.completions.create(p, opts).then(unlessError);
     };
     const { value, attempts } = await retryingTurn(this.name, this.#retry, request, async () => {
       try {

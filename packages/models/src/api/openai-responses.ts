@@ -2,9 +2,9 @@
 import OpenAI from 'openai';
 import { accumulateResponse } from 'openai/lib/responses/ResponseAccumulator';
 import { ModelError } from '../errors.js';
-import { streamError } from './classify.js';
+import { errorInBody, streamError } from './classify.js';
 import type { RetryPolicy } from '../retry.js';
-import { toolCall, usage, type Block, type Message, type ModelAdapter, type TurnRequest, type TurnResult } from '../types.js';
+import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
 import { sdkClient } from './endpoint.js';
 import { retryingTurn } from './run-turn.js';
 import type { LogLine } from './sdk-log.js';
@@ -76,6 +76,12 @@ async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSi
   let snapshot: OpenAI.Responses.Response | undefined;
   for await (const event of data) {
     if (event.type === 'error') throw streamError('openai-responses', event.code, event.message, requestId);
+    // The SDK's accumulator wants response.created first; any lifecycle event (response.queued, a
+    // lone response.completed) carries the whole response as well, so the stream starts from it.
+    if (!snapshot && event.type !== 'response.created' && isLifecycle(event)) {
+      snapshot = structuredClone(event.response);
+      continue;
+    }
     try {
       snapshot = accumulateResponse(event, snapshot);
     } catch (error) {
@@ -91,9 +97,23 @@ async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSi
   return requestId ? Object.assign(snapshot, { _request_id: requestId }) : snapshot;
 }
 
-/** A failed response is an error, inside the retry loop: its code says whether another attempt may help. */
+/** An event that carries the whole response (its state at that point). */
+function isLifecycle(event: { type: string; response?: unknown }): event is { type: string; response: OpenAI.Responses.Response } {
+  return /^response\.(created|queued|in_progress|completed|incomplete|failed)$/.test(event.type) && !!event.response && typeof event.response === 'object';
+}
+
+/**
+ * A failed response is an error, inside the retry loop: its code says whether another attempt may help.
+ * One neither completed nor incomplete (queued, in progress, cancelled: `status` is all a whole
+ * response says of that) has not finished: it would pass for an answer with nothing to say.
+ */
 function unlessFailed(res: OpenAI.Responses.Response): OpenAI.Responses.Response {
-  if (res.status === 'failed') throw streamError('openai-responses', res.error?.code, `response failed: ${res.error?.message ?? 'no message'}`, (res as { _request_id?: string | null })._request_id);
+  const requestId = (res as { _request_id?: string | null } | undefined)?._request_id;
+  if (!res || typeof res !== 'object' || !Array.isArray(res.output)) throw errorInBody('openai-responses', res, requestId) ?? new ModelError('harness', 'openai-responses: unreadable response: the body is not a response');
+  if (res.status === 'failed') throw streamError('openai-responses', res.error?.code, `response failed: ${res.error?.message ?? 'no message'}`, requestId);
+  if (res.status !== 'completed' && res.status !== 'incomplete') {
+    throw new ModelError('infra', `openai-responses: the response has not finished (status ${String(res.status ?? 'none')})`, { transient: true, ...(requestId ? { requestId } : {}) });
+  }
   return res;
 }
 
@@ -111,8 +131,17 @@ function toResult(res: OpenAI.Responses.Response, attempts: number, durationMs: 
     }
   }
   const reason = res.incomplete_details?.reason;
-  const stop =
-    refusal !== undefined || reason === 'content_filter' ? 'refusal' : reason === 'max_output_tokens' ? 'max_tokens' : blocks.some((b) => b.type === 'tool_call') ? 'tool_use' : 'end_turn';
+  // Incomplete for a reason the API does not name (or one newer than the SDK): cut, not finished.
+  const stop: Stop =
+    refusal !== undefined || reason === 'content_filter'
+      ? 'refusal'
+      : reason === 'max_output_tokens'
+        ? 'max_tokens'
+        : blocks.some((b) => b.type === 'tool_call')
+          ? 'tool_use'
+          : res.status === 'incomplete'
+            ? 'other'
+            : 'end_turn';
   const u = res.usage;
   const cacheRead = u?.input_tokens_details?.cached_tokens ?? 0;
   const cacheWrite = (u?.input_tokens_details as { cache_write_tokens?: number } | undefined)?.cache_write_tokens ?? 0;

@@ -1,0 +1,211 @@
+// The adapters, each over its real SDK, against the testkit's mock answering with bytes written as the
+// vendors' published formats allow them (`raw` turns): finish and stop reasons, SSE framing, event
+// orders, usage of attempts that failed. What a turn cannot be read as must never pass for an answer.
+import { startMockServer, type MockServer, type MockStep } from '@quickloop/testkit';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ModelError } from '../errors.js';
+import type { Message, ModelAdapter, ToolSpec, TurnResult } from '../types.js';
+import { AnthropicAdapter } from './anthropic.js';
+import { GeminiAdapter } from './gemini.js';
+import { OpenAIChatAdapter } from './openai-chat.js';
+import { OpenAIResponsesAdapter } from './openai-responses.js';
+
+const KEY = 'sk-vendor-apis-KEY-5d4c3b2a19';
+const tools: ToolSpec[] = [{ name: 'bash', description: 'Run a shell command', schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } }];
+
+type Api = 'anthropic' | 'responses' | 'chat' | 'gemini';
+
+let mock: MockServer;
+beforeEach(async () => {
+  mock = await startMockServer({ whenEmpty: 'error' });
+});
+afterEach(async () => {
+  await mock.close();
+});
+
+/** An adapter of `api` at the mock, its retries waiting for nothing (the waits are recorded). */
+function adapter(api: Api, retries = 2) {
+  const waits: number[] = [];
+  const o = { apiKey: KEY, retry: { retries, random: () => 0, sleep: async (ms: number) => void waits.push(ms) }, log: () => undefined };
+  const a: ModelAdapter =
+    api === 'anthropic'
+      ? new AnthropicAdapter({ ...o, baseURL: mock.url })
+      : api === 'responses'
+        ? new OpenAIResponsesAdapter({ ...o, baseURL: mock.openaiUrl })
+        : api === 'chat'
+          ? new OpenAIChatAdapter({ ...o, baseURL: mock.openaiUrl })
+          : new GeminiAdapter({ ...o, baseURL: mock.url });
+  const turn = (stream: boolean, messages: Message[] = [{ role: 'user', blocks: [{ type: 'text', text: 'go' }] }]) => a.turn({ model: 'm-1', system: 'sys', messages, tools, maxTokens: 256, stream });
+  return { waits, turn };
+}
+
+/** What the mock answers, in order: each a raw body (a JSON value, or SSE frames written one by one). */
+const json = (body: unknown, status = 200, headers: Record<string, string> = {}): MockStep => ({ raw: { status, headers, body: JSON.stringify(body) } });
+const sse = (frames: string[], headers: Record<string, string> = {}): MockStep => ({ raw: { headers, body: frames } });
+
+async function failure(p: Promise<TurnResult>): Promise<ModelError> {
+  const error = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ModelError);
+  expect(String((error as Error).message)).not.toContain(KEY);
+  return error as ModelError;
+}
+
+// ---- OpenAI Responses ----
+const rUsage = { input_tokens: 100, input_tokens_details: { cached_tokens: 60 }, output_tokens: 40, output_tokens_details: { reasoning_tokens: 30 }, total_tokens: 140 };
+const rResponse = (output: unknown[], extra: object = {}) => ({ id: 'resp_1', object: 'response', created_at: 1, status: 'completed', error: null, incomplete_details: null, model: 'gpt-5', output, usage: rUsage, ...extra });
+const rText = (text: string) => ({ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] });
+const rEvent = (type: string, data: object, seq: number) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq, ...data })}\n\n`;
+
+describe('openai responses', () => {
+  it('a whole response still queued, in progress or cancelled is no finished answer (it would pass for one with nothing to say): transient, asked again', async () => {
+    for (const status of ['queued', 'in_progress', 'cancelled']) {
+      mock.push(json(rResponse([], { status, usage: null })), json(rResponse([rText('done')])));
+      const r = await adapter('responses').turn(false);
+      expect(r.blocks, status).toEqual([{ type: 'text', text: 'done' }]);
+      expect(r.attempts, status).toBe(2);
+    }
+    mock.push(json(rResponse([], { status: 'in_progress', usage: null })));
+    const e = await failure(adapter('responses', 0).turn(false));
+    expect(e).toMatchObject({ errorKind: 'infra', transient: true, message: expect.stringContaining('in_progress') });
+  });
+
+  it('incomplete for a reason it does not name (or one newer than the SDK) is not a finish', async () => {
+    for (const details of [null, { reason: 'server_side_interrupt' }]) {
+      mock.push(json(rResponse([rText('half of it')], { status: 'incomplete', incomplete_details: details })));
+      expect((await adapter('responses').turn(false)).stop, JSON.stringify(details)).toBe('other');
+    }
+  });
+
+  it('a stream whose first event is not response.created (response.queued first, or only the final event) is read, not a harness error', async () => {
+    mock.push(
+      sse([rEvent('response.queued', { response: rResponse([], { status: 'queued', usage: null }) }, 0), rEvent('response.in_progress', { response: rResponse([], { status: 'in_progress', usage: null }) }, 1), rEvent('response.completed', { response: rResponse([rText('queued first')]) }, 2)]),
+      sse([rEvent('response.completed', { response: rResponse([rText('only the end')]) }, 0)]),
+    );
+    const { turn } = adapter('responses');
+    expect((await turn(true)).blocks).toEqual([{ type: 'text', text: 'queued first' }]);
+    expect((await turn(true)).blocks).toEqual([{ type: 'text', text: 'only the end' }]);
+  });
+});
+
+// ---- Every vendor: a 200 that is not an answer ----
+const OK: Record<Api, MockStep> = {
+  anthropic: json({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-6', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } }),
+  responses: json(rResponse([rText('ok')])),
+  chat: json({ id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-5', choices: [{ index: 0, message: { role: 'assistant', content: 'ok', refusal: null }, finish_reason: 'stop', logprobs: null }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }),
+  gemini: json({ candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 } }),
+};
+/** The vendor's own error body, as a gateway may answer it with a 200. */
+const ERROR_BODY: Record<Api, (type: string, message: string, code: number) => unknown> = {
+  anthropic: (type, message) => ({ type: 'error', error: { type, message } }),
+  responses: (type, message) => ({ error: { message, type, param: null, code: type } }),
+  chat: (type, message) => ({ error: { message, type, param: null, code: null } }),
+  gemini: (type, message, code) => ({ error: { code, message, status: type } }),
+};
+const OVERLOADED: Record<Api, string> = { anthropic: 'overloaded_error', responses: 'server_error', chat: 'server_error', gemini: 'UNAVAILABLE' };
+const INVALID: Record<Api, string> = { anthropic: 'invalid_request_error', responses: 'invalid_request_error', chat: 'invalid_request_error', gemini: 'INVALID_ARGUMENT' };
+
+describe.each(['anthropic', 'responses', 'chat', 'gemini'] as const)('%s, a 200 that is not an answer', (api) => {
+  it("is the vendor's error when the body is its error object: an overload is retried, then the answer is read", async () => {
+    mock.push(json(ERROR_BODY[api](OVERLOADED[api], 'The server is overloaded, try again later', 503)), OK[api]);
+    const r = await adapter(api).turn(false);
+    expect(r.blocks).toEqual([{ type: 'text', text: 'ok' }]);
+    expect(r.attempts).toBe(2);
+    mock.push(json(ERROR_BODY[api](INVALID[api], 'messages: field required', 400)));
+    expect(await failure(adapter(api).turn(false))).toMatchObject({ transient: false });
+  });
+
+  it('is a ModelError the harness owns when the body is an object of nobody\'s format', async () => {
+    mock.push(json({ hello: 'world' }));
+    const e = await failure(adapter(api, 0).turn(false));
+    expect(e.errorKind, e.message).toBe(api === 'gemini' ? 'infra' : 'harness');
+  });
+});
+
+// ---- Every vendor: SSE framing as the SSE standard allows it ----
+/** One SSE event: its name (Anthropic and Responses name theirs) and its data. */
+interface SseEvent {
+  event?: string;
+  data: unknown;
+}
+const aEvent = (type: string, data: object): SseEvent => ({ event: type, data: { type, ...data } });
+const aMessage = (usage: object) => ({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-6', content: [], stop_reason: null, stop_sequence: null, usage });
+const HELLO: Record<Api, SseEvent[]> = {
+  anthropic: [
+    aEvent('message_start', { message: aMessage({ input_tokens: 10, output_tokens: 1 }) }),
+    aEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    aEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'hel' } }),
+    aEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'lo' } }),
+    aEvent('content_block_stop', { index: 0 }),
+    aEvent('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 5 } }),
+    aEvent('message_stop', {}),
+  ],
+  responses: [
+    { event: 'response.created', data: { type: 'response.created', sequence_number: 0, response: rResponse([], { status: 'in_progress', usage: null }) } },
+    { event: 'response.output_item.added', data: { type: 'response.output_item.added', sequence_number: 1, output_index: 0, item: { ...rText(''), status: 'in_progress', content: [] } } },
+    { event: 'response.content_part.added', data: { type: 'response.content_part.added', sequence_number: 2, output_index: 0, content_index: 0, item_id: 'msg_1', part: { type: 'output_text', text: '', annotations: [] } } },
+    { event: 'response.output_text.delta', data: { type: 'response.output_text.delta', sequence_number: 3, output_index: 0, content_index: 0, item_id: 'msg_1', delta: 'hello' } },
+    { event: 'response.output_item.done', data: { type: 'response.output_item.done', sequence_number: 4, output_index: 0, item: rText('hello') } },
+    { event: 'response.completed', data: { type: 'response.completed', sequence_number: 5, response: rResponse([rText('hello')]) } },
+  ],
+  chat: [
+    { data: { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-5', choices: [{ index: 0, delta: { role: 'assistant', content: 'hel' }, finish_reason: null }] } },
+    { data: { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-5', choices: [{ index: 0, delta: { content: 'lo' }, finish_reason: null }] } },
+    { data: { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-5', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] } },
+    { data: { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-5', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } } },
+    { data: '[DONE]' },
+  ],
+  gemini: [
+    { data: { candidates: [{ content: { role: 'model', parts: [{ text: 'hel' }] }, index: 0 }], usageMetadata: { promptTokenCount: 10 }, modelVersion: 'gemini-2.5-flash' } },
+    { data: { candidates: [{ content: { role: 'model', parts: [{ text: 'lo' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 }, modelVersion: 'gemini-2.5-flash' } },
+  ],
+};
+
+/** Writes events in one of the framings the SSE standard allows (each event one write). */
+function framed(events: SseEvent[], how: 'lf' | 'crlf' | 'cr' | 'comments' | 'multiline' | 'fields'): string[] {
+  const eol = how === 'crlf' ? '\r\n' : how === 'cr' ? '\r' : '\n';
+  return events.map((e, i) => {
+    const text = typeof e.data === 'string' ? e.data : JSON.stringify(e.data, null, how === 'multiline' ? 1 : undefined);
+    const lines: string[] = [];
+    if (how === 'comments') lines.push(': keep-alive');
+    if (how === 'fields') lines.push(`id: ${i + 1}`, 'retry: 3000');
+    if (e.event !== undefined) lines.push(how === 'fields' ? `event:${e.event}` : `event: ${e.event}`);
+    // Several data lines are one data, joined by newlines; a field's first space is optional.
+    for (const line of text.split('\n')) lines.push(how === 'fields' ? `data:${line}` : `data: ${line}`);
+    return `${how === 'comments' ? `:${eol}` : ''}${lines.join(eol)}${eol}${eol}`;
+  });
+}
+
+describe.each(['anthropic', 'responses', 'chat', 'gemini'] as const)('%s, an SSE stream framed as the standard allows', (api) => {
+  it.each(['lf', 'crlf', 'cr', 'comments', 'multiline', 'fields'] as const)('%s: the answer is read, in one attempt', async (how) => {
+    mock.push(sse(framed(HELLO[api], how)));
+    const r = await adapter(api).turn(true);
+    expect(r.blocks).toEqual([{ type: 'text', text: 'hello' }]);
+    expect(r.stop).toBe('end_turn');
+    expect(r.attempts).toBe(1);
+  });
+
+  it('a last event with no blank line after it is not dispatched (the standard drops it): a stream cut before its end, asked again, never an unreadable answer', async () => {
+    const frames = framed(HELLO[api], 'lf');
+    frames[frames.length - 1] = frames.at(-1)!.replace(/\n\n$/, '\n');
+    mock.push(sse(frames), sse(framed(HELLO[api], 'lf')));
+    const r = await adapter(api).turn(true);
+    expect(r.blocks).toEqual([{ type: 'text', text: 'hello' }]);
+    // Chat's last event is [DONE], after the finish reason: nothing of the answer was lost.
+    expect(r.attempts).toBe(api === 'chat' ? 1 : 2);
+  });
+
+  it('a stream cut inside an event (half a line of JSON, then the end) is a cut connection: transient', async () => {
+    const frames = framed(HELLO[api], 'lf');
+    const last = frames.pop()!;
+    mock.push(sse([...frames, last.slice(0, Math.floor(last.length / 2))]));
+    if (api === 'chat') {
+      // The half event is [DONE]'s: the answer was whole before it.
+      expect((await adapter(api, 0).turn(true)).blocks).toEqual([{ type: 'text', text: 'hello' }]);
+      return;
+    }
+    expect(await failure(adapter(api, 0).turn(true))).toMatchObject({ errorKind: 'infra', transient: true });
+  });
+});

@@ -209,3 +209,69 @@ describe.each(['anthropic', 'responses', 'chat', 'gemini'] as const)('%s, an SSE
     expect(await failure(adapter(api, 0).turn(true))).toMatchObject({ errorKind: 'infra', transient: true });
   });
 });
+
+// ---- Anthropic Messages: stream events in odd but legal orders ----
+const aFrame = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+const aStart = (usage: object = { input_tokens: 10, output_tokens: 1 }) => aFrame('message_start', { message: aMessage(usage) });
+const aEnd = (stop: string, usage: object = { output_tokens: 20 }) => [aFrame('message_delta', { delta: { stop_reason: stop, stop_sequence: null }, usage }), aFrame('message_stop', {})];
+const aToolStart = (index: number, id: string) => aFrame('content_block_start', { index, content_block: { type: 'tool_use', id, name: 'bash', input: {} } });
+const aJson = (index: number, partial_json: string) => aFrame('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } });
+
+describe('anthropic, stream events in odd but legal orders', () => {
+  it('content blocks whose indexes leave gaps (0, 2, 5): each delta goes to the block its index names', async () => {
+    mock.push(
+      sse([
+        aStart(),
+        aFrame('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+        aFrame('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Two calls.' } }),
+        aFrame('content_block_stop', { index: 0 }),
+        aToolStart(2, 'toolu_a'),
+        aJson(2, '{"command": "ls"}'),
+        aFrame('content_block_stop', { index: 2 }),
+        aToolStart(5, 'toolu_b'),
+        aJson(5, '{"command": "pwd"}'),
+        aFrame('content_block_stop', { index: 5 }),
+        ...aEnd('tool_use'),
+      ]),
+    );
+    const r = await adapter('anthropic').turn(true);
+    expect(r.blocks).toEqual([
+      { type: 'text', text: 'Two calls.' },
+      { type: 'tool_call', id: 'toolu_a', name: 'bash', input: { command: 'ls' } },
+      { type: 'tool_call', id: 'toolu_b', name: 'bash', input: { command: 'pwd' } },
+    ]);
+  });
+
+  it('two tool calls streamed at once (their deltas interleaved, pings and empty deltas between): both read whole, in index order', async () => {
+    mock.push(
+      sse([
+        aFrame('ping', {}),
+        aStart(),
+        aToolStart(1, 'toolu_b'),
+        aToolStart(0, 'toolu_a'),
+        aJson(0, ''),
+        aJson(1, '{"comm'),
+        aFrame('ping', {}),
+        aJson(0, '{"command": "echo a"}'),
+        aJson(1, 'and": "echo b"}'),
+        aFrame('content_block_stop', { index: 1 }),
+        aFrame('content_block_stop', { index: 0 }),
+        aFrame('vendor_future_event', { anything: true }),
+        ...aEnd('tool_use'),
+      ]),
+    );
+    const r = await adapter('anthropic').turn(true);
+    expect(r.blocks).toEqual([
+      { type: 'tool_call', id: 'toolu_a', name: 'bash', input: { command: 'echo a' } },
+      { type: 'tool_call', id: 'toolu_b', name: 'bash', input: { command: 'echo b' } },
+    ]);
+    // What is replayed next turn is the content as the API numbered it.
+    expect((r.native as { id: string }[]).map((b) => b.id)).toEqual(['toolu_a', 'toolu_b']);
+  });
+
+  it('a tool input that is not JSON once whole is not run as whatever part of it parsed', async () => {
+    mock.push(sse([aStart(), aToolStart(0, 'toolu_a'), aJson(0, '{"command": "rm -rf /tmp/x" "y"}'), aFrame('content_block_stop', { index: 0 }), ...aEnd('tool_use')]));
+    const r = await adapter('anthropic').turn(true);
+    expect(r.blocks).toEqual([{ type: 'tool_call', id: 'toolu_a', name: 'bash', input: {}, invalid: expect.stringMatching(/not JSON/) }]);
+  });
+});

@@ -38,6 +38,8 @@ export interface MockRaw {
   headers?: Record<string, string>;
   /** The body, written as it is; an array is written piece by piece (one `write` each, as a stream arrives). */
   body: string | string[];
+  /** Leave the response open after the body (a stream that goes silent), until the client gives up. */
+  open?: boolean;
 }
 
 /** Timing any turn can carry: answer late, or never (the client's timeout or abort ends the request). */

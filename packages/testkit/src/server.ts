@@ -149,7 +149,8 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     if ('raw' in turn) {
       res.writeHead(turn.raw.status ?? 200, { 'content-type': stream ? 'text/event-stream' : 'application/json', 'request-id': requestId, 'x-request-id': requestId, ...turn.raw.headers });
       for (const piece of typeof turn.raw.body === 'string' ? [turn.raw.body] : turn.raw.body) res.write(piece);
-      return void res.end();
+      if (!turn.raw.open) res.end();
+      return;
     }
     if ('malformed' in turn) {
       res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json', 'request-id': requestId });

@@ -230,10 +230,10 @@ export class AnthropicAdapter implements ModelAdapter {
     const started = performance.now();
     const params = toParams(request);
     const opts = request.signal ? { signal: request.signal } : {};
-    const { value, attempts } = await retryingTurn(this.name, this.#retry, request, (): Promise<Anthropic.Message> =>
-      request.stream ? streamed(this.#client, params, opts, () => undefined) : this.#client.messages.create(params, opts).then(unlessError),
+    const { value, attempts, failedUsage } = await retryingTurn(this.name, this.#retry, request, (meter): Promise<Anthropic.Message> =>
+      request.stream ? streamed(this.#client, params, opts, (u) => (meter.usage = u)) : this.#client.messages.create(params, opts).then(unlessError),
       this.#scrub,
     );
-    return toResult(value, attempts, Math.round(performance.now() - started));
+    return { ...toResult(value, attempts, Math.round(performance.now() - started)), ...(failedUsage ? { failedUsage } : {}) };
   }
 }

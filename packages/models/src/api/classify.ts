@@ -1,4 +1,6 @@
-// SDK errors (Anthropic and OpenAI alike) to ModelError, by status, body and class name rather than by vendor.
+// SDK errors (Anthropic and OpenAI alike) to ModelError, by status, body and class rather than by vendor.
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { InterruptedError } from '@quickloop/cli-kit/errors';
 import { classifyStatus, classifyText } from '../cli/classify.js';
 import { ModelError } from '../errors.js';
@@ -116,10 +118,31 @@ function refusesKey(status: number, says: VendorSays, detail: string): boolean {
   return false;
 }
 
+/** The SDKs' error classes, by what they mean. */
+const SDK_CLASSES = {
+  APIUserAbortError: [Anthropic.APIUserAbortError, OpenAI.APIUserAbortError],
+  APIConnectionTimeoutError: [Anthropic.APIConnectionTimeoutError, OpenAI.APIConnectionTimeoutError],
+  APIConnectionError: [Anthropic.APIConnectionError, OpenAI.APIConnectionError],
+  APIError: [Anthropic.APIError, OpenAI.APIError],
+} as const;
+
+/**
+ * The SDK error class `error` is an instance of, most specific first ('' for none). By the classes
+ * themselves, not their names: a bundle of both SDKs renames one's (`APIError$1`, and the subclasses
+ * it makes of class expressions after their variables), and a name test then misses every OpenAI
+ * connection error.
+ */
+function sdkClass(error: unknown): keyof typeof SDK_CLASSES | '' {
+  for (const [name, classes] of Object.entries(SDK_CLASSES) as [keyof typeof SDK_CLASSES, readonly (abstract new (...args: never[]) => unknown)[]][]) {
+    if (classes.some((c) => error instanceof c)) return name;
+  }
+  return '';
+}
+
 export function toModelError(error: unknown, adapter: string, signal?: AbortSignal): Error {
   if (error instanceof ModelError || error instanceof InterruptedError) return error;
-  const e = error as { status?: unknown; headers?: unknown; error?: any; message?: unknown; code?: unknown; requestID?: unknown; constructor?: { name?: string } };
-  const name = e?.constructor?.name ?? '';
+  const e = error as { status?: unknown; headers?: unknown; error?: any; message?: unknown; code?: unknown; requestID?: unknown };
+  const name = sdkClass(error);
   if (name === 'APIUserAbortError' || signal?.aborted) return new InterruptedError(`${adapter}: request aborted`);
   const message = String(e?.message ?? error);
   // @google/genai enforces its timeout with an AbortController of its own: an abort we did not ask for is a timeout.

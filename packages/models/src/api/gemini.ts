@@ -2,7 +2,7 @@
 import { GoogleGenAI, type Content, type GenerateContentConfig, type GenerateContentResponse, type Part } from '@google/genai';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
-import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
+import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult, type Usage } from '../types.js';
 import { endpoint } from './endpoint.js';
 import { geminiFetch } from './gemini-fetch.js';
 import { retryingTurn } from './run-turn.js';
@@ -54,6 +54,17 @@ function merge(chunks: GenerateContentResponse[]): GenerateContentResponse {
   });
 }
 
+/** The five counters of Gemini's usage metadata (`promptTokenCount` counts the cache in; thoughts are billed as output). */
+function usageOf(u: GenerateContentResponse['usageMetadata']): Usage {
+  const cached = u?.cachedContentTokenCount ?? 0;
+  return usage({
+    input: (u?.promptTokenCount ?? 0) - cached + (u?.toolUsePromptTokenCount ?? 0),
+    cache_read: cached,
+    output: (u?.candidatesTokenCount ?? 0) + (u?.thoughtsTokenCount ?? 0),
+    reasoning: u?.thoughtsTokenCount,
+  });
+}
+
 function toResult(res: GenerateContentResponse, attempts: number, durationMs: number, newId: () => string): TurnResult {
   const candidate = res.candidates?.[0];
   const blockReason = res.promptFeedback?.blockReason;
@@ -78,17 +89,10 @@ function toResult(res: GenerateContentResponse, attempts: number, durationMs: nu
   else if (blocks.some((b) => b.type === 'tool_call')) stop = 'tool_use';
   else if (reason === 'STOP' || reason === '') stop = 'end_turn';
   else stop = 'other';
-  const u = res.usageMetadata;
-  const cached = u?.cachedContentTokenCount ?? 0;
   const result: TurnResult = {
     blocks,
     stop,
-    usage: usage({
-      input: (u?.promptTokenCount ?? 0) - cached + (u?.toolUsePromptTokenCount ?? 0),
-      cache_read: cached,
-      output: (u?.candidatesTokenCount ?? 0) + (u?.thoughtsTokenCount ?? 0),
-      reasoning: u?.thoughtsTokenCount,
-    }),
+    usage: usageOf(res.usageMetadata),
     attempts,
     durationMs,
     native: candidate?.content ?? { role: 'model', parts: [] },
@@ -125,14 +129,20 @@ export class GeminiAdapter implements ModelAdapter {
     if (request.tools?.length) config.tools = [{ functionDeclarations: request.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.schema })) }];
     if (request.signal) config.abortSignal = request.signal;
     const params = { model: request.model, contents: contents(request.messages, this.#madeUp), config };
-    const { value, attempts } = await retryingTurn(this.name, this.#retry, request, async (): Promise<GenerateContentResponse> => {
+    const { value, attempts, failedUsage } = await retryingTurn(this.name, this.#retry, request, async (meter): Promise<GenerateContentResponse> => {
       let res: GenerateContentResponse;
       if (!request.stream) res = await this.#client.models.generateContent(params);
       else {
         const chunks: GenerateContentResponse[] = [];
-        for await (const chunk of await this.#client.models.generateContentStream(params)) chunks.push(chunk);
+        // Each chunk's usage metadata counts the whole answer so far: an attempt that fails after it is billed for it.
+        for await (const chunk of await this.#client.models.generateContentStream(params)) {
+          chunks.push(chunk);
+          if (chunk.usageMetadata) meter.usage = usageOf(chunk.usageMetadata);
+        }
         res = merge(chunks);
       }
+      // An answer thrown away below (no finish reason, a malformed call) was billed all the same.
+      if (res.usageMetadata) meter.usage = usageOf(res.usageMetadata);
       // The model wrote a call the API could not parse and sent none of it: a bad sample, not an answer, and
       // not the docs' fault. The same request again usually gets a good one.
       const reason = res.candidates?.[0]?.finishReason;
@@ -142,10 +152,11 @@ export class GeminiAdapter implements ModelAdapter {
       if (reason === 'MALFORMED_FUNCTION_CALL') throw new ModelError('infra', `gemini: the model's function call was malformed (finishReason ${reason})`, { transient: true });
       return res;
     }, this.#scrub);
-    return toResult(value, attempts, Math.round(performance.now() - started), () => {
+    const result = toResult(value, attempts, Math.round(performance.now() - started), () => {
       const id = `gemini_call_${this.#madeUp.size + 1}`;
       this.#madeUp.add(id);
       return id;
     });
+    return failedUsage ? { ...result, failedUsage } : result;
   }
 }

@@ -3,10 +3,10 @@ import OpenAI from 'openai';
 import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
-import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
+import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult, type Usage } from '../types.js';
 import { errorInBody } from './classify.js';
 import { sdkClient } from './endpoint.js';
-import { retryingTurn } from './run-turn.js';
+import { retryingTurn, type Meter } from './run-turn.js';
 import type { LogLine } from './sdk-log.js';
 
 export interface OpenAIChatAdapterOptions {
@@ -46,6 +46,13 @@ function chatMessages(system: string, messages: Message[]): ChatMessage[] {
 
 const STOPS: Record<string, Stop> = { stop: 'end_turn', tool_calls: 'tool_use', function_call: 'tool_use', length: 'max_tokens', content_filter: 'refusal' };
 
+/** The five counters of a Chat Completions usage (`prompt_tokens` counts the cache in). */
+function usageOf(u: OpenAI.CompletionUsage | null | undefined): Usage {
+  const cacheRead = u?.prompt_tokens_details?.cached_tokens ?? 0;
+  const cacheWrite = (u?.prompt_tokens_details as { cache_write_tokens?: number } | undefined)?.cache_write_tokens ?? 0;
+  return usage({ input: (u?.prompt_tokens ?? 0) - cacheRead - cacheWrite, cache_read: cacheRead, cache_write: cacheWrite, output: u?.completion_tokens, reasoning: u?.completion_tokens_details?.reasoning_tokens });
+}
+
 function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs: number, newId: () => string): TurnResult {
   // A 200 that is not a Chat Completions body (a proxy's page) reaches here as the SDK's text.
   if (!res || typeof res !== 'object' || !Array.isArray(res.choices)) throw new ModelError('harness', 'openai-chat: unreadable response: the body is not a chat completion');
@@ -61,15 +68,12 @@ function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs:
     blocks.push(toolCall(call.id, call.function.name, call.function.arguments));
   }
   const stop: Stop = message.refusal ? 'refusal' : (STOPS[choice.finish_reason] ?? 'other');
-  const u = res.usage;
-  const cacheRead = u?.prompt_tokens_details?.cached_tokens ?? 0;
-  const cacheWrite = (u?.prompt_tokens_details as { cache_write_tokens?: number } | undefined)?.cache_write_tokens ?? 0;
   const native: Record<string, unknown> = { role: 'assistant', content: message.content ?? null };
   if (calls.length) native.tool_calls = calls;
   const result: TurnResult = {
     blocks,
     stop,
-    usage: usage({ input: (u?.prompt_tokens ?? 0) - cacheRead - cacheWrite, cache_read: cacheRead, cache_write: cacheWrite, output: u?.completion_tokens, reasoning: u?.completion_tokens_details?.reasoning_tokens }),
+    usage: usageOf(res.usage),
     attempts,
     durationMs,
     native,
@@ -83,9 +87,14 @@ function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs:
 }
 
 /** The SDK's own stream helper drops the response headers, and with them the request id: read the stream and hand it to the helper. */
-async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSignal }): Promise<OpenAI.Chat.ChatCompletion> {
+async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSignal }, meter: Meter): Promise<OpenAI.Chat.ChatCompletion> {
   const { data, request_id: requestId } = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, opts).withResponse();
-  const completion = await ChatCompletionStream.fromReadableStream(data.toReadableStream())
+  const stream = ChatCompletionStream.fromReadableStream(data.toReadableStream());
+  // The usage chunk may come before a failure (an error line after it): that attempt is billed for it.
+  stream.on('chunk', (chunk) => {
+    if (chunk.usage) meter.usage = usageOf(chunk.usage);
+  });
+  const completion = await stream
     .finalChatCompletion()
     .catch((error: unknown) => {
       // Chunks that stop before a finish reason: the connection was cut, worth another try.
@@ -125,22 +134,22 @@ export class OpenAIChatAdapter implements ModelAdapter {
     const params: Params = { model: request.model, messages: chatMessages(request.system, request.messages) };
     if (request.tools?.length) params.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.schema } }));
     const opts = request.signal ? { signal: request.signal } : {};
-    const call = (): Promise<OpenAI.Chat.ChatCompletion> => {
+    const call = (meter: Meter): Promise<OpenAI.Chat.ChatCompletion> => {
       // `max_tokens` first: the compatible servers this adapter exists for know the older name. OpenAI's
       // reasoning models refuse it (400, naming `max_completion_tokens`), and then the newer name is used.
       const p: Params = this.#completionTokens ? { ...params, max_completion_tokens: request.maxTokens } : { ...params, max_tokens: request.maxTokens };
-      return request.stream ? streamed(this.#client, p, opts) : this.#client.chat.completions.create(p, opts).then(unlessError);
+      return request.stream ? streamed(this.#client, p, opts, meter) : this.#client.chat.completions.create(p, opts).then(unlessError);
     };
-    const { value, attempts } = await retryingTurn(this.name, this.#retry, request, async () => {
+    const { value, attempts, failedUsage } = await retryingTurn(this.name, this.#retry, request, async (meter) => {
       try {
-        return await call();
+        return await call(meter);
       } catch (error) {
         const e = error as { status?: unknown; message?: unknown; error?: { param?: unknown } };
         if (this.#completionTokens || e?.status !== 400 || !(e.error?.param === 'max_tokens' || /max_completion_tokens/.test(String(e.message)))) throw error;
         this.#completionTokens = true;
-        return call();
+        return call(meter);
       }
     }, this.#scrub);
-    return toResult(value, attempts, Math.round(performance.now() - started), () => `chat_call_${++this.#madeUp}`);
+    return { ...toResult(value, attempts, Math.round(performance.now() - started), () => `chat_call_${++this.#madeUp}`), ...(failedUsage ? { failedUsage } : {}) };
   }
 }

@@ -4,9 +4,9 @@ import { accumulateResponse } from 'openai/lib/responses/ResponseAccumulator';
 import { ModelError } from '../errors.js';
 import { errorInBody, streamError } from './classify.js';
 import type { RetryPolicy } from '../retry.js';
-import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
+import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult, type Usage } from '../types.js';
 import { sdkClient } from './endpoint.js';
-import { retryingTurn } from './run-turn.js';
+import { retryingTurn, type Meter } from './run-turn.js';
 import type { LogLine } from './sdk-log.js';
 
 export interface OpenAIResponsesAdapterOptions {
@@ -71,7 +71,7 @@ function toParams(request: TurnRequest): Params {
  * is kept, an `error` event fails the turn, an event type newer than the SDK is skipped rather than
  * fatal, and a stream that stops before its terminal event is not taken for a finished answer.
  */
-async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSignal }): Promise<OpenAI.Responses.Response> {
+async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSignal }, meter: Meter): Promise<OpenAI.Responses.Response> {
   const { data, request_id: requestId } = await client.responses.create({ ...params, stream: true }, opts).withResponse();
   let snapshot: OpenAI.Responses.Response | undefined;
   for await (const event of data) {
@@ -80,6 +80,7 @@ async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSi
     // lone response.completed) carries the whole response as well, so the stream starts from it.
     if (!snapshot && event.type !== 'response.created' && isLifecycle(event)) {
       snapshot = structuredClone(event.response);
+      if (snapshot.usage) meter.usage = usageOf(snapshot.usage);
       continue;
     }
     try {
@@ -88,6 +89,8 @@ async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSi
       if (snapshot && /^Unhandled response stream event/.test(String((error as Error).message))) continue;
       throw error;
     }
+    // Lifecycle events carry the usage so far (response.failed its final count): an attempt that fails is billed for it.
+    if (isLifecycle(event) && event.response.usage) meter.usage = usageOf(event.response.usage);
   }
   // A 200 stream that ends before its first event was cut as surely as one that ends after it.
   if (!snapshot) throw new ModelError('infra', 'openai-responses: the stream ended before its first event', { transient: true, ...(requestId ? { requestId } : {}) });
@@ -107,7 +110,8 @@ function isLifecycle(event: { type: string; response?: unknown }): event is { ty
  * One neither completed nor incomplete (queued, in progress, cancelled: `status` is all a whole
  * response says of that) has not finished: it would pass for an answer with nothing to say.
  */
-function unlessFailed(res: OpenAI.Responses.Response): OpenAI.Responses.Response {
+function unlessFailed(res: OpenAI.Responses.Response, meter: Meter): OpenAI.Responses.Response {
+  if (res && typeof res === 'object' && res.usage) meter.usage = usageOf(res.usage);
   const requestId = (res as { _request_id?: string | null } | undefined)?._request_id;
   if (!res || typeof res !== 'object' || !Array.isArray(res.output)) throw errorInBody('openai-responses', res, requestId) ?? new ModelError('harness', 'openai-responses: unreadable response: the body is not a response');
   if (res.status === 'failed') throw streamError('openai-responses', res.error?.code, `response failed: ${res.error?.message ?? 'no message'}`, requestId);
@@ -115,6 +119,13 @@ function unlessFailed(res: OpenAI.Responses.Response): OpenAI.Responses.Response
     throw new ModelError('infra', `openai-responses: the response has not finished (status ${String(res.status ?? 'none')})`, { transient: true, ...(requestId ? { requestId } : {}) });
   }
   return res;
+}
+
+/** The five counters of a Responses usage (`input_tokens` counts the cache in). */
+function usageOf(u: OpenAI.Responses.ResponseUsage | null | undefined): Usage {
+  const cacheRead = u?.input_tokens_details?.cached_tokens ?? 0;
+  const cacheWrite = (u?.input_tokens_details as { cache_write_tokens?: number } | undefined)?.cache_write_tokens ?? 0;
+  return usage({ input: (u?.input_tokens ?? 0) - cacheRead - cacheWrite, cache_read: cacheRead, cache_write: cacheWrite, output: u?.output_tokens, reasoning: u?.output_tokens_details?.reasoning_tokens });
 }
 
 function toResult(res: OpenAI.Responses.Response, attempts: number, durationMs: number): TurnResult {
@@ -142,13 +153,10 @@ function toResult(res: OpenAI.Responses.Response, attempts: number, durationMs: 
           : res.status === 'incomplete'
             ? 'other'
             : 'end_turn';
-  const u = res.usage;
-  const cacheRead = u?.input_tokens_details?.cached_tokens ?? 0;
-  const cacheWrite = (u?.input_tokens_details as { cache_write_tokens?: number } | undefined)?.cache_write_tokens ?? 0;
   const result: TurnResult = {
     blocks,
     stop,
-    usage: usage({ input: (u?.input_tokens ?? 0) - cacheRead - cacheWrite, cache_read: cacheRead, cache_write: cacheWrite, output: u?.output_tokens, reasoning: u?.output_tokens_details?.reasoning_tokens }),
+    usage: usageOf(res.usage),
     attempts,
     durationMs,
     native: res.output,
@@ -178,10 +186,10 @@ export class OpenAIResponsesAdapter implements ModelAdapter {
     const started = performance.now();
     const params = toParams(request);
     const opts = request.signal ? { signal: request.signal } : {};
-    const { value, attempts } = await retryingTurn(this.name, this.#retry, request, (): Promise<OpenAI.Responses.Response> =>
-      (request.stream ? streamed(this.#client, params, opts) : this.#client.responses.create(params, opts)).then(unlessFailed),
+    const { value, attempts, failedUsage } = await retryingTurn(this.name, this.#retry, request, (meter): Promise<OpenAI.Responses.Response> =>
+      (request.stream ? streamed(this.#client, params, opts, meter) : this.#client.responses.create(params, opts)).then((res) => unlessFailed(res, meter)),
       this.#scrub,
     );
-    return toResult(value, attempts, Math.round(performance.now() - started));
+    return { ...toResult(value, attempts, Math.round(performance.now() - started)), ...(failedUsage ? { failedUsage } : {}) };
   }
 }

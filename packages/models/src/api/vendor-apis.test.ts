@@ -275,3 +275,50 @@ describe('anthropic, stream events in odd but legal orders', () => {
     expect(r.blocks).toEqual([{ type: 'tool_call', id: 'toolu_a', name: 'bash', input: {}, invalid: expect.stringMatching(/not JSON/) }]);
   });
 });
+
+// ---- Every vendor: what an attempt that failed after its stream reported usage was billed ----
+/** A stream that reports usage (input 1000 uncached, 200 cache reads, 50 output), then fails with the vendor's overload. */
+const BILLED_THEN_FAILED: Record<Api, string[]> = {
+  anthropic: [aStart({ input_tokens: 1000, cache_read_input_tokens: 200, cache_creation_input_tokens: 0, output_tokens: 1 }), aFrame('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }), aFrame('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Let me' } }), aFrame('message_delta', { delta: { stop_reason: null, stop_sequence: null }, usage: { output_tokens: 50 } }), aFrame('error', { error: { type: 'overloaded_error', message: 'Overloaded' } })],
+  responses: [
+    rEvent('response.created', { response: rResponse([], { status: 'in_progress', usage: null }) }, 0),
+    rEvent('response.failed', { response: rResponse([], { status: 'failed', error: { code: 'server_error', message: 'The server had an error.' }, usage: { input_tokens: 1200, input_tokens_details: { cached_tokens: 200 }, output_tokens: 50, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 1250 } }) }, 1),
+  ],
+  chat: [
+    `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-5', choices: [{ index: 0, delta: { role: 'assistant', content: 'Let me' }, finish_reason: null }] })}\n\n`,
+    `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-5', choices: [], usage: { prompt_tokens: 1200, completion_tokens: 50, total_tokens: 1250, prompt_tokens_details: { cached_tokens: 200 } } })}\n\n`,
+    `data: ${JSON.stringify({ error: { message: 'The server is overloaded', type: 'server_error', param: null, code: null } })}\n\n`,
+  ],
+  gemini: [
+    `data: ${JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text: 'Let me' }] }, index: 0 }], usageMetadata: { promptTokenCount: 1200, cachedContentTokenCount: 200, candidatesTokenCount: 50, totalTokenCount: 1250 } })}\n\n`,
+    `data: ${JSON.stringify({ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } })}\n\n`,
+  ],
+};
+const BILLED = { input: 1000, cache_read: 200, cache_write: 0, output: 50, reasoning: 0 };
+const twice = (u: typeof BILLED) => ({ input: u.input * 2, cache_read: u.cache_read * 2, cache_write: u.cache_write * 2, output: u.output * 2, reasoning: u.reasoning * 2 });
+
+describe.each(['anthropic', 'responses', 'chat', 'gemini'] as const)('%s, an attempt billed before it failed', (api) => {
+  it('counts what its stream reported: apart from the answer\'s usage on the turn that retried it, and on the error of a turn that failed', async () => {
+    mock.push(sse(BILLED_THEN_FAILED[api]), sse(framed(HELLO[api], 'lf')));
+    const { turn } = adapter(api);
+    const r = await turn(true);
+    expect(r.blocks).toEqual([{ type: 'text', text: 'hello' }]);
+    expect(r.attempts).toBe(2);
+    expect(r.failedUsage).toEqual(BILLED);
+    expect(r.usage).toEqual(api === 'responses' ? { input: 40, cache_read: 60, cache_write: 0, output: 40, reasoning: 30 } : { input: 10, cache_read: 0, cache_write: 0, output: 5, reasoning: 0 });
+    // Every attempt failed: the error carries the sum, and each retry notice its own attempt's.
+    mock.push(sse(BILLED_THEN_FAILED[api]), sse(BILLED_THEN_FAILED[api]));
+    const noticed: unknown[] = [];
+    const a = api === 'anthropic' ? new AnthropicAdapter({ apiKey: KEY, baseURL: mock.url, retry: { retries: 1, sleep: async () => undefined } }) : api === 'responses' ? new OpenAIResponsesAdapter({ apiKey: KEY, baseURL: mock.openaiUrl, retry: { retries: 1, sleep: async () => undefined } }) : api === 'chat' ? new OpenAIChatAdapter({ apiKey: KEY, baseURL: mock.openaiUrl, retry: { retries: 1, sleep: async () => undefined } }) : new GeminiAdapter({ apiKey: KEY, baseURL: mock.url, retry: { retries: 1, sleep: async () => undefined } });
+    const e = await failure(a.turn({ model: 'm-1', system: 'sys', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'go' }] }], maxTokens: 256, stream: true, onRetry: ({ error }) => void noticed.push(error.usage) }));
+    expect(e).toMatchObject({ errorKind: 'infra', transient: true, usage: twice(BILLED) });
+    expect(noticed).toEqual([BILLED]);
+  });
+
+  it('counts nothing for an attempt refused with an HTTP error (no answer was made)', async () => {
+    mock.push({ error: { status: 529, type: 'overloaded_error' } }, sse(framed(HELLO[api], 'lf')));
+    const r = await adapter(api).turn(true);
+    expect(r.attempts).toBe(2);
+    expect(r.failedUsage).toBeUndefined();
+  });
+});

@@ -322,3 +322,16 @@ describe.each(['anthropic', 'responses', 'chat', 'gemini'] as const)('%s, an att
     expect(r.failedUsage).toBeUndefined();
   });
 });
+
+// ---- Gemini finish reasons ----
+describe('gemini finish reasons', () => {
+  const g = (parts: unknown[], finishReason: string) => json({ candidates: [{ content: { role: 'model', parts }, finishReason, index: 0 }], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 2, totalTokenCount: 12 } });
+  it('UNEXPECTED_TOOL_CALL (a tool call the API could not take, the twin of MALFORMED_FUNCTION_CALL) is a bad sample asked again, not a stop', async () => {
+    mock.push(g([], 'UNEXPECTED_TOOL_CALL'), g([{ text: 'ok' }], 'STOP'));
+    const r = await adapter('gemini').turn(false);
+    expect(r.blocks).toEqual([{ type: 'text', text: 'ok' }]);
+    expect(r.attempts).toBe(2);
+    // What the thrown-away answer was billed counts.
+    expect(r.failedUsage).toEqual({ input: 10, cache_read: 0, cache_write: 0, output: 2, reasoning: 0 });
+  });
+});

@@ -14,13 +14,31 @@ function header(headers: unknown, name: string): string | undefined {
   return undefined;
 }
 
-/** The server's wait hint: `retry-after-ms`, or `retry-after` in seconds (an HTTP date is ignored). */
-export function retryAfterMs(headers: unknown): number | undefined {
+/** A duration as OpenAI writes its rate limits' resets (`1s`, `6m0s`, `20ms`, `1h2m3.5s`), in ms. */
+function durationMs(text: string | undefined): number | undefined {
+  const m = /^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?$/.exec(text?.trim() ?? '');
+  if (!m || m.slice(1).every((g) => g === undefined)) return undefined;
+  const [h, min, sec, ms] = m.slice(1).map((g) => Number(g ?? 0)) as [number, number, number, number];
+  return Math.round(h * 3_600_000 + min * 60_000 + sec * 1000 + ms);
+}
+
+/**
+ * The server's wait hint: `retry-after-ms`, or `retry-after` in seconds or as an HTTP date (`now`, the
+ * wall clock, says how far off it is). For a 429 without either (`rateLimited`), the reset of the
+ * limit the response says ran out (`x-ratelimit-remaining-requests` or `-tokens` at 0, with its
+ * `x-ratelimit-reset-…`, as OpenAI sends them): an earlier retry only meets the same limit.
+ */
+export function retryAfterMs(headers: unknown, rateLimited = false, now: () => number = Date.now): number | undefined {
   const ms = Number(header(headers, 'retry-after-ms'));
   if (Number.isFinite(ms) && ms >= 0 && header(headers, 'retry-after-ms') !== undefined) return ms;
-  const sec = Number(header(headers, 'retry-after'));
-  if (Number.isFinite(sec) && sec >= 0 && header(headers, 'retry-after') !== undefined) return sec * 1000;
-  return undefined;
+  const after = header(headers, 'retry-after');
+  const sec = Number(after);
+  if (Number.isFinite(sec) && sec >= 0 && after !== undefined && after.trim() !== '') return sec * 1000;
+  const at = after === undefined ? Number.NaN : Date.parse(after);
+  if (Number.isFinite(at)) return Math.max(0, at - now());
+  if (!rateLimited) return undefined;
+  const resets = ['requests', 'tokens'].flatMap((limit) => (header(headers, `x-ratelimit-remaining-${limit}`)?.trim() === '0' ? [durationMs(header(headers, `x-ratelimit-reset-${limit}`))] : [])).filter((x): x is number => x !== undefined);
+  return resets.length > 0 ? Math.max(...resets) : undefined;
 }
 
 /** Gemini's hint travels in the error body as RetryInfo `"retryDelay": "6s"`, which its SDK leaves in the message. */
@@ -166,7 +184,7 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
     // OpenAI's 429 for an account out of credit, Anthropic's 402: no wait makes it pass, unlike a rate limit.
     const noCredit = (e.status === 429 && /\binsufficient_quota\b/.test(detail)) || e.status === 402 || /\bbilling_error\b|credit balance is too low/i.test(detail);
     const c = fromText.errorKind === 'context_overflow' ? fromText : keyRefused || noCredit ? { errorKind: 'config' as const, transient: false } : classifyStatus(e.status);
-    const wait = retryAfterMs(e.headers) ?? retryDelayInBody(message);
+    const wait = retryAfterMs(e.headers, e.status === 429) ?? retryDelayInBody(message);
     // The API's own word on a retry (`x-should-retry`, as the vendors' SDKs read it) outranks the status.
     const said = header(e.headers, 'x-should-retry');
     const transient = said === 'true' ? true : said === 'false' ? false : c.transient;

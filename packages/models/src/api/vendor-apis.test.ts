@@ -335,3 +335,26 @@ describe('gemini finish reasons', () => {
     expect(r.failedUsage).toEqual({ input: 10, cache_read: 0, cache_write: 0, output: 2, reasoning: 0 });
   });
 });
+
+// ---- Rate limits: the wait the API asks for ----
+describe.each(['anthropic', 'responses', 'chat'] as const)('%s, a 429 that says when to come back', (api) => {
+  const limited = (headers: Record<string, string>): MockStep => json(api === 'anthropic' ? { type: 'error', error: { type: 'rate_limit_error', message: 'Rate limit reached' } } : { error: { message: 'Rate limit reached', type: 'requests', param: null, code: 'rate_limit_exceeded' } }, 429, headers);
+
+  it('retry-after as an HTTP date is a floor of the wait, as retry-after in seconds is', async () => {
+    const at = new Date(Date.now() + 40_000).toUTCString();
+    mock.push(limited({ 'retry-after': at }), OK[api]);
+    const { waits, turn } = adapter(api);
+    await turn(false);
+    expect(waits).toHaveLength(1);
+    // The date has whole seconds: the wait is what is left of the 40 s, less than a second of it gone.
+    expect(waits[0]).toBeGreaterThan(30_000);
+    expect(waits[0]).toBeLessThanOrEqual(40_000);
+  });
+
+  if (api !== 'anthropic') it('with no retry-after, the reset of the limit it ran out of (x-ratelimit-reset-*, as OpenAI sends them) is the floor', async () => {
+    mock.push(limited({ 'x-ratelimit-remaining-requests': '59', 'x-ratelimit-reset-requests': '1s', 'x-ratelimit-remaining-tokens': '0', 'x-ratelimit-reset-tokens': '6m0.5s' }), OK[api]);
+    const { waits, turn } = adapter(api);
+    await turn(false);
+    expect(waits).toEqual([360_500]);
+  });
+});

@@ -220,4 +220,28 @@ describe('qs-agent against the published formats', () => {
       expect(events.find((e) => e.type === 'agent.completed'), vendor).toMatchObject({ stop_reason: 'error', error_kind: 'infra' });
     }
   });
+  it('every vendor: tool calls with no id, a name that is no string, an input that is a list: every event stays valid, so qs-check reads the run, and the model is told', async () => {
+    const odd: Record<Vendor, Reply> = {
+      anthropic: { json: aMessage([{ type: 'tool_use', id: null, name: 7, input: [1] }, { type: 'tool_use', id: '', name: 'bash', input: { command: 'true' } }], 'tool_use') },
+      openai: { json: { id: 'r1', object: 'response', status: 'completed', model: 'gpt-5', output: [{ type: 'function_call', id: 'fc_1', call_id: null, name: 7, arguments: '[1]', status: 'completed' }, { type: 'function_call', id: 'fc_2', call_id: '', name: 'bash', arguments: '{"command":"true"}', status: 'completed' }], usage: { input_tokens: 10, output_tokens: 5 } } },
+      'openai-chat': { json: { id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-5', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: null, type: 'function', function: { name: 7, arguments: '[1]' } }, { id: '', type: 'function', function: { name: 'bash', arguments: '{"command":"true"}' } }] }, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } } },
+      gemini: { json: { candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 7, args: [1] } }, { functionCall: { id: '', name: 'bash', args: { command: 'true' } } }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 } } },
+    };
+    const done: Record<Vendor, Reply> = {
+      anthropic: { json: aMessage([{ type: 'text', text: 'Done.' }], 'end_turn') },
+      openai: { json: { id: 'r2', object: 'response', status: 'completed', model: 'gpt-5', output: [{ type: 'message', id: 'm', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Done.', annotations: [] }] }], usage: { input_tokens: 10, output_tokens: 5 } } },
+      'openai-chat': { json: { id: 'c2', object: 'chat.completion', created: 1, model: 'gpt-5', choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } } },
+      gemini: { json: { candidates: [{ content: { role: 'model', parts: [{ text: 'Done.' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 } } },
+    };
+    for (const vendor of ['anthropic', 'openai', 'openai-chat', 'gemini'] as const) {
+      const got = await agent(vendor, [odd[vendor], done[vendor]]);
+      // The check failing is the docs' verdict here (a script of false): what matters is that there is one.
+      expect(got.classification, `${vendor}: ${got.err}`).toBe('docs_gap');
+      expect(got.toolErrors.map((e) => e.tool), vendor).toEqual(['7']);
+      expect(got.results.map((r) => r.exit_code), vendor).toEqual([0]);
+      expect(got.completed, vendor).toMatchObject({ stop_reason: 'completed', turns: 2 });
+      const ids = got.turns[0]!.blocks.map((b: { id: string }) => b.id);
+      expect(ids.every((id: unknown) => typeof id === 'string' && id !== ''), `${vendor}: ${ids}`).toBe(true);
+    }
+  });
 });

@@ -2,10 +2,10 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
-import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult, type Usage } from '../types.js';
+import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult, type Usage } from '../types.js';
 import { errorInBody } from './classify.js';
 import { sdkClient } from './endpoint.js';
-import { retryingTurn } from './run-turn.js';
+import { callIdentity, objects, readable, retryingTurn } from './run-turn.js';
 import type { LogLine } from './sdk-log.js';
 
 export interface AnthropicAdapterOptions {
@@ -72,14 +72,19 @@ function usageOf(raw: unknown): Usage {
   return usage({ input: u.input_tokens, cache_read: u.cache_read_input_tokens, cache_write: u.cache_creation_input_tokens, output: u.output_tokens, reasoning: u.output_tokens_details?.reasoning_tokens });
 }
 
-function toResult(msg: Anthropic.Message, attempts: number, durationMs: number): TurnResult {
+function toResult(msg: Anthropic.Message, attempts: number, durationMs: number, newId: () => string): TurnResult {
   // A 200 that is not a Messages API body (a proxy's page) reaches here as the SDK's text.
   if (!msg || typeof msg !== 'object' || !Array.isArray(msg.content)) throw new ModelError('harness', 'anthropic: unreadable response: the body is not a message');
   const blocks: Block[] = [];
-  const last = msg.content.at(-1);
-  for (const b of msg.content) {
-    if (b.type === 'text') blocks.push({ type: 'text', text: b.text });
-    else if (b.type === 'tool_use') {
+  // A null where a block should be carries nothing, and would be refused if sent back.
+  const content = objects<Anthropic.ContentBlock & Record<string, unknown>>(msg.content);
+  const last = content.at(-1);
+  for (const b of content) {
+    if (b.type === 'text') {
+      if (typeof b.text === 'string') blocks.push({ type: 'text', text: b.text });
+    } else if (b.type === 'tool_use') {
+      // A call needs an id for its result and a name; what is made up goes in the replayed block too, so the two pair.
+      Object.assign(b, callIdentity(b.id, b.name, newId));
       // The SDK reads a streamed input that stopped mid-way as what it had (`{"command": "rm -rf bu`
       // becomes `rm -rf bu`): a call the limit cut is no command to run, and the model is told so.
       if (b === last && CUT.has(msg.stop_reason ?? '')) {
@@ -91,8 +96,7 @@ function toResult(msg: Anthropic.Message, attempts: number, durationMs: number):
         blocks.push({ type: 'tool_call', id: b.id, name: b.name, input: {}, invalid: bad });
         continue;
       }
-      if (!b.input || typeof b.input !== 'object' || Array.isArray(b.input)) throw new ModelError('harness', `anthropic: tool_use ${b.id} input is not an object`);
-      blocks.push({ type: 'tool_call', id: b.id, name: b.name, input: b.input as Record<string, unknown> });
+      blocks.push(toolCall(b.id, b.name, b.input ?? {}));
     }
     // Thinking blocks are not text; they travel in `native` to be replayed unchanged.
   }
@@ -102,7 +106,7 @@ function toResult(msg: Anthropic.Message, attempts: number, durationMs: number):
     usage: usageOf(msg.usage),
     attempts,
     durationMs,
-    native: msg.content,
+    native: content,
   };
   const requestId = (msg as { _request_id?: string | null })._request_id;
   if (requestId) result.requestId = requestId;
@@ -217,6 +221,8 @@ export class AnthropicAdapter implements ModelAdapter {
   readonly #client: Anthropic;
   readonly #retry: RetryPolicy;
   readonly #scrub: (text: string) => string;
+  /** Ids made up for calls the API sent without one, unique in the adapter's life (one run). */
+  #madeUp = 0;
 
   constructor(options: AnthropicAdapterOptions) {
     const sdk = sdkClient('anthropic', options);
@@ -234,6 +240,7 @@ export class AnthropicAdapter implements ModelAdapter {
       request.stream ? streamed(this.#client, params, opts, (u) => (meter.usage = u)) : this.#client.messages.create(params, opts).then(unlessError),
       this.#scrub,
     );
-    return { ...toResult(value, attempts, Math.round(performance.now() - started)), ...(failedUsage ? { failedUsage } : {}) };
+    const result = readable(this.name, () => toResult(value, attempts, Math.round(performance.now() - started), () => `anthropic_call_${++this.#madeUp}`));
+    return failedUsage ? { ...result, failedUsage } : result;
   }
 }

@@ -2,10 +2,10 @@
 import { GoogleGenAI, type Content, type GenerateContentConfig, type GenerateContentResponse, type Part } from '@google/genai';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
-import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult, type Usage } from '../types.js';
+import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult, type Usage } from '../types.js';
 import { endpoint } from './endpoint.js';
 import { geminiFetch } from './gemini-fetch.js';
-import { retryingTurn } from './run-turn.js';
+import { callIdentity, objects, readable, retryingTurn } from './run-turn.js';
 
 export interface GeminiAdapterOptions {
   apiKey: string;
@@ -68,7 +68,8 @@ function usageOf(u: GenerateContentResponse['usageMetadata']): Usage {
 function toResult(res: GenerateContentResponse, attempts: number, durationMs: number, newId: () => string): TurnResult {
   const candidate = res.candidates?.[0];
   const blockReason = res.promptFeedback?.blockReason;
-  const parts = candidate?.content?.parts ?? [];
+  // A null where a part should be carries nothing, and would be refused if sent back.
+  const parts = objects<Part>(candidate?.content?.parts);
   const blocks: Block[] = [];
   for (const p of parts) {
     const prev = blocks.at(-1);
@@ -77,9 +78,10 @@ function toResult(res: GenerateContentResponse, attempts: number, durationMs: nu
       // A stream cuts one text into parts across chunks (so may the API in one answer): it is one text.
       if (prev?.type === 'text') prev.text += p.text;
       else blocks.push({ type: 'text', text: p.text });
-    } else if (p.functionCall) {
+    } else if (p.functionCall && typeof p.functionCall === 'object') {
       // Ids are optional in the API (and usually absent); the agent needs one per call, unique in the run.
-      blocks.push({ type: 'tool_call', id: p.functionCall.id || newId(), name: p.functionCall.name ?? '', input: (p.functionCall.args ?? {}) as Record<string, unknown> });
+      const { id, name } = callIdentity(p.functionCall.id, p.functionCall.name, newId);
+      blocks.push(toolCall(id, name, p.functionCall.args ?? {}));
     }
   }
   const reason = candidate?.finishReason ?? '';
@@ -95,7 +97,7 @@ function toResult(res: GenerateContentResponse, attempts: number, durationMs: nu
     usage: usageOf(res.usageMetadata),
     attempts,
     durationMs,
-    native: candidate?.content ?? { role: 'model', parts: [] },
+    native: candidate?.content && typeof candidate.content === 'object' ? { ...candidate.content, parts } : { role: 'model', parts: [] },
   };
   if (res.responseId) result.requestId = res.responseId;
   if (stop === 'refusal') result.refusal = { category: String(blockReason ?? reason) };
@@ -153,11 +155,13 @@ export class GeminiAdapter implements ModelAdapter {
       if (reason === 'MALFORMED_FUNCTION_CALL' || reason === 'UNEXPECTED_TOOL_CALL') throw new ModelError('infra', `gemini: the model's function call was malformed (finishReason ${reason})`, { transient: true });
       return res;
     }, this.#scrub);
-    const result = toResult(value, attempts, Math.round(performance.now() - started), () => {
-      const id = `gemini_call_${this.#madeUp.size + 1}`;
-      this.#madeUp.add(id);
-      return id;
-    });
+    const result = readable(this.name, () =>
+      toResult(value, attempts, Math.round(performance.now() - started), () => {
+        const id = `gemini_call_${this.#madeUp.size + 1}`;
+        this.#madeUp.add(id);
+        return id;
+      }),
+    );
     return failedUsage ? { ...result, failedUsage } : result;
   }
 }

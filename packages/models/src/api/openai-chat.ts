@@ -6,7 +6,7 @@ import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult, type Usage } from '../types.js';
 import { errorInBody } from './classify.js';
 import { sdkClient } from './endpoint.js';
-import { retryingTurn, type Meter } from './run-turn.js';
+import { callIdentity, objects, readable, retryingTurn, type Meter } from './run-turn.js';
 import type { LogLine } from './sdk-log.js';
 
 export interface OpenAIChatAdapterOptions {
@@ -59,16 +59,22 @@ function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs:
   const choice = res.choices[0];
   if (!choice) throw new ModelError('harness', 'openai-chat: response has no choices');
   const message = choice.message;
+  if (!message || typeof message !== 'object') throw new ModelError('harness', 'openai-chat: unreadable response: the choice has no message');
   const blocks: Block[] = [];
-  if (message.content) blocks.push({ type: 'text', text: message.content });
-  // Some compatible servers send calls without ids; the results are paired by id, so each gets one, unique in the run.
-  const calls = (message.tool_calls ?? []).map((call) => (call.id ? call : { ...call, id: newId() }));
-  for (const call of calls) {
-    if (call.type !== 'function') continue;
-    blocks.push(toolCall(call.id, call.function.name, call.function.arguments));
-  }
+  // Some compatible servers send the content as parts, as a request may: its text parts are the text.
+  const text = typeof message.content === 'string' ? message.content : objects<{ type?: unknown; text?: unknown }>(message.content).flatMap((p) => (p.type === 'text' && typeof p.text === 'string' ? [p.text] : [])).join('');
+  if (text) blocks.push({ type: 'text', text });
+  // Some compatible servers send calls without ids; the results are paired by id, so each gets one, unique
+  // in the run. A call that is not a function call (or has none) carries nothing to run, nor to send back.
+  const calls = objects<OpenAI.Chat.ChatCompletionMessageFunctionToolCall>(message.tool_calls)
+    .filter((call) => call.type === 'function' && call.function !== null && typeof call.function === 'object')
+    .map((call) => {
+      const { id, name } = callIdentity(call.id, call.function.name, newId);
+      return { ...call, id, function: { ...call.function, name } };
+    });
+  for (const call of calls) blocks.push(toolCall(call.id, call.function.name, call.function.arguments));
   const stop: Stop = message.refusal ? 'refusal' : (STOPS[choice.finish_reason] ?? 'other');
-  const native: Record<string, unknown> = { role: 'assistant', content: message.content ?? null };
+  const native: Record<string, unknown> = { role: 'assistant', content: text || null };
   if (calls.length) native.tool_calls = calls;
   const result: TurnResult = {
     blocks,
@@ -150,6 +156,7 @@ export class OpenAIChatAdapter implements ModelAdapter {
         return call(meter);
       }
     }, this.#scrub);
-    return { ...toResult(value, attempts, Math.round(performance.now() - started), () => `chat_call_${++this.#madeUp}`), ...(failedUsage ? { failedUsage } : {}) };
+    const result = readable(this.name, () => toResult(value, attempts, Math.round(performance.now() - started), () => `chat_call_${++this.#madeUp}`));
+    return failedUsage ? { ...result, failedUsage } : result;
   }
 }

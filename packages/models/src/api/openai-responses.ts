@@ -6,7 +6,7 @@ import { errorInBody, streamError } from './classify.js';
 import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult, type Usage } from '../types.js';
 import { sdkClient } from './endpoint.js';
-import { retryingTurn, type Meter } from './run-turn.js';
+import { callIdentity, objects, readable, retryingTurn, type Meter } from './run-turn.js';
 import type { LogLine } from './sdk-log.js';
 
 export interface OpenAIResponsesAdapterOptions {
@@ -128,17 +128,23 @@ function usageOf(u: OpenAI.Responses.ResponseUsage | null | undefined): Usage {
   return usage({ input: (u?.input_tokens ?? 0) - cacheRead - cacheWrite, cache_read: cacheRead, cache_write: cacheWrite, output: u?.output_tokens, reasoning: u?.output_tokens_details?.reasoning_tokens });
 }
 
-function toResult(res: OpenAI.Responses.Response, attempts: number, durationMs: number): TurnResult {
+function toResult(res: OpenAI.Responses.Response, attempts: number, durationMs: number, newId: () => string): TurnResult {
   const blocks: Block[] = [];
   let refusal: string | undefined;
-  for (const item of res.output) {
+  // A null where an item or a part should be carries nothing, and would be refused if sent back.
+  const output = objects<OpenAI.Responses.ResponseOutputItem>(res.output);
+  for (const item of output) {
     if (item.type === 'message') {
-      for (const part of item.content) {
-        if (part.type === 'output_text') blocks.push({ type: 'text', text: part.text });
-        else if (part.type === 'refusal') refusal = part.refusal;
+      for (const part of objects<OpenAI.Responses.ResponseOutputMessage['content'][number]>(item.content)) {
+        if (part.type === 'output_text') {
+          if (typeof part.text === 'string') blocks.push({ type: 'text', text: part.text });
+        } else if (part.type === 'refusal') refusal = typeof part.refusal === 'string' ? part.refusal : '';
       }
     } else if (item.type === 'function_call') {
-      blocks.push(toolCall(item.call_id, item.name, item.arguments));
+      // The output is replayed as it is: a call_id made up goes in it too, so the call and its output pair.
+      const { id, name } = callIdentity(item.call_id, item.name, newId);
+      Object.assign(item, { call_id: id, name });
+      blocks.push(toolCall(id, name, item.arguments));
     }
   }
   const reason = res.incomplete_details?.reason;
@@ -159,7 +165,7 @@ function toResult(res: OpenAI.Responses.Response, attempts: number, durationMs: 
     usage: usageOf(res.usage),
     attempts,
     durationMs,
-    native: res.output,
+    native: output,
   };
   const requestId = (res as { _request_id?: string | null })._request_id;
   if (requestId) result.requestId = requestId;
@@ -174,6 +180,8 @@ export class OpenAIResponsesAdapter implements ModelAdapter {
   readonly #client: OpenAI;
   readonly #retry: RetryPolicy;
   readonly #scrub: (text: string) => string;
+  /** Ids made up for calls the API sent without one, unique in the adapter's life (one run). */
+  #madeUp = 0;
 
   constructor(options: OpenAIResponsesAdapterOptions) {
     const sdk = sdkClient('openai-responses', options);
@@ -190,6 +198,7 @@ export class OpenAIResponsesAdapter implements ModelAdapter {
       (request.stream ? streamed(this.#client, params, opts, meter) : this.#client.responses.create(params, opts)).then((res) => unlessFailed(res, meter)),
       this.#scrub,
     );
-    return { ...toResult(value, attempts, Math.round(performance.now() - started)), ...(failedUsage ? { failedUsage } : {}) };
+    const result = readable(this.name, () => toResult(value, attempts, Math.round(performance.now() - started), () => `responses_call_${++this.#madeUp}`));
+    return failedUsage ? { ...result, failedUsage } : result;
   }
 }

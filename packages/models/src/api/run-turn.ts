@@ -57,6 +57,27 @@ export async function retryingTurn<T>(
 }
 
 /**
+ * The result read from a response, whatever shape the response had: a list holding something the
+ * reader did not expect is an unreadable answer (a harness ModelError), never a TypeError.
+ */
+export function readable<T>(adapter: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof ModelError) throw error;
+    throw new ModelError('harness', `${adapter}: unreadable response: ${String((error as Error)?.message ?? error)}`, { cause: error });
+  }
+}
+
+/** The objects of a list a response gave (a null or a number where an item should be carries nothing). */
+export const objects = <T>(list: unknown): T[] => (Array.isArray(list) ? list.filter((x): x is T => x !== null && typeof x === 'object' && !Array.isArray(x)) : []);
+
+/** A call's id and name as the loop needs them: the vendor's id when it is a non-empty string (else `newId()`), the name as text. */
+export function callIdentity(id: unknown, name: unknown, newId: () => string): { id: string; name: string } {
+  return { id: typeof id === 'string' && id !== '' ? id : newId(), name: typeof name === 'string' ? name : name === undefined || name === null ? '' : String(name) };
+}
+
+/**
  * The error without the adapter's secrets in its message: an SDK's message may quote the request URL
  * (and a gateway's key in its query) or a body that echoes it. The SDK's error goes with it as the
  * cause only when neither had anything to scrub: the message may be the vendor's words alone while

@@ -358,3 +358,42 @@ describe.each(['anthropic', 'responses', 'chat'] as const)('%s, a 429 that says 
     expect(waits).toEqual([360_500]);
   });
 });
+
+// ---- Every vendor: tool calls and bodies with fields missing or of the wrong type ----
+/** One tool call without an id (null) whose name is not a string and whose input is a list, then a normal one. */
+const ODD_CALLS: Record<Api, MockStep> = {
+  anthropic: json({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-6', content: [{ type: 'tool_use', id: null, name: 7, input: [1, 2] }, { type: 'tool_use', id: '', name: 'bash', input: { command: 'ls' } }], stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } }),
+  responses: json(rResponse([{ type: 'function_call', id: 'fc_1', call_id: null, name: 7, arguments: '[1,2]', status: 'completed' }, { type: 'function_call', id: 'fc_2', call_id: '', name: 'bash', arguments: '{"command":"ls"}', status: 'completed' }])),
+  chat: json({ id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-5', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: null, type: 'function', function: { name: 7, arguments: '[1,2]' } }, { id: '', type: 'function', function: { name: 'bash', arguments: '{"command":"ls"}' } }] }, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }),
+  gemini: json({ candidates: [{ content: { role: 'model', parts: [{ functionCall: { id: null, name: 7, args: [1, 2] } }, { functionCall: { id: '', name: 'bash', args: { command: 'ls' } } }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 } }),
+};
+/** A body whose lists hold a null where an item should be. */
+const NULL_ITEMS: Record<Api, MockStep> = {
+  anthropic: json({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-6', content: [null, { type: 'text' }, { type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } }),
+  responses: json(rResponse([null, { type: 'message', id: 'm', role: 'assistant', status: 'completed', content: [null, { type: 'output_text' }, { type: 'output_text', text: 'ok', annotations: [] }] }])),
+  chat: json({ id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-5', choices: [{ index: 0, message: { role: 'assistant', content: 'ok', tool_calls: [null, { id: 'x', type: 'function', function: null }] }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }),
+  gemini: json({ candidates: [{ content: { role: 'model', parts: [null, { text: 5 }, { text: 'ok' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 } }),
+};
+
+describe.each(['anthropic', 'responses', 'chat', 'gemini'] as const)('%s, fields missing or of the wrong type', (api) => {
+  it('a tool call with no id, a name that is no string or an input that is no object is still a call the loop can answer: an id made up, the input {} and why', async () => {
+    mock.push(ODD_CALLS[api]);
+    const r = await adapter(api).turn(false);
+    const calls = r.blocks.filter((b) => b.type === 'tool_call');
+    expect(calls).toHaveLength(2);
+    for (const c of calls) {
+      expect(typeof c.id === 'string' && c.id !== '', JSON.stringify(c)).toBe(true);
+      expect(typeof c.name).toBe('string');
+    }
+    expect(new Set(calls.map((c) => c.id)).size).toBe(2);
+    expect(calls[0]).toMatchObject({ input: {}, invalid: expect.stringMatching(/not a JSON object/) });
+    expect(calls[1]).toMatchObject({ name: 'bash', input: { command: 'ls' } });
+  });
+
+  it('a null where a content item should be is skipped, never a TypeError; a text with no text is no text', async () => {
+    mock.push(NULL_ITEMS[api]);
+    // The openai SDK itself cannot read such a response (it gathers the output's text before handing it on).
+    if (api === 'responses') expect(await failure(adapter(api, 0).turn(false))).toMatchObject({ errorKind: 'harness' });
+    else expect((await adapter(api).turn(false)).blocks).toEqual([{ type: 'text', text: 'ok' }]);
+  });
+});

@@ -5,7 +5,7 @@ import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult, type Usage } from '../types.js';
 import { errorInBody } from './classify.js';
 import { sdkClient } from './endpoint.js';
-import { callIdentity, objects, readable, retryingTurn } from './run-turn.js';
+import { asText, callIdentity, objects, readable, retryingTurn } from './run-turn.js';
 import type { LogLine } from './sdk-log.js';
 
 export interface AnthropicAdapterOptions {
@@ -113,8 +113,10 @@ function toResult(msg: Anthropic.Message, attempts: number, durationMs: number, 
   if (result.stop === 'refusal') {
     const details = (msg as { stop_details?: { category?: string | null; explanation?: string | null } | null }).stop_details;
     result.refusal = {};
-    if (details?.category) result.refusal.category = details.category;
-    if (details?.explanation) result.refusal.explanation = details.explanation;
+    const category = asText(details?.category);
+    const explanation = asText(details?.explanation);
+    if (category !== undefined) result.refusal.category = category;
+    if (explanation !== undefined) result.refusal.explanation = explanation;
   }
   const served = (msg as { model?: unknown }).model;
   if (typeof served === 'string' && served !== '') result.model = served;

@@ -6,7 +6,7 @@ import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult, type Usage } from '../types.js';
 import { errorInBody } from './classify.js';
 import { sdkClient } from './endpoint.js';
-import { callIdentity, objects, readable, retryingTurn, type Meter } from './run-turn.js';
+import { asText, callIdentity, objects, readable, retryingTurn, type Meter } from './run-turn.js';
 import type { LogLine } from './sdk-log.js';
 
 export interface OpenAIChatAdapterOptions {
@@ -86,7 +86,8 @@ function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs:
   };
   const requestId = (res as { _request_id?: string | null })._request_id;
   if (requestId) result.requestId = requestId;
-  if (stop === 'refusal') result.refusal = message.refusal ? { explanation: message.refusal } : { category: 'content_filter' };
+  const said = asText(message.refusal);
+  if (stop === 'refusal') result.refusal = said !== undefined ? { explanation: said } : { category: 'content_filter' };
   const served = (res as { model?: unknown }).model;
   if (typeof served === 'string' && served !== '') result.model = served;
   return result;

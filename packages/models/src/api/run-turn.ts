@@ -72,6 +72,12 @@ export function readable<T>(adapter: string, read: () => T): T {
 /** The objects of a list a response gave (a null or a number where an item should be carries nothing). */
 export const objects = <T>(list: unknown): T[] => (Array.isArray(list) ? list.filter((x): x is T => x !== null && typeof x === 'object' && !Array.isArray(x)) : []);
 
+/** A word a response gave as text (a number or a flag written as one), or undefined for nothing or anything else. */
+export function asText(v: unknown): string | undefined {
+  if (typeof v === 'string') return v === '' ? undefined : v;
+  return typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined;
+}
+
 /** A call's id and name as the loop needs them: the vendor's id when it is a non-empty string (else `newId()`), the name as text. */
 export function callIdentity(id: unknown, name: unknown, newId: () => string): { id: string; name: string } {
   return { id: typeof id === 'string' && id !== '' ? id : newId(), name: typeof name === 'string' ? name : name === undefined || name === null ? '' : String(name) };

@@ -397,3 +397,22 @@ describe.each(['anthropic', 'responses', 'chat', 'gemini'] as const)('%s, fields
     else expect((await adapter(api).turn(false)).blocks).toEqual([{ type: 'text', text: 'ok' }]);
   });
 });
+
+describe('what a turn says beside its blocks, of the wrong type', () => {
+  it('a refusal category or explanation, or a response id, that is not text is text or nothing (agent.turn carries them as strings)', async () => {
+    mock.push(
+      json({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-6', content: [], stop_reason: 'refusal', stop_sequence: null, stop_details: { type: 'refusal', category: 5, explanation: { why: 1 } }, usage: { input_tokens: 1, output_tokens: 1 } }),
+      json({ id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-5', choices: [{ index: 0, message: { role: 'assistant', content: null, refusal: true }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }),
+      json({ candidates: [{ content: { role: 'model', parts: [{ text: 'x' }] }, finishReason: 'STOP', index: 0 }], responseId: 123, modelVersion: 7 }),
+    );
+    const a = await adapter('anthropic').turn(false);
+    expect(a).toMatchObject({ stop: 'refusal', refusal: { category: '5' } });
+    expect(a.refusal?.explanation).toBeUndefined();
+    const c = await adapter('chat').turn(false);
+    expect(c.stop).toBe('refusal');
+    expect(c.refusal).toEqual({ explanation: 'true' });
+    const g = await adapter('gemini').turn(false);
+    expect(g.requestId).toBe('123');
+    expect(g.model).toBeUndefined();
+  });
+});

@@ -112,3 +112,22 @@ describe('under a spend ledger', () => {
     expect(s.spent).toBe(round6(estimate + usd(DONE_USAGE)));
   });
 });
+
+describe('an answer that reports no usage at all', () => {
+  it('is settled at its reservation, not at $0: a cap is kept against a server that never says what it billed', async () => {
+    const l = await ledger(10);
+    const data = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+    // A Chat stream without the usage chunk it was asked for (stream_options.include_usage).
+    const silent: MockStep = { raw: { body: [data({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-5', choices: [{ index: 0, delta: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }] }), 'data: [DONE]\n\n'] } };
+    const mock: MockServer = await startMockServer({ script: [silent], whenEmpty: 'error' });
+    closers.push(() => mock.close());
+    const io = memoryIo({ stdin: ndjson([taskLoaded('u1', { script: 'false' })]), env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', OPENAI_API_KEY: KEY, OPENAI_BASE_URL: mock.openaiUrl } });
+    await run(localAgentOptions('openai-chat', { model: 'gpt-5', stream: true, spendLedger: l.path }), io);
+    const events = parseOut(io.out());
+    for (const e of events) if (e.type === 'sandbox.ready') made.push(String(e.root));
+    const turn = events.find((e) => e.type === 'agent.turn') as Record<string, any>;
+    expect(turn.usage).toEqual(tokens({ input: 0, cache_read: 0, cache_write: 0, output: 0, reasoning: 0 }));
+    expect(l.state()).toMatchObject({ granted: 1, reserved: 0, spent: turn.reserved_usd });
+    expect(turn.reserved_usd).toBeGreaterThan(0);
+  });
+});

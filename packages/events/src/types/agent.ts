@@ -77,7 +77,7 @@ export const AgentTurn = defineEvent({
     request_id: Type.Union([Type.String(), Type.Null()], { description: 'The provider\'s request id, when it sent one.' }),
     attempts: Type.Integer({ minimum: 1, description: 'Requests made for this turn (1 + retries).' }),
     refusal: Type.Optional(Type.Object({ category: Type.Optional(Type.String()), explanation: Type.Optional(Type.String()) })),
-    reserved_usd: Type.Optional(Type.Number({ minimum: 0, description: "Under a sweep's --max-spend: what the spend ledger reserved for this turn's requests, each before it was sent (its most the request could cost; a retry is reserved too). The answer is settled at its usd, a failed attempt at its reservation." })),
+    reserved_usd: Type.Optional(Type.Number({ minimum: 0, description: "Under a sweep's --max-spend: what the spend ledger reserved for this turn's requests, each before it was sent (its most the request could cost; a retry is reserved too). The answer is settled at its usd, a failed attempt (or an answer that reports no usage at all) at its reservation." })),
   }),
 });
 

@@ -283,7 +283,9 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
           nextInput = result.usage.input + result.usage.cache_read + result.usage.cache_write + result.usage.output;
           served = result.model ?? options.model;
           const turnUsd = count(turnUsage, served);
-          const answerUsd = result.failedUsage ? usdFor(prices, served, result.usage) : turnUsd;
+          // An answer that reports no usage at all did not say what it was billed (a server that leaves its
+          // usage out): the ledger keeps its estimate rather than count it free.
+          const answerUsd = billable(result.usage) === 0 ? null : result.failedUsage ? usdFor(prices, served, result.usage) : turnUsd;
           const reserved = ledger ? reservedUsd : undefined;
           await settle(answerUsd);
           const text = result.blocks.flatMap((x) => (x.type === 'text' ? [x.text] : [])).join('\n');

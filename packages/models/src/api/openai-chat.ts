@@ -93,10 +93,60 @@ function toResult(res: OpenAI.Chat.ChatCompletion, attempts: number, durationMs:
   return result;
 }
 
+/**
+ * The chunks as the SDK's stream helper can read them. It keeps each choice's tool calls in a list at
+ * the index a delta names, and reads a role from the first delta of each choice: a compatible server
+ * whose call indexes leave a gap (0, 2) or start at 1 made it fail on the hole, one that never says
+ * the role made it fail outright. Indexes are renumbered in the order the calls first come, and a
+ * missing first role is the assistant's (the only one an answer has).
+ */
+async function* readableChunks(chunks: AsyncIterable<OpenAI.Chat.ChatCompletionChunk>): AsyncGenerator<OpenAI.Chat.ChatCompletionChunk> {
+  const calls = new Map<number, Map<number, number>>();
+  for await (const chunk of chunks) {
+    for (const choice of Array.isArray(chunk?.choices) ? chunk.choices : []) {
+      const delta = choice?.delta as (OpenAI.Chat.ChatCompletionChunk.Choice.Delta & Record<string, unknown>) | undefined;
+      if (!delta || typeof delta !== 'object') continue;
+      let seen = calls.get(choice.index);
+      if (!seen) {
+        calls.set(choice.index, (seen = new Map()));
+        if (!delta.role) delta.role = 'assistant';
+      }
+      for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+        if (!call || typeof call !== 'object') continue;
+        // A call without an index is a new one when it names an id, else the last one's continuation.
+        const index = typeof call.index === 'number' ? call.index : call.id ? -1 - seen.size : ([...seen.keys()].at(-1) ?? 0);
+        if (!seen.has(index)) seen.set(index, seen.size);
+        call.index = seen.get(index)!;
+      }
+    }
+    yield chunk;
+  }
+}
+
+/** Chunks as newline-delimited JSON, the stream the SDK's helper reads (what its own toReadableStream writes). */
+function jsonLines(chunks: AsyncIterable<unknown>): ReadableStream<Uint8Array> {
+  const it = chunks[Symbol.asyncIterator]();
+  const encoder = new TextEncoder();
+  return new ReadableStream({
+    async pull(out) {
+      try {
+        const { value, done } = await it.next();
+        if (done) out.close();
+        else out.enqueue(encoder.encode(`${JSON.stringify(value)}\n`));
+      } catch (error) {
+        out.error(error);
+      }
+    },
+    async cancel() {
+      await it.return?.();
+    },
+  });
+}
+
 /** The SDK's own stream helper drops the response headers, and with them the request id: read the stream and hand it to the helper. */
 async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSignal }, meter: Meter): Promise<OpenAI.Chat.ChatCompletion> {
   const { data, request_id: requestId } = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, opts).withResponse();
-  const stream = ChatCompletionStream.fromReadableStream(data.toReadableStream());
+  const stream = ChatCompletionStream.fromReadableStream(jsonLines(readableChunks(data)));
   // The usage chunk may come before a failure (an error line after it): that attempt is billed for it.
   stream.on('chunk', (chunk) => {
     if (chunk.usage) meter.usage = usageOf(chunk.usage);

@@ -69,34 +69,50 @@ function toParams(request: TurnRequest): Params {
 /**
  * A streamed response read event by event with the SDK's accumulator, so that the request id (a header)
  * is kept, an `error` event fails the turn, an event type newer than the SDK is skipped rather than
- * fatal, and a stream that stops before its terminal event is not taken for a finished answer.
+ * fatal, and a stream that stops before its terminal event is not taken for a finished answer. The
+ * accumulator places each event by its output and content index and throws on one it cannot place
+ * (an index gap, a delta before its part): such an event is passed over, as a lifecycle event after
+ * it (the terminal one above all) carries the whole response. Only a stream that ends with events
+ * passed over since the last of them is unreadable.
  */
 async function streamed(client: OpenAI, params: Params, opts: { signal?: AbortSignal }, meter: Meter): Promise<OpenAI.Responses.Response> {
   const { data, request_id: requestId } = await client.responses.create({ ...params, stream: true }, opts).withResponse();
   let snapshot: OpenAI.Responses.Response | undefined;
+  /** What the accumulator could not place since the last lifecycle event: the snapshot lacks it. */
+  let unplaced: Error | undefined;
+  /** The output streamed so far, for a terminal event whose response leaves it out. */
+  let streamedOutput: OpenAI.Responses.ResponseOutputItem[] = [];
+  let ended = false;
   for await (const event of data) {
     if (event.type === 'error') throw streamError('openai-responses', event.code, event.message, requestId);
-    // The SDK's accumulator wants response.created first; any lifecycle event (response.queued, a
-    // lone response.completed) carries the whole response as well, so the stream starts from it.
-    if (!snapshot && event.type !== 'response.created' && isLifecycle(event)) {
+    // The terminal event holds the whole response: nothing after it changes it.
+    if (ended) continue;
+    if (isLifecycle(event)) {
+      ended = /\.(completed|incomplete|failed)$/.test(event.type);
+      if (snapshot && Array.isArray(snapshot.output) && snapshot.output.length > 0) streamedOutput = snapshot.output;
+      // The SDK's accumulator wants response.created first; any lifecycle event (response.queued, a
+      // lone response.completed) carries the whole response as well, so the stream may start from it.
       snapshot = structuredClone(event.response);
+      if (!Array.isArray(snapshot.output) || (snapshot.output.length === 0 && /\.(completed|incomplete)$/.test(event.type))) snapshot.output = streamedOutput;
+      unplaced = undefined;
+      // Lifecycle events carry the usage so far (response.failed its final count): an attempt that fails is billed for it.
       if (snapshot.usage) meter.usage = usageOf(snapshot.usage);
       continue;
     }
+    if (!snapshot) continue;
     try {
       snapshot = accumulateResponse(event, snapshot);
     } catch (error) {
-      if (snapshot && /^Unhandled response stream event/.test(String((error as Error).message))) continue;
-      throw error;
+      if (/^Unhandled response stream event/.test(String((error as Error).message))) continue;
+      unplaced ??= error as Error;
     }
-    // Lifecycle events carry the usage so far (response.failed its final count): an attempt that fails is billed for it.
-    if (isLifecycle(event) && event.response.usage) meter.usage = usageOf(event.response.usage);
   }
   // A 200 stream that ends before its first event was cut as surely as one that ends after it.
   if (!snapshot) throw new ModelError('infra', 'openai-responses: the stream ended before its first event', { transient: true, ...(requestId ? { requestId } : {}) });
   if (snapshot.status !== 'completed' && snapshot.status !== 'incomplete' && snapshot.status !== 'failed') {
     throw new ModelError('infra', `openai-responses: the stream ended before the response finished (status ${snapshot.status ?? 'none'})`, { transient: true, ...(requestId ? { requestId } : {}) });
   }
+  if (unplaced) throw unplaced;
   return requestId ? Object.assign(snapshot, { _request_id: requestId }) : snapshot;
 }
 

@@ -416,3 +416,56 @@ describe('what a turn says beside its blocks, of the wrong type', () => {
     expect(g.model).toBeUndefined();
   });
 });
+
+describe('openai responses, stream events in odd orders', () => {
+  const fc = { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'bash', arguments: '{"command":"ls"}', status: 'completed' };
+  const created = rEvent('response.created', { response: rResponse([], { status: 'in_progress', usage: null }) }, 0);
+  it('events the SDK cannot place (an output_index gap, a delta before its part, arguments before their item) do not fail the turn: the final event holds the whole response', async () => {
+    mock.push(
+      sse([
+        created,
+        rEvent('response.output_item.added', { output_index: 1, item: { ...rText(''), status: 'in_progress', content: [] } }, 1),
+        rEvent('response.output_text.delta', { output_index: 1, content_index: 0, item_id: 'msg_1', delta: 'hi' }, 2),
+        rEvent('response.completed', { response: rResponse([{ type: 'reasoning', id: 'rs_1', summary: [] }, rText('hi')]) }, 3),
+      ]),
+      sse([created, rEvent('response.function_call_arguments.delta', { output_index: 0, item_id: 'fc_1', delta: '{"command":"ls"}' }, 1), rEvent('response.output_item.added', { output_index: 0, item: { ...fc, arguments: '' } }, 2), rEvent('response.completed', { response: rResponse([fc]) }, 3)]),
+    );
+    const { turn } = adapter('responses');
+    expect((await turn(true)).blocks).toEqual([{ type: 'text', text: 'hi' }]);
+    expect((await turn(true)).blocks).toEqual([{ type: 'tool_call', id: 'call_1', name: 'bash', input: { command: 'ls' } }]);
+  });
+
+  it('a final event whose response leaves out the output streamed before it does not lose the answer', async () => {
+    mock.push(
+      sse([
+        created,
+        rEvent('response.output_item.added', { output_index: 0, item: { ...rText(''), status: 'in_progress', content: [] } }, 1),
+        rEvent('response.content_part.added', { output_index: 0, content_index: 0, item_id: 'msg_1', part: { type: 'output_text', text: '', annotations: [] } }, 2),
+        rEvent('response.output_text.delta', { output_index: 0, content_index: 0, item_id: 'msg_1', delta: 'the answer' }, 3),
+        rEvent('response.output_item.done', { output_index: 0, item: rText('the answer') }, 4),
+        rEvent('response.completed', { response: rResponse([]) }, 5),
+      ]),
+    );
+    expect((await adapter('responses').turn(true)).blocks).toEqual([{ type: 'text', text: 'the answer' }]);
+  });
+});
+
+describe('openai chat, chunks in odd shapes', () => {
+  const data = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+  const chunk = (delta: object, finish_reason: string | null = null) => data({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-5', choices: [{ index: 0, delta, finish_reason }] });
+  const call = (index: number, id: string, command: string) => ({ index, id, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } });
+  it('tool call indexes that leave a gap (0, 2) or start at 1, and a first delta with no role, are read as the calls they are', async () => {
+    mock.push(
+      sse([chunk({ role: 'assistant', tool_calls: [call(0, 'a', 'ls')] }), chunk({ tool_calls: [call(2, 'b', 'pwd')] }), chunk({}, 'tool_calls'), 'data: [DONE]\n\n']),
+      sse([chunk({ role: 'assistant', tool_calls: [{ ...call(1, 'b', ''), function: { name: 'bash', arguments: '{"comm' } }] }), chunk({ tool_calls: [{ index: 1, function: { arguments: 'and":"pwd"}' } }] }), chunk({}, 'tool_calls'), 'data: [DONE]\n\n']),
+      sse([chunk({ content: 'hel' }), chunk({ content: 'lo' }), chunk({}, 'stop'), 'data: [DONE]\n\n']),
+    );
+    const { turn } = adapter('chat');
+    expect((await turn(true)).blocks).toEqual([
+      { type: 'tool_call', id: 'a', name: 'bash', input: { command: 'ls' } },
+      { type: 'tool_call', id: 'b', name: 'bash', input: { command: 'pwd' } },
+    ]);
+    expect((await turn(true)).blocks).toEqual([{ type: 'tool_call', id: 'b', name: 'bash', input: { command: 'pwd' } }]);
+    expect((await turn(true)).blocks).toEqual([{ type: 'text', text: 'hello' }]);
+  });
+});

@@ -5,6 +5,7 @@ import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult, type Usage } from '../types.js';
 import { errorInBody } from './classify.js';
 import { sdkClient } from './endpoint.js';
+import { anthropicFetch } from './sse-fetch.js';
 import { asText, callIdentity, objects, readable, retryingTurn } from './run-turn.js';
 import type { LogLine } from './sdk-log.js';
 
@@ -227,7 +228,8 @@ export class AnthropicAdapter implements ModelAdapter {
   #madeUp = 0;
 
   constructor(options: AnthropicAdapterOptions) {
-    const sdk = sdkClient('anthropic', options);
+    // The adapter's fetch names each event of a stream as the SDK needs (it drops one without an `event:` line).
+    const sdk = sdkClient('anthropic', options, anthropicFetch);
     // null, not undefined: the SDK would take ANTHROPIC_BASE_URL from the environment for undefined.
     this.#client = new Anthropic({ ...sdk.client, baseURL: sdk.base ?? null });
     this.#retry = options.retry ?? {};

@@ -83,7 +83,7 @@ export function fetchWithQuery(query: string): (input: string | URL | Request, i
  * adapters retry), the adapter's timeout, the dispatcher of sdkFetchOptions, and the SDK's log lines
  * scrubbed. The SDKs differ in nothing here but the name.
  */
-export function sdkClient(adapter: string, options: { apiKey: string; baseURL?: string; timeoutMs?: number; log?: LogLine }) {
+export function sdkClient(adapter: string, options: { apiKey: string; baseURL?: string; timeoutMs?: number; log?: LogLine }, fetchFor?: (query: string | undefined) => (input: string | URL | Request, init?: RequestInit) => Promise<Response>) {
   const ep = endpoint(options.baseURL, options.apiKey);
   const timeoutMs = options.timeoutMs ?? 600_000;
   return {
@@ -91,7 +91,7 @@ export function sdkClient(adapter: string, options: { apiKey: string; baseURL?: 
     base: ep.base,
     client: {
       apiKey: options.apiKey,
-      ...(ep.query !== undefined ? { fetch: fetchWithQuery(ep.query) } : {}),
+      ...(fetchFor ? { fetch: fetchFor(ep.query) } : ep.query !== undefined ? { fetch: fetchWithQuery(ep.query) } : {}),
       maxRetries: 0,
       timeout: timeoutMs,
       fetchOptions: sdkFetchOptions(timeoutMs),

@@ -4,7 +4,7 @@ import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
 import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult, type Usage } from '../types.js';
 import { endpoint } from './endpoint.js';
-import { geminiFetch } from './gemini-fetch.js';
+import { geminiFetch } from './sse-fetch.js';
 import { asText, callIdentity, objects, readable, retryingTurn } from './run-turn.js';
 
 export interface GeminiAdapterOptions {

@@ -469,3 +469,13 @@ describe('openai chat, chunks in odd shapes', () => {
     expect((await turn(true)).blocks).toEqual([{ type: 'text', text: 'hello' }]);
   });
 });
+
+describe('anthropic, SSE events without an event line', () => {
+  it('an event that names its type only in its data (no `event:` field, which SSE allows) is read, not dropped', async () => {
+    const frames = framed(HELLO.anthropic, 'lf').map((f) => f.replace(/^event: .*\n/, ''));
+    mock.push(sse(frames));
+    const r = await adapter('anthropic').turn(true);
+    expect(r.blocks).toEqual([{ type: 'text', text: 'hello' }]);
+    expect(r.attempts).toBe(1);
+  });
+});

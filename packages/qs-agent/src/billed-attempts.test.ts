@@ -13,7 +13,7 @@ import { DEFAULT_PRICE_BOOK, usdFor, type Usage } from '@quickloop/models/core';
 import { removeLayout } from '@quickloop/sandbox';
 import { startMockServer, type MockServer, type MockStep } from '@quickloop/testkit';
 import { run } from './run.js';
-import { startSpendLedger, type SpendLedger } from './spend.js';
+import { serveSpendLedger, startSpendLedger, type SpendLedger } from './spend.js';
 import { localAgentOptions, ndjson, parseOut, taskLoaded, type TaskSpec } from './testing/task-event.js';
 
 const QS_CHECK = fileURLToPath(new URL('../../qs-check/bin/qs-check.js', import.meta.url));
@@ -110,6 +110,32 @@ describe('under a spend ledger', () => {
     const estimate = (turns[0]?.reserved_usd as number) / 2;
     expect(turns[0]).toMatchObject({ attempts: 2, reserved_usd: expect.any(Number) });
     expect(s.spent).toBe(round6(estimate + usd(DONE_USAGE)));
+  });
+});
+
+describe('a ledger that fails when a retry asks it', () => {
+  it('ends the run as a harness error before the retry is sent, not as a spend cap', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qs-billed-'));
+    let asked = 0;
+    const settled: number[] = [];
+    const server = await serveSpendLedger(join(dir, 'ledger.sock'), {
+      reserve: () => {
+        asked += 1;
+        if (asked > 1) throw new Error('the store is gone');
+        return { granted: true, id: asked };
+      },
+      settle: (_id, usd) => void settled.push(usd),
+    });
+    closers.push(async () => {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const { completed, mock, classification } = await agentRun([BILLED_THEN_OVERLOADED, DONE], { spendLedger: server.path });
+    expect(mock.requestsFor('anthropic')).toHaveLength(1);
+    expect(completed).toMatchObject({ stop_reason: 'error', error_kind: 'harness', detail: expect.stringMatching(/spend ledger failed before attempt 2 of turn 1/), usage: tokens(BILLED) });
+    expect(classification).toBe('harness_error');
+    // The failed attempt was settled before the retry was asked for.
+    expect(settled).toHaveLength(1);
   });
 });
 

@@ -100,7 +100,11 @@ type ToolCallBlock = Extract<Block, { type: 'tool_call' }>;
 
 /** The spend ledger refused the reservation a retry needs (thrown from onRetry, which ends the adapter's retries). */
 class RetryRefused extends Error {
-  constructor(readonly why: string) {
+  constructor(
+    readonly why: string,
+    /** Set when the ledger failed rather than refused (then no call may be made unaccounted). */
+    readonly errorKind?: 'harness',
+  ) {
     super(why);
   }
 }
@@ -244,7 +248,7 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
                 await settle(null, error.usage);
                 if (error.usage) settledBilled = addUsage(settledBilled, error.usage);
                 const refused = await reserve(`attempt ${attempt + 1} of turn ${turn}`);
-                if (refused) throw new RetryRefused(refused.why);
+                if (refused) throw new RetryRefused(refused.why, refused.errorKind);
                 await emitter.emit(
                   'agent.retry',
                   { run_id: runId },
@@ -257,7 +261,7 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
             const billed = billedUsage(error);
             await settle(null, billed && usage({ input: billed.input - settledBilled.input, cache_read: billed.cache_read - settledBilled.cache_read, cache_write: billed.cache_write - settledBilled.cache_write, output: billed.output - settledBilled.output, reasoning: billed.reasoning - settledBilled.reasoning }));
             if (billed) count(billed, options.model);
-            if (error instanceof RetryRefused) return stop('spend_cap', error.why);
+            if (error instanceof RetryRefused) return error.errorKind ? stop('error', error.why, { errorKind: error.errorKind }) : stop('spend_cap', error.why);
             if (ctx.signal.aborted) return stop('interrupted', `interrupted during turn ${turn}`);
             if (cut.signal.aborted || (error instanceof InterruptedError && timeLeftMs() <= 0)) return stop('timeout', `max_seconds (${b.max_seconds}) reached during turn ${turn}: the model call was cut`);
             if (error instanceof ModelError) {

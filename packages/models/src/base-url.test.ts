@@ -3,12 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { baseUrlScrubber, secretScrubber, splitBaseUrl } from './base-url.js';
 
 describe('splitBaseUrl', () => {
-  it('gives the URL before its query and fragment, the query decoded, and what may be a credential', () => {
-    expect(splitBaseUrl('https://gw.test/v1?key=a%2Fb+c&v=1&v=2#frag')).toEqual({ base: 'https://gw.test/v1', query: { key: 'a/b c', v: '2' }, secrets: ['a/b c', '1', '2'], words: ['a/b c', '1', '2'] });
+  it('gives the URL before its query and fragment, the query as written with its names, and what may be a credential', () => {
+    expect(splitBaseUrl('https://gw.test/v1?key=a%2Fb+c&v=1&v=2#frag')).toEqual({ base: 'https://gw.test/v1', query: 'key=a%2Fb+c&v=1&v=2', params: ['key', 'v'], secrets: ['a/b c', '1', '2'], words: ['a/b c', '1', '2'] });
     // A repeated key: the first value is as secret as the last.
     expect(baseUrlScrubber('https://gw.test/v1?key=first-key-1&key=second-key-2')('sent first-key-1 and second-key-2')).toBe('sent [redacted] and [redacted]');
-    expect(splitBaseUrl('https://bob:p%40ss@gw.test/')).toEqual({ base: 'https://bob:p%40ss@gw.test/', query: {}, secrets: ['bob', 'p@ss'], words: [] });
-    expect(splitBaseUrl('http://127.0.0.1:8080')).toEqual({ base: 'http://127.0.0.1:8080', query: {}, secrets: [], words: [] });
+    expect(splitBaseUrl('https://bob:p%40ss@gw.test/')).toEqual({ base: 'https://bob:p%40ss@gw.test/', query: '', params: [], secrets: ['bob', 'p@ss'], words: [] });
+    expect(splitBaseUrl('http://127.0.0.1:8080')).toEqual({ base: 'http://127.0.0.1:8080', query: '', params: [], secrets: [], words: [] });
   });
 });
 

@@ -5,8 +5,13 @@
 export interface BaseUrl {
   /** The base URL without its query and fragment: what the SDK appends its paths to. */
   base: string;
-  /** The query, decoded, to send on every request (a later value of a repeated name wins). */
-  query: Record<string, string>;
+  /**
+   * The query as written, without its `?`: what is sent on every request, pair by pair as it is (a
+   * name given twice keeps both values, in order; a gateway may take several).
+   */
+  query: string;
+  /** The names in the query, decoded, each once. */
+  params: string[];
   /** What may be a credential: the user, the password, every query value (decoded). */
   secrets: string[];
   /** The query's values among them: a short one is an ordinary word as often as a key (`?tenant=prod`). */
@@ -15,11 +20,11 @@ export interface BaseUrl {
 
 export function splitBaseUrl(raw: string): BaseUrl {
   const u = new URL(raw);
-  const query = Object.fromEntries(u.searchParams);
   // Every value is a secret, a repeated name's earlier ones too: the CLI agents' forwarder sends them all.
   const unique = (xs: string[]): string[] => xs.filter((s, i, all) => s !== '' && all.indexOf(s) === i);
   const words = unique([...u.searchParams.values()]);
-  return { base: raw.split(/[?#]/)[0]!, query, secrets: unique([decoded(u.username), decoded(u.password), ...words]), words };
+  const query = /^[^?#]*\?([^#]*)/.exec(raw)?.[1] ?? '';
+  return { base: raw.split(/[?#]/)[0]!, query, params: unique([...u.searchParams.keys()]), secrets: unique([decoded(u.username), decoded(u.password), ...words]), words };
 }
 
 function decoded(s: string): string {
@@ -84,5 +89,5 @@ export function secretScrubber(secrets: readonly string[], params: readonly stri
 export function baseUrlScrubber(baseURL: string | undefined, apiKey?: string): (text: string) => string {
   const parts = baseURL === undefined ? undefined : splitBaseUrl(baseURL);
   const key = apiKey !== undefined ? [apiKey] : [];
-  return secretScrubber([...(parts?.secrets ?? []), ...key], Object.keys(parts?.query ?? {}), (parts?.words ?? []).filter((w) => !key.includes(w)));
+  return secretScrubber([...(parts?.secrets ?? []), ...key], parts?.params ?? [], (parts?.words ?? []).filter((w) => !key.includes(w)));
 }

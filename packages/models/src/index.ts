@@ -1,6 +1,6 @@
 // @quickloop/models: one turn interface over vendor APIs, and the adapter for model CLIs used by loops.
 export { ZERO_USAGE, addUsage, toolCall, usage, type Block, type ErrorKind, type Message, type ModelAdapter, type Stop, type ToolSpec, type TurnRequest, type TurnResult, type Usage } from './types.js';
-export { ModelError } from './errors.js';
+export { billedUsage, ModelError, withBilled } from './errors.js';
 export { baseUrlScrubber, secretScrubber, splitBaseUrl, type BaseUrl } from './base-url.js';
 export { backoffMs, defaultSleep, withRetries, type Attempt, type RetryPolicy } from './retry.js';
 export { invokeCli, type CliResult, type InvokeCliOptions } from './cli/invoke.js';

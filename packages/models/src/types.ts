@@ -68,6 +68,11 @@ export interface TurnResult {
   requestId?: string;
   /** Attempts made, retries included. */
   attempts: number;
+  /**
+   * What the attempts that failed before this answer were billed, as far as their responses said (a
+   * stream that reported usage, then failed or was cut); not in `usage`. Absent when none said anything.
+   */
+  failedUsage?: Usage;
   durationMs: number;
   /** The assistant turn as the provider returned it, to replay in the next request. */
   native?: unknown;

@@ -172,4 +172,76 @@ describe('qs-agent against the published formats', () => {
     expect(got.completed.usd).toBeCloseTo(usd(u1) + usd(u2), 6);
     expect(got.classification).toBe('docs_gap');
   });
+  it('every vendor: an attempt whose stream reported usage, then failed, is retried and its usage counted in the turn and the run', async () => {
+    const data = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+    const rResp = (extra: object) => ({ id: 'resp_1', object: 'response', created_at: 1, model: 'gpt-5', output: [], error: null, incomplete_details: null, ...extra });
+    const billed: Record<Vendor, string[]> = {
+      anthropic: [aEvent('message_start', { message: aMessage([], null as unknown as string, { input_tokens: 3000, cache_read_input_tokens: 500, output_tokens: 1 }) }), aEvent('message_delta', { delta: { stop_reason: null, stop_sequence: null }, usage: { output_tokens: 60 } }), aEvent('error', { error: { type: 'overloaded_error', message: 'Overloaded' } })],
+      openai: [
+        `event: response.created\n${data({ type: 'response.created', sequence_number: 0, response: rResp({ status: 'in_progress', usage: null }) })}`,
+        `event: response.failed\n${data({ type: 'response.failed', sequence_number: 1, response: rResp({ status: 'failed', error: { code: 'server_error', message: 'The server had an error.' }, usage: { input_tokens: 3500, input_tokens_details: { cached_tokens: 500 }, output_tokens: 60, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 3560 } }) })}`,
+      ],
+      'openai-chat': [data({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-5', choices: [], usage: { prompt_tokens: 3500, completion_tokens: 60, total_tokens: 3560, prompt_tokens_details: { cached_tokens: 500 } } }), data({ error: { message: 'The server is overloaded', type: 'server_error', param: null, code: null } })],
+      gemini: [data({ candidates: [{ content: { role: 'model', parts: [{ text: 'I' }] }, index: 0 }], usageMetadata: { promptTokenCount: 3500, cachedContentTokenCount: 500, candidatesTokenCount: 60, totalTokenCount: 3560 } }), data({ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } })],
+    };
+    const done: Record<Vendor, string[]> = {
+      anthropic: [aEvent('message_start', { message: aMessage([], null as unknown as string, { input_tokens: 100, output_tokens: 1 }) }), aEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }), aEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Done.' } }), aEvent('content_block_stop', { index: 0 }), aEvent('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 10 } }), aEvent('message_stop', {})],
+      openai: [`event: response.completed\n${data({ type: 'response.completed', sequence_number: 0, response: rResp({ status: 'completed', output: [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Done.', annotations: [] }] }], usage: { input_tokens: 100, input_tokens_details: { cached_tokens: 0 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 110 } }) })}`],
+      'openai-chat': [data({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-5', choices: [{ index: 0, delta: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }] }), data({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-5', choices: [], usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 } }), 'data: [DONE]\n\n'],
+      gemini: [data({ candidates: [{ content: { role: 'model', parts: [{ text: 'Done.' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 100, candidatesTokenCount: 10, totalTokenCount: 110 } })],
+    };
+    const both = { input: 3100, cache_read: 500, cache_write: 0, output: 70, reasoning: 0 };
+    for (const vendor of ['anthropic', 'openai', 'openai-chat', 'gemini'] as const) {
+      const got = await agent(vendor, [{ sse: billed[vendor] }, { sse: done[vendor] }], { stream: true });
+      expect(got.seen, vendor).toHaveLength(2);
+      expect(got.retries, vendor).toHaveLength(1);
+      const tokens = { input_tokens: both.input, cache_read_tokens: both.cache_read, cache_write_tokens: 0, output_tokens: both.output, reasoning_tokens: 0 };
+      expect(got.turns[0], vendor).toMatchObject({ attempts: 2, usage: tokens, usd: usdFor(DEFAULT_PRICE_BOOK, MODEL[vendor], both) });
+      expect(got.completed, vendor).toMatchObject({ stop_reason: 'completed', usage: tokens, usd: usdFor(DEFAULT_PRICE_BOOK, MODEL[vendor], both) });
+    }
+  });
+  it('every vendor, the binary itself (one bundle of every SDK): a refused connection is transient infra, retried, and ends as infra_error', async () => {
+    // A port nothing listens on: bound, then closed.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer();
+      probe.listen(0, '127.0.0.1', () => {
+        const p = (probe.address() as AddressInfo).port;
+        probe.close(() => resolve(p));
+      });
+    });
+    for (const vendor of ['anthropic', 'openai', 'openai-chat', 'gemini'] as const) {
+      const base = vendor === 'openai' || vendor === 'openai-chat' ? `http://127.0.0.1:${port}/v1` : `http://127.0.0.1:${port}`;
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: KEY, GEMINI_API_KEY: KEY };
+      const r = spawnSync(process.execPath, [QS_AGENT, '--agent', vendor, '--model', MODEL[vendor], '--base-url', base, '--backend', 'local', '--allow-unenforced', '--rate-limit', '0'], { env, input: ndjson([taskLoaded('c1', { script: 'false' })]), encoding: 'utf8' });
+      const events = parseOut(r.stdout);
+      sandboxesOf(events);
+      expect(r.stdout + r.stderr).not.toContain(KEY);
+      expect(events.filter((e) => e.type === 'agent.retry'), `${vendor}: ${r.stderr}`).toHaveLength(2);
+      expect(events.find((e) => e.type === 'agent.completed'), vendor).toMatchObject({ stop_reason: 'error', error_kind: 'infra' });
+    }
+  });
+  it('every vendor: tool calls with no id, a name that is no string, an input that is a list: every event stays valid, so qs-check reads the run, and the model is told', async () => {
+    const odd: Record<Vendor, Reply> = {
+      anthropic: { json: aMessage([{ type: 'tool_use', id: null, name: 7, input: [1] }, { type: 'tool_use', id: '', name: 'bash', input: { command: 'true' } }], 'tool_use') },
+      openai: { json: { id: 'r1', object: 'response', status: 'completed', model: 'gpt-5', output: [{ type: 'function_call', id: 'fc_1', call_id: null, name: 7, arguments: '[1]', status: 'completed' }, { type: 'function_call', id: 'fc_2', call_id: '', name: 'bash', arguments: '{"command":"true"}', status: 'completed' }], usage: { input_tokens: 10, output_tokens: 5 } } },
+      'openai-chat': { json: { id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-5', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: null, type: 'function', function: { name: 7, arguments: '[1]' } }, { id: '', type: 'function', function: { name: 'bash', arguments: '{"command":"true"}' } }] }, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } } },
+      gemini: { json: { candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 7, args: [1] } }, { functionCall: { id: '', name: 'bash', args: { command: 'true' } } }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 } } },
+    };
+    const done: Record<Vendor, Reply> = {
+      anthropic: { json: aMessage([{ type: 'text', text: 'Done.' }], 'end_turn') },
+      openai: { json: { id: 'r2', object: 'response', status: 'completed', model: 'gpt-5', output: [{ type: 'message', id: 'm', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Done.', annotations: [] }] }], usage: { input_tokens: 10, output_tokens: 5 } } },
+      'openai-chat': { json: { id: 'c2', object: 'chat.completion', created: 1, model: 'gpt-5', choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } } },
+      gemini: { json: { candidates: [{ content: { role: 'model', parts: [{ text: 'Done.' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 } } },
+    };
+    for (const vendor of ['anthropic', 'openai', 'openai-chat', 'gemini'] as const) {
+      const got = await agent(vendor, [odd[vendor], done[vendor]]);
+      // The check failing is the docs' verdict here (a script of false): what matters is that there is one.
+      expect(got.classification, `${vendor}: ${got.err}`).toBe('docs_gap');
+      expect(got.toolErrors.map((e) => e.tool), vendor).toEqual(['7']);
+      expect(got.results.map((r) => r.exit_code), vendor).toEqual([0]);
+      expect(got.completed, vendor).toMatchObject({ stop_reason: 'completed', turns: 2 });
+      const ids = got.turns[0]!.blocks.map((b: { id: string }) => b.id);
+      expect(ids.every((id: unknown) => typeof id === 'string' && id !== ''), `${vendor}: ${ids}`).toBe(true);
+    }
+  });
 });

@@ -465,7 +465,7 @@ describe('a gateway key in the --base-url query', () => {
       };
       const mock = await vendorMock(replies[vendor]);
       const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ANTHROPIC_LOG: 'debug', OPENAI_LOG: 'debug', ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: KEY, GEMINI_API_KEY: KEY };
-      const base = `${vendor === 'anthropic' || vendor === 'gemini' ? mock.url : `${mock.url}/v1`}?key=${pct}&region=eu`;
+      const base = `${vendor === 'anthropic' || vendor === 'gemini' ? mock.url : `${mock.url}/v1`}?key=${pct}&region=eu&region=us`;
       const child = spawn(process.execPath, [QS_AGENT, '--agent', vendor, '--model', MODEL[vendor], '--base-url', base, '--backend', 'local', '--allow-unenforced', '--no-stream'], { env });
       let out = '';
       let err = '';
@@ -477,7 +477,8 @@ describe('a gateway key in the --base-url query', () => {
       sandboxesOf(events);
       // Both requests went to the API's own path, the gateway's query on each, the key as it was given.
       expect(mock.seen.map((r) => new URL(r.path, 'http://x').pathname), vendor).toEqual(Array(2).fill(vendor === 'anthropic' ? '/v1/messages' : vendor === 'gemini' ? `/v1beta/models/${MODEL[vendor]}:generateContent` : vendor === 'openai' ? '/v1/responses' : '/v1/chat/completions'));
-      for (const r of mock.seen) expect([new URL(r.path, 'http://x').searchParams.get('key'), new URL(r.path, 'http://x').searchParams.get('region')], vendor).toEqual([gatewayKey, 'eu']);
+      // A name given twice reaches the gateway with both its values.
+      for (const r of mock.seen) expect([new URL(r.path, 'http://x').searchParams.getAll('key'), new URL(r.path, 'http://x').searchParams.getAll('region')], vendor).toEqual([[gatewayKey], ['eu', 'us']]);
       expect(code, `${vendor}: ${err}`).toBe(3);
       expect(events.filter((e) => e.type === 'agent.retry'), vendor).toHaveLength(1);
       expect(events.find((e) => e.type === 'agent.completed'), vendor).toMatchObject({ stop_reason: 'error', error_kind: 'config', detail: expect.stringContaining('[redacted]') });

@@ -1,6 +1,6 @@
 // The testkit: fakes at the outer boundary only — a mock model server and fake model CLIs.
 export { startMockServer, type MockServer, type MockServerOptions } from './server.js';
-export { DEFAULT_USAGE, MOCK_ENCRYPTED_REASONING, MOCK_SIGNATURE, echoTurn, type MockApi, type MockError, type MockReply, type MockStep, type MockTiming, type MockToolCall, type MockTurn, type MockUsage, type RecordedRequest } from './script.js';
+export { DEFAULT_USAGE, MOCK_ENCRYPTED_REASONING, MOCK_SIGNATURE, echoTurn, type MockApi, type MockError, type MockRaw, type MockReply, type MockStep, type MockTiming, type MockToolCall, type MockTurn, type MockUsage, type RecordedRequest } from './script.js';
 export {
   FAKE_CLI_DIR,
   createFakeCliHome,

@@ -33,6 +33,15 @@ export interface MockError {
   shouldRetry?: boolean;
 }
 
+export interface MockRaw {
+  status?: number;
+  headers?: Record<string, string>;
+  /** The body, written as it is; an array is written piece by piece (one `write` each, as a stream arrives). */
+  body: string | string[];
+  /** Leave the response open after the body (a stream that goes silent), until the client gives up. */
+  open?: boolean;
+}
+
 /** Timing any turn can carry: answer late, or never (the client's timeout or abort ends the request). */
 export interface MockTiming {
   delayMs?: number;
@@ -59,6 +68,12 @@ export type MockTurn = MockTiming &
     | { error: MockError }
     /** A 200 response whose body is this text verbatim: broken JSON, a truncated stream. */
     | { malformed: string }
+    /**
+     * A response exactly as given: the status (default 200), the headers (the content type defaults to
+     * the request's: `text/event-stream` when it streams, else JSON) and the body's bytes, for a test
+     * that writes the vendor's wire format itself (SSE framing, event orders, error bodies).
+     */
+    | { raw: MockRaw }
     /** Only timing: with `hang`, the request is never answered. */
     | { hang: true }
   );

@@ -146,11 +146,17 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       if (turn.error.shouldRetry !== undefined) headers['x-should-retry'] = String(turn.error.shouldRetry);
       return sendJson(res, turn.error.status, errorBody(api, turn.error), headers);
     }
+    if ('raw' in turn) {
+      res.writeHead(turn.raw.status ?? 200, { 'content-type': stream ? 'text/event-stream' : 'application/json', 'request-id': requestId, 'x-request-id': requestId, ...turn.raw.headers });
+      for (const piece of typeof turn.raw.body === 'string' ? [turn.raw.body] : turn.raw.body) res.write(piece);
+      if (!turn.raw.open) res.end();
+      return;
+    }
     if ('malformed' in turn) {
       res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json', 'request-id': requestId });
       return void res.end(turn.malformed);
     }
-    if (!('text' in turn) && !('toolCalls' in turn) && !('refusal' in turn)) return sendJson(res, 500, errorBody(api, { status: 500, message: 'mock: a turn needs text, toolCalls, refusal, error, malformed or hang' }));
+    if (!('text' in turn) && !('toolCalls' in turn) && !('refusal' in turn)) return sendJson(res, 500, errorBody(api, { status: 500, message: 'mock: a turn needs text, toolCalls, refusal, error, malformed, raw or hang' }));
     const reply = turn as MockReply;
     if (api === 'anthropic') return sendAnthropic(res, reply, body, requestId);
     if (api === 'responses') return sendResponses(res, reply, body, requestId);

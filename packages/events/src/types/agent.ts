@@ -65,7 +65,7 @@ export const AgentStarted = defineEvent({
 export const AgentTurn = defineEvent({
   type: 'agent.turn',
   emittedBy: ['qs-agent'],
-  doc: 'One model turn of a model agent: what the model answered, with usage and cost. `id` is the parent of the turn\'s tool.call events; a recorded run re-drives these in order.',
+  doc: 'One model turn of a model agent: what the model answered, with usage and cost (of all its attempts: one that failed after its stream reported usage was billed too). `id` is the parent of the turn\'s tool.call events; a recorded run re-drives these in order.',
   payload: Type.Object({
     turn: Type.Integer({ minimum: 1, description: 'Numbered from 1 within the run.' }),
     model: Type.String({ description: 'The model that served the turn, as the provider reported it (the one asked for when it reports none).' }),
@@ -77,7 +77,7 @@ export const AgentTurn = defineEvent({
     request_id: Type.Union([Type.String(), Type.Null()], { description: 'The provider\'s request id, when it sent one.' }),
     attempts: Type.Integer({ minimum: 1, description: 'Requests made for this turn (1 + retries).' }),
     refusal: Type.Optional(Type.Object({ category: Type.Optional(Type.String()), explanation: Type.Optional(Type.String()) })),
-    reserved_usd: Type.Optional(Type.Number({ minimum: 0, description: "Under a sweep's --max-spend: what the spend ledger reserved for this call before it started (its most the request could cost); usd is what was settled." })),
+    reserved_usd: Type.Optional(Type.Number({ minimum: 0, description: "Under a sweep's --max-spend: what the spend ledger reserved for this turn's requests, each before it was sent (its most the request could cost; a retry is reserved too). The answer is settled at its usd, a failed attempt (or an answer that reports no usage at all) at its reservation." })),
   }),
 });
 
@@ -134,7 +134,7 @@ export const AgentCompleted = defineEvent({
     model: Type.Optional(Type.String({ description: 'Model agents: the model that served the last turn.' })),
     turns: Type.Optional(Type.Integer({ minimum: 0, description: 'Model agents: model turns taken.' })),
     usage: Type.Optional(TokenUsage),
-    usd: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()], { description: 'Cost of the run; null when some turn\'s model is not in the price book.' })),
+    usd: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()], { description: 'Cost of the run, attempts that failed after their stream reported usage included; null when some turn\'s model is not in the price book.' })),
     final_text: Type.Optional(Type.String({ description: 'Model agents: the text of the last turn (the agent\'s summary).' })),
     error_kind: Type.Optional(ModelErrorKind),
     left_running: Type.Optional(

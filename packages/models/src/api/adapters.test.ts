@@ -246,6 +246,21 @@ describe.each(ADAPTERS)('$name adapter', ({ name, api, make }) => {
     expect(shown).not.toMatch(/[?&]key=(?!\[redacted\])/);
   });
 
+  it('sends every value of a name its base URL\'s query repeats, in order and as written (a gateway taking several), streaming and not', async () => {
+    const root = api === 'anthropic' || api === 'gemini' ? mock.url : mock.openaiUrl;
+    const adapter = make(mock, { retries: 0 }, `${root}?scope=read&key=k%2B1&scope=write&scope=`);
+    for (const stream of [false, true]) {
+      mock.push({ text: 'ok' });
+      await adapter.turn({ model: 'm', system: 's', messages: [{ role: 'user', blocks: [{ type: 'text', text: 'x' }] }], maxTokens: 10, stream });
+    }
+    expect(mock.requests).toHaveLength(2);
+    for (const r of mock.requests) {
+      const u = new URL(r.url, 'http://x');
+      expect(u.searchParams.getAll('scope'), r.url).toEqual(['read', 'write', '']);
+      expect(u.searchParams.getAll('key'), r.url).toEqual(['k+1']);
+    }
+  });
+
   it('refuses a base URL with a user or password in it as a config error that does not show them (fetch never sends them)', async () => {
     vi.stubEnv('OPENAI_LOG', 'debug');
     vi.stubEnv('ANTHROPIC_LOG', 'debug');
@@ -435,11 +450,12 @@ describe.each(ADAPTERS.filter((a) => a.api !== 'gemini'))("the $name adapter und
     ]);
   }
 
-  it("waits for a late answer, plain or streamed: undici's own header and body timeouts (300 s) do not cut it before the adapter's", async () => {
-    mock.push({ text: 'late' }, { text: 'late' });
+  it("waits for a late answer, plain or streamed, through a base URL with a query or not: undici's own header and body timeouts (300 s) do not cut it before the adapter's", async () => {
+    mock.push({ text: 'late' }, { text: 'late' }, { text: 'late' }, { text: 'late' });
     const gw = await heldGateway(mock);
     await withUndiciTimeouts(50, async () => {
-      const turns = [false, true].map((stream) => make(mock, { retries: 0 }, baseOf(gw)).turn(request(stream)).catch((e: Error) => `stream ${stream}: ${e.message}`));
+      // With a query the SDK calls the adapter's fetch, which must keep the dispatcher the SDK hands it.
+      const turns = ['', '?gw=1'].flatMap((query) => [false, true].map((stream) => make(mock, { retries: 0 }, `${baseOf(gw)}${query}`).turn(request(stream)).catch((e: Error) => `stream ${stream}${query}: ${e.message}`)));
       while (gw.received < turns.length) await new Promise((r) => setTimeout(r, 10));
       // The turns were asked first: had the shortened defaults applied to them, they would have been cut first...
       await plainFetchesCut(gw);
@@ -448,7 +464,12 @@ describe.each(ADAPTERS.filter((a) => a.api !== 'gemini'))("the $name adapter und
       expect(await Promise.all(turns)).toEqual(turns.map(() => expect.objectContaining({ blocks: [{ type: 'text', text: 'late' }] })));
     });
     await gw.close();
-    expect(mock.requestsFor(api).map((r) => r.stream)).toEqual([false, true]);
+    expect(mock.requestsFor(api).map((r) => [r.stream, new URL(r.url, 'http://x').search])).toEqual([
+      [false, ''],
+      [true, ''],
+      [false, '?gw=1'],
+      [true, '?gw=1'],
+    ]);
   });
 
   it('is cut at its own timeout, not before: a late first byte, and a stream silent after its headers', async () => {

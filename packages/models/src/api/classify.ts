@@ -1,4 +1,6 @@
-// SDK errors (Anthropic and OpenAI alike) to ModelError, by status, body and class name rather than by vendor.
+// SDK errors (Anthropic and OpenAI alike) to ModelError, by status, body and class rather than by vendor.
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { InterruptedError } from '@quickloop/cli-kit/errors';
 import { classifyStatus, classifyText } from '../cli/classify.js';
 import { ModelError } from '../errors.js';
@@ -12,13 +14,31 @@ function header(headers: unknown, name: string): string | undefined {
   return undefined;
 }
 
-/** The server's wait hint: `retry-after-ms`, or `retry-after` in seconds (an HTTP date is ignored). */
-export function retryAfterMs(headers: unknown): number | undefined {
+/** A duration as OpenAI writes its rate limits' resets (`1s`, `6m0s`, `20ms`, `1h2m3.5s`), in ms. */
+function durationMs(text: string | undefined): number | undefined {
+  const m = /^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?$/.exec(text?.trim() ?? '');
+  if (!m || m.slice(1).every((g) => g === undefined)) return undefined;
+  const [h, min, sec, ms] = m.slice(1).map((g) => Number(g ?? 0)) as [number, number, number, number];
+  return Math.round(h * 3_600_000 + min * 60_000 + sec * 1000 + ms);
+}
+
+/**
+ * The server's wait hint: `retry-after-ms`, or `retry-after` in seconds or as an HTTP date (`now`, the
+ * wall clock, says how far off it is). For a 429 without either (`rateLimited`), the reset of the
+ * limit the response says ran out (`x-ratelimit-remaining-requests` or `-tokens` at 0, with its
+ * `x-ratelimit-reset-…`, as OpenAI sends them): an earlier retry only meets the same limit.
+ */
+export function retryAfterMs(headers: unknown, rateLimited = false, now: () => number = Date.now): number | undefined {
   const ms = Number(header(headers, 'retry-after-ms'));
   if (Number.isFinite(ms) && ms >= 0 && header(headers, 'retry-after-ms') !== undefined) return ms;
-  const sec = Number(header(headers, 'retry-after'));
-  if (Number.isFinite(sec) && sec >= 0 && header(headers, 'retry-after') !== undefined) return sec * 1000;
-  return undefined;
+  const after = header(headers, 'retry-after');
+  const sec = Number(after);
+  if (Number.isFinite(sec) && sec >= 0 && after !== undefined && after.trim() !== '') return sec * 1000;
+  const at = after === undefined ? Number.NaN : Date.parse(after);
+  if (Number.isFinite(at)) return Math.max(0, at - now());
+  if (!rateLimited) return undefined;
+  const resets = ['requests', 'tokens'].flatMap((limit) => (header(headers, `x-ratelimit-remaining-${limit}`)?.trim() === '0' ? [durationMs(header(headers, `x-ratelimit-reset-${limit}`))] : [])).filter((x): x is number => x !== undefined);
+  return resets.length > 0 ? Math.max(...resets) : undefined;
 }
 
 /** Gemini's hint travels in the error body as RetryInfo `"retryDelay": "6s"`, which its SDK leaves in the message. */
@@ -50,14 +70,28 @@ const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
  * An error the vendor reported after answering 200 (an SSE `error` event, a `response.failed`): no
  * status to go by, so the type or code it names decides, and its words only when it names none we know.
  */
-export function streamError(adapter: string, type: string | null | undefined, message: string | null | undefined, requestId?: string | null): ModelError {
+export function streamError(adapter: string, type: string | null | undefined, message: string | null | undefined, requestId?: string | null, where = 'in the stream'): ModelError {
   const t = type ?? '';
   const text = `${t} ${message ?? ''}`.trim();
   const fromText = classifyText(text);
   // `code` may be null (the Responses schema allows it): then the words of OpenAI's own server-error message count.
   const transient = TRANSIENT_TYPES.has(t) || (t === '' && /server had an error|try again later|retry your request/i.test(message ?? ''));
   const c = fromText.errorKind === 'context_overflow' ? fromText : transient ? { errorKind: 'infra' as const, transient: true } : CONFIG_TYPES.has(t) ? { errorKind: 'config' as const, transient: false } : fromText;
-  return new ModelError(c.errorKind, `${adapter}: error in the stream: ${oneLine(text) || 'no detail'}`, { transient: c.transient, ...(requestId ? { requestId } : {}) });
+  return new ModelError(c.errorKind, `${adapter}: error ${where}: ${oneLine(text) || 'no detail'}`, { transient: c.transient, ...(requestId ? { requestId } : {}) });
+}
+
+/**
+ * The vendor's error when a 200's body is its error object rather than an answer (a gateway that
+ * answers every error with 200, or a server that reports a late failure so): Anthropic's `{type:
+ * 'error', error: {type, message}}`, OpenAI's `{error: {type, code, message}}`. undefined: no such body.
+ */
+export function errorInBody(adapter: string, body: unknown, requestId?: string | null): ModelError | undefined {
+  if (!body || typeof body !== 'object') return undefined;
+  const error = (body as { error?: unknown }).error;
+  if (!error || typeof error !== 'object') return undefined;
+  const e = error as { type?: unknown; code?: unknown; status?: unknown; message?: unknown };
+  const type = [e.type, e.code, e.status].find((x): x is string => typeof x === 'string' && x !== '');
+  return streamError(adapter, type, typeof e.message === 'string' ? e.message : undefined, requestId, 'in a 200 body');
 }
 
 /** What an error body says: the type, code, Google status and reasons it names, and its message. */
@@ -102,10 +136,31 @@ function refusesKey(status: number, says: VendorSays, detail: string): boolean {
   return false;
 }
 
+/** The SDKs' error classes, by what they mean. */
+const SDK_CLASSES = {
+  APIUserAbortError: [Anthropic.APIUserAbortError, OpenAI.APIUserAbortError],
+  APIConnectionTimeoutError: [Anthropic.APIConnectionTimeoutError, OpenAI.APIConnectionTimeoutError],
+  APIConnectionError: [Anthropic.APIConnectionError, OpenAI.APIConnectionError],
+  APIError: [Anthropic.APIError, OpenAI.APIError],
+} as const;
+
+/**
+ * The SDK error class `error` is an instance of, most specific first ('' for none). By the classes
+ * themselves, not their names: a bundle of both SDKs renames one's (`APIError$1`, and the subclasses
+ * it makes of class expressions after their variables), and a name test then misses every OpenAI
+ * connection error.
+ */
+function sdkClass(error: unknown): keyof typeof SDK_CLASSES | '' {
+  for (const [name, classes] of Object.entries(SDK_CLASSES) as [keyof typeof SDK_CLASSES, readonly (abstract new (...args: never[]) => unknown)[]][]) {
+    if (classes.some((c) => error instanceof c)) return name;
+  }
+  return '';
+}
+
 export function toModelError(error: unknown, adapter: string, signal?: AbortSignal): Error {
   if (error instanceof ModelError || error instanceof InterruptedError) return error;
-  const e = error as { status?: unknown; headers?: unknown; error?: any; message?: unknown; code?: unknown; requestID?: unknown; constructor?: { name?: string } };
-  const name = e?.constructor?.name ?? '';
+  const e = error as { status?: unknown; headers?: unknown; error?: any; message?: unknown; code?: unknown; requestID?: unknown };
+  const name = sdkClass(error);
   if (name === 'APIUserAbortError' || signal?.aborted) return new InterruptedError(`${adapter}: request aborted`);
   const message = String(e?.message ?? error);
   // @google/genai enforces its timeout with an AbortController of its own: an abort we did not ask for is a timeout.
@@ -129,7 +184,7 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
     // OpenAI's 429 for an account out of credit, Anthropic's 402: no wait makes it pass, unlike a rate limit.
     const noCredit = (e.status === 429 && /\binsufficient_quota\b/.test(detail)) || e.status === 402 || /\bbilling_error\b|credit balance is too low/i.test(detail);
     const c = fromText.errorKind === 'context_overflow' ? fromText : keyRefused || noCredit ? { errorKind: 'config' as const, transient: false } : classifyStatus(e.status);
-    const wait = retryAfterMs(e.headers) ?? retryDelayInBody(message);
+    const wait = retryAfterMs(e.headers, e.status === 429) ?? retryDelayInBody(message);
     // The API's own word on a retry (`x-should-retry`, as the vendors' SDKs read it) outranks the status.
     const said = header(e.headers, 'x-should-retry');
     const transient = said === 'true' ? true : said === 'false' ? false : c.transient;

@@ -6,8 +6,8 @@ import { sdkLogger, type LogLine } from './sdk-log.js';
 export interface Endpoint {
   /** The base URL without its query; undefined: the vendor's own. */
   base?: string;
-  /** The base URL's query, when it has one. */
-  query?: Record<string, string>;
+  /** The base URL's query as written (without `?`), when it has one. */
+  query?: string;
   /** Takes the key, the base URL's user and password, and its query values out of a text, in any encoding. */
   scrub: (text: string) => string;
 }
@@ -16,7 +16,7 @@ export function endpoint(baseURL: string | undefined, apiKey: string): Endpoint 
   const scrub = baseUrlScrubber(baseURL, apiKey);
   if (baseURL === undefined || baseURL === '') return { scrub };
   const { base, query } = splitBaseUrl(baseURL);
-  return { base, ...(Object.keys(query).length > 0 ? { query } : {}), scrub };
+  return { base, ...(query !== '' ? { query } : {}), scrub };
 }
 
 /** Where Node's fetch (its own undici) keeps the dispatcher a request without one goes through. */
@@ -56,28 +56,34 @@ export function sdkFetchOptions(timeoutMs: number): { dispatcher: never } {
 }
 
 /**
- * A fetch that adds `query` to every request (a parameter the request names itself wins), for an SDK
- * with no default query of its own (@google/genai). With a fetch of ours that SDK leaves out the
- * dispatcher that lifts undici's 300 s header and body timeouts, so this fetch puts the same one in.
+ * A fetch that adds the base URL's `query` (as written) to every request: each of its pairs in order,
+ * a name given twice with both values, but none whose name the request gives itself (its own value
+ * wins). The SDKs' own ways cannot carry it: the Anthropic and OpenAI SDKs keep a query as an object
+ * (one value a name; an array is written `name[]=`) and @google/genai has none. With a fetch of ours
+ * @google/genai leaves out the dispatcher that lifts undici's 300 s header and body timeouts, so this
+ * fetch puts the same one in when the SDK gave none.
  */
-export function fetchWithQuery(query: Record<string, string>): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
+export function fetchWithQuery(query: string): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
+  const pairs = query.split('&').filter((pair) => pair !== '');
   return (input, init) => {
     // fetch calls nothing of a dispatcher but `dispatch` (the SDK's own is no more); its type names all of undici's.
     const untimed = { ...init, ...(init !== undefined && 'dispatcher' in init ? {} : { dispatcher: untimedDispatcher() }) } as RequestInit;
     if (typeof input !== 'string' && !(input instanceof URL)) return fetch(input, untimed);
     const url = new URL(input);
-    for (const [name, value] of Object.entries(query)) if (!url.searchParams.has(name)) url.searchParams.set(name, value);
+    const own = new Set(url.searchParams.keys());
+    const added = pairs.filter((pair) => !own.has([...new URLSearchParams(pair).keys()][0] ?? ''));
+    if (added.length > 0) url.search = `${url.search === '' ? '' : `${url.search.slice(1)}&`}${added.join('&')}`;
     return fetch(url, untimed);
   };
 }
 
 /**
  * What the Anthropic and OpenAI adapters give their SDK's client, and the scrubber for their errors:
- * the base URL without its query, the query on every request, no retries of the SDK's own (the
+ * the base URL without its query, the query on every request (by fetchWithQuery), no retries of the SDK's own (the
  * adapters retry), the adapter's timeout, the dispatcher of sdkFetchOptions, and the SDK's log lines
  * scrubbed. The SDKs differ in nothing here but the name.
  */
-export function sdkClient(adapter: string, options: { apiKey: string; baseURL?: string; timeoutMs?: number; log?: LogLine }) {
+export function sdkClient(adapter: string, options: { apiKey: string; baseURL?: string; timeoutMs?: number; log?: LogLine }, fetchFor?: (query: string | undefined) => (input: string | URL | Request, init?: RequestInit) => Promise<Response>) {
   const ep = endpoint(options.baseURL, options.apiKey);
   const timeoutMs = options.timeoutMs ?? 600_000;
   return {
@@ -85,7 +91,7 @@ export function sdkClient(adapter: string, options: { apiKey: string; baseURL?: 
     base: ep.base,
     client: {
       apiKey: options.apiKey,
-      ...(ep.query ? { defaultQuery: ep.query } : {}),
+      ...(fetchFor ? { fetch: fetchFor(ep.query) } : ep.query !== undefined ? { fetch: fetchWithQuery(ep.query) } : {}),
       maxRetries: 0,
       timeout: timeoutMs,
       fetchOptions: sdkFetchOptions(timeoutMs),

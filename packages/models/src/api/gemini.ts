@@ -2,9 +2,10 @@
 import { GoogleGenAI, type Content, type GenerateContentConfig, type GenerateContentResponse, type Part } from '@google/genai';
 import { ModelError } from '../errors.js';
 import type { RetryPolicy } from '../retry.js';
-import { usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult } from '../types.js';
-import { endpoint, fetchWithQuery } from './endpoint.js';
-import { retryingTurn } from './run-turn.js';
+import { toolCall, usage, type Block, type Message, type ModelAdapter, type Stop, type TurnRequest, type TurnResult, type Usage } from '../types.js';
+import { endpoint } from './endpoint.js';
+import { geminiFetch } from './sse-fetch.js';
+import { asText, callIdentity, objects, readable, retryingTurn } from './run-turn.js';
 
 export interface GeminiAdapterOptions {
   apiKey: string;
@@ -53,10 +54,22 @@ function merge(chunks: GenerateContentResponse[]): GenerateContentResponse {
   });
 }
 
+/** The five counters of Gemini's usage metadata (`promptTokenCount` counts the cache in; thoughts are billed as output). */
+function usageOf(u: GenerateContentResponse['usageMetadata']): Usage {
+  const cached = u?.cachedContentTokenCount ?? 0;
+  return usage({
+    input: (u?.promptTokenCount ?? 0) - cached + (u?.toolUsePromptTokenCount ?? 0),
+    cache_read: cached,
+    output: (u?.candidatesTokenCount ?? 0) + (u?.thoughtsTokenCount ?? 0),
+    reasoning: u?.thoughtsTokenCount,
+  });
+}
+
 function toResult(res: GenerateContentResponse, attempts: number, durationMs: number, newId: () => string): TurnResult {
   const candidate = res.candidates?.[0];
   const blockReason = res.promptFeedback?.blockReason;
-  const parts = candidate?.content?.parts ?? [];
+  // A null where a part should be carries nothing, and would be refused if sent back.
+  const parts = objects<Part>(candidate?.content?.parts);
   const blocks: Block[] = [];
   for (const p of parts) {
     const prev = blocks.at(-1);
@@ -65,9 +78,10 @@ function toResult(res: GenerateContentResponse, attempts: number, durationMs: nu
       // A stream cuts one text into parts across chunks (so may the API in one answer): it is one text.
       if (prev?.type === 'text') prev.text += p.text;
       else blocks.push({ type: 'text', text: p.text });
-    } else if (p.functionCall) {
+    } else if (p.functionCall && typeof p.functionCall === 'object') {
       // Ids are optional in the API (and usually absent); the agent needs one per call, unique in the run.
-      blocks.push({ type: 'tool_call', id: p.functionCall.id || newId(), name: p.functionCall.name ?? '', input: (p.functionCall.args ?? {}) as Record<string, unknown> });
+      const { id, name } = callIdentity(p.functionCall.id, p.functionCall.name, newId);
+      blocks.push(toolCall(id, name, p.functionCall.args ?? {}));
     }
   }
   const reason = candidate?.finishReason ?? '';
@@ -77,22 +91,16 @@ function toResult(res: GenerateContentResponse, attempts: number, durationMs: nu
   else if (blocks.some((b) => b.type === 'tool_call')) stop = 'tool_use';
   else if (reason === 'STOP' || reason === '') stop = 'end_turn';
   else stop = 'other';
-  const u = res.usageMetadata;
-  const cached = u?.cachedContentTokenCount ?? 0;
   const result: TurnResult = {
     blocks,
     stop,
-    usage: usage({
-      input: (u?.promptTokenCount ?? 0) - cached + (u?.toolUsePromptTokenCount ?? 0),
-      cache_read: cached,
-      output: (u?.candidatesTokenCount ?? 0) + (u?.thoughtsTokenCount ?? 0),
-      reasoning: u?.thoughtsTokenCount,
-    }),
+    usage: usageOf(res.usageMetadata),
     attempts,
     durationMs,
-    native: candidate?.content ?? { role: 'model', parts: [] },
+    native: candidate?.content && typeof candidate.content === 'object' ? { ...candidate.content, parts } : { role: 'model', parts: [] },
   };
-  if (res.responseId) result.requestId = res.responseId;
+  const responseId = asText(res.responseId);
+  if (responseId !== undefined) result.requestId = responseId;
   if (stop === 'refusal') result.refusal = { category: String(blockReason ?? reason) };
   const served = (res as { modelVersion?: unknown }).modelVersion;
   if (typeof served === 'string' && served !== '') result.model = served;
@@ -112,7 +120,7 @@ export class GeminiAdapter implements ModelAdapter {
     // No retryOptions: the SDK then makes one attempt, and the adapter retries like every other adapter.
     this.#client = new GoogleGenAI({
       apiKey: options.apiKey,
-      httpOptions: { ...(ep.base ? { baseUrl: ep.base } : {}), ...(ep.query ? { fetch: fetchWithQuery(ep.query) } : {}), timeout: options.timeoutMs ?? 600_000 },
+      httpOptions: { ...(ep.base ? { baseUrl: ep.base } : {}), fetch: geminiFetch(ep.query), timeout: options.timeoutMs ?? 600_000 },
     });
     this.#retry = options.retry ?? {};
     this.#scrub = ep.scrub;
@@ -124,27 +132,37 @@ export class GeminiAdapter implements ModelAdapter {
     if (request.tools?.length) config.tools = [{ functionDeclarations: request.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.schema })) }];
     if (request.signal) config.abortSignal = request.signal;
     const params = { model: request.model, contents: contents(request.messages, this.#madeUp), config };
-    const { value, attempts } = await retryingTurn(this.name, this.#retry, request, async (): Promise<GenerateContentResponse> => {
+    const { value, attempts, failedUsage } = await retryingTurn(this.name, this.#retry, request, async (meter): Promise<GenerateContentResponse> => {
       let res: GenerateContentResponse;
       if (!request.stream) res = await this.#client.models.generateContent(params);
       else {
         const chunks: GenerateContentResponse[] = [];
-        for await (const chunk of await this.#client.models.generateContentStream(params)) chunks.push(chunk);
+        // Each chunk's usage metadata counts the whole answer so far: an attempt that fails after it is billed for it.
+        for await (const chunk of await this.#client.models.generateContentStream(params)) {
+          chunks.push(chunk);
+          if (chunk.usageMetadata) meter.usage = usageOf(chunk.usageMetadata);
+        }
         res = merge(chunks);
       }
+      // An answer thrown away below (no finish reason, a malformed call) was billed all the same.
+      if (res.usageMetadata) meter.usage = usageOf(res.usageMetadata);
       // The model wrote a call the API could not parse and sent none of it: a bad sample, not an answer, and
       // not the docs' fault. The same request again usually gets a good one.
       const reason = res.candidates?.[0]?.finishReason;
       // No finish reason means, in the API's words, that the model has not stopped: the answer was cut
       // (a blocked prompt alone has none, and no candidate). Streamed, merge says the same.
-      if (!reason && !res.promptFeedback?.blockReason) throw new ModelError('infra', 'gemini: the answer has no finish reason: the model had not stopped', { transient: true, ...(res.responseId ? { requestId: res.responseId } : {}) });
-      if (reason === 'MALFORMED_FUNCTION_CALL') throw new ModelError('infra', `gemini: the model's function call was malformed (finishReason ${reason})`, { transient: true });
+      if (!reason && !res.promptFeedback?.blockReason) throw new ModelError('infra', 'gemini: the answer has no finish reason: the model had not stopped', { transient: true, ...(asText(res.responseId) !== undefined ? { requestId: asText(res.responseId) as string } : {}) });
+      // UNEXPECTED_TOOL_CALL is its twin ("the tool call generated by the model is invalid"): the tools were declared.
+      if (reason === 'MALFORMED_FUNCTION_CALL' || reason === 'UNEXPECTED_TOOL_CALL') throw new ModelError('infra', `gemini: the model's function call was malformed (finishReason ${reason})`, { transient: true });
       return res;
     }, this.#scrub);
-    return toResult(value, attempts, Math.round(performance.now() - started), () => {
-      const id = `gemini_call_${this.#madeUp.size + 1}`;
-      this.#madeUp.add(id);
-      return id;
-    });
+    const result = readable(this.name, () =>
+      toResult(value, attempts, Math.round(performance.now() - started), () => {
+        const id = `gemini_call_${this.#madeUp.size + 1}`;
+        this.#madeUp.add(id);
+        return id;
+      }),
+    );
+    return failedUsage ? { ...result, failedUsage } : result;
   }
 }

@@ -90,7 +90,7 @@ export function resolveVendor(name: string, flags: { model?: string; baseUrl?: s
     const parts = splitBaseUrl(baseURL);
     secrets.push(...parts.secrets);
     words.push(...parts.words);
-    params.push(...Object.keys(parts.query));
+    params.push(...parts.params);
     shownBaseUrl = `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
   }
   const keyVar = vendor.keyVars.find((v) => (env[v] ?? '').trim() !== '');

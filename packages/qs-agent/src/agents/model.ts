@@ -2,7 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import { InterruptedError } from '@quickloop/cli-kit';
 import type { Payload } from '@quickloop/events';
-import { addUsage, DEFAULT_PRICE_BOOK, ModelError, usageTokens, usdFor, ZERO_USAGE, type Block, type Message, type ModelAdapter, type PriceBook, type ToolSpec, type TurnResult, type Usage } from '@quickloop/models/core';
+import { addUsage, billedUsage, DEFAULT_PRICE_BOOK, ModelError, usage, usageTokens, usdFor, ZERO_USAGE, type Block, type Message, type ModelAdapter, type PriceBook, type ToolSpec, type TurnResult, type Usage } from '@quickloop/models/core';
 import { connectSpendLedger, estimateCallUsd, type LedgerClient } from '../spend.js';
 import type { Agent, AgentContext, AgentOutcome } from './agent.js';
 
@@ -98,6 +98,17 @@ const oneLine = (s: string, n = 300): string => {
 
 type ToolCallBlock = Extract<Block, { type: 'tool_call' }>;
 
+/** The spend ledger refused the reservation a retry needs (thrown from onRetry, which ends the adapter's retries). */
+class RetryRefused extends Error {
+  constructor(
+    readonly why: string,
+    /** Set when the ledger failed rather than refused (then no call may be made unaccounted). */
+    readonly errorKind?: 'harness',
+  ) {
+    super(why);
+  }
+}
+
 /** Checks a call's arguments against the tool it names: the parsed call, or what the model is told. */
 function parseCall(b: ToolCallBlock): { tool: 'bash'; command: string } | { tool: 'read_docs'; url: string; page?: number } | { error: string } {
   if (b.invalid !== undefined) return { error: `${b.name}: ${b.invalid}` };
@@ -145,7 +156,18 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
       /** What the next request will read at least: the last one's input, its answer, and the new tool results (about 4 characters a token). */
       let nextInput = 0;
 
-      const usd = (): number | null => (turns === 0 ? usdFor(prices, options.model, ZERO_USAGE) : unpriced ? null : Math.round(usdSum * 1e6) / 1e6);
+      /** Some call was billed: a turn answered, or an attempt whose stream reported usage before it failed. */
+      let billedAny = false;
+      const usd = (): number | null => (!billedAny ? usdFor(prices, options.model, ZERO_USAGE) : unpriced ? null : Math.round(usdSum * 1e6) / 1e6);
+      /** Adds what calls were billed to the run's usage and cost; the price, or null, of that much. */
+      const count = (u: Usage, model: string): number | null => {
+        billedAny = true;
+        total = addUsage(total, u);
+        const price = usdFor(prices, model, u);
+        if (price === null) unpriced = true;
+        else usdSum += price;
+        return price;
+      };
       const report = (): NonNullable<AgentOutcome['report']> => ({ model: served, turns, usage: usageTokens(total), usd: usd(), ...(finalText !== '' ? { final_text: redact(finalText) } : {}) });
       const stop = (stopReason: AgentOutcome['stopReason'], detail: string, extra: Partial<AgentOutcome> & { errorKind?: Payload<'agent.completed'>['error_kind'] } = {}): AgentOutcome => {
         const { errorKind, ...rest } = extra;
@@ -177,24 +199,38 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
           }
           const turn = turns + 1;
           let reservation: { id: number; estimate: number } | undefined;
-          if (ledger) {
-            const estimate = estimateCallUsd(prices, options.model, { system: SYSTEM_PROMPT, messages, tools: TOOLS, maxTokens });
-            if (estimate === null) return stop('error', `--spend-ledger: model '${options.model}' is not in the price book, so its calls cannot be reserved`, { errorKind: 'config' });
+          /** What the ledger reserved for this turn's requests, a retry's included. */
+          let reservedUsd = 0;
+          /** What the attempts settled on a retry were billed (the rest of a failed turn's is its last attempt's). */
+          let settledBilled: Usage = { ...ZERO_USAGE };
+          const estimate = ledger ? estimateCallUsd(prices, options.model, { system: SYSTEM_PROMPT, messages, tools: TOOLS, maxTokens }) : null;
+          /** Reserves the next request of this turn; the reason when it may not be sent. */
+          const reserve = async (what: string): Promise<{ why: string; errorKind?: 'harness' } | undefined> => {
+            if (!ledger || estimate === null) return undefined;
             let r: Awaited<ReturnType<LedgerClient['reserve']>>;
             try {
               r = await ledger.reserve(estimate);
             } catch (error) {
-              return stop('error', `the spend ledger failed before turn ${turn} (${oneLine((error as Error).message)}): no model call was made`, { errorKind: 'harness' });
+              return { why: `the spend ledger failed before ${what} (${oneLine((error as Error).message)}): no model call was made`, errorKind: 'harness' };
             }
-            if (!r.granted) return stop('spend_cap', `stopped by the spend cap before turn ${turn}: $${Math.round((r.spent + r.reserved) * 1e6) / 1e6} spent or reserved of the $${r.cap} cap, and this call could cost up to $${estimate}`);
+            if (!r.granted) return { why: `stopped by the spend cap before ${what}: $${Math.round((r.spent + r.reserved) * 1e6) / 1e6} spent or reserved of the $${r.cap} cap, and this call could cost up to $${estimate}` };
             reservation = { id: r.id, estimate };
+            reservedUsd = Math.round((reservedUsd + estimate) * 1e6) / 1e6;
+            return undefined;
+          };
+          if (ledger) {
+            if (estimate === null) return stop('error', `--spend-ledger: model '${options.model}' is not in the price book, so its calls cannot be reserved`, { errorKind: 'config' });
+            const refused = await reserve(`turn ${turn}`);
+            if (refused) return refused.errorKind ? stop('error', refused.why, { errorKind: refused.errorKind }) : stop('spend_cap', refused.why);
           }
-          // Settled once whatever happens to the call: a failed one may still have been billed, so it keeps its estimate.
-          const settle = async (usd: number | null): Promise<void> => {
+          // Settled once whatever happens to the request: a failed one may still have been billed, so it
+          // keeps its estimate (or what its stream said it was billed, were that more).
+          const settle = async (usd: number | null, billed?: Usage): Promise<void> => {
             if (!ledger || !reservation) return;
             const { id, estimate } = reservation;
             reservation = undefined;
-            await ledger.settle(id, usd ?? estimate).catch(() => undefined);
+            const said = billed ? (usdFor(prices, options.model, billed) ?? 0) : 0;
+            await ledger.settle(id, usd ?? Math.max(estimate, said)).catch(() => undefined);
           };
           let result: TurnResult;
           try {
@@ -208,6 +244,11 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
               signal,
               deadline,
               onRetry: async ({ attempt, waitMs, error }) => {
+                // A retry is another request: the failed one is settled, and the next reserved before it is sent.
+                await settle(null, error.usage);
+                if (error.usage) settledBilled = addUsage(settledBilled, error.usage);
+                const refused = await reserve(`attempt ${attempt + 1} of turn ${turn}`);
+                if (refused) throw new RetryRefused(refused.why, refused.errorKind);
                 await emitter.emit(
                   'agent.retry',
                   { run_id: runId },
@@ -216,7 +257,11 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
               },
             });
           } catch (error) {
-            await settle(null);
+            // What the failed attempts were billed (streams that reported usage) is spent, however the turn ended.
+            const billed = billedUsage(error);
+            await settle(null, billed && usage({ input: billed.input - settledBilled.input, cache_read: billed.cache_read - settledBilled.cache_read, cache_write: billed.cache_write - settledBilled.cache_write, output: billed.output - settledBilled.output, reasoning: billed.reasoning - settledBilled.reasoning }));
+            if (billed) count(billed, options.model);
+            if (error instanceof RetryRefused) return error.errorKind ? stop('error', error.why, { errorKind: error.errorKind }) : stop('spend_cap', error.why);
             if (ctx.signal.aborted) return stop('interrupted', `interrupted during turn ${turn}`);
             if (cut.signal.aborted || (error instanceof InterruptedError && timeLeftMs() <= 0)) return stop('timeout', `max_seconds (${b.max_seconds}) reached during turn ${turn}: the model call was cut`);
             if (error instanceof ModelError) {
@@ -237,14 +282,16 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
             return stop('error', `turn ${turn}: ${oneLine(String((error as Error)?.message ?? error))}`, { errorKind: 'harness' });
           }
           turns = turn;
-          total = addUsage(total, result.usage);
+          // The turn cost its answer and what its failed attempts were billed before it.
+          const turnUsage = result.failedUsage ? addUsage(result.usage, result.failedUsage) : result.usage;
           nextInput = result.usage.input + result.usage.cache_read + result.usage.cache_write + result.usage.output;
           served = result.model ?? options.model;
-          const turnUsd = usdFor(prices, served, result.usage);
-          if (turnUsd === null) unpriced = true;
-          else usdSum += turnUsd;
-          const reserved = reservation?.estimate;
-          await settle(turnUsd);
+          const turnUsd = count(turnUsage, served);
+          // An answer that reports no usage at all did not say what it was billed (a server that leaves its
+          // usage out): the ledger keeps its estimate rather than count it free.
+          const answerUsd = billable(result.usage) === 0 ? null : result.failedUsage ? usdFor(prices, served, result.usage) : turnUsd;
+          const reserved = ledger ? reservedUsd : undefined;
+          await settle(answerUsd);
           const text = result.blocks.flatMap((x) => (x.type === 'text' ? [x.text] : [])).join('\n');
           const calls = result.blocks.filter((x): x is ToolCallBlock => x.type === 'tool_call');
           const turnId = ctx.newId();
@@ -256,7 +303,7 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
               model: served,
               stop: result.stop,
               blocks: result.blocks.flatMap((x): Payload<'agent.turn'>['blocks'] => (x.type === 'text' ? [{ type: 'text', text: x.text }] : x.type === 'tool_call' ? [{ type: 'tool_call', id: x.id, name: x.name, input: x.input }] : [])),
-              usage: usageTokens(result.usage),
+              usage: usageTokens(turnUsage),
               usd: turnUsd,
               duration_ms: Math.max(0, Math.round(result.durationMs)),
               request_id: result.requestId ?? null,

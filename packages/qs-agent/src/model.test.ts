@@ -200,6 +200,15 @@ describe('the model agent loop', () => {
     expect(completed).toMatchObject({ stop_reason: 'completed', final_text: 'All done.' });
   });
 
+  it.each(['anthropic', 'openai', 'openai-chat', 'gemini'] as const)("%s: an empty first answer (no text, no tool call) is the provider's failure, never a docs gap; an empty last answer after work is a finish", async (vendor) => {
+    const empty = await modelRun({ vendor, script: [{ text: '' }] });
+    expect(empty.completed, empty.err).toMatchObject({ stop_reason: 'error', error_kind: 'infra', detail: expect.stringContaining('answered with nothing') });
+    expect(check(empty.out)).toMatchObject({ classification: 'infra_error', evidential: false });
+    const done = await modelRun({ vendor, script: [{ toolCalls: [{ id: 'c1', name: 'bash', input: { command: 'true' } }] }, { text: '' }] });
+    expect(done.completed, done.err).toMatchObject({ stop_reason: 'completed' });
+    expect(check(done.out)).toMatchObject({ classification: 'docs_gap' });
+  });
+
   it('a persistent 500 is infra_error, after the retries', async () => {
     const { out, events, completed } = await modelRun({ vendor: 'openai', script: [{ error: { status: 500 } }, { error: { status: 500 } }, { error: { status: 500 } }] });
     expect(events.filter((e) => e.type === 'agent.retry')).toHaveLength(2);

@@ -334,6 +334,11 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
             // A server that says it answered with tool calls and sends none (a compatible server whose
             // tool-call parser failed on the model's text) lost the answer: the model did not finish.
             if (result.stop === 'tool_use') return stop('error', `turn ${turn}: the answer stopped to call tools but carried no tool call; the run says nothing about the docs`, { errorKind: 'harness' });
+            // Nothing at all at the first turn (no text, no call, nothing done yet): the provider's empty
+            // answer, not a reader giving up on the docs; a failing check after it would be blamed on them.
+            if (turn === 1 && !result.blocks.some((bl) => bl.type === 'text' && bl.text.trim() !== '')) {
+              return stop('error', 'turn 1: the model answered with nothing (no text, no tool call) before doing anything; the run says nothing about the docs', { errorKind: 'infra' });
+            }
             return stop('completed', `the model finished after ${turns} turn${turns === 1 ? '' : 's'}`);
           }
           const answers: Block[] = [];

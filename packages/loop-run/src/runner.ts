@@ -1,6 +1,6 @@
 // The loop under the runner contract, in its phases: start, context, plan (with its gate), deliveries (each through the delivery gate), stop — one terminal state.
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { InputError, InterruptedError } from '@quickloop/cli-kit/errors';
 import { LoopExit } from '@quickloop/cli-kit/exit-codes';
@@ -376,7 +376,9 @@ async function runGate(r: Run, gate: GateName, artifact: string, iteration: numb
   if (revision > 0) io.info(`${gate}: resuming at revision ${revision} of ${max}`);
   for (;;) {
     enforceCaps();
-    const round = (state.review_rounds[gate] ?? 0) + 1;
+    // After the state's count and after any review file already there: Looper's runner numbers
+    // its reviews from 1 in every process and keeps no count, so its workspace has files we must not overwrite.
+    const round = Math.max(state.review_rounds[gate] ?? 0, highestReview(workspace, gate)) + 1;
     state.review_rounds[gate] = round;
     save({ gate_progress: { gate, iteration, revision } });
     const res = await runGateRound(session, { gate, artifact, iteration, round, revision, reviewPath: join(workspace, `review-${gate}-${round}.md`) });
@@ -431,6 +433,17 @@ async function runGate(r: Run, gate: GateName, artifact: string, iteration: numb
     log('revision', { gate, revision, artifact: rel(artifact) });
     io.emit('gate.revision', { gate, revision, artifact: rel(artifact) });
   }
+}
+
+/** The highest round number among the workspace's `review-<gate>-<n>.md` files (0 for none). */
+function highestReview(workspace: string, gate: GateName): number {
+  const pattern = new RegExp(`^review-${gate}-(\\d+)\\.md$`);
+  let highest = 0;
+  for (const name of readdirSync(workspace)) {
+    const m = pattern.exec(name);
+    if (m) highest = Math.max(highest, Number(m[1]));
+  }
+  return highest;
 }
 
 /** Deliveries: one draft per iteration (kept ones are gated as they are), each through the delivery gate. */

@@ -26,7 +26,7 @@ import {
   type SessionOptions,
   type TokenUsage,
 } from '@quickloop/loop-engine';
-import { isInside } from './paths.js';
+import { isInside, realish } from './paths.js';
 import { acquireLock, loadState, peekPassed, sortedJson, writeStateAtomic, type LoopState } from './state.js';
 
 export interface RunnerIo {
@@ -286,7 +286,9 @@ async function contextPhase(r: Run): Promise<string> {
       let status: 'read' | 'redacted' | 'missing' | 'blocked_outside_base';
       let body: string;
       if (!isInside(loopDir, abs)) [status, body] = ['blocked_outside_base', '[blocked: outside loop directory]'];
-      else if (isRedacted(rel(abs), session.hostGlobs())) [status, body] = ['redacted', '[redacted]'];
+      // Judged both as written and where it resolves (Looper resolves first): a link to a flagged
+      // file is as secret as the file, and a flagged name stays withheld whatever it points at.
+      else if (isRedacted(rel(abs), session.hostGlobs()) || isRedacted(relative(realish(loopDir), realish(abs)).split('\\').join('/'), session.hostGlobs())) [status, body] = ['redacted', '[redacted]'];
       else if (existsSync(abs)) [status, body] = ['read', new TextDecoder('utf-8').decode(readFileSync(abs))];
       else [status, body] = ['missing', '[missing]'];
       chunks.push(`## Context source ${n}: ${file}\n${body}\n`);

@@ -1,5 +1,5 @@
-// Workspaces shared with Looper's runner.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// Workspaces shared with Looper's runner, and paths that reach flagged files through links.
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeLoop, runLoopIn, type Loop } from './helpers.js';
@@ -30,5 +30,41 @@ describe('a workspace Looper’s runner left', () => {
     expect(readFileSync(join(ws, 'review-plan_gate-2.md'), 'utf8')).toBe('Looper round 2\n');
     expect(readFileSync(join(ws, 'review-plan_gate-3.md'), 'utf8')).toContain('the plan has no milestones');
     expect(loop.state().review_rounds.plan_gate).toBe(4);
+  });
+});
+
+describe('context files behind links', () => {
+  it('never reads a context file whose link leads to a flagged file (layer 1 judges where it resolves)', async () => {
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          s.goal.context_sources = [{ file: 'notes.md' }, { file: 'inputs/dump.md' }];
+        },
+      }),
+    );
+    // Too large for the scrub (a blind spot), so only layer 1 can keep it out of the host's prompt.
+    mkdirSync(join(loop.dir, 'secrets'));
+    writeFileSync(join(loop.dir, 'secrets', 'dump.txt'), `DUMP-SECRET-4e1f\n${'x'.repeat(1_100_000)}\n`);
+    mkdirSync(join(loop.dir, 'inputs'));
+    symlinkSync(join('..', 'secrets', 'dump.txt'), join(loop.dir, 'inputs', 'dump.md'));
+    const { code, events } = await runLoopIn(loop);
+    expect(code).toBe(0);
+    const context = readFileSync(loop.ws('context.md'), 'utf8');
+    // Booleans, not the texts: a failure would print a megabyte.
+    expect(context.includes('## Context source 2: inputs/dump.md\n[redacted]\n')).toBe(true);
+    expect(context.includes('DUMP-SECRET-4e1f')).toBe(false);
+    for (const p of [...loop.prompts('host'), ...loop.prompts('judge')]) expect(p.includes('DUMP-SECRET-4e1f')).toBe(false);
+    expect(loop.log()).toContain('`context` {"source":"inputs/dump.md","status":"redacted"}');
+    expect(events.find((e) => e.type === 'loop.context' && e.source === 'inputs/dump.md')).toMatchObject({ status: 'redacted' });
+    expect(existsSync(loop.ws('plan.md'))).toBe(true);
+  });
+
+  it('still withholds a flagged name that links to an ordinary file (the safer of the two readings)', async () => {
+    const loop = track(makeLoop({ tweak: (s) => (s.goal.context_sources = [{ file: 'secrets/notes-link.md' }]) }));
+    mkdirSync(join(loop.dir, 'secrets'));
+    symlinkSync(join('..', 'notes.md'), join(loop.dir, 'secrets', 'notes-link.md'));
+    const { code } = await runLoopIn(loop);
+    expect(code).toBe(0);
+    expect(readFileSync(loop.ws('context.md'), 'utf8')).toContain('## Context source 1: secrets/notes-link.md\n[redacted]\n');
   });
 });

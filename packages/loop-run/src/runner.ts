@@ -289,7 +289,7 @@ async function contextPhase(r: Run): Promise<string> {
       // Judged both as written and where it resolves (Looper resolves first): a link to a flagged
       // file is as secret as the file, and a flagged name stays withheld whatever it points at.
       else if (isRedacted(rel(abs), session.hostGlobs()) || isRedacted(relative(realish(loopDir), realish(abs)).split('\\').join('/'), session.hostGlobs())) [status, body] = ['redacted', '[redacted]'];
-      else if (existsSync(abs)) [status, body] = ['read', new TextDecoder('utf-8').decode(readFileSync(abs))];
+      else if (existsSync(abs)) [status, body] = ['read', new TextDecoder('utf-8').decode(readContextFile(abs, n, file))];
       else [status, body] = ['missing', '[missing]'];
       chunks.push(`## Context source ${n}: ${file}\n${body}\n`);
       log('context', { source: file, status });
@@ -310,6 +310,16 @@ async function contextPhase(r: Run): Promise<string> {
   writeFileSync(join(workspace, 'context.md'), `${context.trimEnd()}\n`);
   save();
   return context;
+}
+
+/** A context file's bytes; a file that cannot be read (a directory, no permission) is named in the error. */
+function readContextFile(abs: string, n: number, file: string): Buffer {
+  try {
+    return readFileSync(abs);
+  } catch (error) {
+    // Node's own words (`EISDIR: illegal operation on a directory, read`) do not say which source.
+    throw new InputError(`context source ${n} (${file}) could not be read: ${(error as Error).message}`);
+  }
 }
 
 /**

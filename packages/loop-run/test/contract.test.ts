@@ -117,6 +117,17 @@ describe('runner contract details', () => {
     expect(readFileSync(loop.ws('context.md'), 'utf8')).toContain('caf\uFFFD');
   });
 
+  it('a context file it cannot read (a directory) ends the run naming that source, before any model call', async () => {
+    const loop = track(makeLoop({ tweak: (s) => (s.goal.context_sources = [{ file: 'notes.md' }, { file: 'inputs' }]) }));
+    mkdirSync(join(loop.dir, 'inputs'));
+    const { code, err } = await runLoopIn(loop);
+    expect(code).toBe(2);
+    expect(loop.state()).toMatchObject({ status: 'failed' });
+    expect(loop.state().failure).toMatch(/^context source 2 \(inputs\) could not be read: EISDIR/);
+    expect(err).toContain('context source 2 (inputs) could not be read');
+    expect(loop.calls('host')).toBe(0);
+  });
+
   it('on SIGTERM kills the model call, records failed/interrupted and exits 130', async () => {
     const loop = track(makeLoop({ judge: ['--verdicts', 'hang'] }));
     const child = spawn(process.execPath, [BIN, loop.specPath], { cwd: loop.dir, stdio: ['pipe', 'pipe', 'pipe'] });

@@ -99,13 +99,14 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     release();
     throw error;
   }
-  const { state, existed } = loadedState;
+  const { state, existed, staleProgress } = loadedState;
   const priorSec = state.wall_clock_used_sec;
   const elapsed = (): number => Math.round((priorSec + (io.now().getTime() - startMs) / 1000) * 1000) / 1000;
   const save = (patch: Partial<LoopState> = {}): void => {
     Object.assign(state, patch);
     state.updated_at = io.now().toISOString();
     state.wall_clock_used_sec = elapsed();
+    if (state.gate_progress) state.gate_progress.saved_at = state.updated_at;
     writeStateAtomic(statePath, state);
   };
   const log = (name: string, fields: Record<string, unknown>): void => {
@@ -212,6 +213,7 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   const r: Run = { loaded, spec, loopDir, workspace, io, opts, state, existed, priorSec, session, save, log, rel, stop, enforceCaps, writeArtifact, host, planGateHash, planPath: join(workspace, 'plan.md') };
   try {
     await startPhase(r);
+    if (staleProgress) log('gate_progress_dropped', { gate: staleProgress.gate, iteration: staleProgress.iteration, revision: staleProgress.revision, reason: 'state saved by another runner since' });
     const context = await contextPhase(r);
     await planPhase(r, context);
     return await deliveryPhase(r, context);

@@ -31,6 +31,29 @@ describe('a workspace Looper’s runner left', () => {
     expect(readFileSync(join(ws, 'review-plan_gate-3.md'), 'utf8')).toContain('the plan has no milestones');
     expect(loop.state().review_rounds.plan_gate).toBe(4);
   });
+
+  it('does not hold a gate to its exhaustion once Looper has written the state after it (here: passed the plan)', async () => {
+    const loop = track(makeLoop({ judge: ['--unique'], tweak: (s) => (s.gates.plan_gate.max_revisions = 0) }));
+    expect((await runLoopIn(loop)).code).toBe(1);
+    // Our own exhaustion holds across a re-run of ours.
+    const again = await runLoopIn(loop);
+    expect(again.code).toBe(1);
+    expect(again.err).toContain('in an earlier run');
+    // Then run-loop.py resumes the workspace: its plan gate starts afresh and passes, it records the
+    // pass its way ({passed_at} only) and saves the state with its own updated_at, keeping our keys.
+    const path = loop.ws('state.json');
+    const state = JSON.parse(readFileSync(path, 'utf8'));
+    Object.assign(state, { status: 'failed', failure: 'max_iterations_reached', iteration: 1, plan_gate: { passed_at: '2026-07-05T07:00:00+00:00' }, updated_at: '2026-07-05T07:01:00+00:00' });
+    writeFileSync(path, `${JSON.stringify(state, null, 2)}\n`);
+    const judge = loop.spec.council[0];
+    judge.invoke = judge.invoke.map((a: string) => (a === '--unique' ? '--verdicts' : a));
+    judge.invoke.push('pass');
+    loop.write();
+    const { code, err } = await runLoopIn(loop);
+    expect(err).not.toContain('in an earlier run');
+    expect(code).toBe(0);
+    expect(loop.state().status).toBe('passed');
+  });
 });
 
 describe('context files behind links', () => {

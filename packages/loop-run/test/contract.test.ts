@@ -231,6 +231,34 @@ describe('runner contract details', () => {
     }
   });
 
+  it('asks again when a member would get more than it was granted (fewer redactions, more sends) since the consent was given', async () => {
+    const narrow = ['.env', '.env.*', 'secrets/**', '**/*.key', 'private/**'];
+    const loop = track(makeLoop({ judge: ['--same'], tweak: (s) => (s.privacy.egress = [{ to: 'judge-1', sends: ['plan'], redact: narrow, consent: 'required' }]) }));
+    expect((await runLoopIn(loop, { stdin: 'yes\n' })).code).toBe(1); // no progress, after the consent
+    expect(loop.state().consent['judge-1']).toMatchObject({ sends: ['plan'], redact: narrow });
+    const judged = loop.calls('judge');
+
+    // The same scope: the recorded consent still covers it.
+    const same = await runLoopIn(loop, { stdin: '' });
+    expect(same.code).toBe(1);
+    expect(same.err).not.toContain("Type 'yes' to consent");
+
+    // private/** no longer redacted for judge-1: what it would now see was never agreed to.
+    loop.spec.privacy.egress[0].redact = ['.env'];
+    loop.write();
+    const wider = await runLoopIn(loop, { stdin: '' });
+    expect(wider.code).toBe(2);
+    expect(loop.state()).toMatchObject({ status: 'blocked', failure: 'consent_refused:judge-1' });
+    expect(loop.calls('judge')).toBe(judged + 2); // only the unchanged-scope run called it
+
+    // More sends than granted: asked again too; a yes records the new scope.
+    loop.spec.privacy.egress[0] = { to: 'judge-1', sends: ['plan', 'deliveries'], redact: narrow, consent: 'required' };
+    loop.write();
+    expect((await runLoopIn(loop, { stdin: '' })).code).toBe(2);
+    expect((await runLoopIn(loop, { stdin: 'yes\n' })).code).toBe(1);
+    expect(loop.state().consent['judge-1']).toMatchObject({ sends: ['deliveries', 'plan'], redact: narrow });
+  });
+
   it('after a refusal, the same workspace resumes with one yes and keeps what was drafted', async () => {
     const loop = track(makeLoop({ tweak: (s) => (s.privacy.egress = []) }));
     expect((await runLoopIn(loop, { stdin: '' })).code).toBe(2);

@@ -1,7 +1,7 @@
 // The loop under the runner contract, in its phases: start, context, plan (with its gate), deliveries (each through the delivery gate), stop — one terminal state.
 import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { InputError, InterruptedError } from '@quickloop/cli-kit/errors';
 import { LoopExit } from '@quickloop/cli-kit/exit-codes';
 import { makeDirs } from '@quickloop/cli-kit/dirs';
@@ -89,6 +89,14 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   }
   makeDirs(workspace);
   const release = acquireLock(join(workspace, '.loop-run.lock'));
+  // `state_file: meta/state.json` is inside the workspace (checked above) but in a folder of its own.
+  try {
+    makeDirs(dirname(statePath));
+    makeDirs(dirname(logPath));
+  } catch (error) {
+    release();
+    throw error;
+  }
 
   const startMs = io.now().getTime();
   let loadedState: ReturnType<typeof loadState>;

@@ -197,6 +197,14 @@ describe('runner contract details', () => {
     expect(loop.state().status).toBe('passed');
   });
 
+  it('writes a state file and a run log named in subfolders of the workspace, making the folders (as Looper does)', async () => {
+    const loop = track(makeLoop({ tweak: (s) => (s.observability = { state_file: 'meta/state.json', run_log: 'logs/run-log.md', checkpoint_granularity: 'gate' }) }));
+    const { code } = await runLoopIn(loop);
+    expect(code).toBe(0);
+    expect(JSON.parse(readFileSync(loop.ws('meta/state.json'), 'utf8')).status).toBe('passed');
+    expect(readFileSync(loop.ws('logs/run-log.md'), 'utf8')).toContain('`run_passed`');
+  });
+
   it('refuses a state file that shares its name with the run log or an artifact, before writing anything', () => {
     for (const [observability, says] of [
       [{ state_file: 'same.json', run_log: 'same.json' }, "both name 'loop-workspace/same.json'"],

@@ -32,6 +32,7 @@ export function loadSpec(path: string, cwd: string, env?: Record<string, string 
  * Missing required fields use Looper's wording; the rest name the field and what is wrong with it.
  */
 export function validateSpec(spec: Record<string, unknown>, name: string): void {
+  countsAsPython(spec);
   function missing(field: string): never {
     throw new InputError(`${name} is missing required field: ${field}`);
   }
@@ -94,6 +95,21 @@ export function validateSpec(spec: Record<string, unknown>, name: string): void 
     const mr = gt.max_revisions;
     if (mr !== undefined && (typeof mr !== 'number' || !Number.isInteger(mr) || mr < 0)) bad(`${gate}.max_revisions`, 'must be a non-negative integer');
   }
+}
+
+/**
+ * Python's bools are ints, so Looper's compiler passes `max_iterations: yes`, `max_revisions: no`
+ * and `max_stalled_iterations: on`, and its runner counts them as 1 and 0. They become those
+ * numbers here, before the checks, so a spec either compiler wrote runs as Looper runs it.
+ */
+function countsAsPython(spec: Record<string, unknown>): void {
+  const asInt = (holder: unknown, key: string): void => {
+    if (isObject(holder) && typeof holder[key] === 'boolean') holder[key] = holder[key] ? 1 : 0;
+  };
+  const lc = spec.loop_control;
+  asInt(lc, 'max_iterations');
+  if (isObject(lc)) asInt(lc.no_progress, 'max_stalled_iterations');
+  if (isObject(spec.gates)) for (const gate of ['plan_gate', 'delivery_gate']) asInt(spec.gates[gate], 'max_revisions');
 }
 
 /**

@@ -56,6 +56,45 @@ describe('a workspace Looper’s runner left', () => {
   });
 });
 
+describe('what Looper’s compiler accepts, loop-run runs', () => {
+  // Python's bools are ints: `max_iterations: yes` compiles (in Looper and here) and Looper's runner
+  // reads it as 1, `max_revisions: no` as 0. Refusing them would refuse a spec `loop compile` wrote.
+  it('reads true and false as 1 and 0 where a count is due, as Looper’s runner does', async () => {
+    const loop = track(
+      makeLoop({
+        judge: ['--unique'],
+        tweak: (s) => {
+          s.loop_control.max_iterations = true;
+          s.gates.plan_gate.max_revisions = false;
+          s.loop_control.no_progress.max_stalled_iterations = true;
+        },
+      }),
+    );
+    const { code } = await runLoopIn(loop);
+    // One stalled round is enough (max_stalled_iterations 1), checked before the revision cap.
+    expect(code).toBe(1);
+    expect(loop.state()).toMatchObject({ status: 'failed', failure: 'no_progress_detected' });
+    expect(loop.calls('judge')).toBe(1);
+  });
+
+  it('runs one iteration for max_iterations: true and gives a gate with max_revisions: true one revision', async () => {
+    const loop = track(
+      makeLoop({
+        judge: ['--verdicts', 'revise,pass,revise'],
+        tweak: (s) => {
+          s.loop_control.max_iterations = true;
+          s.gates.plan_gate.max_revisions = true;
+          s.gates.delivery_gate.max_revisions = false;
+        },
+      }),
+    );
+    const { code } = await runLoopIn(loop);
+    expect(code).toBe(1);
+    expect(loop.state()).toMatchObject({ status: 'failed', failure: 'max_iterations_reached', iteration: 1 });
+    expect(loop.calls('judge')).toBe(3);
+  });
+});
+
 describe('context files behind links', () => {
   it('never reads a context file whose link leads to a flagged file (layer 1 judges where it resolves)', async () => {
     const loop = track(

@@ -77,6 +77,17 @@ describe('what Looper’s compiler accepts, loop-run runs', () => {
     expect(loop.calls('judge')).toBe(1);
   });
 
+  it('reads the Infinity and NaN that Python writes for .inf and .nan (budget: {usd: .inf} compiles in both)', async () => {
+    const loop = track(makeLoop());
+    const text = readFileSync(loop.specPath, 'utf8');
+    expect(text).toContain('"wall_clock_min": 30');
+    // What json.dumps writes for `wall_clock_min: .inf` and `usd: .nan`.
+    writeFileSync(loop.specPath, text.replace('"wall_clock_min": 30', '"usd": NaN,\n      "wall_clock_min": Infinity'));
+    const { code, err } = await runLoopIn(loop);
+    expect(err).not.toContain('Could not parse JSON');
+    expect(code).toBe(0);
+  });
+
   it('runs one iteration for max_iterations: true and gives a gate with max_revisions: true one revision', async () => {
     const loop = track(
       makeLoop({

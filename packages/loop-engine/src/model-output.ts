@@ -1,21 +1,8 @@
 // Which JSON output mode an invoke argv asked for, so usage and cost can be read from the CLI's answer.
 import type { OutputMode } from '@quickloop/models/cli';
+import { cliOutputMode } from '@quickloop/loop-spec';
 
-/**
- * Decided by the flags (`--output-format json|stream-json`, `-o json`, `--json`), so a spec's own
- * argv says how to read its CLI, and any CLI that mimics one of these modes is read alike.
- */
+/** The reading lives in loop-spec, so `loop lint` judges a budget exactly as the runner reads usage. */
 export function outputMode(argv: readonly string[]): OutputMode {
-  const prog = (argv[0] ?? '').split('/').pop() ?? '';
-  for (let i = 0; i < argv.length; i += 1) {
-    const a = argv[i] as string;
-    const eq = a.indexOf('=');
-    const flag = eq === -1 ? a : a.slice(0, eq);
-    const value = eq === -1 ? argv[i + 1] : a.slice(eq + 1);
-    if ((flag === '--output-format' || flag === '-o') && (value === 'json' || value === 'stream-json')) {
-      return prog.includes('gemini') || flag === '-o' ? 'gemini-json' : 'claude-json';
-    }
-    if (a === '--json') return 'codex-json';
-  }
-  return 'text';
+  return cliOutputMode(argv);
 }

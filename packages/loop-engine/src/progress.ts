@@ -4,6 +4,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Io } from '@quickloop/cli-kit/io';
 import { createLogger } from '@quickloop/cli-kit/logger';
+import { terminalSafe } from '@quickloop/cli-kit/safe-text';
 import { EventWriter, createEmitter, detachableEvents, type EventType, type Payload } from '@quickloop/events';
 
 type Emit = <T extends EventType>(type: T, payload: Payload<T>, meta?: { id?: string; parent_id?: string }) => void;
@@ -16,6 +17,10 @@ export interface EventSinks {
   /** True when a person reads the run on a terminal: progress lines replace the info log. */
   readonly viewing: boolean;
 }
+
+// What a model, a CLI or a spec wrote, shown on one line: the writer keeps SGR (the view's own colours),
+// so a judge's `\x1b[8m` (conceal) or `\x1b[31m` would act on the operator's terminal unless made text here.
+const shown = (text: unknown): string => terminalSafe(String(text), 'line');
 
 const seconds = (ms: number): string => (ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
 
@@ -57,7 +62,7 @@ export class ProgressView {
         const call = meta.parent_id ? this.#calls.get(meta.parent_id) : undefined;
         const what = `${p.member}${call ? ` (${call.purpose})` : ''}`;
         if (p.ok) this.#line(`  ${what} answered in ${seconds(p.duration_ms)}`);
-        else this.#line(c.red(`  ${what} failed after ${seconds(p.duration_ms)}${p.timed_out ? ' (timed out)' : ''}: ${String(p.error ?? `exit ${p.exit_code}`).split('\n')[0]}`));
+        else this.#line(c.red(`  ${what} failed after ${seconds(p.duration_ms)}${p.timed_out ? ' (timed out)' : ''}: ${shown(String(p.error ?? `exit ${p.exit_code}`).split('\n')[0])}`));
         break;
       }
       case 'gate.check':
@@ -70,7 +75,7 @@ export class ProgressView {
         this.#lastVerdict = { gate: p.gate, failures: p.failures, review: p.review };
         if (p.verdict === 'pass') this.#line(`${c.bold(p.gate)}: ${c.green('pass')}`);
         else {
-          const first = p.failures[0] ?? 'another pass';
+          const first = shown(p.failures[0] ?? 'another pass');
           const more = p.failures.length > 1 ? ` (+${p.failures.length - 1} more)` : '';
           this.#line(`${c.bold(p.gate)}: ${c.yellow('revise')} — ${first}${more}${p.review ? ` — see ${p.review}` : ''}`);
         }
@@ -80,7 +85,7 @@ export class ProgressView {
         this.#line(`  host revised ${p.artifact} (revision ${p.revision})`);
         break;
       case 'no_progress.detected':
-        this.#line(c.yellow(`no progress: ${p.gate} failed the same way ${p.count} times (${p.failures[0] ?? ''})`));
+        this.#line(c.yellow(`no progress: ${p.gate} failed the same way ${p.count} times (${shown(p.failures[0] ?? '')})`));
         break;
       case 'consent.answered':
         this.#line(`  consent for ${p.member}: ${p.granted ? 'granted' : p.how === 'end_of_input' ? 'refused (stdin closed)' : 'refused'}`);
@@ -102,15 +107,15 @@ export class ProgressView {
   /** The failure and, for a gate that never passed, what still blocked it and where the review is. */
   cause(failure: string): string {
     const v = this.#lastVerdict;
-    if (!v || v.failures.length === 0 || !/max_iterations|max_revisions|no_progress/.test(failure)) return failure.split('\n')[0] ?? failure;
-    return `${failure} — ${v.gate} still blocked by: ${v.failures.join('; ')}${v.review ? ` (see ${v.review})` : ''}`;
+    if (!v || v.failures.length === 0 || !/max_iterations|max_revisions|no_progress/.test(failure)) return shown(failure.split('\n')[0] ?? failure);
+    return `${shown(failure)} — ${v.gate} still blocked by: ${shown(v.failures.join('; '))}${v.review ? ` (see ${v.review})` : ''}`;
   }
 
   /** loop-gate's own last line: the round's outcome. */
   verdictLine(passed: boolean): void {
     const v = this.#lastVerdict;
     if (passed) this.#line(this.#c.green(this.#c.bold('PASS')));
-    else this.#line(this.#c.yellow(`${this.#c.bold('REVISE')}${v ? `: ${v.failures.join('; ') || 'another pass'}${v.review ? ` (see ${v.review})` : ''}` : ''}`));
+    else this.#line(this.#c.yellow(`${this.#c.bold('REVISE')}${v ? `: ${shown(v.failures.join('; ') || 'another pass')}${v.review ? ` (see ${v.review})` : ''}` : ''}`));
   }
 }
 

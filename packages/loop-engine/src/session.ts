@@ -154,10 +154,14 @@ export class Session {
 
   /** Fail closed: anything but `yes` (end of input included) blocks the run before the member is called. */
   async ensureConsent(id: string, inv: ModelInvocation): Promise<void> {
-    if (!this.#needsConsent(id, inv) || this.hooks.consentGet(id)) return;
+    if (!this.#needsConsent(id, inv)) return;
     const entries = this.#entriesFor(id);
     const sends = [...new Set(entries.flatMap((e) => strings(e.sends)))].sort();
     const redact = this.memberGlobs(id);
+    // A recorded consent covers what it was given for: the spec may since send more, or redact less.
+    const prior = this.hooks.consentGet(id);
+    const beyond = prior ? beyondConsent(prior, sends, redact) : null;
+    if (prior && beyond === null) return;
     const record = (how: string): void => {
       this.hooks.consentSet(id, { granted_at: this.hooks.now().toISOString(), sends, redact, how });
       this.hooks.log('consent_granted', { member: id, how });
@@ -176,6 +180,7 @@ export class Session {
       `Redactions: ${redact.join(', ')}`,
       ...warnings.map((w) => `Warning: ${w}`),
       ...(entries.length === 0 ? ['No privacy.egress entry covers this member; consent is required by default.'] : []),
+      ...(beyond ? [`The consent recorded${typeof prior?.granted_at === 'string' ? ` at ${prior.granted_at}` : ''} does not cover this send: ${beyond}.`] : []),
       "Type 'yes' to consent to this first send: ",
     ];
     const answer = await this.hooks.ask(lines.join('\n'));
@@ -270,4 +275,17 @@ export class Session {
   async send(id: string, role: Role, inv: ModelInvocation, prompt: string, purpose: string): Promise<string> {
     return this.call(id, role, inv, await this.prepare(id, inv, prompt), purpose);
   }
+}
+
+/** Why a recorded consent does not cover this send (more sends, fewer redactions), or null when it does. */
+function beyondConsent(prior: ConsentRecord, sends: readonly string[], redact: readonly string[]): string | null {
+  const p = prior as { sends?: unknown; redact?: unknown };
+  // A record without its scope (hand-edited) covers nothing: fail closed.
+  if (!Array.isArray(p.sends) || !Array.isArray(p.redact)) return 'it records no sends or redactions';
+  const moreSends = sends.filter((x) => !(p.sends as unknown[]).includes(x));
+  const lessRedact = (p.redact as unknown[]).filter((g): g is string => typeof g === 'string' && !redact.includes(g));
+  const why: string[] = [];
+  if (moreSends.length) why.push(`it now also sends ${moreSends.join(', ')}`);
+  if (lessRedact.length) why.push(`it no longer redacts ${lessRedact.join(', ')}`);
+  return why.length ? why.join('; ') : null;
 }

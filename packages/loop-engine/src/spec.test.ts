@@ -40,3 +40,18 @@ describe('validateSpec on hand-written resolved specs', () => {
   });
 });
 
+
+describe('validateSpec takes blank as Python does (the compiler already did)', () => {
+  const typical = (): Record<string, any> => JSON.parse(readFileSync(join(VALID, 'typical', 'loop.resolved.json'), 'utf8'));
+  it('runs a statement that is only a BOM (str.strip keeps it) and an argv[0] with one', () => {
+    const spec = typical();
+    spec.goal.statement = '\ufeff';
+    spec.host.invoke = ['\ufeffcodex', 'exec'];
+    expect(() => validateSpec(spec, 'loop.resolved.json')).not.toThrow();
+  });
+  it('refuses a statement of information separators (str.strip drops them)', () => {
+    const spec = typical();
+    spec.goal.statement = '\x1f\x1c';
+    expect(() => validateSpec(spec, 'loop.resolved.json')).toThrow('loop.resolved.json is missing required field: goal.statement');
+  });
+});

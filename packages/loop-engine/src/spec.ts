@@ -1,10 +1,11 @@
 // Loads a resolved loop spec and checks, before anything runs, every field the runner relies on.
 import { basename, dirname, resolve } from 'node:path';
 import { InputError, UsageError } from '@quickloop/cli-kit/errors';
-import { findPlaceholders, loadResolved, placeholderWarningText, type CouncilMember, type Criterion, type Gate, type GateName, type ModelInvocation, type ResolvedSpec } from '@quickloop/loop-spec';
+import { findPlaceholders, loadResolved, placeholderWarningText, pyStrip, type CouncilMember, type Criterion, type Gate, type GateName, type ModelInvocation, type ResolvedSpec } from '@quickloop/loop-spec';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isArgv = (v: unknown): v is string[] => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string') && (v[0] as string).trim() !== '';
+// Blank as Python's str.strip() sees it, as the compiler decided: a BOM is text, \x1c-\x1f are not.
+const isArgv = (v: unknown): v is string[] => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string') && pyStrip(v[0] as string) !== '';
 
 /** A resolved spec plus where it lives: the loop directory is every subprocess's cwd. */
 export interface LoadedSpec {
@@ -32,6 +33,7 @@ export function loadSpec(path: string, cwd: string, env?: Record<string, string 
  * Missing required fields use Looper's wording; the rest name the field and what is wrong with it.
  */
 export function validateSpec(spec: Record<string, unknown>, name: string): void {
+  countsAsPython(spec);
   function missing(field: string): never {
     throw new InputError(`${name} is missing required field: ${field}`);
   }
@@ -39,7 +41,7 @@ export function validateSpec(spec: Record<string, unknown>, name: string): void 
     throw new InputError(`${name}: ${field} ${what}`);
   }
   const goal = spec.goal;
-  if (!isObject(goal) || typeof goal.statement !== 'string' || goal.statement.trim() === '') missing('goal.statement');
+  if (!isObject(goal) || typeof goal.statement !== 'string' || pyStrip(goal.statement) === '') missing('goal.statement');
   const g = goal as Record<string, unknown>;
   if (typeof g.definition_of_done !== 'string') missing('goal.definition_of_done');
   if (g.context_sources !== undefined && g.context_sources !== null && !Array.isArray(g.context_sources)) bad('goal.context_sources', 'must be a list');
@@ -94,6 +96,21 @@ export function validateSpec(spec: Record<string, unknown>, name: string): void 
     const mr = gt.max_revisions;
     if (mr !== undefined && (typeof mr !== 'number' || !Number.isInteger(mr) || mr < 0)) bad(`${gate}.max_revisions`, 'must be a non-negative integer');
   }
+}
+
+/**
+ * Python's bools are ints, so Looper's compiler passes `max_iterations: yes`, `max_revisions: no`
+ * and `max_stalled_iterations: on`, and its runner counts them as 1 and 0. They become those
+ * numbers here, before the checks, so a spec either compiler wrote runs as Looper runs it.
+ */
+function countsAsPython(spec: Record<string, unknown>): void {
+  const asInt = (holder: unknown, key: string): void => {
+    if (isObject(holder) && typeof holder[key] === 'boolean') holder[key] = holder[key] ? 1 : 0;
+  };
+  const lc = spec.loop_control;
+  asInt(lc, 'max_iterations');
+  if (isObject(lc)) asInt(lc.no_progress, 'max_stalled_iterations');
+  if (isObject(spec.gates)) for (const gate of ['plan_gate', 'delivery_gate']) asInt(spec.gates[gate], 'max_revisions');
 }
 
 /**

@@ -75,7 +75,8 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
       info: (l) => {
         if (!events.viewing) log.info(l);
       },
-      warn: (l) => log.warn(log.color.yellow(l)),
+      // Warnings quote models and their CLIs (issues, stderr); the logger keeps SGR, so make them text first.
+      warn: (l) => log.warn(log.color.yellow(terminalSafe(l, 'block'))),
       now: io.now,
       newId: io.newId,
     },
@@ -122,7 +123,8 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
   } catch (error) {
     await flush().catch(() => undefined);
     if (error instanceof LoopStop) {
-      log.error(`loop-gate: ${error.message}`);
+      // A model CLI's failure quotes its stderr: text, not escapes, on the operator's terminal.
+      log.error(`loop-gate: ${terminalSafe(error.message, 'block')}`);
       return error.exitCode ?? LoopExit.error;
     }
     throw error;

@@ -47,7 +47,8 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
           info: (l) => {
             if (!viewing) log.info(l);
           },
-          warn: (l) => log.warn(log.color.yellow(l)),
+          // Warnings quote models and their CLIs (issues, stderr); the logger keeps SGR, so make them text first.
+          warn: (l) => log.warn(log.color.yellow(terminalSafe(l, 'block'))),
           now: io.now,
           newId: io.newId,
         },

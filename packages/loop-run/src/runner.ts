@@ -1,7 +1,7 @@
 // The loop under the runner contract, in its phases: start, context, plan (with its gate), deliveries (each through the delivery gate), stop — one terminal state.
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { appendFileSync, existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { InputError, InterruptedError } from '@quickloop/cli-kit/errors';
 import { LoopExit } from '@quickloop/cli-kit/exit-codes';
 import { makeDirs } from '@quickloop/cli-kit/dirs';
@@ -26,7 +26,7 @@ import {
   type SessionOptions,
   type TokenUsage,
 } from '@quickloop/loop-engine';
-import { isInside } from './paths.js';
+import { isInside, realish } from './paths.js';
 import { acquireLock, loadState, peekPassed, sortedJson, writeStateAtomic, type LoopState } from './state.js';
 
 export interface RunnerIo {
@@ -89,6 +89,14 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   }
   makeDirs(workspace);
   const release = acquireLock(join(workspace, '.loop-run.lock'));
+  // `state_file: meta/state.json` is inside the workspace (checked above) but in a folder of its own.
+  try {
+    makeDirs(dirname(statePath));
+    makeDirs(dirname(logPath));
+  } catch (error) {
+    release();
+    throw error;
+  }
 
   const startMs = io.now().getTime();
   let loadedState: ReturnType<typeof loadState>;
@@ -99,13 +107,14 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     release();
     throw error;
   }
-  const { state, existed } = loadedState;
+  const { state, existed, staleProgress } = loadedState;
   const priorSec = state.wall_clock_used_sec;
   const elapsed = (): number => Math.round((priorSec + (io.now().getTime() - startMs) / 1000) * 1000) / 1000;
   const save = (patch: Partial<LoopState> = {}): void => {
     Object.assign(state, patch);
     state.updated_at = io.now().toISOString();
     state.wall_clock_used_sec = elapsed();
+    if (state.gate_progress) state.gate_progress.saved_at = state.updated_at;
     writeStateAtomic(statePath, state);
   };
   const log = (name: string, fields: Record<string, unknown>): void => {
@@ -212,6 +221,7 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   const r: Run = { loaded, spec, loopDir, workspace, io, opts, state, existed, priorSec, session, save, log, rel, stop, enforceCaps, writeArtifact, host, planGateHash, planPath: join(workspace, 'plan.md') };
   try {
     await startPhase(r);
+    if (staleProgress) log('gate_progress_dropped', { gate: staleProgress.gate, iteration: staleProgress.iteration, revision: staleProgress.revision, reason: 'state saved by another runner since' });
     const context = await contextPhase(r);
     await planPhase(r, context);
     return await deliveryPhase(r, context);
@@ -286,8 +296,10 @@ async function contextPhase(r: Run): Promise<string> {
       let status: 'read' | 'redacted' | 'missing' | 'blocked_outside_base';
       let body: string;
       if (!isInside(loopDir, abs)) [status, body] = ['blocked_outside_base', '[blocked: outside loop directory]'];
-      else if (isRedacted(rel(abs), session.hostGlobs())) [status, body] = ['redacted', '[redacted]'];
-      else if (existsSync(abs)) [status, body] = ['read', new TextDecoder('utf-8').decode(readFileSync(abs))];
+      // Judged both as written and where it resolves (Looper resolves first): a link to a flagged
+      // file is as secret as the file, and a flagged name stays withheld whatever it points at.
+      else if (isRedacted(rel(abs), session.hostGlobs()) || isRedacted(relative(realish(loopDir), realish(abs)).split('\\').join('/'), session.hostGlobs())) [status, body] = ['redacted', '[redacted]'];
+      else if (existsSync(abs)) [status, body] = ['read', new TextDecoder('utf-8').decode(readContextFile(abs, n, file))];
       else [status, body] = ['missing', '[missing]'];
       chunks.push(`## Context source ${n}: ${file}\n${body}\n`);
       log('context', { source: file, status });
@@ -308,6 +320,16 @@ async function contextPhase(r: Run): Promise<string> {
   writeFileSync(join(workspace, 'context.md'), `${context.trimEnd()}\n`);
   save();
   return context;
+}
+
+/** A context file's bytes; a file that cannot be read (a directory, no permission) is named in the error. */
+function readContextFile(abs: string, n: number, file: string): Buffer {
+  try {
+    return readFileSync(abs);
+  } catch (error) {
+    // Node's own words (`EISDIR: illegal operation on a directory, read`) do not say which source.
+    throw new InputError(`context source ${n} (${file}) could not be read: ${(error as Error).message}`);
+  }
 }
 
 /**
@@ -376,7 +398,9 @@ async function runGate(r: Run, gate: GateName, artifact: string, iteration: numb
   if (revision > 0) io.info(`${gate}: resuming at revision ${revision} of ${max}`);
   for (;;) {
     enforceCaps();
-    const round = (state.review_rounds[gate] ?? 0) + 1;
+    // After the state's count and after any review file already there: Looper's runner numbers
+    // its reviews from 1 in every process and keeps no count, so its workspace has files we must not overwrite.
+    const round = Math.max(state.review_rounds[gate] ?? 0, highestReview(workspace, gate)) + 1;
     state.review_rounds[gate] = round;
     save({ gate_progress: { gate, iteration, revision } });
     const res = await runGateRound(session, { gate, artifact, iteration, round, revision, reviewPath: join(workspace, `review-${gate}-${round}.md`) });
@@ -431,6 +455,17 @@ async function runGate(r: Run, gate: GateName, artifact: string, iteration: numb
     log('revision', { gate, revision, artifact: rel(artifact) });
     io.emit('gate.revision', { gate, revision, artifact: rel(artifact) });
   }
+}
+
+/** The highest round number among the workspace's `review-<gate>-<n>.md` files (0 for none). */
+function highestReview(workspace: string, gate: GateName): number {
+  const pattern = new RegExp(`^review-${gate}-(\\d+)\\.md$`);
+  let highest = 0;
+  for (const name of readdirSync(workspace)) {
+    const m = pattern.exec(name);
+    if (m) highest = Math.max(highest, Number(m[1]));
+  }
+  return highest;
 }
 
 /** Deliveries: one draft per iteration (kept ones are gated as they are), each through the delivery gate. */

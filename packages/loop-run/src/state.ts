@@ -14,6 +14,11 @@ export interface GateProgress {
   revision: number;
   /** The gate ran out of revisions on this artifact: a re-run does not start its count again. */
   exhausted?: boolean;
+  /**
+   * The state's updated_at when we last saved it. Looper's runner keeps keys it does not know but
+   * sets its own updated_at: a mismatch means it ran after us, and this progress no longer holds.
+   */
+  saved_at?: string;
 }
 
 export interface LoopState {
@@ -71,7 +76,7 @@ export function sortedJson(value: unknown, indent?: number): string {
   return JSON.stringify(sort(value), null, indent);
 }
 
-export function loadState(path: string, now: string): { state: LoopState; existed: boolean } {
+export function loadState(path: string, now: string): { state: LoopState; existed: boolean; staleProgress?: GateProgress } {
   const fresh: LoopState = {
     status: 'initialized',
     started_at: now,
@@ -103,6 +108,13 @@ export function loadState(path: string, now: string): { state: LoopState; existe
   }
   s.wall_clock_used_sec = typeof s.wall_clock_used_sec === 'number' ? s.wall_clock_used_sec : 0;
   s.iteration = typeof s.iteration === 'number' ? s.iteration : 0;
+  // Another runner (Looper's) saved the state after our gate progress: it may have re-gated that
+  // artifact with a fresh budget and passed it, so our count and exhaustion are history.
+  const p = s.gate_progress;
+  if (p && typeof p === 'object' && typeof p.saved_at === 'string' && p.saved_at !== s.updated_at) {
+    delete s.gate_progress;
+    return { state: s, existed: true, staleProgress: p };
+  }
   return { state: s, existed: true };
 }
 

@@ -117,6 +117,17 @@ describe('runner contract details', () => {
     expect(readFileSync(loop.ws('context.md'), 'utf8')).toContain('caf\uFFFD');
   });
 
+  it('a context file it cannot read (a directory) ends the run naming that source, before any model call', async () => {
+    const loop = track(makeLoop({ tweak: (s) => (s.goal.context_sources = [{ file: 'notes.md' }, { file: 'inputs' }]) }));
+    mkdirSync(join(loop.dir, 'inputs'));
+    const { code, err } = await runLoopIn(loop);
+    expect(code).toBe(2);
+    expect(loop.state()).toMatchObject({ status: 'failed' });
+    expect(loop.state().failure).toMatch(/^context source 2 \(inputs\) could not be read: EISDIR/);
+    expect(err).toContain('context source 2 (inputs) could not be read');
+    expect(loop.calls('host')).toBe(0);
+  });
+
   it('on SIGTERM kills the model call, records failed/interrupted and exits 130', async () => {
     const loop = track(makeLoop({ judge: ['--verdicts', 'hang'] }));
     const child = spawn(process.execPath, [BIN, loop.specPath], { cwd: loop.dir, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -186,6 +197,14 @@ describe('runner contract details', () => {
     expect(loop.state().status).toBe('passed');
   });
 
+  it('writes a state file and a run log named in subfolders of the workspace, making the folders (as Looper does)', async () => {
+    const loop = track(makeLoop({ tweak: (s) => (s.observability = { state_file: 'meta/state.json', run_log: 'logs/run-log.md', checkpoint_granularity: 'gate' }) }));
+    const { code } = await runLoopIn(loop);
+    expect(code).toBe(0);
+    expect(JSON.parse(readFileSync(loop.ws('meta/state.json'), 'utf8')).status).toBe('passed');
+    expect(readFileSync(loop.ws('logs/run-log.md'), 'utf8')).toContain('`run_passed`');
+  });
+
   it('refuses a state file that shares its name with the run log or an artifact, before writing anything', () => {
     for (const [observability, says] of [
       [{ state_file: 'same.json', run_log: 'same.json' }, "both name 'loop-workspace/same.json'"],
@@ -218,6 +237,34 @@ describe('runner contract details', () => {
       expect(existsSync(join(loop.dir, '..', 'escaped-state.json'))).toBe(false);
       expect(loop.calls('host')).toBe(0);
     }
+  });
+
+  it('asks again when a member would get more than it was granted (fewer redactions, more sends) since the consent was given', async () => {
+    const narrow = ['.env', '.env.*', 'secrets/**', '**/*.key', 'private/**'];
+    const loop = track(makeLoop({ judge: ['--same'], tweak: (s) => (s.privacy.egress = [{ to: 'judge-1', sends: ['plan'], redact: narrow, consent: 'required' }]) }));
+    expect((await runLoopIn(loop, { stdin: 'yes\n' })).code).toBe(1); // no progress, after the consent
+    expect(loop.state().consent['judge-1']).toMatchObject({ sends: ['plan'], redact: narrow });
+    const judged = loop.calls('judge');
+
+    // The same scope: the recorded consent still covers it.
+    const same = await runLoopIn(loop, { stdin: '' });
+    expect(same.code).toBe(1);
+    expect(same.err).not.toContain("Type 'yes' to consent");
+
+    // private/** no longer redacted for judge-1: what it would now see was never agreed to.
+    loop.spec.privacy.egress[0].redact = ['.env'];
+    loop.write();
+    const wider = await runLoopIn(loop, { stdin: '' });
+    expect(wider.code).toBe(2);
+    expect(loop.state()).toMatchObject({ status: 'blocked', failure: 'consent_refused:judge-1' });
+    expect(loop.calls('judge')).toBe(judged + 2); // only the unchanged-scope run called it
+
+    // More sends than granted: asked again too; a yes records the new scope.
+    loop.spec.privacy.egress[0] = { to: 'judge-1', sends: ['plan', 'deliveries'], redact: narrow, consent: 'required' };
+    loop.write();
+    expect((await runLoopIn(loop, { stdin: '' })).code).toBe(2);
+    expect((await runLoopIn(loop, { stdin: 'yes\n' })).code).toBe(1);
+    expect(loop.state().consent['judge-1']).toMatchObject({ sends: ['deliveries', 'plan'], redact: narrow });
   });
 
   it('after a refusal, the same workspace resumes with one yes and keeps what was drafted', async () => {

@@ -67,7 +67,7 @@ describe('loop-run (spawned)', () => {
 
     const killed = loop.state();
     expect(killed.status).toBe('plan_gate_revision_1');
-    expect(killed.gate_progress).toEqual({ gate: 'plan_gate', iteration: 0, revision: 1 });
+    expect(killed.gate_progress).toEqual({ gate: 'plan_gate', iteration: 0, revision: 1, saved_at: killed.updated_at });
     expect(existsSync(loop.ws('.loop-run.lock'))).toBe(true); // left behind by the dead runner
 
     const r = spawnSync(process.execPath, [BIN, 'loop.resolved.json'], { cwd: loop.dir, input: '', encoding: 'utf8' });

@@ -45,6 +45,33 @@ describe('progress view on a terminal', () => {
     expect(lines.at(-1)).toMatchObject({ type: 'loop.failed', failure: 'no_progress_detected' });
   });
 
+  it("shows a model's escape sequences as text: a judge cannot colour, conceal or retitle the operator's terminal", async () => {
+    const loop = track(makeLoop({ tweak: (s) => (s.gates.plan_gate.max_revisions = 0) }));
+    // A judge whose blocking issue carries SGR (conceal, red), an OSC title and a clear-screen.
+    const judge = join(loop.dir, 'esc-judge.mjs');
+    const issue = 'fix \u001b[8mhidden\u001b[0m \u001b[31mred \u001b]0;owned\u0007 \u001b[2J';
+    writeFileSync(judge, `process.stdin.resume(); process.stdin.on('end', () => console.log(JSON.stringify({ verdict: 'revise', blocking_issues: [${JSON.stringify(issue)}] })));\n`);
+    loop.spec.council[0].invoke = [process.execPath, judge];
+    loop.write();
+    // In colour: the view's own SGR must stay, the judge's must not act.
+    const io = ttyIo({ NO_COLOR: '' });
+    expect(await run({ spec: loop.specPath, retries: 0, retryDelayMs: 0, consent: [], level: 'normal' }, io)).toBe(1);
+    const out = io.out();
+    for (const raw of ['\u001b[8mhidden', '\u001b[0m \u001b[31mred', '\u001b]0;owned', '\u001b[2J']) expect(out.includes(raw)).toBe(false);
+    expect(out).toContain('fix \\x1b[8mhidden\\x1b[0m \\x1b[31mred \\x1b]0;owned\\x07 \\x1b[2J');
+  });
+
+  it("shows a model CLI's escape sequences in its failure line as text", async () => {
+    const loop = track(makeLoop({ host: ['--fail-first', '9', '--stderr', 'error: \u001b[8mconcealed\u001b[0m'] }));
+    const io = ttyIo({ NO_COLOR: '' });
+    Object.assign(io.stderr, { isTTY: true });
+    expect(await run({ spec: loop.specPath, retries: 0, retryDelayMs: 0, consent: [], level: 'normal' }, io)).toBe(2);
+    expect(io.out().includes('\u001b[8mconcealed')).toBe(false);
+    expect(io.out()).toContain('\\x1b[8mconcealed');
+    // The stop line on stderr names the same failure: there too as text.
+    expect(io.err().includes('\u001b[8mconcealed')).toBe(false);
+  });
+
   it('colours the view without NO_COLOR, and names a model failure as the cause', async () => {
     const loop = track(makeLoop({ host: ['--fail-first', '9', '--stderr', "error: invalid --model 'gpt-9'"] }));
     const io = ttyIo({ NO_COLOR: '' });

@@ -4,6 +4,7 @@
 // time; a warning is design coaching. Looper's findings always come first and in Looper's order, so
 // `--compat` (Looper's rules only) prints exactly what Looper prints.
 import { isRedactedPath } from './glob.js';
+import { cliOutputMode } from './output-mode.js';
 import { get, has, isDict, pyIter, pyRepr, pyStr, truthy, type PyDict, type PyValue } from './py.js';
 import { DEFAULT_REDACTIONS, type Finding, type Severity } from './types.js';
 
@@ -66,7 +67,6 @@ const dictOf = (v: PyValue | undefined): PyDict => (isDict(v) ? v : {});
 const listOf = (v: PyValue | undefined): PyValue[] => (Array.isArray(v) ? v : []);
 
 /** The CLIs whose JSON output modes report token usage (and, for some, cost). */
-const USAGE_REPORTING_CLIS = new Set(['claude', 'codex', 'gemini']);
 
 /**
  * Lints a compiled spec. `rawStringChecks` are the ids of programmatic criteria whose `check` was a
@@ -322,17 +322,15 @@ function lintBeyondLooper(resolved: PyDict, add: (check: string, severity: Sever
     const blind = callers
       // A local member (ollama) spends nothing that leaves the machine.
       .filter(([id, m]) => id === 'host' || !truthy(get(m, 'local')))
-      .filter(([, m]) => {
-        const argv0 = listOf(get(m, 'invoke'))[0];
-        const name = typeof argv0 === 'string' ? (argv0.split(/[\\/]/).pop() ?? '') : '';
-        return !USAGE_REPORTING_CLIS.has(name);
-      })
+      // The runner reads usage only from a JSON output mode the invoke asks for: `claude -p` alone
+      // reports none, however well its CLI could.
+      .filter(([, m]) => cliOutputMode(listOf(get(m, 'invoke')).filter((a): a is string => typeof a === 'string')) === 'text')
       .map(([id]) => id);
     if (blind.length > 0) {
       add(
         'budget-usage-unmeasurable',
         'warning',
-        `loop_control.budget.${capped.join('/')} is advisory for ${blind.join(', ')}: only claude, codex and gemini report usage, so spend through the others is not counted`,
+        `loop_control.budget.${capped.join('/')} is advisory for ${blind.join(', ')}: usage is read only from a JSON output mode (claude -p --output-format json, codex exec --json, gemini -o json), so spend through these invokes is not counted`,
       );
     }
   }

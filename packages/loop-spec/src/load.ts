@@ -5,7 +5,7 @@ import { compileSpec, lintSpecText, type CompileOptions, type LintResult } from 
 import { SpecError } from './errors.js';
 import type { LintOptions } from './lint.js';
 import { pyJsonLoads } from './py-json.js';
-import { isDict, type PyDict, type PyValue } from './py.js';
+import { isDict, toPlain, type PyDict, type PyValue } from './py.js';
 import type { CompileResult, ResolvedSpec } from './types.js';
 
 const ERRNO: Record<string, [number, string]> = {
@@ -100,7 +100,9 @@ export function loadResolved(path: string, options: Omit<CompileOptions, 'path'>
   const raw = readSpecText(absolute);
   let data: unknown;
   try {
-    data = JSON.parse(raw.startsWith('\uFEFF') ? raw.slice(1) : raw);
+    // Python's json, as Looper's runner reads it: `.inf` and `.nan` in a loop.yaml are written as
+    // Infinity and NaN, which JSON.parse refuses.
+    data = toPlain(pyJsonLoads(raw.startsWith('\uFEFF') ? raw.slice(1) : raw));
   } catch (error) {
     throw new SpecError(`Could not parse JSON in ${absolute}: ${(error as Error).message}`);
   }

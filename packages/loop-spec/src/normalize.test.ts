@@ -212,3 +212,29 @@ describe('what compile does not check (as in Looper)', () => {
     expect(compileSpec(stringify(spec), { path: '/l/loop.yaml' }).resolved.loop_control.budget.wall_clock_min).toBeNull();
   });
 });
+
+describe("Python's idea of blank and of an int", () => {
+  // str.strip() drops \x1c-\x1f and NEL but keeps a BOM; String.prototype.trim() does the opposite.
+  const withStatement = (yamlScalar: string): string => stringify(base()).replace(/statement: .*\n/, `statement: ${yamlScalar}\n`);
+
+  it('takes a statement of separators or NEL for blank, as str.strip() does', () => {
+    expect(compileError(withStatement('"\\x1f\\x1c"')).text).toBe('goal.statement is required');
+    expect(compileError(withStatement('"\\N"')).text).toBe('goal.statement is required');
+    expect(compileError(stringify(base()).replace('cli: codex', 'cli: "\\x1e"')).text).toBe('host.cli is required');
+  });
+
+  it('takes a BOM for text, as str.strip() does', () => {
+    const { resolved, loopMd } = compileSpec(withStatement('"\\ufeff"'), { path: '/l/loop.yaml', now: new Date('2026-01-01T00:00:00Z') });
+    expect(resolved.goal.statement).toBe('\ufeff');
+    // LOOP.md strips each section's text with Python's strip: the BOM stays, a trailing \x1f goes.
+    expect(loopMd).toContain('## Goal\n\n\ufeff\n');
+    const { loopMd: md } = compileSpec(withStatement('"goal\\x1f"'), { path: '/l/loop.yaml', now: new Date('2026-01-01T00:00:00Z') });
+    expect(md).toContain('## Goal\n\ngoal\n');
+  });
+
+  it('takes an int past 2**53 for a positive integer timeout, as Python does', () => {
+    const spec = stringify(base()).replace('cli: codex', 'cli: codex\n  timeout_sec: 12345678901234567890');
+    const { json } = compileSpec(spec, { path: '/l/loop.yaml', now: new Date('2026-01-01T00:00:00Z') });
+    expect(json).toContain('"timeout_sec": 12345678901234567890');
+  });
+});

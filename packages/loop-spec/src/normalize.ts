@@ -4,6 +4,7 @@
 // share objects, and the first failure wins. Do not reorder the checks: the order is the contract.
 import { SpecError } from './errors.js';
 import {
+  PyBigInt,
   PyFloat,
   equalsInt,
   get,
@@ -13,6 +14,7 @@ import {
   newDict,
   num,
   pyStr,
+  pyStrip,
   setDefault,
   strRepr,
   truthy,
@@ -61,17 +63,19 @@ export function normalizeSpec(spec: PyDict, ctx: NormalizeContext): PyDict {
     } else {
       return fail(`${field} must be an argv array or string`, where);
     }
-    if (argv.length === 0 || (argv[0] as string).trim() === '') fail(`${field} must not be empty`, where);
+    if (argv.length === 0 || pyStrip(argv[0] as string) === '') fail(`${field} must not be empty`, where);
     return argv;
   };
 
   const validateTimeout = (value: PyValue, field: string, where: Where): number => {
-    if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) fail(`${field} must be a positive integer`, where);
+    // An int past 2**53 is a PyBigInt: still an int to Python, so still a valid timeout.
+    const big = value instanceof PyBigInt && !value.digits.startsWith('-') && value.digits !== '0';
+    if (!big && (typeof value !== 'number' || !Number.isInteger(value) || value <= 0)) fail(`${field} must be a positive integer`, where);
     return value as number;
   };
 
   const validateRelativePath = (value: PyValue | undefined, field: string, where: Where): void => {
-    if (typeof value !== 'string' || value.trim() === '') return fail(`${field} must be a non-empty string`, where);
+    if (typeof value !== 'string' || pyStrip(value) === '') return fail(`${field} must be a non-empty string`, where);
     const parts = value.split('/').filter((part) => part !== '' && part !== '.');
     if (value.startsWith('/') || parts.includes('..')) {
       fail(`${field} must be a relative path inside the loop directory (got ${strRepr(value)})`, where);
@@ -83,9 +87,9 @@ export function normalizeSpec(spec: PyDict, ctx: NormalizeContext): PyDict {
   const goal = get(spec, 'goal');
   if (!isDict(goal)) return fail('goal must be an object', [spec, 'goal']);
   const statement = get(goal, 'statement');
-  if (typeof statement !== 'string' || statement.trim() === '') fail('goal.statement is required', [goal, 'statement']);
+  if (typeof statement !== 'string' || pyStrip(statement) === '') fail('goal.statement is required', [goal, 'statement']);
   const dod = get(goal, 'definition_of_done');
-  if (typeof dod !== 'string' || dod.trim() === '') fail('goal.definition_of_done is required', [goal, 'definition_of_done']);
+  if (typeof dod !== 'string' || pyStrip(dod) === '') fail('goal.definition_of_done is required', [goal, 'definition_of_done']);
 
   const rawSources = get(goal, 'context_sources');
   const contextSources = truthy(rawSources) ? (rawSources as PyValue) : [];
@@ -138,7 +142,7 @@ export function normalizeSpec(spec: PyDict, ctx: NormalizeContext): PyDict {
   const host = get(spec, 'host');
   if (!isDict(host)) return fail('host must be an object', [spec, 'host']);
   const hostCli = get(host, 'cli');
-  if (typeof hostCli !== 'string' || hostCli.trim() === '') fail('host.cli is required', has(host, 'cli') ? [host, 'cli'] : [spec, 'host']);
+  if (typeof hostCli !== 'string' || pyStrip(hostCli) === '') fail('host.cli is required', has(host, 'cli') ? [host, 'cli'] : [spec, 'host']);
   host.invoke = normalizeArgv(get(host, 'invoke'), 'host.invoke', has(host, 'invoke') ? [host, 'invoke'] : [spec, 'host']);
   host.timeout_sec = validateTimeout(setDefault(host, 'timeout_sec', 600), 'host.timeout_sec', [host, 'timeout_sec']);
 
@@ -155,7 +159,7 @@ export function normalizeSpec(spec: PyDict, ctx: NormalizeContext): PyDict {
     if (typeof mid !== 'string' || mid === '') return fail('Each council member needs a non-empty id', here);
     if (role !== 'reviewer' && role !== 'judge') fail(`Council member ${mid} role must be reviewer or judge`, has(member, 'role') ? [member, 'role'] : here);
     const cli = get(member, 'cli');
-    if (typeof cli !== 'string' || cli.trim() === '') fail(`Council member ${mid} needs a cli name`, has(member, 'cli') ? [member, 'cli'] : here);
+    if (typeof cli !== 'string' || pyStrip(cli) === '') fail(`Council member ${mid} needs a cli name`, has(member, 'cli') ? [member, 'cli'] : here);
     member.invoke = normalizeArgv(get(member, 'invoke'), `council.${mid}.invoke`, has(member, 'invoke') ? [member, 'invoke'] : here);
     member.timeout_sec = validateTimeout(setDefault(member, 'timeout_sec', 600), `council.${mid}.timeout_sec`, [member, 'timeout_sec']);
     setDefault(member, 'scope', ['plan', 'delivery']);

@@ -74,6 +74,16 @@ export function num(value: number | boolean | PyFloat): number {
   return typeof value === 'boolean' ? Number(value) : value;
 }
 
+// str.isspace(): unlike String.prototype.trim(), the information separators \x1c-\x1f and NEL are
+// blank and a BOM is not.
+const PY_SPACE = '[\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
+const PY_STRIP = new RegExp(`^${PY_SPACE}+|${PY_SPACE}+$`, 'g');
+
+/** Python's `s.strip()`. */
+export function pyStrip(s: string): string {
+  return s.replace(PY_STRIP, '');
+}
+
 /** Python's truthiness, as used by `x or []`. */
 export function truthy(value: PyValue | undefined): boolean {
   if (value === undefined || value === null || value === false) return false;

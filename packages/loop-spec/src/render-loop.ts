@@ -1,6 +1,6 @@
 // LOOP.md and its ASCII flow preview, in the layout Looper's renderer uses (same sections, same box).
 import { pyJsonDumps } from './py-json.js';
-import { get, isDict, pyStr, truthy, type PyDict, type PyValue } from './py.js';
+import { get, isDict, pyStr, pyStrip, truthy, type PyDict, type PyValue } from './py.js';
 
 const BOX_WIDTH = 30;
 
@@ -93,7 +93,7 @@ export function renderAsciiDiagram(resolved: PyDict, options: RenderOptions = {}
 
 /** `x.strip()` for the free-text fields that open each section; a null (where Looper crashes) is empty. */
 function text(value: PyValue | undefined): string {
-  return (typeof value === 'string' ? value : value === undefined || value === null ? '' : pyStr(value)).trim();
+  return pyStrip(typeof value === 'string' ? value : value === undefined || value === null ? '' : pyStr(value));
 }
 
 /** LOOP.md: the human summary of a resolved spec. */

@@ -36,9 +36,11 @@ export function resolvedJsonSchema(): Record<string, unknown> {
       'council_by_id',
     ],
     properties: {
-      $schema: { type: 'string' },
-      compiled_at: { type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\+00:00$', description: 'UTC, whole seconds' },
-      source: { type: 'string', description: 'The absolute path of the loop.yaml compiled' },
+      // Looper spreads the spec over these three, so a spec's own top-level `source:` (or
+      // `compiled_at:`, `$schema:`) is written instead, whatever its type: compile guarantees only the key.
+      $schema: { description: 'The resolved schema URL, unless the spec sets its own $schema' },
+      compiled_at: { description: 'UTC, whole seconds (2026-01-01T00:00:00+00:00), unless the spec sets its own compiled_at' },
+      source: { description: 'The absolute path of the loop.yaml compiled, unless the spec sets its own source' },
       version: { anyOf: [{ const: 1 }, { const: true }] },
       meta: { description: 'Passed through unchecked' },
       goal: {

@@ -42,6 +42,21 @@ describe('loadYaml', () => {
     );
   });
 
+  it('keys equal to Python are one key (True == 1 == 1.0): the first key stays, the last value wins, merges count first', () => {
+    // PyYAML builds a dict, where 1 and yes are the same key; Looper's to_jsonable then writes str(key).
+    const text = [
+      'a:\n  1: first-int\n  yes: then-bool',
+      'b:\n  true: bool-first\n  1.0: then-float\n  "1": then-str',
+      'c:\n  <<: {1: merged-int, k: merged}\n  true: explicit-bool',
+      'd:\n  <<: [{x: first, 0: zero-int}, {x: second, false: false-bool}]',
+      'e:\n  null: real-null\n  ~: tilde-null\n  "None": str-none',
+    ].join('\n');
+    // Printed by PyYAML 6.0.3 + Looper's to_jsonable + json.dumps(sort_keys=True).
+    expect(pyJsonDumps(loadYaml(`${text}\n`).value, { sortKeys: true })).toBe(
+      '{"a": {"1": "then-bool"}, "b": {"1": "then-str", "True": "then-float"}, "c": {"1": "explicit-bool", "k": "merged"}, "d": {"False": "zero-int", "x": "first"}, "e": {"None": "str-none"}}',
+    );
+  });
+
   it('remembers the line of every key and list item', () => {
     const { value, lines } = loadYaml('goal:\n  statement: x\n  verification:\n    - id: a\n    - id: b\n');
     const goal = (value as Record<string, Record<string, unknown>>).goal as Record<string, unknown>;

@@ -4,7 +4,7 @@
 // resolved JSON must match Looper's: `1e5` is a string there, `yes` is true, `5.0` stays a float.
 import { LineCounter, parseDocument, isAlias, isMap, isPair, isScalar, isSeq, visit } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
-import { PyDate, PyFloat, newDict, pyInt, pyStr, type PyBigInt, type PyDict, type PyValue } from './py.js';
+import { PyBigInt, PyDate, PyFloat, newDict, pyInt, pyStr, type PyDict, type PyValue } from './py.js';
 
 /** Where each key of each parsed mapping (and each item of each sequence) sits in the file. */
 export type LineIndex = WeakMap<object, Map<string | number, number>>;
@@ -177,6 +177,22 @@ function indentQuotedContinuation(text: string, doc: Document.Parsed, cut: numbe
   return text.slice(0, start) + body.replaceAll('\n', `\n${' '.repeat(column)}`) + text.slice(end);
 }
 
+/** Which keys a Python dict holds as one: numbers by value (bools and floats too), the rest by type and text. */
+function keyIdentity(key: PyValue): string {
+  const numeric = (x: number): string => {
+    if (Number.isNaN(x)) return 'n:nan'; // PyYAML hands out one NaN object, so its NaN keys are one key too
+    if (!Number.isFinite(x)) return x > 0 ? 'n:inf' : 'n:-inf';
+    return Number.isInteger(x) ? `n:${BigInt(x)}` : `n:${x}`;
+  };
+  if (key === null) return 'none';
+  if (typeof key === 'boolean') return key ? 'n:1' : 'n:0';
+  if (typeof key === 'number') return numeric(key);
+  if (key instanceof PyBigInt) return `n:${key.digits}`;
+  if (key instanceof PyFloat) return numeric(key.value);
+  if (key instanceof PyDate) return `d:${key.iso}`;
+  return `s:${String(key)}`;
+}
+
 /** Parses YAML text into Python-like values plus a line index. Throws YamlSyntaxError. */
 export function loadYaml(yamlText: string): Loaded {
   refuseNonPrintable(yamlText);
@@ -206,6 +222,8 @@ export function loadYaml(yamlText: string): Loaded {
   const lineOf = (node: { range?: readonly number[] | null | undefined } | null | undefined): number =>
     node?.range ? lineCounter.linePos(node.range[0] as number).line : 0;
   const seen = new Map<YamlNode, PyValue>();
+  // Each mapping's (key, value) pairs with the keys as YAML gave them, for the mappings that merge it.
+  const pairsOf = new WeakMap<PyDict, [PyValue, PyValue][]>();
   // An alias back into a collection still being built would make a cycle no JSON can hold.
   const building = new Set<YamlNode>();
 
@@ -246,36 +264,46 @@ export function loadYaml(yamlText: string): Loaded {
       seen.set(node, out);
       building.add(node);
       const index = new Map<string | number, number>();
-      const merged: PyDict[] = [];
+      // PyYAML's flatten_mapping: the merged pairs come first (of `<<: [*a, *b]`, b's before a's),
+      // then the mapping's own, and the dict is built from them in that order.
+      const merged: [PyValue, PyValue][] = [];
+      const own: [PyValue, PyValue][] = [];
       for (const pair of node.items) {
         if (!isPair(pair)) continue;
         const keyNode = pair.key as YamlNode | null;
         if (isScalar(keyNode) && keyNode.type === 'PLAIN' && keyNode.value === '<<' && !keyNode.tag) {
           // YAML 1.1 merge keys, as PyYAML applies them: explicit keys win over merged ones.
           const source = convert(pair.value);
-          for (const m of Array.isArray(source) ? source : [source]) {
+          const sources = Array.isArray(source) ? source : [source];
+          for (const m of sources) {
             if (m === null || typeof m !== 'object' || Array.isArray(m) || m instanceof PyFloat || m instanceof PyDate) {
               throw new YamlSyntaxError(`expected a mapping for merging ${at(keyNode.range?.[0] ?? 0)}`);
             }
-            merged.push(m);
           }
+          if (Array.isArray(source)) sources.reverse();
+          for (const m of sources) merged.push(...(pairsOf.get(m as PyDict) ?? []));
           continue;
         }
         const keyValue = convert(keyNode);
         if ((keyValue !== null && typeof keyValue === 'object' && !(keyValue instanceof PyFloat) && !(keyValue instanceof PyDate))) {
           throw new YamlSyntaxError(`found unhashable key ${at((keyNode as { range?: number[] } | null)?.range?.[0] ?? 0)}`);
         }
-        // Looper's to_jsonable turns every key into str(key); doing it now keeps one key type.
-        const key = pyStr(keyValue);
-        Object.defineProperty(out, key, { value: convert(pair.value), enumerable: true, writable: true, configurable: true });
-        index.set(key, lineOf(keyNode));
+        own.push([keyValue, convert(pair.value)]);
+        index.set(pyStr(keyValue), lineOf(keyNode));
       }
-      for (const m of merged) {
-        for (const key of Object.keys(m)) {
-          if (!Object.prototype.hasOwnProperty.call(out, key)) {
-            Object.defineProperty(out, key, { value: m[key], enumerable: true, writable: true, configurable: true });
-          }
-        }
+      const pairs = [...merged, ...own];
+      pairsOf.set(out, pairs);
+      // A Python dict: keys that are equal (True == 1 == 1.0) are one key, which keeps the first
+      // key object and takes the last value. Looper's to_jsonable then writes each key as str(key).
+      const slots = new Map<string, { key: PyValue; value: PyValue }>();
+      for (const [key, value] of pairs) {
+        const id = keyIdentity(key);
+        const slot = slots.get(id);
+        if (slot) slot.value = value;
+        else slots.set(id, { key, value });
+      }
+      for (const { key, value } of slots.values()) {
+        Object.defineProperty(out, pyStr(key), { value, enumerable: true, writable: true, configurable: true });
       }
       lines.set(out, index);
       building.delete(node);

@@ -45,7 +45,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
       const { parseArgs } = await import('@quickloop/cli-kit');
       args = parseArgs(
         rest,
-        { name: `loop ${command.name}`, version: VERSION, usage: command.synopsis, positionals: command.positionals.max, out: io.stdout, argparse: true },
+        { name: `loop ${command.name}`, version: VERSION, usage: command.synopsis, positionals: command.positionals.max, out: io.stdout, argparse: command.argparse !== false },
         (y) => command.configure(y),
       ) as unknown as Parsed;
     }

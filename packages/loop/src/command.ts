@@ -20,6 +20,12 @@ export interface LoopCommand {
    * which keeps `loop compile` inside its start-up budget. Must declare exactly what configure does.
    */
   fastFlags?: Record<string, FastFlag>;
+  /**
+   * Looper's argparse semantics (the default): a repeated flag keeps its last value and an array flag
+   * takes every word after it (`--invoke claude -p`). `false` for the commands that stand for
+   * quickloop's own stages (`run`, `gate`), where a repeated flag adds up (`--consent a --consent b`).
+   */
+  argparse?: boolean;
   /** Does the work. `args` are the parsed flags plus `positionals`. Returns the exit code. */
   run(args: Record<string, unknown> & { positionals: string[] }, io: Io): Promise<number>;
 }

@@ -30,6 +30,27 @@ describe('loop run / loop gate', () => {
     expect(io.out()).toContain('"type":"gate.verdict"');
   });
 
+  it('a repeated --consent keeps every member it names, as loop-run and loop-gate do', async () => {
+    // Two non-local members, no pre-granted egress: each needs its own consent and stdin is closed.
+    const fakeReviewer = (s: Record<string, any>) => {
+      const judge = s.council[0];
+      s.council.push({ ...judge, id: 'rev-1', role: 'reviewer', invoke: judge.invoke.map((a: string) => (a === 'judge' ? 'reviewer' : a)) });
+      s.gates.plan_gate.members.push('rev-1');
+      s.privacy.egress = [];
+    };
+    const loop = makeLoop({ tweak: fakeReviewer });
+    loops.push(loop);
+    const io = memoryIo({ stdin: '' });
+    expect(await cli(['run', loop.specPath, '--retries', '0', '--consent', 'judge-1', '--consent', 'rev-1'], io)).toBe(0);
+    expect(io.err()).not.toContain("Type 'yes' to consent");
+    expect(Object.keys(loop.state().consent).sort()).toEqual(['judge-1', 'rev-1']);
+
+    writeFileSync(join(loop.dir, 'draft.md'), 'a haiku\n');
+    const gateIo = memoryIo({ stdin: '' });
+    expect(await cli(['gate', loop.specPath, 'plan', join(loop.dir, 'draft.md'), '--consent', 'judge-1', '--consent', 'rev-1'], gateIo)).toBe(0);
+    expect(gateIo.err()).not.toContain("Type 'yes' to consent");
+  });
+
   it.each([
     ['run', '--retries', 'x'],
     ['run', '--retry-delay-ms', '-5'],

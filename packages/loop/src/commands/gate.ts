@@ -8,6 +8,8 @@ export const gateCommand: LoopCommand = {
   name: 'gate',
   summary: 'One gate round (plan|delivery) on an artifact, or on artifact.written events from stdin; same as loop-gate',
   synopsis: 'loop gate SPEC GATE [ARTIFACT] [--review FILE] [--consent ID]...',
+  // The stages' own flags, as loop-run and loop-gate parse them: --consent adds up when repeated.
+  argparse: false,
   positionals: { min: 2, max: 3, names: 'SPEC GATE [ARTIFACT]' },
   configure: (y) =>
     y

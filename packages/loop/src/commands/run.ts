@@ -8,6 +8,8 @@ export const runCommand: LoopCommand = {
   name: 'run',
   summary: 'Run a loop (loop.resolved.json or loop.yaml) under the runner contract; same as loop-run',
   synopsis: 'loop run SPEC [--consent ID]... [--retries N] [--retry-delay-ms MS]',
+  // The stages' own flags, as loop-run and loop-gate parse them: --consent adds up when repeated.
+  argparse: false,
   positionals: { min: 1, max: 1, names: 'SPEC' },
   configure: (y) =>
     y

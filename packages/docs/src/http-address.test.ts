@@ -44,13 +44,15 @@ afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
 
 describe('the addresses the docs reader never reaches', () => {
   it('names the metadata services and every link-local, unspecified or multicast address, and leaves loopback and private ones readable', () => {
-    for (const a of ['169.254.169.254', '169.254.0.1', 'fe80::1', '[fd00:ec2::254]', '100.100.100.200', '192.0.0.192', '0.0.0.0', '::', '::ffff:169.254.169.254', '224.0.0.1', 'ff02::1']) expect(refusedAddress(a), a).toBeDefined();
+    for (const a of ['169.254.169.254', '169.254.0.1', 'fe80::1', '[fd00:ec2::254]', 'fd00:ec2::23', 'fd20:ce::254', '100.100.100.200', '192.0.0.192', '168.63.129.16', '0.0.0.0', '::', '::ffff:169.254.169.254', '224.0.0.1', 'ff02::1']) expect(refusedAddress(a), a).toBeDefined();
+    // The metadata addresses outside the link-local range, in every IPv6 form that carries an IPv4 address.
+    for (const a of ['::ffff:100.100.100.200', '[::ffff:6464:64c8]', '::ffff:0:6464:64c8', '64:ff9b::6464:64c8', '64:ff9b::100.100.100.200', '::ffff:c000:c0', '2002:6464:64c8::1', '::ffff:a83f:8110']) expect(refusedAddress(a), a).toBe('a cloud metadata service');
     for (const a of ['127.0.0.1', '::1', '10.0.0.5', '192.168.1.2', '172.16.0.1', 'fd12::1', '100.64.0.1', '93.184.216.34', '2606:4700::1']) expect(refusedAddress(a), a).toBeUndefined();
     expect(refusedAddress('169.254.169.254')).toMatch(/link-local/);
   });
 
   it('refuses an address written in the URL before any connection', async () => {
-    for (const url of ['http://169.254.169.254/latest/meta-data/iam/security-credentials/', 'http://[fd00:ec2::254]/latest/', 'http://[::ffff:a9fe:a9fe]/', 'http://0.0.0.0:80/']) {
+    for (const url of ['http://169.254.169.254/latest/meta-data/iam/security-credentials/', 'http://[fd00:ec2::254]/latest/', 'http://[::ffff:a9fe:a9fe]/', 'http://0.0.0.0:80/', 'http://[::ffff:100.100.100.200]/latest/meta-data/', 'http://0xa9fea9fe/', 'http://2852039166/']) {
       const answer = await request(url, { userAgent: 'test', timeoutMs: 2000 });
       expect(answer, url).toMatchObject({ kind: 'network', error: expect.stringMatching(/: never a docs site$/) });
     }

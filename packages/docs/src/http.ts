@@ -6,18 +6,33 @@ import { decodeEntities, parseAttrs, scanStartTags } from './tags.js';
 
 /**
  * Addresses the reader never connects to, whatever a task names: the metadata services of the clouds
- * (AWS, GCP and Azure on 169.254.169.254, AWS's IPv6 one, Alibaba's, Oracle's), and every link-local,
+ * (AWS, GCP and Azure on 169.254.169.254; AWS's and GCP's IPv6 ones, EKS's pod identity agent, Azure's
+ * WireServer, Alibaba's, Oracle's), in any IPv6 form that carries them, and every link-local,
  * unspecified, multicast or broadcast address. A task from someone else (a pull request) could
  * otherwise have the harness read a machine's credentials into the stream and the model's context.
  * Loopback and private addresses stay readable: a docs site served on this machine or an intranet is one.
  */
-const METADATA = new Set(['fd00:ec2::254', '100.100.100.200', '192.0.0.192']);
+const METADATA = new Set(['fd00:ec2::254', 'fd00:ec2::23', 'fd20:ce::254', '100.100.100.200', '192.0.0.192', '168.63.129.16']);
 const NEVER = /^(?:link-local|unspecified|multicast|broadcast|site-local)|link-local/;
+
+/** The IPv4 address an IPv6 form carries (mapped, translated, compatible, NAT64, 6to4), or undefined. */
+function embeddedIpv4(address: string): string | undefined {
+  const m = /^(?:::ffff:(?:0:)?|::|64:ff9b::|64:ff9b:1::)(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  if (m) return m[1];
+  const hex = /^(?:::ffff:(?:0:)?|::|64:ff9b::|64:ff9b:1::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(address);
+  const six = /^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4})(?::|$)/.exec(address);
+  const parts = hex ?? six;
+  if (!parts) return undefined;
+  const hi = Number.parseInt(parts[1] as string, 16);
+  const lo = Number.parseInt(parts[2] as string, 16);
+  return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+}
 
 /** Why the reader must not connect to `address`, or undefined when it may. */
 export function refusedAddress(address: string): string | undefined {
   const bare = address.trim().replace(/^\[|\]$/g, '').toLowerCase();
-  if (METADATA.has(bare)) return 'a cloud metadata service';
+  const inner = embeddedIpv4(bare);
+  if (METADATA.has(bare) || (inner !== undefined && METADATA.has(inner))) return 'a cloud metadata service';
   const cls = addressClass(bare);
   return cls !== undefined && NEVER.test(cls) ? `${cls === 'link-local' ? 'link-local (where cloud metadata services answer)' : cls}` : undefined;
 }

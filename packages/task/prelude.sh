@@ -88,12 +88,14 @@ _qs_show_logs() {
 _qs_ere_escape() { printf '%s' "$1" | sed -e 's/[][\.*^$+?(){}|]/\\&/g'; }
 
 # _qs_fetch URL SECONDS: body to $QS_BODY, status on stdout; on no response, the reason in $QS_TMP/fetch.err.
+# No fetcher reads a start-up file from the home the run wrote (curl -q first: no ~/.curlrc, whose
+# connect-to could send the check to the agent's own server; python3 -I: no user site; no ~/.wgetrc).
 _qs_fetch() {
   : >"$QS_BODY"
   if command -v curl >/dev/null 2>&1; then
-    curl -sS -o "$QS_BODY" -w '%{http_code}' --max-time "$2" "$1" 2>"$QS_TMP/fetch.err"
+    curl -q -sS -o "$QS_BODY" -w '%{http_code}' --max-time "$2" "$1" 2>"$QS_TMP/fetch.err"
   elif command -v python3 >/dev/null 2>&1; then
-    python3 - "$1" "$QS_BODY" "$2" 2>"$QS_TMP/fetch.err" <<'PY'
+    python3 -I - "$1" "$QS_BODY" "$2" 2>"$QS_TMP/fetch.err" <<'PY'
 import sys, urllib.request, urllib.error
 try:
     r = urllib.request.urlopen(sys.argv[1], timeout=float(sys.argv[3]))
@@ -113,7 +115,7 @@ PY
         .then(async (r) => { require("fs").writeFileSync(out, Buffer.from(await r.arrayBuffer())); process.stdout.write(String(r.status)); })
         .catch((e) => { process.stderr.write(String(e.cause ?? e) + "\n"); process.exit(1); });' "$1" "$QS_BODY" "$2" 2>"$QS_TMP/fetch.err"
   elif command -v wget >/dev/null 2>&1; then
-    wget -q -S --content-on-error -T "$2" -O "$QS_BODY" "$1" 2>"$QS_TMP/fetch.hdr"
+    WGETRC=/dev/null wget -q -S --content-on-error -T "$2" -O "$QS_BODY" "$1" 2>"$QS_TMP/fetch.hdr"
     local code
     code=$(grep -Eo 'HTTP/[0-9.]+ [0-9]{3}' "$QS_TMP/fetch.hdr" | tail -n 1 | cut -d' ' -f2)
     if [ -z "$code" ]; then

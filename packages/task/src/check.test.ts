@@ -1,5 +1,5 @@
 // The compiled check runs in real bash: servers started and stopped as a group, waits that report one-line reasons, output asserts.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -95,6 +95,24 @@ describe('the compiled success block', () => {
     const grandchild = Number(readFileSync(join(ws, 'grandchild.pid'), 'utf8'));
     expect(grandchild).toBeGreaterThan(0);
     expect(alive(grandchild)).toBe(false);
+  });
+
+  it("fetches as the harness does, never as the run's home says: a ~/.curlrc that sends every connection to another server is not read", async () => {
+    writeServer({ '/': [200, 'the real app\n'] });
+    // What the run left behind: its own server elsewhere, and a curl start-up file pointing there.
+    const other = spawn(process.execPath, ['-e', "require('node:http').createServer((q, r) => r.end('forged\\n')).listen(0, '127.0.0.1', function () { console.log(this.address().port) })"], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const otherPort = await new Promise<string>((resolve) => other.stdout.once('data', (c: Buffer) => resolve(c.toString().trim())));
+      writeFileSync(join(ws, '.curlrc'), `connect-to = "::127.0.0.1:${otherPort}"\n`);
+      // The file does what it says to a plain curl here.
+      expect(spawnSync('curl', ['-sS', `http://127.0.0.1:${port}/`], { env: { PATH: process.env.PATH ?? '', HOME: ws }, encoding: 'utf8' }).stdout).toBe('forged\n');
+      const body = compileSuccess({ serve: 'exec node server.js', wait_http: { path: '/', contains: 'forged', timeout: 5 } });
+      const r = runCheck(checkScript('curlrc', body));
+      expect(r.code).not.toBe(0);
+      expect(r.lines.at(-1)).toMatch(/forged/);
+    } finally {
+      other.kill('SIGKILL');
+    }
   });
 
   it('fails with a one-line reason as the last line, never a fragment of the body, and shows the server log above it', () => {

@@ -107,7 +107,10 @@ success:
       expect(existsSync(join('/tmp', escaped))).toBe(false);
       expect(c.out).toMatch(/^\[PASS\] planter check exited 0 \(bwrap\)/m);
       // Named by a folder inside it, the command's layout is refused outright.
-      await expect(qsCheck('planter.yaml', '--sandbox', join(root, 'workspace', 'workspace'))).rejects.toThrow(/is inside the quickloop sandbox/);
+      // (As root, the sandbox's user made it, so it is another user's; otherwise it lies inside the real root.)
+      await expect(qsCheck('planter.yaml', '--sandbox', join(root, 'workspace', 'workspace'))).rejects.toThrow(/is inside the quickloop sandbox|is not a quickloop sandbox of this user's \(another user owns it\)/);
+      // Named by its root, the sandbox is that root, whatever its parent holds.
+      expect((await qsCheck('planter.yaml', '--sandbox', root)).out).toMatch(/^\[PASS\] planter check exited 0 \(bwrap\)/m);
       expect(existsSync(join('/tmp', escaped))).toBe(false);
     } finally {
       rmSync(join('/tmp', escaped), { force: true });

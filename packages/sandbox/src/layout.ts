@@ -60,8 +60,28 @@ export function checkLayout(layout: WorkspaceLayout): WorkspaceLayout {
   if (real !== layout.root || entryKind(join(layout.root, MARKER)) !== 'file') {
     throw new InputError(`sandbox.ready: root ${layout.root} is not a quickloop sandbox (its path or its ${MARKER} goes through a link)`);
   }
+  // Made by this user, and no one else can write to it: a folder and marker another local user made
+  // (in /tmp, say) are never taken for one of ours.
+  const me = process.getuid?.();
+  if (me !== undefined) {
+    const root = lstatSync(layout.root);
+    const marker = lstatSync(join(layout.root, MARKER));
+    if (root.uid !== me || marker.uid !== me || (root.mode & 0o022) !== 0) {
+      throw new InputError(`sandbox.ready: root ${layout.root} is not a quickloop sandbox of this user's (${root.uid !== me || marker.uid !== me ? 'another user owns it' : 'others can write to it'})`);
+    }
+  }
+  // A marker above the root counts only if this user or the sandbox's own user could have made it:
+  // another local user's stray marker in /tmp must not make every sandbox under it unopenable.
+  const makers = new Set([me, me === 0 ? outerIds().uid : undefined].filter((u): u is number => u !== undefined));
+  const counts = (path: string): boolean => {
+    try {
+      return me === undefined || makers.has(lstatSync(path).uid);
+    } catch {
+      return false;
+    }
+  };
   for (let dir = dirname(layout.root); ; dir = dirname(dir)) {
-    if (entryKind(join(dir, MARKER)) !== undefined) {
+    if (entryKind(join(dir, MARKER)) !== undefined && counts(join(dir, MARKER))) {
       throw new InputError(`sandbox.ready: root ${layout.root} is inside the quickloop sandbox ${dir}: a layout made in a sandbox's folders is a command's, never opened`);
     }
     if (dirname(dir) === dir) break;

@@ -46,7 +46,9 @@ function sandboxRoot(given: string): string {
   } catch {
     dir = given;
   }
-  for (const candidate of [dirname(dir), dir]) if (existsSync(join(candidate, MARKER))) return candidate;
+  // The sandbox's root, or its workspace (what a person copies from the sandbox.ready line): the
+  // parent is taken only for a folder named workspace, never for a root whose parent holds a marker.
+  for (const candidate of basename(dir) === 'workspace' ? [dirname(dir), dir] : [dir]) if (existsSync(join(candidate, MARKER))) return candidate;
   throw new InputError(`qs check: ${given} is not a kept quickloop sandbox (no ${MARKER} in it or its parent): was it removed, or run without --keep?`);
 }
 

@@ -118,6 +118,15 @@ describe('foldRun', () => {
     expect(JSON.stringify(run.sandbox.denied_paths)).toBe('{"write /etc/x":2,"read /root/.npmrc":1}');
   });
 
+  it('records the image actually used, as quickstarted does: the task\'s under docker, "" under a backend that runs none', () => {
+    const loaded = { ...(s.passed[0] as WireEvent & { task: Record<string, unknown> }) };
+    loaded.task = { ...loaded.task, image: 'node:22-slim' };
+    const withBackend = (backend: string): WireEvent[] => [loaded, ...s.passed.slice(1).map((e) => (e.type === 'sandbox.ready' || e.type === 'run.completed' ? ({ ...e, backend } as WireEvent) : e))];
+    expect(foldRun({ slug: 'i', attempt: 1, events: withBackend('docker') }).image).toBe('node:22-slim');
+    expect(foldRun({ slug: 'i', attempt: 1, events: withBackend('bwrap') }).image).toBe('');
+    expect(foldRun({ slug: 'i', attempt: 1, events: [loaded, { ...example('run.failed'), run_id: loaded.run_id }] }).image).toBeNull();
+  });
+
   it('counts the sandbox limits commands ran into, by limit', () => {
     const hit = (limit: string): WireEvent => ({ ...example('sandbox.limit_hit'), run_id: 'run-1', limit });
     const at = s.passed.length - 1;

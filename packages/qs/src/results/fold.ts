@@ -330,7 +330,8 @@ export function foldRun(stream: AttemptStream): RunResult {
     duration_seconds: Number.isFinite(first) ? round3((last - first) / 1000) : 0,
     backend,
     enforced,
-    image,
+    // The image actually used, as the prior art records it: "" where the backend runs none (bwrap, local).
+    image: backend === 'docker' ? image : backend === null ? null : '',
     docs_pages_read: terminal?.type === 'run.completed' && Array.isArray(t.docs_pages_read) ? (t.docs_pages_read as string[]) : pages,
     suspect_page: passed ? null : terminal?.type === 'run.completed' ? str(t.suspect_page) : (pages.at(-1) ?? null),
     docs_bypass_attempts: bypass,

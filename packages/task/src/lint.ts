@@ -37,6 +37,18 @@ function meaningfulLines(script: string): string[] {
     .filter((l) => l !== '' && !(l.startsWith('#') && !l.startsWith('#!')));
 }
 
+/** Quoted text blanked (its length kept), so a `>` or `;` inside a string is no redirect or separator. */
+const unquoted = (text: string): string => text.replace(/'[^']*'|"(?:[^"\\]|\\.)*"/g, (q) => ' '.repeat(q.length));
+
+/** A command line cut at its first separator (`;`, `&&`, `||`, `|`, `&`) outside quotes. */
+function ownCommand(text: string): string {
+  const at = /;|&&|\|\||\||&(?!>)/.exec(unquoted(text).replace(/[0-9]?>&[0-9]/g, (r) => ' '.repeat(r.length)));
+  return at === null ? text : text.slice(0, at.index);
+}
+
+/** Does this one command send its standard output to a file (`> f`, `>> f`, `1> f`, `&> f`)? `>&2` keeps it printed. */
+const toFile = (command: string): boolean => /(?:^|[^0-9&>])(?:1|&)?>>?(?!&)\s*[^\s&]/.test(unquoted(command));
+
 /** A name that is a folder name as it stands: letters, digits, `.`, `_`, `-`; not hidden, not an option. */
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
@@ -128,11 +140,14 @@ export function lintTask(raw: RawTask, payload: TaskLoadedPayload, fileText: str
         }
       };
       if (hit(t.goal)) add('QS107', `expect_output ${kind} ${quote(pattern)} already appears in the goal, so an agent can pass by echoing it`, path);
-      // Only a pattern written after echo/printf/print on the same line is printed literally.
+      // Only a pattern written after echo/printf/print on the same line is printed literally, and only
+      // when that command's output is not sent to a file (`echo 'Hello' > greeting.txt` prints nothing).
       const echoed = replay.findIndex((c) =>
         c.split('\n').some((line) => {
           const m = /\b(echo|printf|print)\b/.exec(line);
-          return m !== null && hit(line.slice(m.index));
+          if (m === null) return false;
+          const command = ownCommand(line.slice(m.index));
+          return hit(command) && !toFile(command);
         }),
       );
       if (echoed >= 0) add('QS107', `expect_output ${kind} ${quote(pattern)} is printed literally by replay command ${echoed + 1}, so the check cannot tell a working run from an echo`, path);

@@ -3,7 +3,8 @@
 // orders, usage of attempts that failed. What a turn cannot be read as must never pass for an answer.
 import { startMockServer, type MockServer, type MockStep } from '@quickloop/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ModelError } from '../errors.js';
+import type { ModelError } from '../errors.js';
+import { failure as expectFailure } from '../testing/failure.js';
 import type { Message, ModelAdapter, ToolSpec, TurnResult } from '../types.js';
 import { AnthropicAdapter } from './anthropic.js';
 import { GeminiAdapter } from './gemini.js';
@@ -43,15 +44,7 @@ function adapter(api: Api, retries = 2) {
 const json = (body: unknown, status = 200, headers: Record<string, string> = {}): MockStep => ({ raw: { status, headers, body: JSON.stringify(body) } });
 const sse = (frames: string[], headers: Record<string, string> = {}): MockStep => ({ raw: { headers, body: frames } });
 
-async function failure(p: Promise<TurnResult>): Promise<ModelError> {
-  const error = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ModelError);
-  expect(String((error as Error).message)).not.toContain(KEY);
-  return error as ModelError;
-}
+const failure = (p: Promise<TurnResult>): Promise<ModelError> => expectFailure(p, KEY);
 
 // ---- OpenAI Responses ----
 const rUsage = { input_tokens: 100, input_tokens_details: { cached_tokens: 60 }, output_tokens: 40, output_tokens_details: { reasoning_tokens: 30 }, total_tokens: 140 };

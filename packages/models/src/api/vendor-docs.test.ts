@@ -4,7 +4,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ModelError } from '../errors.js';
+import type { ModelError } from '../errors.js';
+import { failure as expectFailure } from '../testing/failure.js';
 import type { Message, ModelAdapter, ToolSpec, TurnResult } from '../types.js';
 import { AnthropicAdapter } from './anthropic.js';
 import { GeminiAdapter } from './gemini.js';
@@ -80,15 +81,7 @@ async function adapter(api: Api, replies: Reply[], retries = 2) {
   return { ...m, waits, turn };
 }
 
-async function failure(p: Promise<TurnResult>): Promise<ModelError> {
-  const error = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ModelError);
-  expect(String((error as Error).message)).not.toContain(KEY);
-  return error as ModelError;
-}
+const failure = (p: Promise<TurnResult>): Promise<ModelError> => expectFailure(p, KEY);
 
 // ---- Anthropic Messages: bodies and named SSE events as the Messages API documents them ----
 const aEvent = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;

@@ -1,11 +1,8 @@
 // qs-agent's command line: flags to AgentOptions, then run() under runBin.
-import { type Io, logLevel, makeDirs, parseArgs, runBin, UsageError } from '@quickloop/cli-kit';
-import { parseDocsMap, type Affordances } from '@quickloop/docs';
-import { accessSync, constants } from 'node:fs';
 import { resolve } from 'node:path';
+import { type Io, logLevel, parseArgs, runBin, UsageError } from '@quickloop/cli-kit';
 import { allowRegistry } from '@quickloop/sandbox';
-import { readFileSync } from 'node:fs';
-import { readPricesFile } from './config.js';
+import { docsSettings, readFromFile, readPricesFile } from './config.js';
 import { checkLedgerAgent } from './spend.js';
 import { AGENT_NAMES, run } from './run.js';
 
@@ -38,30 +35,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
   );
   if (args['spend-ledger'] !== undefined) checkLedgerAgent(args.agent);
   const prices = args.prices !== undefined ? readPricesFile(String(args.prices), io.cwd) : undefined;
-  let from: { text: string; file: string } | undefined;
-  if (args.from !== undefined) {
-    const file = String(args.from);
-    try {
-      from = { text: readFileSync(resolve(io.cwd, file), 'utf8'), file };
-    } catch (error) {
-      throw new UsageError(`--from ${file}: cannot read it: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-  }
-  // Read as text: yargs' number type turns `abc` into NaN, and the error would not show what was typed.
-  const given = String(args['rate-limit']);
-  const rateLimit = /^\s*\d+(?:\.\d+)?\s*$/.test(given) ? Number(given) : NaN;
-  if (!Number.isFinite(rateLimit) || rateLimit < 0 || rateLimit > 3600) throw new UsageError(`--rate-limit ${given}: expected SECONDS between 0 and 3600`);
-  if (args.offline && args['cache-dir'] === undefined && args['docs-map'].length === 0) throw new UsageError('--offline needs a --cache-dir (or a --docs-map) to read from');
-  const cacheDir = args['cache-dir'] === undefined ? undefined : resolve(io.cwd, String(args['cache-dir']));
-  if (cacheDir !== undefined) {
-    try {
-      makeDirs(cacheDir);
-      accessSync(cacheDir, constants.W_OK);
-    } catch (error) {
-      throw new UsageError(`--cache-dir ${String(args['cache-dir'])}: not a folder that can be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
-    }
-  }
-  if (args.offline && args.refresh) throw new UsageError('--offline and --refresh contradict each other: --refresh re-fetches over the network');
+  const from = args.from !== undefined ? readFromFile(String(args.from), io.cwd) : undefined;
   return run(
     {
       agent: args.agent,
@@ -74,16 +48,7 @@ export async function cli(argv: string[], io: Io): Promise<number> {
         ...(args['from-run'] !== undefined ? { fromRun: String(args['from-run']) } : {}),
         ...(args['spend-ledger'] !== undefined ? { spendLedger: resolve(io.cwd, String(args['spend-ledger'])) } : {}),
       },
-      docs: {
-        maps: args['docs-map'].map((spec) => parseDocsMap(String(spec), io.cwd)),
-        ...(cacheDir !== undefined ? { cacheDir } : {}),
-        refresh: args.refresh,
-        offline: args.offline,
-        ignoreRobots: args['ignore-robots'],
-        rateLimit,
-        affordances: args.affordances as Affordances,
-        probeAffordances: args['probe-affordances'],
-      },
+      docs: docsSettings(args, io.cwd),
       backend: args.backend as 'auto' | 'bwrap' | 'local',
       allowUnenforced: args['allow-unenforced'],
       keep: args.keep,

@@ -6,5 +6,5 @@ export { createToolbelt, type Toolbelt, type Executor, type BashResult, type Doc
 export { parseDocsMap, mappedFile, type DocsMapping } from '@quickloop/docs';
 export { createModelAgent, kickoff, SYSTEM_PROMPT, TOOLS, type AdapterFactory, type AfterToolInfo, type ModelLoopHooks, type ModelLoopOptions, type ToolOutcome } from './agents/model.js';
 export { resolveVendor, redactor, VENDORS, type Vendor, type Resolved } from './agents/credentials.js';
-export { checkModelConfig, isModelAgent, readPricesFile } from './config.js';
+export { checkAgentFlags, checkModelConfig, checkRecordedFlags, docsSettings, isModelAgent, readFromFile, readPricesFile } from './config.js';
 export { selectAgent, AGENT_NAMES, type ModelFlags } from './run.js';

@@ -10,6 +10,7 @@ import type { Agent, Prepared } from './agents/agent.js';
 import { claudeCodeAgent, codexAgent } from './cli-agents/cli-agent.js';
 import { createModelAgent } from './agents/model.js';
 import { createRecordedAgent } from './agents/recorded.js';
+import { checkRecordedFlags } from './config.js';
 import { replayAgent } from './agents/replay.js';
 import { redactor, resolveVendor, VENDORS } from './agents/credentials.js';
 import { makeAdapter } from './agents/vendors.js';
@@ -45,12 +46,11 @@ export interface ModelFlags {
  * here, so that a missing key is a usage error before stdin is read or any sandbox is made.
  */
 export function selectAgent(name: string, flags: ModelFlags, env: Record<string, string | undefined>): Agent {
-  if ((flags.from !== undefined || flags.fromRun !== undefined) && name !== 'recorded') throw new UsageError(`--from and --from-run go with --agent recorded, not --agent ${name}`);
+  checkRecordedFlags(name, flags.from, flags.fromRun);
   const fixed = AGENTS[name];
   if (fixed) return fixed;
   if (name === 'recorded') {
-    if (flags.from === undefined) throw new UsageError('--agent recorded needs --from FILE (a saved stream of a model run)');
-    return createRecordedAgent({ ...flags.from, ...(flags.fromRun !== undefined ? { runId: flags.fromRun } : {}) });
+    return createRecordedAgent({ ...flags.from!, ...(flags.fromRun !== undefined ? { runId: flags.fromRun } : {}) });
   }
   if (!VENDORS[name]) throw new UsageError(`unknown agent '${name}' (known: ${AGENT_NAMES.join(', ')})`);
   const prices: PriceBook = flags.prices ? parsePriceBook(flags.prices.text, flags.prices.file) : DEFAULT_PRICE_BOOK;

@@ -45,6 +45,12 @@ describe('qs run --agent MODEL with a bad configuration', () => {
       [['--agent', 'anthropic'], 'qs: --agent anthropic needs an API key: set QS_ANTHROPIC_API_KEY or ANTHROPIC_API_KEY'],
       [['--agent', 'openai-chat', '--base-url', 'http://127.0.0.1:9/v1'], '--agent openai-chat needs --model'],
       [['--agent', 'openai-chat', '--model', 'm', '--base-url', 'http://127.0.0.1:9/v1', '--prices', 'bad-prices.json'], 'bad-prices.json: models.m.cache_read must be a number ≥ 0'],
+      // The fixed agents' flags too, as qs-agent would refuse them in every attempt.
+      [['--agent', 'recorded'], 'qs: --agent recorded needs --from FILE (a saved stream of a model run)'],
+      [['--agent', 'recorded', '--from', 'no-such-stream.ndjson'], 'qs: --from no-such-stream.ndjson: cannot read it: ENOENT'],
+      [['--agent', 'recorded', '--from', 'bad-prices.json'], 'qs: --from bad-prices.json:1: not an event (an object with type and run_id)'],
+      [['--from-run', 'r1'], 'qs: --from and --from-run go with --agent recorded, not --agent replay'],
+      [['--prices', 'no-such-prices.json'], 'qs: --prices no-such-prices.json: cannot read it: ENOENT'],
     ] as const) {
       const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
         const child = spawn(join(BIN, 'qs'), ['run', EXAMPLE, ...args], { cwd: work, env: { PATH: `${BIN}:${process.env.PATH ?? '/usr/bin:/bin'}`, NO_COLOR: '1', TMPDIR: tmp } });
@@ -81,5 +87,23 @@ describe('qs run --agent openai-chat --model M --base-url URL --prices FILE --no
     const n = validated.task.replay.length;
     expect(done.turns).toBe(n + 2);
     expect(done.usd).toBeCloseTo((n * (1000 * 1 + 100 * 10) + 2 * (12 * 1 + 7 * 10)) / 1e6, 9);
+
+    // That stream, re-driven with no model by --agent recorded: the same verdict, at no cost.
+    writeFileSync(join(work, 'recorded.ndjson'), r.stdout);
+    const again = await sh(['qs', 'run', EXAMPLE, '--agent', 'recorded', '--from', 'recorded.ndjson', '--docs-map', `https://docs.greeter.test/=${SITE}`]);
+    expect(events(again.stdout).find((e) => e.type === 'run.completed'), again.stderr).toMatchObject({ classification: 'passed' });
+    expect(again.code).toBe(0);
+    // A task the stream holds no run of is refused before any stage starts, not in every attempt.
+    const tmp = mkdtempSync(join(work, 'tmp-'));
+    writeFileSync(join(work, 'other.yaml'), 'name: other-task\ngoal: Something else.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - echo hi\nsuccess:\n  script: "true"\n');
+    const other = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(join(BIN, 'qs'), ['run', 'other.yaml', '--agent', 'recorded', '--from', 'recorded.ndjson', '--docs-map', `https://docs.greeter.test/=${SITE}`], { cwd: work, env: { PATH: `${BIN}:${process.env.PATH ?? '/usr/bin:/bin'}`, NO_COLOR: '1', TMPDIR: tmp } });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(other.code, other.stderr).toBe(3);
+    expect(other.stderr).toMatch(/^qs: --from recorded\.ndjson: no model run of task 'other-task' \(runs with turns: \S+ \(greeter-quickstart\)\); choose one with --from-run$/m);
+    expect(readdirSync(tmp)).toEqual([]);
   });
 });

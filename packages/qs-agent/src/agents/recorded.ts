@@ -2,11 +2,10 @@
 // same tool loop with no model, key or cost; each tool result that differs from the recorded one is a
 // replay.diverged event, so a failed paid run is debugged for free and a docs change is tried against
 // yesterday's agent.
-import { UsageError } from '@quickloop/cli-kit';
 import { ZERO_USAGE, type ModelAdapter, type PriceBook, type TurnRequest, type TurnResult } from '@quickloop/models/core';
 import type { Agent, AgentContext, AgentOutcome } from './agent.js';
 import { createModelAgent } from './model.js';
-import { cut, diverges, parseRecording, pickRun, type RecordedRun, type Recording } from './recording.js';
+import { cut, diverges, loadRecording, pickRun, type RecordedRun, type Recording } from './recording.js';
 
 /** The recording has no turn left while the loop still asks for one. */
 class RecordingEnded extends Error {}
@@ -55,13 +54,7 @@ export interface RecordedOptions {
 
 /** Parses the recording at once, so a bad file is a usage error before any sandbox is made. */
 export function createRecordedAgent(o: RecordedOptions): Agent {
-  let recording: Recording;
-  try {
-    recording = parseRecording(o.file, o.text);
-  } catch (error) {
-    throw new UsageError(`--from ${(error as Error).message}`);
-  }
-  if (recording.runs.length === 0) throw new UsageError(`--from ${o.file}: no model turns in it (agent.turn events): was it a replay run, or an older stream?`);
+  const recording = loadRecording(o);
   const prices = freeBook(recording);
   return {
     name: 'recorded',

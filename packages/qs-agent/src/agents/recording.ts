@@ -1,6 +1,6 @@
 // A model run saved in an event stream, read back for `--agent recorded`: its turns in order, and what
 // each of its tool calls returned, so a re-run can say where the world answered differently.
-import { InputError } from '@quickloop/cli-kit';
+import { InputError, UsageError } from '@quickloop/cli-kit';
 import type { StopReasonName } from '@quickloop/events';
 
 export type RecordedBlock = { type: 'text'; text: string } | { type: 'tool_call'; id: string; name: string; input: Record<string, unknown> };
@@ -143,6 +143,18 @@ function outcomeOf(e: Record<string, unknown>): RecordedOutcome | undefined {
       return { kind: 'error', error: String(e.error ?? '') };
   }
   return undefined;
+}
+
+/** A --from stream's model runs, or the usage error a file that is no recording gets. */
+export function loadRecording(o: { text: string; file: string }): Recording {
+  let recording: Recording;
+  try {
+    recording = parseRecording(o.file, o.text);
+  } catch (error) {
+    throw new UsageError(`--from ${(error as Error).message}`);
+  }
+  if (recording.runs.length === 0) throw new UsageError(`--from ${o.file}: no model turns in it (agent.turn events): was it a replay run, or an older stream?`);
+  return recording;
 }
 
 /**

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { logLevel, makeDirs, parseArgs, QsExit, terminalSafe, UsageError, wantsColour } from '@quickloop/cli-kit';
-import { checkModelConfig, isModelAgent } from '@quickloop/qs-agent/config';
+import { checkAgentFlags, checkModelConfig, docsSettings, isModelAgent } from '@quickloop/qs-agent/config';
 import { checkSpendable, parseMaxSpend, startSpendLedger, type SpendLedger } from '@quickloop/qs-agent/spend';
 import { askNpmConfig, DEFAULT_INSTALL_CACHE_MAX_BYTES, DEFAULT_LIMITS, installCacheDir, limitFlagsOf, limitsFromFlags, parseCacheSize, registryOf, trimInstallStore } from '@quickloop/sandbox';
 import type { Command } from '../command.js';
@@ -115,6 +115,11 @@ export const run: Command = {
       );
       if (maxSpend !== undefined) needsLedger = checkSpendable(args.agent, checked.resolved.model, checked.prices);
     } else if (maxSpend !== undefined) needsLedger = checkSpendable(args.agent, args.model === undefined ? undefined : String(args.model));
+    const checkRecorded = checkAgentFlags(
+      String(args.agent),
+      { ...(args.from !== undefined ? { from: String(args.from) } : {}), ...(args['from-run'] !== undefined ? { fromRun: String(args['from-run']) } : {}), ...(args.prices !== undefined ? { prices: String(args.prices) } : {}) },
+      io.cwd,
+    );
     const repeat = count('repeat', args.repeat, 1000);
     const workers = count('workers', args.workers, 64);
     const queue = args.queue === undefined ? null : parseQueueUrl(String(args.queue));
@@ -158,7 +163,10 @@ export const run: Command = {
       // npm is asked for its registry once here, not by every attempt's qs-check (each `npm config get` is a
       // Node start), while the tasks are validated. A fleet's workers each ask their own npm.
       const askedNpm = installCache.length > 0 && queue === null ? askNpmConfig(io.cwd, io.env as NodeJS.ProcessEnv) : Promise.resolve(undefined);
-      // The docs reader's flags go to qs-agent as given; it validates them (one wording of each error).
+      const docsMaps = [...args['docs-map'].map(String), ...examples.map((e) => e.docsMap)];
+      // The docs reader's flags go to qs-agent as given, checked here first as qs-agent checks them: a bad
+      // one is one usage error before anything runs, not a failed stage in every attempt.
+      docsSettings({ ...args, 'docs-map': docsMaps }, io.cwd);
       const docs = [
         ...(args['cache-dir'] !== undefined ? ['--cache-dir', resolve(io.cwd, String(args['cache-dir']))] : []),
         ...(args.refresh ? ['--refresh'] : []),
@@ -168,7 +176,6 @@ export const run: Command = {
         ...(args.affordances !== 'all' ? ['--affordances', String(args.affordances)] : []),
         ...(args['probe-affordances'] ? ['--probe-affordances'] : []),
       ];
-      const docsMaps = [...args['docs-map'].map(String), ...examples.map((e) => e.docsMap)];
       const taskArgs = examples.length > 0 ? examples.map((e) => e.taskPath) : args._.map(String);
       const registries = args['allow-registry'].flatMap((h) => ['--allow-registry', String(h)]);
       const colour = wantsColour(io.stderr, io.env);
@@ -182,6 +189,7 @@ export const run: Command = {
       // results.json, qs diff, qs merge and JUnit know a task by its name: two of one name would be one task there.
       const shared = sharedName(loaded.tasks);
       if (shared !== undefined) throw new UsageError(`qs run: two tasks are named ${JSON.stringify(shared.name)} (${shared.paths.map((p) => terminalSafe(p)).join(', ')}); results.json and qs diff know a task by its name, so rename one`);
+      checkRecorded(loaded.tasks.map((t) => t.name));
       // Trimmed before any attempt seeds a home from it. A fleet's workers each have their own store, on their own machines.
       if (store !== undefined && queue === null) {
         const trim = trimInstallStore(store, storeMax);

@@ -192,7 +192,11 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
   child.stdin?.on('error', () => undefined);
   let partial = '';
   // qs-check's own verdict line says what the sweep's finished line says again.
+  // The last line each stage said of itself: the message of one that refused its input or flags.
+  const said = new Map<string, string>();
   const say = (l: string): void => {
+    const stage = STAGES.find((name) => l.startsWith(`${name}: `));
+    if (stage !== undefined) said.set(stage, l.slice(stage.length + 2).trim());
     if (l.trim() !== '' && !/^(PASS|FAIL|SKIP|INCONCLUSIVE) {2}/.test(l)) o.progress.line(label, l);
   };
   child.stderr?.on('data', (c: Buffer) => {
@@ -253,7 +257,11 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
     const now = io.now().toISOString();
     const base = { v: 1, ts: now, run_id: runId, stage: 'qs' };
     const failed = codes === null ? 'qs' : (STAGES.find((_, i) => codes[i] !== 0) ?? 'qs-check');
-    const why = codes === null ? `the attempt's process ended (${String(status)}) before its stages reported` : `the pipeline ended without a verdict (exit codes ${STAGES.map((s, i) => `${s} ${String(codes[i])}`).join(', ')})`;
+    const refusal = codes !== null && codes[STAGES.indexOf(failed as (typeof STAGES)[number])] === 3 ? said.get(failed) : undefined;
+    const why =
+      codes === null
+        ? `the attempt's process ended (${String(status)}) before its stages reported`
+        : `${refusal !== undefined ? `${failed} refused its input or flags (${refusal}): ` : ''}the pipeline ended without a verdict (exit codes ${STAGES.map((s, i) => `${s} ${String(codes[i])}`).join(', ')})`;
     const payload = io.signal.aborted ? { ...base, type: 'run.interrupted', signal: signalName(io.signal), phase: 'pipeline' } : { ...base, type: 'run.failed', failed_stage: failed, error: readError ?? why };
     const raw = JSON.stringify(payload);
     record(raw, parseLine(raw, 1, 'qs').event);

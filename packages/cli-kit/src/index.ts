@@ -17,3 +17,4 @@ export { runBin, reportError, type Main, type RunBinOptions } from './run-bin.js
 export { memoryIo, type MemoryIo } from './memory-io.js';
 export { endGroup, endGroups, exitCodeOf, groupAlive, groupRunning, signalGroup, signalNumber } from './process-group.js';
 export { makeDirs } from './dirs.js';
+export { globalDispatcher, type Dispatcher } from './node-fetch.js';

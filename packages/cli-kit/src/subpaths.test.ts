@@ -11,6 +11,7 @@ import * as fastArgs from '@quickloop/cli-kit/fast-args';
 import * as safeText from '@quickloop/cli-kit/safe-text';
 import * as args from '@quickloop/cli-kit/args';
 import * as processGroup from '@quickloop/cli-kit/process-group';
+import * as nodeFetch from '@quickloop/cli-kit/node-fetch';
 
 describe('subpath exports', () => {
   it('resolve to the same classes and functions as the package index', () => {
@@ -27,5 +28,6 @@ describe('subpath exports', () => {
     expect(args.logLevel).toBe(logger.logLevel);
     expect(index.logLevel).toBe(logger.logLevel);
     expect(processGroup.endGroups).toBe(index.endGroups);
+    expect(nodeFetch.globalDispatcher).toBe(index.globalDispatcher);
   });
 });

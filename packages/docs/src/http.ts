@@ -1,6 +1,7 @@
 // One HTTP request for the reader: no automatic redirects, a deadline, a cap on decoded bytes, the page's own charset,
 // and never an address that is no docs site's (a cloud's metadata service answers on the link-local one).
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { globalDispatcher, type Dispatcher } from '@quickloop/cli-kit/node-fetch';
 import { addressClass, isIP } from '@quickloop/sandbox/hosts';
 import { decodeEntities, parseAttrs, scanStartTags } from './tags.js';
 
@@ -54,9 +55,6 @@ function guardedLookup(host: string, options: { all?: boolean; family?: number; 
   });
 }
 
-/** Where Node's fetch (its own undici) keeps the dispatcher a request without one goes through. */
-const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
-type Dispatcher = { dispatch(options: Record<string, unknown>, handler: unknown): boolean };
 let guarded: Dispatcher | undefined;
 
 /**
@@ -65,11 +63,7 @@ let guarded: Dispatcher | undefined;
  */
 const guardedDispatcher: Dispatcher = {
   dispatch(options, handler) {
-    if (guarded === undefined) {
-      const global = (globalThis as unknown as Record<symbol, (Dispatcher & { constructor: new (o: unknown) => Dispatcher }) | undefined>)[GLOBAL_DISPATCHER];
-      if (typeof global?.dispatch !== 'function') throw new Error("undici's global dispatcher is not available");
-      guarded = new global.constructor({ connect: { lookup: guardedLookup } });
-    }
+    guarded ??= new (globalDispatcher().constructor)({ connect: { lookup: guardedLookup } });
     return guarded.dispatch(options, handler);
   },
 };

@@ -1,5 +1,6 @@
 // The base URL as every adapter hands it to its SDK: the query (a gateway's key) apart, sent on every
 // request, and a scrubber for what the SDK logs and the errors it throws, which print request URLs.
+import { globalDispatcher, type Dispatcher } from '@quickloop/cli-kit/node-fetch';
 import { baseUrlScrubber, splitBaseUrl } from '../base-url.js';
 import { sdkLogger, type LogLine } from './sdk-log.js';
 
@@ -19,13 +20,6 @@ export function endpoint(baseURL: string | undefined, apiKey: string): Endpoint 
   return { base, ...(query !== '' ? { query } : {}), scrub };
 }
 
-/** Where Node's fetch (its own undici) keeps the dispatcher a request without one goes through. */
-const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
-
-interface Dispatcher {
-  dispatch(options: Record<string, unknown>, handler: unknown): boolean;
-}
-
 /**
  * A dispatcher that forwards to the global one with undici's own header timeout (300 s) off and its
  * body timeout (300 s too) at `bodyTimeoutMs`, 0 for off: the adapter's `timeoutMs`, not undici's
@@ -36,9 +30,7 @@ interface Dispatcher {
 function untimedDispatcher(bodyTimeoutMs = 0): Dispatcher {
   return {
     dispatch(options, handler) {
-      const global = (globalThis as unknown as Record<symbol, Dispatcher | undefined>)[GLOBAL_DISPATCHER];
-      if (typeof global?.dispatch !== 'function') throw new Error("undici's global dispatcher is not available");
-      return global.dispatch({ ...options, headersTimeout: 0, bodyTimeout: bodyTimeoutMs }, handler);
+      return globalDispatcher().dispatch({ ...options, headersTimeout: 0, bodyTimeout: bodyTimeoutMs }, handler);
     },
   };
 }

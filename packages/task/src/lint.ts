@@ -70,6 +70,12 @@ export function lintTask(raw: RawTask, payload: TaskLoadedPayload, fileText: str
     add('QS120', `name ${quote(t.name)} is not safe as a directory name; a sweep saves its runs under a folder named by a safe form of it ([a-z0-9._-]), and results and reports keep the name as written`, ['name']);
   }
 
+  // QS121: qs init's placeholders, not filled in: its check fails on every workspace.
+  const todo = [...(/^\s*TODO\b/.test(t.goal) ? ['the goal'] : []), ...(/\bqs_fail\s+(['"]?)\s*TODO\b/.test(authored) ? ['the success check'] : [])];
+  if (todo.length > 0) {
+    add('QS121', `${todo.join(' and ')} ${todo.length === 1 ? 'is' : 'are'} still a TODO placeholder; until filled in, the check fails whatever the agent did and every run would count as a docs gap`, todo[0] === 'the goal' ? ['goal'] : authoredField);
+  }
+
   // QS101: a path the check relies on that nothing creates.
   const envDirs = new Set<string>();
   for (const m of authored.matchAll(/([\w.-]+)\/bin\//g)) {

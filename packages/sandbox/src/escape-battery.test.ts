@@ -1,0 +1,142 @@
+// The second red-team battery: an attacker who controls every command a run executes tries the ways
+// out that the first one (escape.test.ts) did not: what rides inside an allowed connection, what the
+// harness hands a command while it enters the sandbox, what a flood of refusals costs the host, what
+// a command leaves for the harness to walk, and what outlives it. Each outcome is judged from the
+// host (what its servers saw, its files, its processes, the record), never from what a command says.
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
+import tls from 'node:tls';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bwrapUnavailable } from './backends/bwrap.js';
+import { removeLayout } from './layout.js';
+import { openSandbox } from './open.js';
+import { policy, testCertificates } from './test-helpers.js';
+import type { EgressEvent, Sandbox } from './types.js';
+
+const LIMITS = { processes: 128, memoryBytes: 512 * 1024 * 1024, tmpBytes: 16 * 1024 * 1024, shmBytes: 16 * 1024 * 1024 };
+/** The proxy inside, dialled explicitly (NO_PROXY would send localhost around it). */
+const PROXY = "--noproxy '' -x http://127.0.0.1:3128";
+
+/**
+ * The next request at the start of `buffer`, read as an HTTP/1.1 server that serves pipelined
+ * requests reads it (framed by Content-Length or chunked, no body otherwise): `METHOD PATH HOST`,
+ * where the next one starts, and whether it asked to close. Undefined until a whole one is there.
+ */
+function pipelined(buffer: Buffer): { request: string; end: number; close: boolean } | undefined {
+  const headEnd = buffer.indexOf('\r\n\r\n');
+  if (headEnd < 0) return undefined;
+  const lines = buffer.subarray(0, headEnd).toString('latin1').split('\r\n');
+  const header = (name: string): string | undefined => lines.find((l) => l.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim();
+  let end = headEnd + 4;
+  if (header('transfer-encoding')?.toLowerCase() === 'chunked') {
+    for (;;) {
+      const sizeEnd = buffer.indexOf('\r\n', end);
+      if (sizeEnd < 0) return undefined;
+      const size = parseInt(buffer.subarray(end, sizeEnd).toString('latin1'), 16);
+      end = sizeEnd + 2 + size + 2;
+      if (end > buffer.length) return undefined;
+      if (size === 0) break;
+    }
+  } else end += Number(header('content-length') ?? 0);
+  if (end > buffer.length) return undefined;
+  const [method, path] = (lines[0] ?? '').split(' ');
+  return { request: `${method} ${path} ${header('host')}`, end, close: header('connection')?.toLowerCase() === 'close' };
+}
+
+/** Runs a python program given as text (no shell quoting to get wrong). */
+const python = (program: string): string => `python3 - <<'PY'\n${program}\nPY`;
+
+const open: Sandbox[] = [];
+afterAll(async () => {
+  for (const sb of open.splice(0)) {
+    await sb.close();
+    removeLayout(sb.describe());
+  }
+});
+
+beforeAll(() => {
+  const problem = bwrapUnavailable();
+  if (problem) throw new Error(`the enforced backend cannot run here: ${problem}`);
+});
+
+describe('what rides inside an allowed connection', () => {
+  // Two servers on the host's loopback stand for a registry (or an install host) on a shared front
+  // end: a CDN routes a connection by the TLS server name, and plain HTTP by its Host header, so
+  // whatever reaches either with another name reaches another site. A configured registry endpoint
+  // (localhost:PORT) is the one kind of allowed host the proxy may dial on loopback.
+  let dir: string;
+  let tlsServer: tls.Server;
+  let tlsPort: number;
+  let plain: net.Server;
+  let plainPort: number;
+  /** Every TLS server name the host's server was asked for. */
+  const names: string[] = [];
+  /** Every request the host's plain server got: method, path and Host. */
+  const requests: string[] = [];
+  const events: EgressEvent[] = [];
+  let sb: Sandbox;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'qs-battery-tls-'));
+    const { key, cert } = testCertificates(dir);
+    const context = tls.createSecureContext({ key, cert });
+    tlsServer = tls.createServer({ key, cert, SNICallback: (name, cb) => {
+      names.push(name);
+      cb(null, context);
+    } }, (s) => {
+      s.on('error', () => undefined);
+      s.end('HTTP/1.1 200 OK\r\ncontent-length: 3\r\nconnection: close\r\n\r\nok\n');
+    });
+    tlsServer.on('tlsClientError', () => undefined);
+    tlsServer.listen(0, '127.0.0.1');
+    await once(tlsServer, 'listening');
+    tlsPort = (tlsServer.address() as AddressInfo).port;
+    plain = net.createServer((socket) => {
+      socket.on('error', () => undefined);
+      let buffer = Buffer.alloc(0);
+      socket.on('data', (chunk: Buffer) => {
+        buffer = Buffer.concat([buffer, chunk]);
+        for (let next = pipelined(buffer); next !== undefined; next = pipelined(buffer)) {
+          requests.push(next.request);
+          buffer = buffer.subarray(next.end);
+          const body = `served ${next.request.split(' ')[1]}\n`;
+          socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+          if (next.close) socket.end();
+        }
+      });
+    });
+    plain.listen(0, '127.0.0.1');
+    await once(plain, 'listening');
+    plainPort = (plain.address() as AddressInfo).port;
+    sb = await openSandbox({
+      policy: policy({ registries: [`localhost:${tlsPort}`, `localhost:${plainPort}`], docs_hosts: ['docs.example.com'] }),
+      backend: 'bwrap',
+      installHosts: false,
+      limits: LIMITS,
+      onEgress: (e) => events.push(e),
+    });
+    open.push(sb);
+  });
+
+  afterAll(async () => {
+    await new Promise<void>((r) => tlsServer.close(() => r()));
+    await new Promise<void>((r) => plain.close(() => r()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a chunked body on a GET cannot smuggle a second request, with a Host of its own, past the one the proxy decided', async () => {
+    requests.length = 0;
+    const r = await sb.exec(python(`
+import socket
+smuggled = b'GET /smuggled HTTP/1.1\\r\\nHost: evil.example\\r\\n\\r\\n'
+s = socket.create_connection(('127.0.0.1', 3128), timeout=10)
+s.sendall(b'GET http://localhost:${plainPort}/front HTTP/1.1\\r\\nHost: x\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n' + b'%x\\r\\n' % len(smuggled) + smuggled + b'\\r\\n0\\r\\n\\r\\n')
+print(s.recv(4096).split(b'\\r\\n')[0].decode())
+`));
+    expect(r.output).toMatch(/^HTTP\/1\.1 200/);
+    expect(requests).toEqual([`GET /front localhost:${plainPort}`]);
+  });
+});

@@ -248,6 +248,10 @@ export async function startEgressProxy(options: ProxyOptions): Promise<EgressPro
       for (const [name, value] of Object.entries(req.headers)) if (!HOP_HEADERS.has(name) && value !== undefined) headers[name] = value;
       headers.host = port === (secure ? 443 : 80) ? formatEndpoint(host, port).replace(/:\d+$/, '') : formatEndpoint(host, port);
       headers.connection = 'close';
+      // A body the client sent chunked goes upstream chunked. Node frames a piped body on its own
+      // only for methods that usually carry one: a GET's body went out raw, without a length, so an
+      // upstream that serves pipelined requests read it as a second request with a Host of its own.
+      if (req.headers['transfer-encoding'] !== undefined) headers['transfer-encoding'] = 'chunked';
       const address = target.addresses[0]!;
       const upstream = (secure ? https : http).request(
         { host: address, port, method, path, headers, agent: false, setHost: false, ...(secure && isIP(host) === 0 ? { servername: host } : {}) },

@@ -127,6 +127,55 @@ describe('what rides inside an allowed connection', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('TLS in a tunnel to an allowed host cannot name another server, and a docs host named so is a recorded bypass', async () => {
+    names.length = 0;
+    events.length = 0;
+    const r = await sb.exec(python(`
+import socket, ssl
+ctx = ssl.create_default_context(); ctx.check_hostname = False; ctx.verify_mode = ssl.CERT_NONE
+for name in ['localhost', 'evil.example', 'docs.example.com']:
+    s = socket.create_connection(('127.0.0.1', 3128), timeout=10)
+    s.sendall(b'CONNECT localhost:${tlsPort} HTTP/1.1\\r\\nHost: localhost:${tlsPort}\\r\\n\\r\\n')
+    head = b''
+    while b'\\r\\n\\r\\n' not in head:
+        head += s.recv(1)
+    try:
+        t = ctx.wrap_socket(s, server_hostname=name)
+        t.sendall(b'GET / HTTP/1.1\\r\\nHost: ' + name.encode() + b'\\r\\n\\r\\n')
+        print(name, 'answered', t.recv(100).split(b'\\r\\n')[0].decode())
+    except (OSError, ssl.SSLError) as e:
+        print(name, 'refused', type(e).__name__)
+`));
+    // The host's server saw only the name the tunnel was opened to.
+    expect(names).toEqual(['localhost']);
+    expect(r.output).toMatch(/^localhost answered HTTP\/1\.1 200 OK$/m);
+    expect(r.output).toMatch(/^evil\.example refused /m);
+    expect(r.output).toMatch(/^docs\.example\.com refused /m);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'egress.blocked', host: 'evil.example', port: tlsPort, method: 'CONNECT', reason: 'not_allowlisted' }));
+    expect(events).toContainEqual(expect.objectContaining({ type: 'egress.blocked', host: 'docs.example.com', port: tlsPort, method: 'CONNECT', reason: 'docs_host' }));
+  });
+
+  it('plain HTTP in a tunnel reaches the host only as the proxy decided: its Host, and each request recorded', async () => {
+    requests.length = 0;
+    events.length = 0;
+    const r = await sb.exec(python(`
+import socket
+s = socket.create_connection(('127.0.0.1', 3128), timeout=10)
+s.sendall(b'CONNECT localhost:${plainPort} HTTP/1.1\\r\\nHost: localhost:${plainPort}\\r\\n\\r\\n')
+s.sendall(b'GET /first HTTP/1.1\\r\\nHost: evil.example\\r\\n\\r\\nGET /second HTTP/1.1\\r\\nHost: docs.example.com\\r\\nConnection: close\\r\\n\\r\\n')
+got = b''
+while True:
+    c = s.recv(65536)
+    if not c: break
+    got += c
+print(got.count(b'HTTP/1.1 '), 'answers')
+`));
+    expect(r.output).not.toMatch(/Traceback/);
+    expect(requests.filter((q) => !q.endsWith(` localhost:${plainPort}`))).toEqual([]);
+    const paths = events.filter((e) => e.type === 'egress.allowed' && e.port === plainPort).map((e) => e.path);
+    expect(paths).toEqual(expect.arrayContaining(['/first', '/second']));
+  });
+
   it('a chunked body on a GET cannot smuggle a second request, with a Host of its own, past the one the proxy decided', async () => {
     requests.length = 0;
     const r = await sb.exec(python(`
@@ -138,5 +187,13 @@ print(s.recv(4096).split(b'\\r\\n')[0].decode())
 `));
     expect(r.output).toMatch(/^HTTP\/1\.1 200/);
     expect(requests).toEqual([`GET /front localhost:${plainPort}`]);
+  });
+
+  it('curl itself, pointed at another name over an allowed tunnel (--connect-to), is refused', async () => {
+    names.length = 0;
+    const r = await sb.exec(`curl -sS -k --max-time 10 ${PROXY} --connect-to evil.example:${tlsPort}:localhost:${tlsPort} https://evil.example:${tlsPort}/; echo "curl=$?"`);
+    expect(names).toEqual([]);
+    expect(r.output).not.toContain('ok');
+    expect(r.output).toMatch(/curl=(35|56)\n$/);
   });
 });

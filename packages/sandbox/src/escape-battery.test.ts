@@ -3,8 +3,9 @@
 // harness hands a command while it enters the sandbox, what a flood of refusals costs the host, what
 // a command leaves for the harness to walk, and what outlives it. Each outcome is judged from the
 // host (what its servers saw, its files, its processes, the record), never from what a command says.
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bwrapUnavailable } from './backends/bwrap.js';
 import { removeLayout } from './layout.js';
 import { openSandbox } from './open.js';
-import { policy, testCertificates } from './test-helpers.js';
+import { bundleLibraryInto, policy, testCertificates } from './test-helpers.js';
 import type { EgressEvent, Sandbox } from './types.js';
 
 const LIMITS = { processes: 128, memoryBytes: 512 * 1024 * 1024, tmpBytes: 16 * 1024 * 1024, shmBytes: 16 * 1024 * 1024 };
@@ -195,5 +196,100 @@ print(s.recv(4096).split(b'\\r\\n')[0].decode())
     expect(names).toEqual([]);
     expect(r.output).not.toContain('ok');
     expect(r.output).toMatch(/curl=(35|56)\n$/);
+  });
+});
+
+/**
+ * A harness of its own, given the descriptors its own parent left open (a CI runner's, a shell's
+ * `40<file`): it runs each command in turn and prints one JSON line.
+ */
+const HARNESS = `
+import { openSandbox } from './sandbox.mjs';
+const commands = JSON.parse(process.argv[2]);
+const policy = { explicit: [], docs_hosts: [], registries: [], registries_source: 'default' };
+const sb = await openSandbox({ policy, backend: 'bwrap', baseDir: process.argv[3], installHosts: false, limits: ${JSON.stringify(LIMITS)} });
+const results = [];
+for (const c of commands) results.push(await sb.exec(c, { timeoutMs: 30000 }));
+await sb.close();
+console.log(JSON.stringify({ described: sb.describe(), results }));
+`;
+
+/**
+ * Watches every process of the sandbox for descriptors it did not open itself (what a command is
+ * handed while it enters), and takes what it can through /proc: reads one, writes into another.
+ */
+const WATCHER = `
+import os, time
+out = os.environ['TMPDIR']
+end = time.time() + 30
+seen = set()
+while time.time() < end and not os.path.exists(out + '/stop'):
+    for pid in os.listdir('/proc'):
+        if not pid.isdigit(): continue
+        try: fds = os.listdir('/proc/%s/fd' % pid)
+        except OSError: continue
+        for fd in fds:
+            path = '/proc/%s/fd/%s' % (pid, fd)
+            try: target = os.readlink(path)
+            except OSError: continue
+            if 'inherited-' not in target: continue
+            if target not in seen:
+                seen.add(target)
+                open(out + '/seen', 'a').write(target + '\\n')
+            try:
+                if 'secret' in target:
+                    f = os.open(path, os.O_RDONLY); open(out + '/stolen', 'a').write(os.read(f, 64).decode()); os.close(f)
+                else:
+                    f = os.open(path, os.O_WRONLY | os.O_APPEND); os.write(f, b'written from the sandbox\\n'); os.close(f)
+            except OSError:
+                pass
+`;
+
+describe('what the harness hands a command while it enters the sandbox', () => {
+  const asRoot = process.getuid?.() === 0;
+  /** Its own uid when the test is root (not another test file's), else the test's own. */
+  const uid = asRoot ? 65531 : (process.getuid?.() ?? 0);
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'qs-battery-fds-'));
+    await bundleLibraryInto(dir);
+    writeFileSync(join(dir, 'harness.mjs'), HARNESS);
+    writeFileSync(join(dir, 'inherited-secret'), 'INHERITED-SECRET\n', { mode: 0o600 });
+    writeFileSync(join(dir, 'inherited-log'), '', { mode: 0o600 });
+    if (asRoot) execFileSync('chown', ['-R', `${uid}:${uid}`, dir]);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("a descriptor the harness inherited never reaches a process of the sandbox, not even for the moment a command takes to enter", async () => {
+    const commands = [
+      `cat > "$TMPDIR/watch.py" <<'PY'\n${WATCHER}\nPY\nsetsid python3 "$TMPDIR/watch.py" >/dev/null 2>&1 < /dev/null & sleep 0.3; echo watching`,
+      ...Array.from({ length: 40 }, () => 'true'),
+      'touch "$TMPDIR/stop"; cat "$TMPDIR/seen" "$TMPDIR/stolen" 2>/dev/null; echo end',
+    ];
+    const secret = openSync(join(dir, 'inherited-secret'), 'r');
+    const log = openSync(join(dir, 'inherited-log'), 'a');
+    // Descriptors 40 and 41, past a gap: Node marks its parent's low ones close-on-exec at start, not these.
+    const stdio: Array<'ignore' | 'pipe' | number> = ['ignore', 'pipe', 'pipe', ...Array.from({ length: 37 }, () => 'ignore' as const), secret, log];
+    const node = ['node', join(dir, 'harness.mjs'), JSON.stringify(commands), dir];
+    const argv = asRoot ? ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', ...node] : node;
+    const child = spawn(argv[0] as string, argv.slice(1), { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir }, stdio });
+    closeSync(secret);
+    closeSync(log);
+    let out = '';
+    let err = '';
+    child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+    const [code] = (await once(child, 'close')) as [number | null];
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    const result = JSON.parse(out.trim().split('\n').at(-1) ?? '') as { described: { root: string }; results: Array<{ output: string }> };
+    try {
+      expect(result.results[0]?.output).toBe('watching\n');
+      // Judged from the host: its file was neither read nor written, nor even named inside.
+      expect(readFileSync(join(dir, 'inherited-log'), 'utf8')).toBe('');
+      expect(result.results.at(-1)?.output).toBe('end\n');
+    } finally {
+      removeLayout({ root: result.described.root });
+    }
   });
 });

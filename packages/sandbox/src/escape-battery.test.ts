@@ -330,9 +330,7 @@ print('asked')
     expect(r.output).toBe('asked\n');
     const closed = await sb.close();
     const decisions = 5200 + 1500;
-    // (Read as optional: the report says it only since the record has a bound.)
-    const unrecorded = (closed as { egressUnrecorded?: number }).egressUnrecorded ?? 0;
-    expect(count + unrecorded).toBe(decisions);
+    expect(count + closed.egressUnrecorded).toBe(decisions);
     expect(count).toBeLessThanOrEqual(6000);
     expect(longest).toBeLessThan(3000);
     expect(bytes).toBeLessThan(6000 * 3000);

@@ -4,17 +4,21 @@
 // a command leaves for the harness to walk, and what outlives it. Each outcome is judged from the
 // host (what its servers saw, its files, its processes, the record), never from what a command says.
 import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bwrapUnavailable } from './backends/bwrap.js';
-import { removeLayout } from './layout.js';
+import { harvestInstallCache, npmCacheOf, seedInstallCache } from './install-cache.js';
+import { installedDists } from './install-pip.js';
+import { createLayout, removeLayout } from './layout.js';
 import { openSandbox } from './open.js';
-import { bundleLibraryInto, policy, testCertificates } from './test-helpers.js';
+import { bundleLibraryInto, marker, pidsWith, policy, testCertificates } from './test-helpers.js';
+import { diskUsage } from './usage.js';
 import type { EgressEvent, Sandbox } from './types.js';
 
 const LIMITS = { processes: 128, memoryBytes: 512 * 1024 * 1024, tmpBytes: 16 * 1024 * 1024, shmBytes: 16 * 1024 * 1024 };
@@ -334,5 +338,253 @@ print('asked')
     expect(count).toBeLessThanOrEqual(6000);
     expect(longest).toBeLessThan(3000);
     expect(bytes).toBeLessThan(6000 * 3000);
+  });
+});
+
+/** Each kernel interface a command might turn against the host, tried once: `name result`, one a line. */
+const KERNEL = `
+import ctypes, errno, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+def call(n, *a):
+    r = libc.syscall(ctypes.c_long(n), *[ctypes.c_long(x) if isinstance(x, int) else x for x in a])
+    return 'ok' if r >= 0 else errno.errorcode.get(ctypes.get_errno(), '?')
+def tried(name, f):
+    try: print(name, f())
+    except OSError as e: print(name, errno.errorcode.get(e.errno, '?'))
+tried('setns_user', lambda: call(308, os.open('/proc/1/ns/user', os.O_RDONLY), 0))
+tried('setns_mnt', lambda: call(308, os.open('/proc/1/ns/mnt', os.O_RDONLY), 0))
+tried('setns_net', lambda: call(308, os.open('/proc/1/ns/net', os.O_RDONLY), 0))
+tried('unshare_user', lambda: call(272, 0x10000000))
+tried('unshare_mount', lambda: call(272, 0x00020000))
+tried('chroot', lambda: call(161, b'/tmp'))
+tried('mknod', lambda: call(133, b'/tmp/null2', 0o20666, os.makedev(1, 3)))
+tried('open_by_handle_at', lambda: call(304, -100, ctypes.create_string_buffer(b'\\x08\\0\\0\\0\\x01\\0\\0\\0' + b'\\x02' + b'\\0' * 7), 0))
+tried('bpf', lambda: call(321, 0, ctypes.create_string_buffer(struct.pack('IIII', 1, 4, 4, 1) + bytes(100)), 120))
+tried('userfaultfd_kernel', lambda: call(323, 0))
+tried('fanotify', lambda: call(300, 0, 0))
+tried('acct', lambda: call(163, b'/tmp/acct'))
+tried('perf_guarded_shell', lambda: call(298, ctypes.create_string_buffer(struct.pack('IIQ', 1, 128, 1) + bytes(112)), os.getppid(), -1, -1, 0))
+tried('proc1_root', lambda: sorted(os.listdir('/proc/1/root/')) == sorted(os.listdir('/')))
+tried('proc1_root_up', lambda: os.path.exists('/proc/1/root/../../root') or os.path.exists('/proc/1/root/../../home'))
+tried('proc1_environ', lambda: ','.join(sorted(v.split(b'=')[0].decode() for v in open('/proc/1/environ', 'rb').read().split(b'\\0') if v)))
+tried('proc_self_exe_up', lambda: os.path.realpath('/proc/self/root/..'))
+tried('tty', lambda: os.open('/dev/tty', os.O_RDWR))
+tried('sysrq', lambda: open('/proc/sysrq-trigger', 'w').write('h'))
+tried('core_pattern', lambda: open('/proc/sys/kernel/core_pattern', 'w').write('|/tmp/x'))
+tried('cgroup_release', lambda: open('/sys/fs/cgroup/cgroup.procs', 'a').write('1'))
+tried('run', lambda: os.listdir('/run'))
+tried('var_run', lambda: os.listdir('/var/run'))
+tried('x11_dir', lambda: os.listdir('/tmp/.X11-unix'))
+`;
+
+describe('the kernel and the host around it', () => {
+  let sb: Sandbox;
+  let server: net.Server;
+  let port: number;
+  const hits: string[] = [];
+  beforeAll(async () => {
+    // What a developer's machine offers around a sandbox: an X11 display's abstract socket and a
+    // service on loopback, each answering with a secret.
+    server = net.createServer((s) => {
+      hits.push('tcp');
+      s.end('HOSTSECRET\n');
+    });
+    server.listen(0, '0.0.0.0');
+    await once(server, 'listening');
+    port = (server.address() as AddressInfo).port;
+    sb = await openSandbox({ policy: policy(), backend: 'bwrap', installHosts: false, limits: LIMITS, env: { ...process.env, ANTHROPIC_API_KEY: 'sk-battery-secret', NPM_TOKEN: 'npm_battery_secret' } });
+    open.push(sb);
+  });
+  afterAll(async () => {
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  it('namespaces, privileges, /proc and the devices give nothing: each call is refused or shows only the sandbox', async () => {
+    const r = await sb.exec(python(KERNEL));
+    const got = Object.fromEntries(r.output.trim().split('\n').map((l) => l.split(' ') as [string, string]));
+    expect(got).toEqual({
+      // Joining the holder's namespaces needs a capability the sandbox user never has in them.
+      setns_user: 'EINVAL',
+      setns_mnt: 'EPERM',
+      setns_net: 'EPERM',
+      // User namespaces are capped at the two the sandbox needs; the rest need a capability.
+      unshare_user: 'ENOSPC',
+      unshare_mount: 'EPERM',
+      chroot: 'EPERM',
+      mknod: 'EPERM',
+      open_by_handle_at: 'EPERM',
+      bpf: 'EPERM',
+      userfaultfd_kernel: 'EPERM',
+      fanotify: 'EPERM',
+      acct: 'EPERM',
+      // The command's own shell runs a binary it may not read: not even sampled.
+      perf_guarded_shell: 'EACCES',
+      proc1_root: 'True',
+      proc1_root_up: 'False',
+      // The holder's own environment is readable, and is the network layer's: PATH and what bash adds.
+      proc1_environ: 'PATH,PWD,SHLVL,_',
+      proc_self_exe_up: '/',
+      tty: 'ENXIO',
+      sysrq: expect.stringMatching(/^(EROFS|ENOENT)$/),
+      core_pattern: 'EROFS',
+      cgroup_release: expect.stringMatching(/^(EROFS|EACCES|ENOENT)$/),
+      run: 'ENOENT',
+      var_run: 'ENOENT',
+      x11_dir: 'ENOENT',
+    });
+  });
+
+  it("the host's loopback, by any address a dial can name, and its abstract sockets are unreachable", async () => {
+    const name = `@/tmp/.X11-unix/X${port}`;
+    const x11 = net.createServer((s) => {
+      hits.push('x11');
+      s.end('HOSTSECRET\n');
+    });
+    x11.listen(`\0${name.slice(1)}`);
+    await once(x11, 'listening');
+    try {
+      const r = await sb.exec(python(`
+import socket
+for family, address in [(socket.AF_INET, ('127.0.0.1', ${port})), (socket.AF_INET, ('0.0.0.0', ${port})), (socket.AF_INET, ('127.1.2.3', ${port})), (socket.AF_INET6, ('::1', ${port})), (socket.AF_INET6, ('::ffff:127.0.0.1', ${port})), (socket.AF_INET6, ('::', ${port})), (socket.AF_UNIX, '\\0${name.slice(1)}')]:
+    s = socket.socket(family, socket.SOCK_STREAM)
+    s.settimeout(5)
+    try:
+        s.connect(address); print('REACHED', address, s.recv(64))
+    except OSError as e:
+        print('refused', e.errno)
+`));
+      expect(r.output).not.toMatch(/REACHED|HOSTSECRET/);
+      expect(r.output.match(/^refused/gm)).toHaveLength(7);
+      expect(hits).toEqual([]);
+    } finally {
+      await new Promise<void>((r) => x11.close(() => r()));
+    }
+  });
+
+  it("no key of the harness's environment is in any process inside, even one caught while it enters", async () => {
+    const started = await sb.exec(`cat > "$TMPDIR/env.py" <<'PY'
+import os, time
+names = set()
+while not os.path.exists(os.environ['TMPDIR'] + '/stop'):
+    for pid in os.listdir('/proc'):
+        if not pid.isdigit(): continue
+        try: env = open('/proc/%s/environ' % pid, 'rb').read()
+        except OSError: continue
+        names.update(part.split(b'=')[0].decode() for part in env.split(b'\\0') if part)
+        if b'battery' in env: names.add('SECRET-SEEN')
+open(os.environ['TMPDIR'] + '/names.part', 'w').write(' '.join(sorted(names)))
+os.rename(os.environ['TMPDIR'] + '/names.part', os.environ['TMPDIR'] + '/names')
+PY
+setsid python3 "$TMPDIR/env.py" >/dev/null 2>&1 < /dev/null & sleep 0.3; echo watching`);
+    expect(started.output).toBe('watching\n');
+    for (let i = 0; i < 30; i++) await sb.exec('true');
+    const r = await sb.exec('touch "$TMPDIR/stop"; while [ ! -e "$TMPDIR/names" ]; do sleep 0.05; done; cat "$TMPDIR/names"');
+    expect(r.output).not.toMatch(/ANTHROPIC_API_KEY|NPM_TOKEN|SECRET-SEEN/);
+    // What a command gets is the sandbox's own short list.
+    expect(r.output.trim().split(' ')).toEqual(expect.arrayContaining(['HOME', 'PATH', 'TMPDIR', 'HTTPS_PROXY']));
+  });
+});
+
+/** Every file under a folder, relative to it (links as links, never followed). */
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string, rel: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) e.isDirectory() ? walk(join(d, e.name), join(rel, e.name)) : out.push(join(rel, e.name));
+  };
+  if (existsSync(dir)) walk(dir, '');
+  return out.sort();
+}
+
+describe('what a command leaves for the harness to walk', () => {
+  let hostDir: string;
+  beforeAll(() => {
+    hostDir = mkdtempSync(join(tmpdir(), 'qs-battery-walk-'));
+    chmodSync(hostDir, 0o755);
+  });
+  afterAll(() => rmSync(hostDir, { recursive: true, force: true }));
+
+  it('links, FIFOs, odd names and forged cache entries lead the usage walk, the cache harvest and the removal nowhere', async () => {
+    // Host files a link from inside could name: a large one, and one whose SHA-512 is the name of
+    // the blob that links to it, so a harvest that followed the link would find it valid.
+    const big = join(hostDir, 'big.bin');
+    writeFileSync(big, Buffer.alloc(8 * 1024 * 1024, 1), { mode: 0o644 });
+    const lure = 'HOST-FILE whose hash names the blob linking to it';
+    const lureHash = createHash('sha512').update(lure).digest('hex');
+    const lurePath = join(hostDir, 'lure');
+    writeFileSync(lurePath, lure, { mode: 0o644 });
+    const hostDist = join(hostDir, 'site', 'evil-1.0.dist-info');
+    mkdirSync(hostDist, { recursive: true });
+    writeFileSync(join(hostDist, 'INSTALLER'), 'pip\n');
+    chmodSync(join(hostDir, 'site'), 0o755);
+    const good = 'a real tarball the run downloaded';
+    const goodHash = createHash('sha512').update(good).digest('hex');
+    const blob = (h: string): string => `.npm/_cacache/content-v2/sha512/${h.slice(0, 2)}/${h.slice(2, 4)}/${h.slice(4)}`;
+    const fifoHash = 'ab'.repeat(64);
+    const layout = createLayout();
+    const store = mkdtempSync(join(tmpdir(), 'qs-battery-store-'));
+    const next = mkdtempSync(join(tmpdir(), 'qs-battery-next-home-'));
+    try {
+      const sb = await openSandbox({ policy: policy(), backend: 'bwrap', workspace: layout, limits: LIMITS });
+      const r = await sb.exec([
+        // Odd names: a newline, `..` after one, bytes that are no UTF-8, the longest a name can be.
+        `touch $'a\\nb' $'..\\n' $'\\xff\\xfe' -- -rf '...' "$(printf 'n%.0s' $(seq 255))"; mkdir $'d\\n..' && touch $'d\\n../f'`,
+        // What a folder whose name is no UTF-8 holds is disk the run used all the same.
+        `mkdir $'\\xff' && head -c 1048576 /dev/zero > $'\\xff/hidden'`,
+        `ln -s '${big}' big; ln -s '${hostDir}' hostdir; ln '${big}' hard 2>/dev/null || echo no-hardlink`,
+        `cd "$HOME" && mkdir -p $(dirname ${blob(lureHash)}) $(dirname ${blob(goodHash)}) $(dirname ${blob(fifoHash)})`,
+        `ln -s '${lurePath}' ${blob(lureHash)}; mkfifo ${blob(fifoHash)}; printf '%s' '${good}' > ${blob(goodHash)}`,
+        // A forged index entry: the next attempt would take this content for a package's metadata.
+        `mkdir -p .npm/_cacache/index-v5/aa/bb && printf '\\n%s\\t{"key":"make-fetch-happen:request-cache:https://registry.invalid/lodash","integrity":"sha512-forged","time":99999999999999}' x > .npm/_cacache/index-v5/aa/bb/${'c'.repeat(60)}`,
+        `mkdir -p .local/lib/python3/site-packages/good-2.0.dist-info && echo pip > .local/lib/python3/site-packages/good-2.0.dist-info/INSTALLER`,
+        `ln -s '${hostDist}' .local/lib/python3/site-packages/evil-1.0.dist-info; echo planted`,
+      ].join('; '));
+      await sb.close();
+      expect(r.output).toBe('no-hardlink\nplanted\n');
+      // The usage walk counts the links, not what they lead to.
+      const usage = diskUsage(layout);
+      expect(usage.complete).toBe(true);
+      expect(usage.workspace_bytes).toBeGreaterThanOrEqual(1024 * 1024);
+      expect(usage.workspace_bytes + usage.home_bytes).toBeLessThan(1024 * 1024 + 64 * 1024);
+      // The harvest takes the real blob alone; the link and the FIFO are refused, the index never read.
+      const harvested = harvestInstallCache(store, layout.home);
+      expect(harvested.added).toBe(1);
+      expect(harvested.refused.not_regular).toBe(2);
+      expect(filesUnder(store).filter((f) => !f.startsWith('npm/tmp'))).toEqual([join('npm', 'content-v2', 'sha512', goodHash.slice(0, 2), goodHash.slice(2, 4), goodHash.slice(4))]);
+      expect(installedDists([layout.workspace, layout.home]).map((d) => d.name)).toEqual(['good']);
+      // The next attempt's home gets the real blob, and no index entry the attempt made.
+      expect(await seedInstallCache(store, next)).toBe(1);
+      expect(filesUnder(npmCacheOf(next))).toEqual([join('content-v2', 'sha512', goodHash.slice(0, 2), goodHash.slice(2, 4), goodHash.slice(4))]);
+      expect(removeLayout(layout)).toBe(true);
+      expect(existsSync(layout.root)).toBe(false);
+      // The host's files are as they were.
+      expect(statSync(big).size).toBe(8 * 1024 * 1024);
+      expect(readFileSync(lurePath, 'utf8')).toBe(lure);
+      expect(readFileSync(join(hostDist, 'INSTALLER'), 'utf8')).toBe('pip\n');
+    } finally {
+      if (existsSync(layout.root)) removeLayout(layout);
+      rmSync(store, { recursive: true, force: true });
+      rmSync(next, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('what outlives a command', () => {
+  it('nothing the sandbox started runs after close(): daemons, double forks, stopped, re-forking and signal-deaf processes', async () => {
+    const m = marker('outlive');
+    const sb = await openSandbox({ policy: policy(), backend: 'bwrap', installHosts: false, limits: LIMITS });
+    open.push(sb);
+    const r = await sb.exec([
+      `setsid -f bash -c 'exec -a ${m}-setsid sleep 300' >/dev/null 2>&1`,
+      `nohup bash -c 'trap "" TERM HUP INT; (exec -a ${m}-deaf sleep 300) & exit' >/dev/null 2>&1 &`,
+      `bash -c 'exec -a ${m}-stopped sleep 300' & kill -STOP $!`,
+      `(while :; do bash -c 'exec -a ${m}-refork sleep 1' & wait; done) >/dev/null 2>&1 &`,
+      python(`import os\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        os.execvp('sleep', ['${m}-double', '300'])`),
+      'echo started',
+    ].join('\n'));
+    expect(r.output).toBe('started\n');
+    expect(pidsWith(m).length).toBeGreaterThanOrEqual(5);
+    const closed = await sb.close();
+    expect(closed.leftRunning.length).toBeGreaterThanOrEqual(4);
+    expect(pidsWith(m)).toEqual([]);
   });
 });

@@ -208,14 +208,24 @@ print(s.recv(4096).split(b'\\r\\n')[0].decode())
  * `40<file`): it runs each command in turn and prints one JSON line.
  */
 const HARNESS = `
-import { openSandbox } from './sandbox.mjs';
+import { existsSync } from 'node:fs';
+import { openSandbox, removeLayout } from './sandbox.mjs';
 const commands = JSON.parse(process.argv[2]);
 const policy = { explicit: [], docs_hosts: [], registries: [], registries_source: 'default' };
 const sb = await openSandbox({ policy, backend: 'bwrap', baseDir: process.argv[3], installHosts: false, limits: ${JSON.stringify(LIMITS)} });
 const results = [];
 for (const c of commands) results.push(await sb.exec(c, { timeoutMs: 30000 }));
 await sb.close();
-console.log(JSON.stringify({ described: sb.describe(), results }));
+let removed;
+if (process.argv[4] === 'remove') {
+  try {
+    removeLayout(sb.describe());
+    removed = !existsSync(sb.describe().root);
+  } catch (error) {
+    removed = error.message;
+  }
+}
+console.log(JSON.stringify({ described: sb.describe(), results, removed }));
 `;
 
 /**
@@ -294,6 +304,28 @@ describe('what the harness hands a command while it enters the sandbox', () => {
       expect(result.results.at(-1)?.output).toBe('end\n');
     } finally {
       removeLayout({ root: result.described.root });
+    }
+  });
+
+  it('a harness of the sandbox\'s own uid removes a folder a command locked, whatever bytes its name is made of', async () => {
+    const commands = [`mkdir -p $'\\xff/in' plain/in && touch $'\\xff/in/f' plain/in/f && head -c 65536 /dev/zero > $'\\xff/in/data' && chmod 000 $'\\xff' plain && (cd "$HOME" && mkdir -p $'\\xfe\\n/x' && chmod 000 $'\\xfe\\n') && echo locked`];
+    const node = ['node', join(dir, 'harness.mjs'), JSON.stringify(commands), dir, 'remove'];
+    const argv = asRoot ? ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', ...node] : node;
+    const child = spawn(argv[0] as string, argv.slice(1), { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+    await once(child, 'close');
+    const result = JSON.parse(out.trim().split('\n').at(-1) ?? '') as { described: { root: string }; results: Array<{ output: string }>; removed: boolean | string };
+    try {
+      expect(result.results[0]?.output).toBe('locked\n');
+      // Left behind, the layout would hold the host's disk for good: no later run removes it.
+      expect(result.removed).toBe(true);
+      expect(existsSync(result.described.root)).toBe(false);
+    } finally {
+      if (existsSync(result.described.root)) {
+        execFileSync('chmod', ['-R', 'u+rwX', result.described.root]);
+        rmSync(result.described.root, { recursive: true, force: true });
+      }
     }
   });
 });

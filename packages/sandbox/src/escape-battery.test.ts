@@ -82,6 +82,8 @@ describe('what rides inside an allowed connection', () => {
   /** Every request the host's plain server got: method, path and Host. */
   const requests: string[] = [];
   const events: EgressEvent[] = [];
+  /** What the host's servers accepted, ended at the end whatever state a probe left it in. */
+  const connections = new Set<net.Socket>();
   let sb: Sandbox;
 
   beforeAll(async () => {
@@ -96,10 +98,16 @@ describe('what rides inside an allowed connection', () => {
       s.end('HTTP/1.1 200 OK\r\ncontent-length: 3\r\nconnection: close\r\n\r\nok\n');
     });
     tlsServer.on('tlsClientError', () => undefined);
+    tlsServer.on('connection', (c: net.Socket) => {
+      connections.add(c);
+      c.once('close', () => connections.delete(c));
+    });
     tlsServer.listen(0, '127.0.0.1');
     await once(tlsServer, 'listening');
     tlsPort = (tlsServer.address() as AddressInfo).port;
     plain = net.createServer((socket) => {
+      connections.add(socket);
+      socket.once('close', () => connections.delete(socket));
       socket.on('error', () => undefined);
       let buffer = Buffer.alloc(0);
       socket.on('data', (chunk: Buffer) => {
@@ -127,6 +135,7 @@ describe('what rides inside an allowed connection', () => {
   });
 
   afterAll(async () => {
+    for (const c of connections) c.destroy();
     await new Promise<void>((r) => tlsServer.close(() => r()));
     await new Promise<void>((r) => plain.close(() => r()));
     rmSync(dir, { recursive: true, force: true });
@@ -192,6 +201,34 @@ print(s.recv(4096).split(b'\\r\\n')[0].decode())
 `));
     expect(r.output).toMatch(/^HTTP\/1\.1 200/);
     expect(requests).toEqual([`GET /front localhost:${plainPort}`]);
+  });
+
+  it('request targets that name a socket, a user, another scheme or no host reach nothing on the host', async () => {
+    requests.length = 0;
+    events.length = 0;
+    const targets = [
+      'GET unix:///run/docker.sock/info',
+      'GET http+unix://%2Frun%2Fdocker.sock/info',
+      `GET http://localhost:${plainPort}@evil.example/ HTTP`,
+      `GET http://evil.example#@localhost:${plainPort}/`,
+      `GET http://evil.example\\@localhost:${plainPort}/`,
+      'GET //evil.example/',
+      'GET *',
+      `CONNECT localhost:${plainPort}@evil.example:443`,
+      `CONNECT evil.example:443#localhost:${plainPort}`,
+      `CONNECT [::ffff:127.0.0.1]:${plainPort}`,
+    ];
+    const r = await sb.exec(python(`
+import socket
+for line in ${JSON.stringify(targets)}:
+    s = socket.create_connection(('127.0.0.1', 3128), timeout=10)
+    s.sendall(line.split(' HTTP')[0].encode() + b' HTTP/1.1\\r\\nHost: localhost:${plainPort}\\r\\n\\r\\n')
+    print(s.recv(200).split(b'\\r\\n')[0].decode())
+`));
+    expect(requests).toEqual([]);
+    // Every one is refused: 400 for what names no host, 403 for the rest.
+    expect(r.output.trim().split('\n').map((l) => l.split(' ')[1])).toEqual(targets.map(() => expect.stringMatching(/^40[03]$/)));
+    expect(events.filter((e) => e.type === 'egress.allowed')).toEqual([]);
   });
 
   it('curl itself, pointed at another name over an allowed tunnel (--connect-to), is refused', async () => {

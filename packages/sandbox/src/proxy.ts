@@ -109,6 +109,7 @@ function firstBytes(client: Duplex, head: Buffer, done: (start: Started, bytes: 
     clearTimeout(timer);
     client.off('data', onData);
     client.off('close', onClose);
+    client.off('end', onEnd);
     client.pause();
     done(start, bytes);
   };
@@ -118,6 +119,10 @@ function firstBytes(client: Duplex, head: Buffer, done: (start: Started, bytes: 
     if (start.kind !== 'more') settle(start);
   };
   const onClose = (): void => clearTimeout(timer);
+  // A client that ends its side before saying anything has nothing for the tunnel to carry.
+  const onEnd = (): void => {
+    if (!settled) client.destroy();
+  };
   const start = tunnelStart(bytes);
   if (start.kind !== 'more') {
     settle(start);
@@ -125,6 +130,7 @@ function firstBytes(client: Duplex, head: Buffer, done: (start: Started, bytes: 
   }
   client.on('data', onData);
   client.once('close', onClose);
+  client.once('end', onEnd);
   if (!settled) client.resume();
 }
 

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { CliError, createLogger, terminalSafe, isPipeClosed, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Emitter, type Payload, type WireEvent } from '@quickloop/events';
 import { installSources } from '@quickloop/registries';
-import { egressEmitter, emitUsage, provisionSandbox, removeLayout, type BackendChoice, type InstallSources, type Sandbox } from '@quickloop/sandbox';
+import { egressEmitter, emitUsage, provisionSandbox, removeLayout, unrecordedNote, type BackendChoice, type InstallSources, type Sandbox } from '@quickloop/sandbox';
 import { parsePriceBook, DEFAULT_PRICE_BOOK, type PriceBook } from '@quickloop/models/core';
 import type { Agent, Prepared } from './agents/agent.js';
 import { claudeCodeAgent, codexAgent } from './cli-agents/cli-agent.js';
@@ -144,6 +144,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
     if (opts.docs.probeAffordances && docs.path[0] !== undefined) await tools.probeAffordances(docs.path[0]);
     let outcome: Awaited<ReturnType<Agent['run']>>;
     let leftRunning: string[] = [];
+    let egressUnrecorded = 0;
     try {
       outcome = await agent.run({
         runId: s.runId,
@@ -163,11 +164,12 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       outcome = { stopReason: io.signal.aborted ? 'interrupted' : 'error', detail: `agent failed: ${(error as Error).message}` };
     } finally {
       // Closing waits for the proxy's last decisions, so every egress event precedes agent.completed.
-      ({ leftRunning } = await sandbox.close());
+      ({ leftRunning, egressUnrecorded } = await sandbox.close());
     }
     if (io.signal.aborted) outcome = { stopReason: 'interrupted', detail: outcome.stopReason === 'interrupted' ? outcome.detail : `interrupted (${outcome.detail})` };
     log.info(`${STAGE}: ${terminalSafe(s.loaded.task.name)}: ${outcome.stopReason} — ${terminalSafe(outcome.detail)}`);
     await emitUsage(emitter, s.runId, sandbox.describe());
+    if (egressUnrecorded > 0) log.warn(`${STAGE}: ${terminalSafe(s.loaded.task.name)}: ${unrecordedNote(egressUnrecorded)}`);
     if (leftRunning.length > 0) log.info(`${STAGE}: ${terminalSafe(s.loaded.task.name)}: killed ${leftRunning.length} process${leftRunning.length === 1 ? '' : 'es'} left running: ${leftRunning.map((p) => terminalSafe(p)).join(' · ')}`);
     await emitter.emit(
       'agent.completed',

@@ -22,6 +22,8 @@ export interface CheckResult {
   limitHits: LimitHit[];
   /** Killed at max_command_seconds. */
   timedOut: boolean;
+  /** Egress decisions of the check's session the record left out (sandbox close report). */
+  egressUnrecorded: number;
   /** The check exited 2 because bash could not parse it: where and why, in one line. */
   syntaxError?: string;
 }
@@ -77,6 +79,7 @@ export async function runCheck(
   });
   const started = performance.now();
   let result;
+  let egressUnrecorded = 0;
   try {
     result = await sandbox.exec(loaded.check.script, {
       timeoutMs: budgets.max_command_seconds * 1000,
@@ -88,7 +91,7 @@ export async function runCheck(
     await emitLimitHits(ctx.emitter, f.runId, id, result.limitHits);
   } finally {
     // close() kills whatever the check served, process group and all, and flushes its egress events.
-    await sandbox.close();
+    ({ egressUnrecorded } = await sandbox.close());
     rmSync(session, { force: true });
   }
   const passed = result.exitCode === 0 && !ctx.signal.aborted;
@@ -100,5 +103,5 @@ export async function runCheck(
   );
   await emitUsage(ctx.emitter, f.runId, ready);
   const syntaxError = !passed && !result.timedOut && result.exitCode === 2 ? checkSyntaxError(loaded.check.script, loaded.check.body) : undefined;
-  return { exitCode: result.exitCode, passed, reason, output: result.output, interrupted: ctx.signal.aborted, denied: result.denials.length, limitHits: result.limitHits, timedOut: result.timedOut, ...(syntaxError !== undefined ? { syntaxError } : {}) };
+  return { exitCode: result.exitCode, passed, reason, output: result.output, interrupted: ctx.signal.aborted, denied: result.denials.length, limitHits: result.limitHits, timedOut: result.timedOut, egressUnrecorded, ...(syntaxError !== undefined ? { syntaxError } : {}) };
 }

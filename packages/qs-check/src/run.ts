@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { CliError, createLogger, terminalSafe, QsExit, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, signalName, untilAborted, type Emitter } from '@quickloop/events';
 import { pipIndexes } from '@quickloop/registries';
-import { fetchInstallMetadata, fetchPipFiles, harvestInstallCacheAsync, hasNpmIndex, installedDists, notePipLayouts, npmRegistry, registryOf, removeLayout, removeStaleParts, wantedMetadata, type EgressEvent, type NpmRegistry, type PipIndexes } from '@quickloop/sandbox';
+import { fetchInstallMetadata, fetchPipFiles, harvestInstallCacheAsync, hasNpmIndex, installedDists, notePipLayouts, npmRegistry, registryOf, removeLayout, removeStaleParts, unrecordedNote, wantedMetadata, type EgressEvent, type NpmRegistry, type PipIndexes } from '@quickloop/sandbox';
 import type { ClassificationName } from '@quickloop/events';
 import { classify, isEvidential, label } from './classify.js';
 import { runCheck } from './check.js';
@@ -147,6 +147,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     closeOpen(f);
     try {
       const r = await runCheck(f, { emitter, newId: io.newId, signal: io.signal, env: io.env, onEgress: egressTo(f) });
+      if (r.egressUnrecorded > 0) log.warn(`${STAGE}: ${terminalSafe(f.loaded?.task.name ?? f.runId)}: the check's ${unrecordedNote(r.egressUnrecorded)}`);
       if (r.interrupted) interruptedIn = 'check';
       else {
         f.check = r;

@@ -3,7 +3,7 @@ import { createLogger, CliError, isPipeClosed, terminalSafe, QsExit, UsageError,
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Payload } from '@quickloop/events';
 import { homedir } from 'node:os';
 import { installSources } from '@quickloop/registries';
-import { emitUsage, provisionSandbox, selectBackend, type BackendChoice, type InstallSources, type SandboxLimits } from '@quickloop/sandbox';
+import { emitUsage, provisionSandbox, selectBackend, unrecordedNote, type BackendChoice, type InstallSources, type SandboxLimits } from '@quickloop/sandbox';
 
 export const STAGE = 'qs-sandbox';
 
@@ -84,13 +84,14 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
     }
     // Closing kills whatever setup left running and waits for the proxy's last egress events, so
     // they are all in the stream before the next stage sees anything after them.
-    const { leftRunning } = await provisioned.sandbox.close();
+    const { leftRunning, egressUnrecorded } = await provisioned.sandbox.close();
     const { ready } = provisioned;
     await emitUsage(emitter, event.run_id, ready);
     if (leftRunning.length > 0) {
       // A service started in setup does not live on into the agent's stage: say so where people look.
       log.warn(`${STAGE}: ${terminalSafe(name)}: setup left ${leftRunning.length} process${leftRunning.length === 1 ? '' : 'es'} running, killed with this stage (nothing outlives its stage): ${leftRunning.map((p) => terminalSafe(p)).join(' · ')}`);
     }
+    if (egressUnrecorded > 0) log.warn(`${STAGE}: ${terminalSafe(name)}: ${unrecordedNote(egressUnrecorded)}`);
     if (provisioned.setupFailure !== undefined) {
       inconclusive += 1;
       log.warn(`${STAGE}: ${terminalSafe(name)}: ${terminalSafe(provisioned.setupFailure)}`);

@@ -332,7 +332,7 @@ describe('bwrap backend', () => {
     const first = await enforced();
     await first.exec('echo kept > kept.txt');
     // Nothing was left running, and the sandbox's own forwarders are not counted as leftovers.
-    expect(await first.close()).toEqual({ leftRunning: [] });
+    expect(await first.close()).toEqual({ leftRunning: [], egressUnrecorded: 0 });
     const second = await enforced(policy(), { workspace: first.describe() });
     expect(second.describe().workspace).toBe(first.describe().workspace);
     const r = await second.exec('cat kept.txt');

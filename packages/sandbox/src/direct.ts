@@ -20,6 +20,8 @@ export interface DirectCatcherOptions {
  * host within this window is one attempt. Only the count of events depends on it, never a decision.
  */
 const SAME_ATTEMPT_MS = 2000;
+/** Hosts remembered for that window at most: past it, the older ones are forgotten. */
+const MAX_REMEMBERED = 10_000;
 
 /** The queried name of a DNS message, or undefined when it is not a well-formed query. */
 export function dnsQuestion(query: Buffer): { name: string; end: number } | undefined {
@@ -64,6 +66,12 @@ export async function startDirectCatcher(options: DirectCatcherOptions): Promise
     const now = Date.now();
     const before = last.get(key);
     last.set(key, now);
+    // A name a lookup apiece (a flood of made-up ones) must not grow this for good: what is older
+    // than the window decides nothing.
+    if (last.size > MAX_REMEMBERED) {
+      for (const [k, t] of last) if (now - t >= SAME_ATTEMPT_MS) last.delete(k);
+      if (last.size > MAX_REMEMBERED) last.clear();
+    }
     if (before !== undefined && now - before < SAME_ATTEMPT_MS) return;
     options.report(event);
   };

@@ -9,6 +9,7 @@ export { hostMatches, firstMatch, normalizeHost, isIpLiteral, addressClass, form
 export { startEgressProxy, type EgressProxy, type ProxyOptions, type LookupAll } from './proxy.js';
 export { sandboxEnv, COPIED_VARS, NO_PROXY } from './env.js';
 export { MAX_NAMED } from './leftovers.js';
+export { MAX_RECORDED, unrecordedNote } from './egress-record.js';
 export { DenialScanner, parseDenialLine, classify, MAX_DENIALS, type DenialRules } from './denials.js';
 export { LimitScanner, limitHits, parseLimitLine, TMPFS_MOUNTS, type LimitCounters, type LimitWitness } from './limit-hits.js';
 export { OutputCap, omissionMarker, DEFAULT_MAX_OUTPUT_CHARS } from './output.js';

@@ -115,16 +115,19 @@ export function removeLayout(layout: Pick<WorkspaceLayout, 'root'>): boolean {
   return true;
 }
 
+const SLASH = Buffer.from('/');
+
+/** Names as the bytes they are: one that is no UTF-8, read as text, names nothing, and stayed locked. */
 function unlock(root: string): void {
-  const stack = [root];
+  const stack = [Buffer.from(root)];
   while (stack.length > 0) {
-    const dir = stack.pop() as string;
+    const dir = stack.pop() as Buffer;
     try {
       if (!lstatSync(dir).isDirectory()) continue;
       // Only a harness of the sandbox's own uid gets here, once every process of it is gone: it
       // changes nothing the sandbox could not have changed itself.
       chmodSync(dir, 0o700);
-      for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) stack.push(join(dir, entry.name));
+      for (const entry of readdirSync(dir, { withFileTypes: true, encoding: 'buffer' })) if (entry.isDirectory()) stack.push(Buffer.concat([dir, SLASH, entry.name]));
     } catch {
       // Not ours to change, or too deep to name: rm says what is left.
     }

@@ -20,7 +20,8 @@ import { makeLimits, resolveLimits, type LimitInForce } from './limits.js';
 import { loopbackRegistries, startMirrors } from './mirrors.js';
 import { checkForwards, startForwardRelay, type ForwardInForce } from './forwards.js';
 import { outerIds } from './rootfs.js';
-import type { CloseReport, ExecOptions, ExecResult, OpenOptions, Sandbox, SandboxDescription } from './types.js';
+import { egressRecord } from './egress-record.js';
+import type { CloseReport, EgressEvent, ExecOptions, ExecResult, OpenOptions, Sandbox, SandboxDescription } from './types.js';
 
 /**
  * The sandbox openSandbox would make, without its session (no namespaces, proxy or processes): its
@@ -43,7 +44,7 @@ export async function planSandbox(options: OpenOptions): Promise<Sandbox> {
   return {
     describe: () => ({ ...description, limits: description.limits.map((l) => ({ ...l })) }),
     exec: () => Promise.reject(new Error('a planned sandbox runs nothing: open it (openSandbox with its workspace) to run a command')),
-    close: () => Promise.resolve({ leftRunning: [] }),
+    close: () => Promise.resolve({ leftRunning: [], egressUnrecorded: 0 }),
   };
 }
 
@@ -52,7 +53,9 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
   const layout = options.workspace ? checkLayout(options.workspace) : createLayout(options.baseDir);
   const hostEnv = options.env ?? process.env;
   const policy = options.workspace ? options.policy : effectivePolicy(options.policy, { installHosts: options.installHosts !== false });
-  const onEgress = options.onEgress;
+  // Bounded: a command decides how many connections it makes (egress-record.ts).
+  const record = egressRecord(options.onEgress);
+  const onEgress = (e: EgressEvent): void => record.report(e);
   let proxy: EgressProxy | undefined;
   let session: BackendSession | BwrapSession;
   let catcher: { close(): Promise<void> } | undefined;
@@ -75,9 +78,9 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
       const at = (name: keyof typeof SOCKETS): string => join(socketDir, SOCKETS[name]);
       const loopback = loopbackRegistries(policy);
       checkForwards(forwards, loopback.map((m) => m.port));
-      proxy = await startEgressProxy({ policy: proxyPolicy, socketPath: at('proxy'), ...(onEgress ? { onEgress } : {}) });
-      catcher = await startDirectCatcher({ policy, tcpSocketPath: at('direct'), dnsSocketPath: at('dns'), report: (e) => onEgress?.(e) });
-      mirrors = await startMirrors(loopback, (m) => join(socketDir, mirrorSocket(m.port)), (e) => onEgress?.(e));
+      proxy = await startEgressProxy({ policy: proxyPolicy, socketPath: at('proxy'), onEgress });
+      catcher = await startDirectCatcher({ policy, tcpSocketPath: at('direct'), dnsSocketPath: at('dns'), report: onEgress });
+      mirrors = await startMirrors(loopback, (m) => join(socketDir, mirrorSocket(m.port)), onEgress);
       // A forward is one more loopback port of the layer, relayed to the harness's socket.
       for (const f of forwards) {
         relays.push(await startForwardRelay(f, join(socketDir, mirrorSocket(f.port))));
@@ -91,7 +94,7 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
       session = await startBwrap(layout, socketDir, resolveLimits(options.limits), ports);
     } else {
       checkForwards(forwards, []);
-      proxy = await startEgressProxy({ policy: proxyPolicy, ...(onEgress ? { onEgress } : {}) });
+      proxy = await startEgressProxy({ policy: proxyPolicy, onEgress });
       // Nothing is enforced here: the forward answers on a free port of the host's own loopback.
       for (const f of forwards) {
         const relay = await startForwardRelay(f, 0);
@@ -158,7 +161,7 @@ export async function openSandbox(options: OpenOptions): Promise<Sandbox> {
         await catcher?.close();
         await mirrors?.close();
         await closeRelays();
-        return { leftRunning: left.slice(0, MAX_NAMED).map((p) => p.command) };
+        return { leftRunning: left.slice(0, MAX_NAMED).map((p) => p.command), egressUnrecorded: record.unrecorded() };
       })();
       return closed;
     },

@@ -1,6 +1,6 @@
 // Runs one process in its own group with a timeout, merged capped output, and a kill that reaches its children.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { endGroups, exitCodeOf, groupAlive, signalGroup } from '@quickloop/cli-kit/process-group';
 import type { Readable } from 'node:stream';
 import type { DenialScanner } from './denials.js';
@@ -47,6 +47,57 @@ export function killGroupsAndWait(pgids: Iterable<number>, maxWaitMs = 2000): Pr
   return endGroups(pgids, 0, maxWaitMs);
 }
 
+/** O_CLOEXEC, as /proc/PID/fdinfo's `flags` (octal) has it on Linux. */
+const O_CLOEXEC = 0o2000000;
+
+let inherited: number[] | undefined;
+let devNull: number | undefined;
+
+/**
+ * The descriptors this process got from its parent without close-on-exec (Node marks only the low,
+ * contiguous ones at start): every child would inherit them. A command's shell closes all but its
+ * stdio first thing, but until then the processes that enter the sandbox hold them, and any process
+ * of the sandbox may open another's through /proc (a file the harness's parent left open, a pipe
+ * to it). Read once: a process gets inherited descriptors only at its start, and Node opens its own
+ * close-on-exec.
+ */
+export function inheritedDescriptors(): number[] {
+  if (inherited !== undefined) return inherited;
+  const found: number[] = [];
+  try {
+    for (const name of readdirSync('/proc/self/fd')) {
+      const fd = Number(name);
+      if (!Number.isInteger(fd) || fd < 3) continue;
+      try {
+        const flags = /^flags:\s*([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+        if (flags !== undefined && (parseInt(flags, 8) & O_CLOEXEC) === 0) found.push(fd);
+      } catch {
+        // The readdir's own descriptor, closed by now.
+      }
+    }
+  } catch {
+    // No /proc (not Linux): nothing to cover.
+  }
+  inherited = found.sort((a, b) => a - b);
+  return inherited;
+}
+
+/**
+ * The stdio a child gets: `given` at its positions, and /dev/null over every inherited descriptor
+ * past them, so a child holds none of the harness's (libuv leaves a position it is not given as it is).
+ */
+export function coveredStdio<T>(given: readonly T[]): Array<T | number | 'ignore'> {
+  const over = inheritedDescriptors().filter((fd) => fd >= given.length);
+  if (over.length === 0) return [...given];
+  devNull ??= openSync('/dev/null', 'r');
+  const stdio: Array<T | number | 'ignore'> = [...given];
+  for (const fd of over) {
+    while (stdio.length < fd) stdio.push('ignore');
+    stdio[fd] = devNull;
+  }
+  return stdio;
+}
+
 export function runProcess(options: RunOptions): Promise<ExecResult> {
   const started = performance.now();
   const cap = new OutputCap(options.maxOutputChars);
@@ -64,7 +115,7 @@ export function runProcess(options: RunOptions): Promise<ExecResult> {
         cwd: options.cwd,
         env: options.env,
         detached: true,
-        stdio: ['ignore', pipes ? pipes[0]!.write : 'pipe', pipes ? pipes[1]!.write : 'pipe', ...(fd3 !== undefined ? [fd3] : [])],
+        stdio: coveredStdio<'ignore' | 'pipe' | number>(['ignore', pipes ? pipes[0]!.write : 'pipe', pipes ? pipes[1]!.write : 'pipe', ...(fd3 !== undefined ? [fd3] : [])]),
       });
     } catch (error) {
       if (pipes) closeEnds(pipes[0]!.read, pipes[1]!.read);

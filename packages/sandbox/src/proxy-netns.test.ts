@@ -81,9 +81,11 @@ it('reaches an allowed host on 443 and 80 at the address it checked, refuses 844
   expect(out.http80).toBe('200 8.8.8.8:80 /a host=web.test');
   // The next answer for the same name is loopback: refused, not connected to the earlier address.
   expect(out.http80again).toBe('403 web.test resolves to 127.0.0.1, a loopback address: only a registry configured at exactly web.test:80 may be reached there');
-  expect(out.connect443).toBe('8.8.8.8:443 /t host=ignored.test');
+  // Plain HTTP in a tunnel is read by the proxy: it goes to the address the tunnel was checked at,
+  // with the tunnel's host as its Host, never the client's.
+  expect(out.connect443).toBe('8.8.8.8:443 /t host=web.test:443');
   expect(out.connect443again).toBe('HTTP/1.1 403 Forbidden');
-  expect(out.connect80).toBe('8.8.8.8:80 /t host=ignored.test');
+  expect(out.connect80).toBe('8.8.8.8:80 /t host=web.test');
   expect(out.connect8443).toBe('HTTP/1.1 403 Forbidden');
   expect(out.http8443).toBe('403 web.test:8443: web.test is allowed only on port 80, 443, not 8443');
   // One lookup per connection the policy allowed; those it refused were never looked up.
@@ -92,8 +94,10 @@ it('reaches an allowed host on 443 and 80 at the address it checked, refuses 844
     'egress.allowed GET 80 explicit',
     'egress.blocked GET 80 private_address',
     'egress.allowed CONNECT 443 explicit',
+    'egress.allowed GET 443 explicit',
     'egress.blocked CONNECT 443 private_address',
     'egress.allowed CONNECT 80 explicit',
+    'egress.allowed GET 80 explicit',
     'egress.blocked CONNECT 8443 not_allowlisted',
     'egress.blocked GET 8443 not_allowlisted',
   ]);

@@ -115,6 +115,18 @@ describe('egress proxy', () => {
     socket.destroy();
   });
 
+  it('ends a tunnel whose client ends its side before sending anything, and the upstream connection with it', async () => {
+    const connections = (): Promise<number> => new Promise((resolve, reject) => upstream.getConnections((e, n) => (e ? reject(e) : resolve(n))));
+    const before = await connections();
+    const { status, socket } = await connect(`mirror.test:${upstreamPort}`);
+    expect(status).toMatch(/^HTTP\/1\.1 200/);
+    expect(await connections()).toBe(before + 1);
+    socket.end();
+    await once(socket, 'close');
+    for (let i = 0; i < 200 && (await connections()) > before; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(await connections()).toBe(before);
+  });
+
   it('refuses a registry on any other port, and says which port it is allowed on', async () => {
     for (const port of [443, 80, upstreamPort + 1]) {
       const c = await connect(`mirror.test:${port}`);

@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { addressClass, formatEndpoint, isIP, normalizeHost } from './hosts.js';
 import { decide, isConfiguredRegistry } from './policy.js';
+import { tunnelStart, type TunnelStart } from './tunnel-start.js';
 import type { EgressEvent, EgressPolicy } from './types.js';
 
 /** Every address of a name, as `dns.lookup(host, { all: true })` gives them. */
@@ -93,6 +94,64 @@ async function resolveTarget(policy: EgressPolicy, lookup: LookupAll, host: stri
   return { ok: true, addresses };
 }
 
+/**
+ * Waits for what a client sends first through its tunnel (`head`: what came with the CONNECT), at
+ * most IDLE_MS and MAX_HELLO_BYTES, then hands it over unread by anyone else.
+ */
+type Started = Exclude<TunnelStart, { kind: 'more' }>;
+
+function firstBytes(client: Duplex, head: Buffer, done: (start: Started, bytes: Buffer) => void): void {
+  let bytes = head;
+  let settled = false;
+  const timer = setTimeout(() => client.destroy(), IDLE_MS);
+  const settle = (start: Started): void => {
+    settled = true;
+    clearTimeout(timer);
+    client.off('data', onData);
+    client.off('close', onClose);
+    client.off('end', onEnd);
+    client.pause();
+    done(start, bytes);
+  };
+  const onData = (chunk: Buffer): void => {
+    bytes = Buffer.concat([bytes, chunk]);
+    const start = tunnelStart(bytes);
+    if (start.kind !== 'more') settle(start);
+  };
+  const onClose = (): void => clearTimeout(timer);
+  // A client that ends its side before saying anything has nothing for the tunnel to carry.
+  const onEnd = (): void => {
+    if (!settled) client.destroy();
+  };
+  const start = tunnelStart(bytes);
+  if (start.kind !== 'more') {
+    settle(start);
+    return;
+  }
+  client.on('data', onData);
+  client.once('close', onClose);
+  client.once('end', onEnd);
+  if (!settled) client.resume();
+}
+
+/**
+ * Why a TLS tunnel may not go on, or undefined when it may: the server name it asks for must be the
+ * host the tunnel was opened to. A front end shared by many sites routes by that name, so any other
+ * one reaches another site at an allowed host's address; an encrypted ClientHello hides it.
+ */
+export function tunnelRefusal(policy: EgressPolicy, host: string, port: number, start: Exclude<Started, { kind: 'plain' }>): { host: string; reason: 'docs_host' | 'not_allowlisted' | 'ip_literal' | 'bad_request'; message: string } | undefined {
+  const opened = formatEndpoint(host, port);
+  if (start.kind === 'bad_tls') return { host, reason: 'bad_request', message: `CONNECT ${opened}: the tunnel began as TLS but carried ${start.why}` };
+  if (start.encrypted) return { host, reason: 'not_allowlisted', message: `CONNECT ${opened}: an encrypted ClientHello (ECH) hides the server it asks for; a tunnel reaches only the host it was opened to` };
+  if (start.serverName === undefined) return undefined;
+  const named = normalizeHost(start.serverName);
+  if (named === host) return undefined;
+  if (named === '') return { host, reason: 'bad_request', message: `CONNECT ${opened}: the TLS server name it carried is no host name` };
+  const decision = decide(policy, named, port);
+  if (!decision.allow && decision.reason === 'docs_host') return { host: named, reason: 'docs_host', message: decision.message };
+  return { host: named, reason: 'not_allowlisted', message: `CONNECT ${opened}: the TLS inside asks for ${named}; a tunnel reaches only the host it was opened to` };
+}
+
 /** Connects to the first address that answers, in the resolver's order. */
 function dial(addresses: readonly string[], port: number, done: (error: Error | undefined, socket?: net.Socket) => void): void {
   const attempt = (i: number, lastError?: Error): void => {
@@ -142,6 +201,8 @@ export async function startEgressProxy(options: ProxyOptions): Promise<EgressPro
   };
 
   const server = http.createServer({ requestTimeout: 0, noDelay: true });
+  /** Tunnels that carry plain HTTP, read by this server: the host and port each was opened to. */
+  const tunnels = new WeakMap<object, { host: string; port: number; addresses: readonly string[] }>();
   server.on('connection', track);
   server.on('clientError', (_err, socket) => refuse(socket, 400, 'bad request'));
 
@@ -189,12 +250,40 @@ export async function startEgressProxy(options: ProxyOptions): Promise<EgressPro
           return;
         }
         upstream.setTimeout(IDLE_MS, () => upstream.destroy());
-        client.once('close', () => upstream.destroy());
-        upstream.once('close', () => client.destroy());
+        const endUpstream = (): void => {
+          upstream.destroy();
+        };
+        const endClient = (): void => {
+          client.destroy();
+        };
+        client.once('close', endUpstream);
+        upstream.once('close', endClient);
         client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        if (head.length > 0) upstream.write(head);
-        upstream.pipe(client);
-        client.pipe(upstream);
+        // Nothing goes either way until the client's first bytes say what the tunnel carries.
+        firstBytes(client, head, (start, bytes) => {
+          if (start.kind === 'plain') {
+            // Plain HTTP is read here, as a request to the tunnel's host: each is decided, recorded
+            // and sent with the Host the proxy decided on, as an absolute-URI request would be.
+            client.off('close', endUpstream);
+            upstream.off('close', endClient);
+            upstream.destroy();
+            tunnels.set(client, { host, port, addresses: target.addresses });
+            client.unshift(bytes);
+            server.emit('connection', client);
+            client.resume();
+            return;
+          }
+          const refused = tunnelRefusal(policy, host, port, start);
+          if (refused !== undefined) {
+            report({ type: 'egress.blocked', host: refused.host, port, method: 'CONNECT', reason: refused.reason, message: refused.message });
+            client.destroy();
+            upstream.destroy();
+            return;
+          }
+          if (bytes.length > 0) upstream.write(bytes);
+          upstream.pipe(client);
+          client.pipe(upstream);
+        });
       });
     });
   });
@@ -202,8 +291,11 @@ export async function startEgressProxy(options: ProxyOptions): Promise<EgressPro
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const method = req.method ?? 'GET';
     let url: URL | undefined;
+    // A request that came through a tunnel opened as CONNECT host:port, in the origin form.
+    const tunnel = tunnels.get(req.socket);
     try {
       if (req.url && /^[a-z][a-z0-9+.-]*:\/\//i.test(req.url)) url = new URL(req.url);
+      else if (tunnel !== undefined && req.url?.startsWith('/')) url = new URL(`http://${formatEndpoint(tunnel.host, tunnel.port)}${req.url}`);
     } catch {
       url = undefined;
     }
@@ -228,7 +320,10 @@ export async function startEgressProxy(options: ProxyOptions): Promise<EgressPro
       return;
     }
     req.pause();
-    void resolving(host, port).then((target) => {
+    // A request in a tunnel goes to the addresses checked when the tunnel was opened: the name is
+    // not looked up again, as for the tunnel itself.
+    const checked: Promise<Target> = tunnel !== undefined && tunnel.host === host && tunnel.port === port && !secure ? Promise.resolve({ ok: true, addresses: [...tunnel.addresses] }) : resolving(host, port);
+    void checked.then((target) => {
       if (!target.ok && target.blocked) {
         report({ type: 'egress.blocked', ...base, reason: 'private_address', message: target.message });
         deny(403, target.message);
@@ -248,6 +343,10 @@ export async function startEgressProxy(options: ProxyOptions): Promise<EgressPro
       for (const [name, value] of Object.entries(req.headers)) if (!HOP_HEADERS.has(name) && value !== undefined) headers[name] = value;
       headers.host = port === (secure ? 443 : 80) ? formatEndpoint(host, port).replace(/:\d+$/, '') : formatEndpoint(host, port);
       headers.connection = 'close';
+      // A body the client sent chunked goes upstream chunked. Node frames a piped body on its own
+      // only for methods that usually carry one: a GET's body went out raw, without a length, so an
+      // upstream that serves pipelined requests read it as a second request with a Host of its own.
+      if (req.headers['transfer-encoding'] !== undefined) headers['transfer-encoding'] = 'chunked';
       const address = target.addresses[0]!;
       const upstream = (secure ? https : http).request(
         { host: address, port, method, path, headers, agent: false, setHost: false, ...(secure && isIP(host) === 0 ? { servername: host } : {}) },

@@ -140,4 +140,10 @@ export interface CloseReport {
    * jobs, daemons), at most 20: close() killed them, since nothing outlives its stage.
    */
   leftRunning: string[];
+  /**
+   * Egress decisions of this session the record left out: past its first 5000, only the first of
+   * each kind (type, method, host, port, reason) is an event (egress-record.ts). Zero for a session
+   * that made fewer.
+   */
+  egressUnrecorded: number;
 }

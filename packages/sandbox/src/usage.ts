@@ -1,6 +1,5 @@
 // What a sandbox's folders hold on disk when a stage is done with it: the workspace is on the host's disk, measured rather than capped.
 import { lstatSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Payload } from '@quickloop/events';
 import type { WorkspaceLayout } from './types.js';
 
@@ -9,18 +8,24 @@ export type DiskUsage = Payload<'sandbox.usage'>;
 /** A bounded walk: a tree of a million entries is reported as at least this much, never walked forever. */
 export const MAX_ENTRIES = 1_000_000;
 
-/** Sums apparent file sizes under workspace, home and tmp without following links. */
+const SLASH = Buffer.from('/');
+
+/**
+ * Sums apparent file sizes under workspace, home and tmp without following links. Names are read as
+ * the bytes they are: a name that is no UTF-8, read as a string, no longer names the file (what a
+ * folder so named held went uncounted, however large).
+ */
 export function diskUsage(layout: Pick<WorkspaceLayout, 'workspace' | 'home' | 'tmp'>, maxEntries = MAX_ENTRIES): DiskUsage {
   let files = 0;
   let complete = true;
   const walk = (dir: string): number => {
     let bytes = 0;
-    const stack = [dir];
+    const stack = [Buffer.from(dir)];
     while (stack.length > 0) {
-      const current = stack.pop() as string;
-      let names: string[];
+      const current = stack.pop() as Buffer;
+      let names: Buffer[];
       try {
-        names = readdirSync(current);
+        names = readdirSync(current, { encoding: 'buffer' });
       } catch {
         complete = false;
         continue;
@@ -31,7 +36,7 @@ export function diskUsage(layout: Pick<WorkspaceLayout, 'workspace' | 'home' | '
           return bytes;
         }
         files += 1;
-        const path = join(current, name);
+        const path = Buffer.concat([current, SLASH, name]);
         try {
           const st = lstatSync(path);
           if (st.isDirectory()) stack.push(path);

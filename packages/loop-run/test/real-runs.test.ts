@@ -259,6 +259,22 @@ describe('model CLIs', () => {
     expect(loop.state().warnings.join('\n')).toContain('judge-1 printed more than 16 MiB; only the tail was kept');
   });
 
+  it('passes a stdout_contains check whose text came before the last 16 MiB of its output, as Looper reads all of it', async () => {
+    const chatty = [process.execPath, '-e', "process.stdout.write('ALL TESTS OK\\n' + 'x'.repeat(17 * 1024 * 1024) + '\\n')"];
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          freePlanGate(s);
+          s.goal.verification.push({ id: 'suite', type: 'programmatic', check: chatty, expect: 'stdout_contains', contains: 'ALL TESTS OK', timeout_sec: 60 });
+          s.gates.delivery_gate = { members: [], verdict_policy: 'fixed_passes', criteria: ['suite'], max_revisions: 0 };
+        },
+      }),
+    );
+    const { code, events } = await runLoopIn(loop);
+    expect(events.filter((e) => e.type === 'gate.check' && e.criterion === 'suite').map((e) => e.passed)).toEqual([true]);
+    expect(code).toBe(0);
+  });
+
   it('does not start a call the remaining token budget cannot cover', async () => {
     const loop = track(
       makeLoop({

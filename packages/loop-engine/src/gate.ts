@@ -45,10 +45,11 @@ export function substitute(argv: readonly string[], artifactRel: string, iterati
   return argv.map((a) => a.split('{artifact}').join(artifactRel).split('{n}').join(String(iteration)));
 }
 
-export function evaluate(c: ProgrammaticCriterion, exitCode: number, stdout: string): boolean {
+/** `containsSeen` is the search over the whole of stdout; `stdout` may be only its kept tail. */
+export function evaluate(c: ProgrammaticCriterion, exitCode: number, stdout: string, containsSeen?: boolean): boolean {
   if (c.expect === 'exit_zero') return exitCode === 0;
   if (c.expect === 'exit_nonzero') return exitCode !== 0;
-  return typeof c.contains === 'string' && stdout.includes(c.contains);
+  return typeof c.contains === 'string' && (containsSeen ?? stdout.includes(c.contains));
 }
 
 export async function runGateRound(s: Session, input: RoundInput): Promise<RoundResult> {
@@ -73,11 +74,12 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
     if (!c) continue;
     if (c.type === 'programmatic') {
       const argv = substitute(c.check, label, input.iteration);
-      const r = await runArgv(argv, { cwd: loopDir, timeoutMs: timeoutMs(c.timeout_sec, 300), env: s.env, ...(s.signal ? { signal: s.signal } : {}) });
+      const watch = c.expect === 'stdout_contains' && typeof c.contains === 'string' ? { contains: c.contains } : {};
+      const r = await runArgv(argv, { cwd: loopDir, timeoutMs: timeoutMs(c.timeout_sec, 300), env: s.env, ...watch, ...(s.signal ? { signal: s.signal } : {}) });
       // A check killed by our own Ctrl-C did not fail: recording it would spend the round (and on the
       // last revision mark the gate exhausted, so the resume would refuse the artifact).
       if (s.signal?.aborted) throw new InterruptedError(`interrupted while programmatic check ${id} ran`);
-      const passed = evaluate(c, r.exitCode, r.stdout);
+      const passed = evaluate(c, r.exitCode, r.stdout, r.containsSeen);
       s.hooks.emit('gate.check', { gate: input.gate, criterion: id, kind: 'programmatic', passed, exit_code: r.exitCode, argv }, ev);
       s.hooks.log('programmatic_check', { criterion: id, passed, returncode: r.exitCode });
       const result = { id, type: 'programmatic', passed, returncode: r.exitCode, stdout: r.stdout, stderr: r.stderr };

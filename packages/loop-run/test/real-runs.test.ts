@@ -275,6 +275,27 @@ describe('model CLIs', () => {
     expect(code).toBe(0);
   });
 
+  it('says so when a context command or a check printed more than the 16 MiB kept of it', async () => {
+    const flood = (tag: string) => [process.execPath, '-e', `process.stdout.write('${tag} head\\n' + 'x'.repeat(17 * 1024 * 1024) + '\\n${tag} tail\\n')`];
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          freePlanGate(s);
+          s.goal.context_sources = [{ cmd: flood('ctx'), timeout_sec: 60 }];
+          s.goal.verification.push({ id: 'suite', type: 'programmatic', check: flood('check'), expect: 'exit_zero', timeout_sec: 60 });
+          s.gates.delivery_gate = { members: [], verdict_policy: 'fixed_passes', criteria: ['suite'], max_revisions: 0 };
+        },
+      }),
+    );
+    const { code, err } = await runLoopIn(loop);
+    expect(code).toBe(0);
+    const warnings = loop.state().warnings.join('\n');
+    expect(warnings).toContain(`context command output (${flood('ctx').join(' ')}) printed more than 16 MiB; only its last 16 MiB were kept`);
+    expect(warnings).toContain('programmatic check suite printed more than 16 MiB; only its last 16 MiB were kept');
+    expect(err).toContain('only its last 16 MiB were kept');
+    expect(readFileSync(loop.ws('context.md'), 'utf8')).toContain('ctx tail');
+  });
+
   it('does not start a call the remaining token budget cannot cover', async () => {
     const loop = track(
       makeLoop({

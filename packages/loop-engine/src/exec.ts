@@ -12,6 +12,8 @@ export interface ExecResult {
   durationMs: number;
   /** The spawn error when the program could not be started at all. */
   spawnError?: string;
+  /** stdout passed CHECK_OUTPUT_BYTES, so `stdout` is only its tail. */
+  truncated: boolean;
   /** Whether `contains` (when asked for) appeared anywhere in stdout, also before the kept tail. */
   containsSeen?: boolean;
 }
@@ -31,17 +33,20 @@ export interface ExecOptions {
 /** What of a check's stdout is kept: its last 16 MiB (a check that floods its output must not exhaust memory). */
 export const CHECK_OUTPUT_BYTES = 16 * 1024 * 1024;
 
+/** The warning for output cut to its tail: what is missing from a review or context.md is said, never silent. */
+export const tailKeptWarning = (what: string): string => `${what} printed more than ${CHECK_OUTPUT_BYTES / 2 ** 20} MiB; only its last ${CHECK_OUTPUT_BYTES / 2 ** 20} MiB were kept`;
+
 export async function runArgv(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
   const search = options.contains === undefined ? undefined : streamSearch(options.contains);
   const { contains: _contains, ...childOptions } = options;
   const r = await runChild(argv, { ...childOptions, maxOutputBytes: CHECK_OUTPUT_BYTES, overflow: 'tail', ...(search ? { onStdout: search.push } : {}) });
   if (r.spawnError) {
     const exitCode = r.spawnError.code === 'ENOENT' || r.spawnError.code === 'EACCES' ? 127 : 126;
-    return { exitCode, stdout: '', stderr: `${argv[0]}: ${r.spawnError.message}\n`, timedOut: false, durationMs: r.durationMs, spawnError: r.spawnError.message, ...(search ? { containsSeen: false } : {}) };
+    return { exitCode, stdout: '', stderr: `${argv[0]}: ${r.spawnError.message}\n`, timedOut: false, truncated: false, durationMs: r.durationMs, spawnError: r.spawnError.message, ...(search ? { containsSeen: false } : {}) };
   }
   // The decoded tail is asked too: a needle holding U+FFFD can match text the decoder made.
   const containsSeen = search ? search.seen() || r.stdout.includes(options.contains!) : undefined;
-  return { exitCode: r.timedOut ? 124 : exitCodeOf(r.exitCode, r.signal), stdout: r.stdout, stderr: r.stderr, timedOut: r.timedOut, durationMs: r.durationMs, ...(containsSeen === undefined ? {} : { containsSeen }) };
+  return { exitCode: r.timedOut ? 124 : exitCodeOf(r.exitCode, r.signal), stdout: r.stdout, stderr: r.stderr, timedOut: r.timedOut, truncated: r.outputExceeded, durationMs: r.durationMs, ...(containsSeen === undefined ? {} : { containsSeen }) };
 }
 
 /**

@@ -4,7 +4,7 @@ import { relative } from 'node:path';
 import { InterruptedError } from '@quickloop/cli-kit/errors';
 import type { GateName, ProgrammaticCriterion } from '@quickloop/loop-spec';
 import { InputRequired } from './errors.js';
-import { runArgv } from './exec.js';
+import { runArgv, tailKeptWarning } from './exec.js';
 import { parseJudgeOutput, type JudgeVerdict } from './judge.js';
 import { judgePrompt, reviewerPrompt } from './prompts.js';
 import type { Session } from './session.js';
@@ -80,6 +80,11 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
       // last revision mark the gate exhausted, so the resume would refuse the artifact).
       if (s.signal?.aborted) throw new InterruptedError(`interrupted while programmatic check ${id} ran`);
       const passed = evaluate(c, r.exitCode, r.stdout, r.containsSeen);
+      if (r.truncated) {
+        const w = tailKeptWarning(`programmatic check ${id}`);
+        s.hooks.addWarning(w);
+        s.hooks.warn(`warning: ${w}`);
+      }
       s.hooks.emit('gate.check', { gate: input.gate, criterion: id, kind: 'programmatic', passed, exit_code: r.exitCode, argv }, ev);
       s.hooks.log('programmatic_check', { criterion: id, passed, returncode: r.exitCode });
       const result = { id, type: 'programmatic', passed, returncode: r.exitCode, stdout: r.stdout, stderr: r.stderr };

@@ -1,6 +1,6 @@
 // Public surface of @quickloop/loop-engine: what loop-gate (one round) and loop-run (the whole loop) share.
 export { loadSpec, validateSpec, checkConsentIds, refusePlaceholders, maxRevisions, timeoutMs, type LoadedSpec } from './spec.js';
-export { runArgv, type ExecResult, type ExecOptions } from './exec.js';
+export { runArgv, tailKeptWarning, type ExecResult, type ExecOptions } from './exec.js';
 export { outputMode } from './model-output.js';
 export { parseJudgeOutput, type JudgeVerdict } from './judge.js';
 export { fnmatch, isRedacted } from './globs.js';

@@ -19,6 +19,7 @@ import {
   planPrompt,
   revisePrompt,
   runArgv,
+  tailKeptWarning,
   runGateRound,
   timeoutMs,
   totalTokens,
@@ -283,7 +284,7 @@ async function startPhase(r: Run): Promise<void> {
 
 /** Context: regathered on every run into context.md; withheld files marked, command output scrubbed. */
 async function contextPhase(r: Run): Promise<string> {
-  const { spec, io, opts, loopDir, workspace, session, save, log, rel, enforceCaps } = r;
+  const { spec, state, io, opts, loopDir, workspace, session, save, log, rel, enforceCaps } = r;
   // Context: regathered on every run, withheld files marked, command output scrubbed.
   const chunks: string[] = [];
   const sources = Array.isArray(spec.goal.context_sources) ? spec.goal.context_sources : [];
@@ -310,6 +311,11 @@ async function contextPhase(r: Run): Promise<string> {
       const r = await runArgv(cmd, { cwd: loopDir, input: '', timeoutMs: timeoutMs((src as { timeout_sec?: unknown }).timeout_sec, 60), env: opts.env, ...(opts.signal ? { signal: opts.signal } : {}) });
       // A command cut short by our Ctrl-C would leave its partial output in context.md as if it had run.
       if (opts.signal?.aborted) throw new InterruptedError(`interrupted while context command ${joined} ran`);
+      if (r.truncated) {
+        const w = tailKeptWarning(`context command output (${joined})`);
+        if (!state.warnings.includes(w)) state.warnings.push(w);
+        io.warn(`warning: ${w}`);
+      }
       const block = session.scrub(`exit=${r.exitCode}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}\n`, `context command output (${joined})`, session.hostGlobs());
       chunks.push(`## Context source ${n}: ${joined}\n${block}`);
       log('context_cmd', { argv: cmd, returncode: r.exitCode });

@@ -45,6 +45,13 @@ export function substitute(argv: readonly string[], artifactRel: string, iterati
   return argv.map((a) => a.split('{artifact}').join(artifactRel).split('{n}').join(String(iteration)));
 }
 
+/** The last line of a check's output with anything but blanks on it ('' for none). */
+function lastLine(text: string): string {
+  const lines = text.split(/\r?\n/);
+  for (let i = lines.length - 1; i >= 0; i -= 1) if (lines[i]!.trim() !== '') return lines[i]!.trim();
+  return '';
+}
+
 /** `containsSeen` is the search over the whole of stdout; `stdout` may be only its kept tail. */
 export function evaluate(c: ProgrammaticCriterion, exitCode: number, stdout: string, containsSeen?: boolean): boolean {
   if (c.expect === 'exit_zero') return exitCode === 0;
@@ -85,7 +92,10 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
         s.hooks.addWarning(w);
         s.hooks.warn(`warning: ${w}`);
       }
-      s.hooks.emit('gate.check', { gate: input.gate, criterion: id, kind: 'programmatic', passed, exit_code: r.exitCode, argv }, ev);
+      const said = passed ? '' : lastLine(r.stderr) || lastLine(r.stdout);
+      // What a person reads first about a failed check; it leaves the run in events, so it is scrubbed like a prompt.
+      const shownSaid = said ? s.scrubber.scrub(said, s.hostGlobs()).text.slice(0, 200) : '';
+      s.hooks.emit('gate.check', { gate: input.gate, criterion: id, kind: 'programmatic', passed, exit_code: r.exitCode, argv, ...(shownSaid ? { said: shownSaid } : {}) }, ev);
       s.hooks.log('programmatic_check', { criterion: id, passed, returncode: r.exitCode });
       const result = { id, type: 'programmatic', passed, returncode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
       programmatic.push(JSON.stringify(result));

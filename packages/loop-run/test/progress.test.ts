@@ -69,6 +69,25 @@ describe('progress view on a terminal', () => {
     );
   });
 
+  it('with stdout a pipe, stderr names each failed round and, in its last line, the cause', async () => {
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          s.gates.plan_gate = { members: [], verdict_policy: 'fixed_passes', criteria: [], max_revisions: 0 };
+          s.goal.verification.push({ id: 'report', type: 'programmatic', check: ['cat', 'loop-workspace/REPORT.md'], expect: 'exit_zero', timeout_sec: 60 });
+          s.gates.delivery_gate = { members: [], verdict_policy: 'fixed_passes', criteria: ['report'], max_revisions: 0 };
+          s.loop_control.max_iterations = 1;
+        },
+      }),
+    );
+    const io = memoryIo({ stdin: '', env: { ...process.env, NO_COLOR: '1' } });
+    expect(await run({ spec: loop.specPath, retries: 0, retryDelayMs: 0, consent: [], level: 'normal' }, io)).toBe(1);
+    const blocked = 'Programmatic check failed: report (cat: loop-workspace/REPORT.md: No such file or directory)';
+    expect(io.err()).toContain(`delivery_gate: revise — ${blocked} — see loop-workspace/review-delivery_gate-1.md\n`);
+    expect(io.err().trimEnd().split('\n').at(-1)).toBe(`loop failed: no delivery passed in 1 iteration(s) — delivery_gate still blocked by: ${blocked} (see loop-workspace/review-delivery_gate-1.md)`);
+    expect(io.out().trim().split('\n').at(-1)).toContain('"type":"loop.failed"');
+  });
+
   it("scrubs what a failed check said before it reaches an event or the terminal", async () => {
     const loop = track(
       makeLoop({

@@ -38,6 +38,13 @@ export interface RoundResult {
   source: string;
   warnings: string[];
   verdict: JudgeVerdict | null;
+  /** For each failed programmatic check's entry in `failures`: what it printed last (scrubbed), or what it ran when it printed nothing. */
+  said: Record<string, string>;
+}
+
+/** The failures with what each failed check said, for a person's line: `Programmatic check failed: x (cat: …)`. */
+export function namedFailures(r: Pick<RoundResult, 'failures' | 'said'>): string[] {
+  return r.failures.map((f) => (Object.hasOwn(r.said, f) ? `${f} (${r.said[f]})` : f));
 }
 
 /** `{artifact}` (relative to the loop dir) and `{n}` (the iteration) in a check's argv. */
@@ -75,6 +82,7 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
   const parts: string[] = [];
   const programmatic: string[] = [];
   const warnings: string[] = [];
+  const said: Record<string, string> = {};
 
   for (const id of gate.criteria ?? []) {
     const c = criterion(spec, id);
@@ -92,15 +100,18 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
         s.hooks.addWarning(w);
         s.hooks.warn(`warning: ${w}`);
       }
-      const said = passed ? '' : lastLine(r.stderr) || lastLine(r.stdout);
+      const printed = passed ? '' : lastLine(r.stderr) || lastLine(r.stdout);
       // What a person reads first about a failed check; it leaves the run in events, so it is scrubbed like a prompt.
-      const shownSaid = said ? s.scrubber.scrub(said, s.hostGlobs()).text.slice(0, 200) : '';
+      const shownSaid = printed ? s.scrubber.scrub(printed, s.hostGlobs()).text.slice(0, 200) : '';
       s.hooks.emit('gate.check', { gate: input.gate, criterion: id, kind: 'programmatic', passed, exit_code: r.exitCode, argv, ...(shownSaid ? { said: shownSaid } : {}) }, ev);
       s.hooks.log('programmatic_check', { criterion: id, passed, returncode: r.exitCode });
       const result = { id, type: 'programmatic', passed, returncode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
       programmatic.push(JSON.stringify(result));
       parts.push(`## Programmatic ${id}\n\n\`\`\`json\n${JSON.stringify(result, null, 2)}\n\`\`\``);
-      if (!passed) failures.push(`Programmatic check failed: ${id}`);
+      if (!passed) {
+        failures.push(`Programmatic check failed: ${id}`);
+        said[`Programmatic check failed: ${id}`] = shownSaid || `${argv.join(' ')} printed nothing`;
+      }
     } else if (c.type === 'human') {
       const answer = await s.hooks.ask(`${c.prompt}\nType 'pass' to approve, anything else to request revision: `);
       if (answer === null) throw new InputRequired(`human criterion ${id}`);
@@ -178,5 +189,5 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
     else s.hooks.log('gate_blocked', { gate: input.gate, review: reviewRel, failures });
   }
   s.hooks.emit('gate.verdict', { gate: input.gate, round: input.round, verdict: passed ? 'pass' : 'revise', source, failures, warnings, review: reviewRel }, ev);
-  return { passed, failures, anotherPass, review, reviewRel, source, warnings, verdict };
+  return { passed, failures, anotherPass, review, reviewRel, source, warnings, verdict, said };
 }

@@ -21,6 +21,7 @@ import {
   runArgv,
   tailKeptWarning,
   runGateRound,
+  namedFailures,
   timeoutMs,
   totalTokens,
   type LoadedSpec,
@@ -37,6 +38,8 @@ export interface RunnerIo {
   warn(line: string): void;
   now(): Date;
   newId(): string;
+  /** A progress view shows the run (stdout is a terminal): it gives the last line, the stop line need not. */
+  viewing?: boolean;
 }
 
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
@@ -254,6 +257,8 @@ interface Run {
   host(prompt: string, purpose: string): Promise<string>;
   planGateHash(): string;
   planPath: string;
+  /** The last round that did not pass: what blocked it (checks named by what they said) and its review. */
+  lastBlocked?: { gate: GateName; failures: string[]; review: string | null };
 }
 
 /** Start: the loop.started event, a clean slate for this run's stop record, unreachable criteria surfaced. */
@@ -421,6 +426,10 @@ async function runGate(r: Run, gate: GateName, artifact: string, iteration: numb
     }
     if (res.reviewRel) state.last_review = resolve(loopDir, res.reviewRel);
     if (!res.anotherPass) {
+      // Where a progress view shows each verdict, stderr says it for a person whose stdout is a pipe.
+      const named = namedFailures(res);
+      r.lastBlocked = { gate, failures: named, review: res.reviewRel };
+      io.info(`${gate}: revise — ${named[0] ?? 'revise'}${named.length > 1 ? ` (+${named.length - 1} more)` : ''}${res.reviewRel ? ` — see ${res.reviewRel}` : ''}`);
       // No-progress: the same gate failing the same way, round after round.
       const signature = [...res.failures].sort().join('\n');
       const np = spec.loop_control.no_progress ?? { max_stalled_iterations: 2, action: 'stop' };
@@ -527,7 +536,10 @@ function stopPhase(r: Run, error: unknown): Outcome {
   } catch {
     /* the disk itself failed: the event below still ends the stream */
   }
-  io.warn(`loop ${status}: ${error instanceof Error ? error.message : String(error)}`);
+  // The last line names the cause: for a gate that never passed, what still blocked it (a view says it itself).
+  const b = r.lastBlocked;
+  const blocked = !io.viewing && b && b.failures.length > 0 && /max_iterations|max_revisions|no_progress/.test(failure) ? ` — ${b.gate} still blocked by: ${b.failures.join('; ')}${b.review ? ` (see ${b.review})` : ''}` : '';
+  io.warn(`loop ${status}: ${error instanceof Error ? error.message : String(error)}${blocked}`);
   io.emit('loop.failed', { status, failure, exit_code: code, iteration: state.iteration, wall_clock_used_sec: state.wall_clock_used_sec, usage });
   return { code, state };
 }

@@ -158,6 +158,21 @@ describe('progress view on a terminal', () => {
     expect(io.out().trimEnd().split('\n').at(-1)).toBe('REVISE: the plan has no milestones (see review.md)');
   });
 
+  it('refuses an --events FILE it cannot write before anything runs (exit 2), loop-run and loop-gate alike', () => {
+    const loop = track(makeLoop());
+    const events = join(loop.dir, 'no-such-dir', 'events.ndjson');
+    const r = spawnSync(process.execPath, [BIN, loop.specPath, '--events', events], { cwd: loop.dir, encoding: 'utf8', input: '' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`cannot write --events ${events}`);
+    expect(loop.calls('host')).toBe(0);
+    writeFileSync(join(loop.dir, 'plan.md'), '# plan\n');
+    const GATE = join(BIN, '..', '..', '..', 'loop-gate', 'bin', 'loop-gate.js');
+    const g = spawnSync(process.execPath, [GATE, loop.specPath, 'plan', join(loop.dir, 'plan.md'), '--events', events], { cwd: loop.dir, encoding: 'utf8', input: '' });
+    expect(g.status).toBe(2);
+    expect(g.stderr).toContain(`cannot write --events ${events}`);
+    expect(loop.calls('judge')).toBe(0);
+  });
+
   it('a real pseudo-terminal gets the view; a pipe gets NDJSON', () => {
     const loop = track(makeLoop());
     const tty = spawnSync('script', ['-q', '-e', '-c', `'${process.execPath}' '${BIN}' loop.resolved.json < /dev/null`, '/dev/null'], { cwd: loop.dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });

@@ -1,7 +1,8 @@
 // Where a loop's events go: NDJSON to stdout when it is a pipe or a file, a readable view when it is a
 // terminal, and NDJSON to --events FILE on request (with either).
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { resolve } from 'node:path';
+import { UsageError } from '@quickloop/cli-kit/errors';
 import type { Io } from '@quickloop/cli-kit/io';
 import { createLogger } from '@quickloop/cli-kit/logger';
 import { terminalSafe } from '@quickloop/cli-kit/safe-text';
@@ -137,7 +138,15 @@ export function openEvents(o: { io: Io; stage: 'loop-run' | 'loop-gate'; runId: 
     sinks.push(detachableEvents({ emitter: createEmitter({ stage: o.stage, writer, now: io.now }), writer, runId: o.runId }));
   }
   if (o.eventsFile) {
-    file = createWriteStream(resolve(io.cwd, o.eventsFile));
+    // Opened now, not by the stream later: a stream's open error would only detach the sink, and the
+    // record asked for would be lost without a word while the run went on and paid for its calls.
+    let fd: number;
+    try {
+      fd = openSync(resolve(io.cwd, o.eventsFile), 'w');
+    } catch (error) {
+      throw new UsageError(`cannot write --events ${o.eventsFile}: ${(error as Error).message}`);
+    }
+    file = createWriteStream('', { fd });
     const writer = new EventWriter(file);
     sinks.push(detachableEvents({ emitter: createEmitter({ stage: o.stage, writer, now: io.now }), writer, runId: o.runId }));
   }

@@ -329,4 +329,15 @@ describe('read-only', () => {
     expect(JSON.parse(r.stdout.trim().split('\n').at(-1)!)).toMatchObject({ type: 'loop.completed', already_passed: true });
     expect(readFileSync(loop.ws('state.json'), 'utf8')).toBe(before);
   });
+
+  it('refuses a loop it cannot write on a read-only filesystem in words, not as an internal error, before any call', () => {
+    const loop = track(makeLoop());
+    const r = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', process.execPath, BIN, loop.specPath], { cwd: loop.dir, encoding: 'utf8', input: '' });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).not.toContain('internal error');
+    expect(r.stderr).toContain(`cannot write the workspace ${join(loop.dir, 'loop-workspace')}`);
+    expect(r.stderr).toContain('read-only file system');
+    expect(JSON.parse(r.stdout.trim().split('\n').at(-1)!)).toMatchObject({ type: 'loop.failed', exit_code: 2 });
+    expect(loop.calls('host')).toBe(0);
+  });
 });

@@ -91,8 +91,21 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     });
     return { code: LoopExit.passed, state: passed };
   }
-  makeDirs(workspace);
-  const release = acquireLock(join(workspace, '.loop-run.lock'));
+  // A folder the runner may not write (a read-only mount, no permission, a full disk) is the operator's
+  // to fix, said in words, not a crash of ours: nothing has run yet, and nothing is paid for.
+  const writable = <T>(step: () => T): T => {
+    try {
+      return step();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM' || code === 'ENOSPC' || code === 'EDQUOT') {
+        throw new InputError(`cannot write the workspace ${workspace}: ${(error as Error).message}`);
+      }
+      throw error;
+    }
+  };
+  writable(() => makeDirs(workspace));
+  const release = writable(() => acquireLock(join(workspace, '.loop-run.lock')));
   // `state_file: meta/state.json` is inside the workspace (checked above) but in a folder of its own.
   try {
     makeDirs(dirname(statePath));

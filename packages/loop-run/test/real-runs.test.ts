@@ -189,6 +189,30 @@ describe('re-runs and the lock', () => {
     expect([loop.calls('host'), loop.calls('judge')]).toEqual([host + 1, judge + 2]);
   });
 
+  it('gating an edited plan again gives the exhausted delivery no fresh revision budget', async () => {
+    const loop = track(
+      makeLoop({
+        judge: ['--unique'],
+        tweak: (s) => {
+          s.goal.verification.push({ id: 'plan-ok', type: 'programmatic', check: [process.execPath, '-e', ''], expect: 'exit_zero', timeout_sec: 60 });
+          s.gates.plan_gate = { members: [], verdict_policy: 'fixed_passes', criteria: ['plan-ok'], max_revisions: 0 };
+          s.loop_control.max_iterations = 1;
+          s.gates.delivery_gate.max_revisions = 1;
+        },
+      }),
+    );
+    expect((await runLoopIn(loop)).code).toBe(1);
+    expect(loop.state().failure).toBe('max_iterations_reached');
+    const [host, judge] = [loop.calls('host'), loop.calls('judge')];
+    writeFileSync(loop.ws('plan.md'), `${readFileSync(loop.ws('plan.md'), 'utf8')}\nOne more step.\n`);
+    const again = await runLoopIn(loop);
+    expect(rounds(again.events, 'plan_gate')).toBe(1);
+    expect(again.code).toBe(1);
+    expect(loop.state().failure).toBe('max_iterations_reached');
+    expect(rounds(again.events, 'delivery_gate')).toBe(0);
+    expect([loop.calls('host'), loop.calls('judge')]).toEqual([host, judge]);
+  });
+
   it('takes over a lock whose pid is alive but is not a loop-run (a reused pid)', async () => {
     const loop = track(makeLoop());
     mkdirSync(join(loop.dir, 'loop-workspace'));

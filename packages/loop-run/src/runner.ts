@@ -132,6 +132,7 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     state.updated_at = io.now().toISOString();
     state.wall_clock_used_sec = elapsed();
     if (state.gate_progress) state.gate_progress.saved_at = state.updated_at;
+    if (state.gate_progress_parked) state.gate_progress_parked.saved_at = state.updated_at;
     writeStateAtomic(statePath, state);
   };
   const log = (name: string, fields: Record<string, unknown>): void => {
@@ -390,7 +391,19 @@ async function planPhase(r: Run, context: string): Promise<void> {
       delete state.plan_gate;
       if (state.checkpoints?.after_plan) delete state.checkpoints.after_plan;
     }
+    // The plan gate's rounds take the one gate_progress slot: a delivery's count (and its exhaustion)
+    // waits aside, so gating a plan again never hands a delivery that used its revisions a fresh budget.
+    if (state.gate_progress?.gate === 'delivery_gate') {
+      state.gate_progress_parked = state.gate_progress;
+      delete state.gate_progress;
+      save();
+    }
     await runGate(r, 'plan_gate', planPath, 0);
+  }
+  if (state.gate_progress_parked && state.gate_progress?.gate !== 'plan_gate') {
+    state.gate_progress = state.gate_progress_parked;
+    delete state.gate_progress_parked;
+    save();
   }
 
   if (asksAfterPlan(spec.loop_control.human_checkpoints) && !state.checkpoints?.after_plan) {

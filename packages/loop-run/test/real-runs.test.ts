@@ -90,6 +90,26 @@ describe('questions', () => {
     expect(existsSync(join(loop.dir, 'loop-workspace'))).toBe(false);
   });
 
+  it("records consent for a member whose id is an Object property name (__proto__, constructor), as Looper's dict does", async () => {
+    for (const id of ['__proto__', 'constructor']) {
+      const loop = track(
+        makeLoop({
+          tweak: (s) => {
+            s.council[0].id = id;
+            for (const g of [s.gates.plan_gate, s.gates.delivery_gate]) [g.members, g.verdict_source] = [[id], id];
+            s.privacy.egress = [{ to: id, sends: ['plan.md', 'delivery artifacts'], redact: [], consent: 'required' }];
+          },
+        }),
+      );
+      const first = await runLoopIn(loop, { stdin: 'yes\n' });
+      expect(first.code, first.err).toBe(0);
+      expect(first.err).not.toContain('does not cover');
+      const consent = JSON.parse(readFileSync(loop.ws('state.json'), 'utf8')).consent;
+      expect(Object.keys(consent)).toEqual([id]);
+      expect(Object.getOwnPropertyDescriptor(consent, id)?.value).toMatchObject({ how: 'answered_yes' });
+    }
+  });
+
   it('Ctrl-C at a consent question in a terminal ends loop-run and loop gate with 130 interrupted', () => {
     const loop = track(makeLoop({ tweak: (s) => (s.privacy.egress = []) }));
     const loopBin = join(BIN, '..', '..', '..', 'loop', 'bin', 'loop.js');

@@ -155,9 +155,12 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
         if (!state.warnings.includes(text)) state.warnings.push(text);
       },
       warnings: () => state.warnings,
-      consentGet: (id) => state.consent[id],
+      // Own keys only, and defined rather than assigned: a member named `__proto__` or `constructor` is
+      // as ordinary a key as in Looper's dict; read through the prototype, it would find a phantom record,
+      // and assigned, `__proto__` would swap the object's prototype and never reach state.json.
+      consentGet: (id) => (Object.hasOwn(state.consent, id) ? state.consent[id] : undefined),
       consentSet: (id, record) => {
-        state.consent[id] = record;
+        Object.defineProperty(state.consent, id, { value: record, enumerable: true, writable: true, configurable: true });
         save();
       },
       ask: io.ask,

@@ -362,6 +362,21 @@ describe('model CLIs', () => {
   });
 });
 
+describe('context files that never end', () => {
+  it('refuses a context file that is a FIFO, naming it, instead of blocking for good where no signal can end it', () => {
+    const loop = track(makeLoop());
+    loop.spec.goal.context_sources = [{ file: 'notes.md' }, { file: 'feed.md' }];
+    loop.write();
+    expect(spawnSync('mkfifo', [join(loop.dir, 'feed.md')]).status).toBe(0);
+    // Bounded only so that the old behaviour (a read that never returns) ends the test as a failure.
+    const r = spawnSync(process.execPath, [BIN, loop.specPath], { cwd: loop.dir, encoding: 'utf8', input: '', timeout: 60_000, killSignal: 'SIGKILL' });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toContain('context source 2 (feed.md) is not a regular file (a FIFO)');
+    expect(loop.calls('host')).toBe(0);
+    expect(loop.state()).toMatchObject({ status: 'failed' });
+  });
+});
+
 describe('read-only', () => {
   it('reports an already-passed loop on a read-only filesystem without writing', async () => {
     const loop = track(makeLoop());

@@ -1,6 +1,6 @@
 // The loop under the runner contract, in its phases: start, context, plan (with its gate), deliveries (each through the delivery gate), stop — one terminal state.
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { InputError, InterruptedError } from '@quickloop/cli-kit/errors';
 import { LoopExit } from '@quickloop/cli-kit/exit-codes';
@@ -350,8 +350,26 @@ async function contextPhase(r: Run): Promise<string> {
   return context;
 }
 
+/** What a path is when it is none of a file, a directory or missing: the reads that never end. */
+function specialKind(abs: string): string | null {
+  let st;
+  try {
+    st = statSync(abs);
+  } catch {
+    return null; // the read says why, in its own words
+  }
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  return null;
+}
+
 /** A context file's bytes; a file that cannot be read (a directory, no permission) is named in the error. */
 function readContextFile(abs: string, n: number, file: string): Buffer {
+  // A FIFO (or a device) would block the one synchronous read for good, where no signal can end it.
+  const kind = specialKind(abs);
+  if (kind) throw new InputError(`context source ${n} (${file}) is not a regular file (${kind}); name a file`);
   try {
     return readFileSync(abs);
   } catch (error) {

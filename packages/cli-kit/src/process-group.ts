@@ -151,6 +151,8 @@ export interface RunChildOptions {
    * `tail` lets the child finish and keeps the last maxOutputBytes of stdout and 64 KiB of stderr.
    */
   overflow?: 'kill' | 'tail';
+  /** Every chunk of stdout as it arrives, before any bound drops it (a search that must see all of it). */
+  onStdout?: (chunk: Buffer) => void;
 }
 
 export interface ChildResult {
@@ -271,6 +273,7 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
     };
     // A spawn that fails for want of descriptors (EMFILE, ENFILE) leaves the child without pipes.
     child.stdout?.on('data', (c: Buffer) => {
+      options.onStdout?.(c);
       if (!out.push(c)) void stop();
     });
     child.stderr?.on('data', (c: Buffer) => {

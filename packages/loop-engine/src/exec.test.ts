@@ -17,4 +17,19 @@ describe('runArgv', () => {
     expect(r.stdout.length).toBeLessThanOrEqual(CHECK_OUTPUT_BYTES);
     expect(r.stdout.endsWith('last line\n')).toBe(true);
   });
+
+  it('finds a contains text anywhere in stdout, before the kept tail too, and across the chunks it arrives in', async () => {
+    const cwd = process.cwd();
+    // The marker first, then more than the bound: the tail has lost it, the search has not.
+    const early = await runArgv(['bash', '-c', `echo 'ünïcode OK ✓'; head -c ${CHECK_OUTPUT_BYTES + 1024 * 1024} /dev/zero | tr '\\0' x`], { cwd, timeoutMs: 60_000, contains: 'ünïcode OK ✓' });
+    expect(early.stdout.includes('ünïcode OK ✓')).toBe(false);
+    expect(early.containsSeen).toBe(true);
+    // A marker written in two pieces, one write each, then the flood: the search has to join two chunks.
+    const flood = `process.stdout.write('x'.repeat(${CHECK_OUTPUT_BYTES + 1024 * 1024}))`;
+    const split = await runArgv([process.execPath, '-e', `process.stdout.write('ALL TE', () => setImmediate(() => process.stdout.write('STS OK', () => ${flood})))`], { cwd, timeoutMs: 60_000, contains: 'ALL TESTS OK' });
+    expect(split.containsSeen).toBe(true);
+    const absent = await runArgv(['bash', '-c', 'echo ALL TESTS FAILED'], { cwd, timeoutMs: 60_000, contains: 'ALL TESTS OK' });
+    expect(absent.containsSeen).toBe(false);
+    expect((await runArgv(['bash', '-c', 'echo hi'], { cwd, timeoutMs: 60_000 })).containsSeen).toBeUndefined();
+  });
 });

@@ -12,6 +12,10 @@ export interface ExecResult {
   durationMs: number;
   /** The spawn error when the program could not be started at all. */
   spawnError?: string;
+  /** stdout passed CHECK_OUTPUT_BYTES, so `stdout` is only its tail. */
+  truncated: boolean;
+  /** Whether `contains` (when asked for) appeared anywhere in stdout, also before the kept tail. */
+  containsSeen?: boolean;
 }
 
 export interface ExecOptions {
@@ -22,16 +26,48 @@ export interface ExecOptions {
   signal?: AbortSignal;
   /** The grace between SIGTERM and SIGKILL once a call has to end. */
   killGraceMs?: number;
+  /** Text to look for in the whole of stdout as it streams (stdout_contains): the kept tail may have lost it. */
+  contains?: string;
 }
 
 /** What of a check's stdout is kept: its last 16 MiB (a check that floods its output must not exhaust memory). */
 export const CHECK_OUTPUT_BYTES = 16 * 1024 * 1024;
 
+/** The warning for output cut to its tail: what is missing from a review or context.md is said, never silent. */
+export const tailKeptWarning = (what: string): string => `${what} printed more than ${CHECK_OUTPUT_BYTES / 2 ** 20} MiB; only its last ${CHECK_OUTPUT_BYTES / 2 ** 20} MiB were kept`;
+
 export async function runArgv(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
-  const r = await runChild(argv, { ...options, maxOutputBytes: CHECK_OUTPUT_BYTES, overflow: 'tail' });
+  const search = options.contains === undefined ? undefined : streamSearch(options.contains);
+  const { contains: _contains, ...childOptions } = options;
+  const r = await runChild(argv, { ...childOptions, maxOutputBytes: CHECK_OUTPUT_BYTES, overflow: 'tail', ...(search ? { onStdout: search.push } : {}) });
   if (r.spawnError) {
     const exitCode = r.spawnError.code === 'ENOENT' || r.spawnError.code === 'EACCES' ? 127 : 126;
-    return { exitCode, stdout: '', stderr: `${argv[0]}: ${r.spawnError.message}\n`, timedOut: false, durationMs: r.durationMs, spawnError: r.spawnError.message };
+    return { exitCode, stdout: '', stderr: `${argv[0]}: ${r.spawnError.message}\n`, timedOut: false, truncated: false, durationMs: r.durationMs, spawnError: r.spawnError.message, ...(search ? { containsSeen: false } : {}) };
   }
-  return { exitCode: r.timedOut ? 124 : exitCodeOf(r.exitCode, r.signal), stdout: r.stdout, stderr: r.stderr, timedOut: r.timedOut, durationMs: r.durationMs };
+  // The decoded tail is asked too: a needle holding U+FFFD can match text the decoder made.
+  const containsSeen = search ? search.seen() || r.stdout.includes(options.contains!) : undefined;
+  return { exitCode: r.timedOut ? 124 : exitCodeOf(r.exitCode, r.signal), stdout: r.stdout, stderr: r.stderr, timedOut: r.timedOut, truncated: r.outputExceeded, durationMs: r.durationMs, ...(containsSeen === undefined ? {} : { containsSeen }) };
+}
+
+/**
+ * Looks for `text` in a byte stream chunk by chunk, carrying the bytes a match could straddle. A
+ * valid UTF-8 needle is found in the bytes exactly where it is found in their decoding (a decoder
+ * never merges a whole, valid sequence with the bytes around it).
+ */
+function streamSearch(text: string): { push: (chunk: Buffer) => void; seen: () => boolean } {
+  const needle = Buffer.from(text, 'utf8');
+  let carry = Buffer.alloc(0);
+  let found = needle.length === 0;
+  return {
+    push(chunk) {
+      if (found) return;
+      const window = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
+      if (window.indexOf(needle) !== -1) {
+        found = true;
+        return;
+      }
+      carry = Buffer.from(window.subarray(Math.max(0, window.length - (needle.length - 1))));
+    },
+    seen: () => found,
+  };
 }

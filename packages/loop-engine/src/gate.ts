@@ -4,7 +4,7 @@ import { relative } from 'node:path';
 import { InterruptedError } from '@quickloop/cli-kit/errors';
 import type { GateName, ProgrammaticCriterion } from '@quickloop/loop-spec';
 import { InputRequired } from './errors.js';
-import { runArgv } from './exec.js';
+import { runArgv, tailKeptWarning } from './exec.js';
 import { parseJudgeOutput, type JudgeVerdict } from './judge.js';
 import { judgePrompt, reviewerPrompt } from './prompts.js';
 import type { Session } from './session.js';
@@ -38,6 +38,13 @@ export interface RoundResult {
   source: string;
   warnings: string[];
   verdict: JudgeVerdict | null;
+  /** For each failed programmatic check's entry in `failures`: what it printed last (scrubbed), or what it ran when it printed nothing. */
+  said: Record<string, string>;
+}
+
+/** The failures with what each failed check said, for a person's line: `Programmatic check failed: x (cat: …)`. */
+export function namedFailures(r: Pick<RoundResult, 'failures' | 'said'>): string[] {
+  return r.failures.map((f) => (Object.hasOwn(r.said, f) ? `${f} (${r.said[f]})` : f));
 }
 
 /** `{artifact}` (relative to the loop dir) and `{n}` (the iteration) in a check's argv. */
@@ -45,10 +52,18 @@ export function substitute(argv: readonly string[], artifactRel: string, iterati
   return argv.map((a) => a.split('{artifact}').join(artifactRel).split('{n}').join(String(iteration)));
 }
 
-export function evaluate(c: ProgrammaticCriterion, exitCode: number, stdout: string): boolean {
+/** The last line of a check's output with anything but blanks on it ('' for none). */
+function lastLine(text: string): string {
+  const lines = text.split(/\r?\n/);
+  for (let i = lines.length - 1; i >= 0; i -= 1) if (lines[i]!.trim() !== '') return lines[i]!.trim();
+  return '';
+}
+
+/** `containsSeen` is the search over the whole of stdout; `stdout` may be only its kept tail. */
+export function evaluate(c: ProgrammaticCriterion, exitCode: number, stdout: string, containsSeen?: boolean): boolean {
   if (c.expect === 'exit_zero') return exitCode === 0;
   if (c.expect === 'exit_nonzero') return exitCode !== 0;
-  return typeof c.contains === 'string' && stdout.includes(c.contains);
+  return typeof c.contains === 'string' && (containsSeen ?? stdout.includes(c.contains));
 }
 
 export async function runGateRound(s: Session, input: RoundInput): Promise<RoundResult> {
@@ -67,23 +82,36 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
   const parts: string[] = [];
   const programmatic: string[] = [];
   const warnings: string[] = [];
+  const said: Record<string, string> = {};
 
   for (const id of gate.criteria ?? []) {
     const c = criterion(spec, id);
     if (!c) continue;
     if (c.type === 'programmatic') {
       const argv = substitute(c.check, label, input.iteration);
-      const r = await runArgv(argv, { cwd: loopDir, timeoutMs: timeoutMs(c.timeout_sec, 300), env: s.env, ...(s.signal ? { signal: s.signal } : {}) });
+      const watch = c.expect === 'stdout_contains' && typeof c.contains === 'string' ? { contains: c.contains } : {};
+      const r = await runArgv(argv, { cwd: loopDir, timeoutMs: timeoutMs(c.timeout_sec, 300), env: s.env, ...watch, ...(s.signal ? { signal: s.signal } : {}) });
       // A check killed by our own Ctrl-C did not fail: recording it would spend the round (and on the
       // last revision mark the gate exhausted, so the resume would refuse the artifact).
       if (s.signal?.aborted) throw new InterruptedError(`interrupted while programmatic check ${id} ran`);
-      const passed = evaluate(c, r.exitCode, r.stdout);
-      s.hooks.emit('gate.check', { gate: input.gate, criterion: id, kind: 'programmatic', passed, exit_code: r.exitCode, argv }, ev);
+      const passed = evaluate(c, r.exitCode, r.stdout, r.containsSeen);
+      if (r.truncated) {
+        const w = tailKeptWarning(`programmatic check ${id}`);
+        s.hooks.addWarning(w);
+        s.hooks.warn(`warning: ${w}`);
+      }
+      const printed = passed ? '' : lastLine(r.stderr) || lastLine(r.stdout);
+      // What a person reads first about a failed check; it leaves the run in events, so it is scrubbed like a prompt.
+      const shownSaid = printed ? s.scrubber.scrub(printed, s.hostGlobs()).text.slice(0, 200) : '';
+      s.hooks.emit('gate.check', { gate: input.gate, criterion: id, kind: 'programmatic', passed, exit_code: r.exitCode, argv, ...(shownSaid ? { said: shownSaid } : {}) }, ev);
       s.hooks.log('programmatic_check', { criterion: id, passed, returncode: r.exitCode });
       const result = { id, type: 'programmatic', passed, returncode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
       programmatic.push(JSON.stringify(result));
       parts.push(`## Programmatic ${id}\n\n\`\`\`json\n${JSON.stringify(result, null, 2)}\n\`\`\``);
-      if (!passed) failures.push(`Programmatic check failed: ${id}`);
+      if (!passed) {
+        failures.push(`Programmatic check failed: ${id}`);
+        said[`Programmatic check failed: ${id}`] = shownSaid || `${argv.join(' ')} printed nothing`;
+      }
     } else if (c.type === 'human') {
       const answer = await s.hooks.ask(`${c.prompt}\nType 'pass' to approve, anything else to request revision: `);
       if (answer === null) throw new InputRequired(`human criterion ${id}`);
@@ -161,5 +189,5 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
     else s.hooks.log('gate_blocked', { gate: input.gate, review: reviewRel, failures });
   }
   s.hooks.emit('gate.verdict', { gate: input.gate, round: input.round, verdict: passed ? 'pass' : 'revise', source, failures, warnings, review: reviewRel }, ev);
-  return { passed, failures, anotherPass, review, reviewRel, source, warnings, verdict };
+  return { passed, failures, anotherPass, review, reviewRel, source, warnings, verdict, said };
 }

@@ -1,7 +1,8 @@
 // Where a loop's events go: NDJSON to stdout when it is a pipe or a file, a readable view when it is a
 // terminal, and NDJSON to --events FILE on request (with either).
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { resolve } from 'node:path';
+import { UsageError } from '@quickloop/cli-kit/errors';
 import type { Io } from '@quickloop/cli-kit/io';
 import { createLogger } from '@quickloop/cli-kit/logger';
 import { terminalSafe } from '@quickloop/cli-kit/safe-text';
@@ -33,6 +34,8 @@ export class ProgressView {
   readonly #c: ReturnType<typeof createLogger>['color'];
   readonly #calls = new Map<string, { member: string; purpose: string }>();
   #lastVerdict: { gate: string; failures: string[]; review: string | null } | null = null;
+  /** What each failed check of the current round said (or what it ran, when it said nothing). */
+  #checkNotes = new Map<string, string>();
 
   constructor(line: (text: string) => void, color: ReturnType<typeof createLogger>['color']) {
     this.#line = line;
@@ -52,6 +55,7 @@ export class ProgressView {
         this.#line(`  wrote ${p.path}${p.phase === 'revise' ? ' (revised)' : ''}`);
         break;
       case 'gate.started':
+        this.#checkNotes.clear();
         this.#line(`${c.bold(p.gate)} round ${p.round} on ${p.artifact}${p.revision ? ` (after revision ${p.revision})` : ''}`);
         break;
       case 'model.call':
@@ -65,14 +69,19 @@ export class ProgressView {
         else this.#line(c.red(`  ${what} failed after ${seconds(p.duration_ms)}${p.timed_out ? ' (timed out)' : ''}: ${shown(String(p.error ?? `exit ${p.exit_code}`).split('\n')[0])}`));
         break;
       }
-      case 'gate.check':
-        this.#line(`  ${p.passed ? c.green('✓') : c.red('✗')} ${p.criterion} (${p.kind}${p.exit_code !== null && p.exit_code !== undefined ? `, exit ${p.exit_code}` : ''})`);
+      case 'gate.check': {
+        const note = p.passed || p.kind !== 'programmatic' ? undefined : typeof p.said === 'string' ? shown(p.said) : Array.isArray(p.argv) ? `${shown(p.argv.join(' '))} printed nothing` : undefined;
+        if (note) this.#checkNotes.set(`Programmatic check failed: ${p.criterion}`, note);
+        this.#line(`  ${p.passed ? c.green('✓') : c.red('✗')} ${p.criterion} (${p.kind}${p.exit_code !== null && p.exit_code !== undefined ? `, exit ${p.exit_code}` : ''})${note ? `: ${note}` : ''}`);
         break;
+      }
       case 'review.completed':
         this.#line(`  review from ${p.member} (${p.chars} chars)`);
         break;
       case 'gate.verdict': {
-        this.#lastVerdict = { gate: p.gate, failures: p.failures, review: p.review };
+        // A failed check's entry carries what it said: the last line then names the cause, not only the check.
+        const failures = (p.failures as string[]).map((f) => (this.#checkNotes.has(f) ? `${f} (${this.#checkNotes.get(f)})` : f));
+        this.#lastVerdict = { gate: p.gate, failures, review: p.review };
         if (p.verdict === 'pass') this.#line(`${c.bold(p.gate)}: ${c.green('pass')}`);
         else {
           const first = shown(p.failures[0] ?? 'another pass');
@@ -129,7 +138,15 @@ export function openEvents(o: { io: Io; stage: 'loop-run' | 'loop-gate'; runId: 
     sinks.push(detachableEvents({ emitter: createEmitter({ stage: o.stage, writer, now: io.now }), writer, runId: o.runId }));
   }
   if (o.eventsFile) {
-    file = createWriteStream(resolve(io.cwd, o.eventsFile));
+    // Opened now, not by the stream later: a stream's open error would only detach the sink, and the
+    // record asked for would be lost without a word while the run went on and paid for its calls.
+    let fd: number;
+    try {
+      fd = openSync(resolve(io.cwd, o.eventsFile), 'w');
+    } catch (error) {
+      throw new UsageError(`cannot write --events ${o.eventsFile}: ${(error as Error).message}`);
+    }
+    file = createWriteStream('', { fd });
     const writer = new EventWriter(file);
     sinks.push(detachableEvents({ emitter: createEmitter({ stage: o.stage, writer, now: io.now }), writer, runId: o.runId }));
   }

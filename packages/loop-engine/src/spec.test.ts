@@ -32,6 +32,15 @@ describe('validateSpec on hand-written resolved specs', () => {
     spec.goal.context_sources = sources;
     expect(() => validateSpec(spec, 'loop.resolved.json')).toThrow(`loop.resolved.json: ${message}`);
   });
+  it.each([
+    ['members', 'constructor', /delivery_gate\.members references unknown council member: constructor/],
+    ['criteria', 'toString', /delivery_gate\.criteria references unknown criterion: toString/],
+    ['verdict_source', '__proto__', /delivery_gate\.verdict_source must be a judge member or human/],
+  ])('refuses a gate %s naming %s, an id only Object.prototype has (it would be skipped unseen)', (key, id, message) => {
+    const spec = typical();
+    spec.gates.delivery_gate[key] = key === 'verdict_source' ? id : [...spec.gates.delivery_gate[key], id];
+    expect(() => validateSpec(spec, 'loop.resolved.json')).toThrow(message);
+  });
   it('refuses a verdict_source that names a reviewer (it would be asked for a verdict)', () => {
     const spec = typical();
     const judge = spec.gates.delivery_gate.verdict_source;

@@ -86,11 +86,11 @@ export function validateSpec(spec: Record<string, unknown>, name: string): void 
       const list = gt[key] ?? [];
       if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) bad(`${gate}.${key}`, 'must be a list of ids');
       const known = key === 'members' ? (council as Record<string, unknown>) : (criteria as Record<string, unknown>);
-      for (const id of list as string[]) if (!(id in known)) bad(`${gate}.${key}`, `references unknown ${key === 'members' ? 'council member' : 'criterion'}: ${id}`);
+      for (const id of list as string[]) if (!Object.hasOwn(known, id)) bad(`${gate}.${key}`, `references unknown ${key === 'members' ? 'council member' : 'criterion'}: ${id}`);
     }
     if (gt.verdict_policy === 'revise_until_clean') {
       const src = gt.verdict_source;
-      if (src !== 'human' && (typeof src !== 'string' || !(src in (council as Record<string, unknown>)))) bad(`${gate}.verdict_source`, 'must be a judge member or human');
+      if (src !== 'human' && (typeof src !== 'string' || !Object.hasOwn(council as Record<string, unknown>, src))) bad(`${gate}.verdict_source`, 'must be a judge member or human');
       if (src !== 'human' && (council as Record<string, Record<string, unknown>>)[src as string]!.role !== 'judge') bad(`${gate}.verdict_source`, 'must name a judge, not a reviewer');
     }
     const mr = gt.max_revisions;
@@ -129,8 +129,9 @@ export function checkConsentIds(spec: ResolvedSpec, ids: readonly string[]): voi
 }
 
 export const gateOf = (spec: ResolvedSpec, gate: GateName): Gate => spec.gates[gate];
-export const member = (spec: ResolvedSpec, id: string): CouncilMember | undefined => (spec.council_by_id ?? {})[id];
-export const criterion = (spec: ResolvedSpec, id: string): Criterion | undefined => (spec.criteria_by_id ?? {})[id];
+// Own keys only: `constructor` or `toString` is an id like any other, never a property of Object.prototype.
+export const member = (spec: ResolvedSpec, id: string): CouncilMember | undefined => (Object.hasOwn(spec.council_by_id ?? {}, id) ? spec.council_by_id![id] : undefined);
+export const criterion = (spec: ResolvedSpec, id: string): Criterion | undefined => (Object.hasOwn(spec.criteria_by_id ?? {}, id) ? spec.criteria_by_id[id] : undefined);
 export const hostOf = (spec: ResolvedSpec): ModelInvocation => spec.host;
 
 /**

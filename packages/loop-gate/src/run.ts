@@ -8,7 +8,7 @@ import { createLogger, type LogLevel } from '@quickloop/cli-kit/logger';
 import { terminalSafe } from '@quickloop/cli-kit/safe-text';
 import { readEvents } from '@quickloop/events';
 import type { GateName } from '@quickloop/loop-spec';
-import { LineReader, LoopStop, Session, answerOrInterrupt, checkConsentIds, loadSpec, openEvents, refusePlaceholders, runGateRound, type ConsentRecord } from '@quickloop/loop-engine';
+import { LineReader, LoopStop, Session, answerOrInterrupt, checkConsentIds, loadSpec, openEvents, refusePlaceholders, runGateRound, namedFailures, type ConsentRecord } from '@quickloop/loop-engine';
 
 export interface RunOptions {
   spec: string;
@@ -94,7 +94,7 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
       ...(opts.review ? { reviewPath: resolve(io.cwd, opts.review) } : {}),
     });
     if (events.view) events.view.verdictLine(r.passed);
-    else log.info(`${gate}: ${r.passed ? 'pass' : 'revise'}${r.failures.length ? ` (${r.failures.join('; ')})` : ''}`);
+    else log.info(`${gate}: ${r.passed ? 'pass' : 'revise'}${r.failures.length ? ` (${namedFailures(r).join('; ')})` : ''}${!r.passed && r.reviewRel ? ` (see ${r.reviewRel})` : ''}`);
     return r.passed ? LoopExit.passed : LoopExit.failed;
   };
 

@@ -71,6 +71,11 @@ describe('loop-gate', () => {
     expect(await run(base(l.dir), io)).toBe(1);
     expect(l.calls('judge')).toBe(0);
     expect(parse(io.out()).at(-1)).toMatchObject({ source: 'checks', failures: ['Programmatic check failed: names-it'] });
+    // stderr's last line names what the check said, and the review to open, as the terminal view does.
+    const review = join(l.dir, 'review.md');
+    const again = memoryIo({ env: { ...process.env, NO_COLOR: '1' } });
+    expect(await run(base(l.dir, { review }), again)).toBe(1);
+    expect(again.err().trimEnd().split('\n').at(-1)).toBe(`delivery_gate: revise (Programmatic check failed: names-it (loop-workspace/delivery-2.md 2)) (see review.md)`);
   });
 
   it('refuses to send without consent when stdin is closed (exit 2, judge never called)', async () => {

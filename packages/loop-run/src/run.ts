@@ -51,6 +51,7 @@ export async function run(opts: RunOptions, io: Io): Promise<number> {
           warn: (l) => log.warn(log.color.yellow(terminalSafe(l, 'block'))),
           now: io.now,
           newId: io.newId,
+          viewing,
         },
         { env: io.env, signal: io.signal, retries: opts.retries, retryBaseMs: opts.retryDelayMs, consentFlags: new Set(opts.consent), runId },
       );

@@ -1,6 +1,6 @@
 // The loop under the runner contract, in its phases: start, context, plan (with its gate), deliveries (each through the delivery gate), stop — one terminal state.
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { InputError, InterruptedError } from '@quickloop/cli-kit/errors';
 import { LoopExit } from '@quickloop/cli-kit/exit-codes';
@@ -19,7 +19,9 @@ import {
   planPrompt,
   revisePrompt,
   runArgv,
+  tailKeptWarning,
   runGateRound,
+  namedFailures,
   timeoutMs,
   totalTokens,
   type LoadedSpec,
@@ -36,6 +38,8 @@ export interface RunnerIo {
   warn(line: string): void;
   now(): Date;
   newId(): string;
+  /** A progress view shows the run (stdout is a terminal): it gives the last line, the stop line need not. */
+  viewing?: boolean;
 }
 
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
@@ -87,8 +91,21 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     });
     return { code: LoopExit.passed, state: passed };
   }
-  makeDirs(workspace);
-  const release = acquireLock(join(workspace, '.loop-run.lock'));
+  // A folder the runner may not write (a read-only mount, no permission, a full disk) is the operator's
+  // to fix, said in words, not a crash of ours: nothing has run yet, and nothing is paid for.
+  const writable = <T>(step: () => T): T => {
+    try {
+      return step();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM' || code === 'ENOSPC' || code === 'EDQUOT') {
+        throw new InputError(`cannot write the workspace ${workspace}: ${(error as Error).message}`);
+      }
+      throw error;
+    }
+  };
+  writable(() => makeDirs(workspace));
+  const release = writable(() => acquireLock(join(workspace, '.loop-run.lock')));
   // `state_file: meta/state.json` is inside the workspace (checked above) but in a folder of its own.
   try {
     makeDirs(dirname(statePath));
@@ -115,6 +132,7 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     state.updated_at = io.now().toISOString();
     state.wall_clock_used_sec = elapsed();
     if (state.gate_progress) state.gate_progress.saved_at = state.updated_at;
+    if (state.gate_progress_parked) state.gate_progress_parked.saved_at = state.updated_at;
     writeStateAtomic(statePath, state);
   };
   const log = (name: string, fields: Record<string, unknown>): void => {
@@ -137,9 +155,12 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
         if (!state.warnings.includes(text)) state.warnings.push(text);
       },
       warnings: () => state.warnings,
-      consentGet: (id) => state.consent[id],
+      // Own keys only, and defined rather than assigned: a member named `__proto__` or `constructor` is
+      // as ordinary a key as in Looper's dict; read through the prototype, it would find a phantom record,
+      // and assigned, `__proto__` would swap the object's prototype and never reach state.json.
+      consentGet: (id) => (Object.hasOwn(state.consent, id) ? state.consent[id] : undefined),
       consentSet: (id, record) => {
-        state.consent[id] = record;
+        Object.defineProperty(state.consent, id, { value: record, enumerable: true, writable: true, configurable: true });
         save();
       },
       ask: io.ask,
@@ -253,6 +274,8 @@ interface Run {
   host(prompt: string, purpose: string): Promise<string>;
   planGateHash(): string;
   planPath: string;
+  /** The last round that did not pass: what blocked it (checks named by what they said) and its review. */
+  lastBlocked?: { gate: GateName; failures: string[]; review: string | null };
 }
 
 /** Start: the loop.started event, a clean slate for this run's stop record, unreachable criteria surfaced. */
@@ -283,7 +306,7 @@ async function startPhase(r: Run): Promise<void> {
 
 /** Context: regathered on every run into context.md; withheld files marked, command output scrubbed. */
 async function contextPhase(r: Run): Promise<string> {
-  const { spec, io, opts, loopDir, workspace, session, save, log, rel, enforceCaps } = r;
+  const { spec, state, io, opts, loopDir, workspace, session, save, log, rel, enforceCaps } = r;
   // Context: regathered on every run, withheld files marked, command output scrubbed.
   const chunks: string[] = [];
   const sources = Array.isArray(spec.goal.context_sources) ? spec.goal.context_sources : [];
@@ -310,6 +333,11 @@ async function contextPhase(r: Run): Promise<string> {
       const r = await runArgv(cmd, { cwd: loopDir, input: '', timeoutMs: timeoutMs((src as { timeout_sec?: unknown }).timeout_sec, 60), env: opts.env, ...(opts.signal ? { signal: opts.signal } : {}) });
       // A command cut short by our Ctrl-C would leave its partial output in context.md as if it had run.
       if (opts.signal?.aborted) throw new InterruptedError(`interrupted while context command ${joined} ran`);
+      if (r.truncated) {
+        const w = tailKeptWarning(`context command output (${joined})`);
+        if (!state.warnings.includes(w)) state.warnings.push(w);
+        io.warn(`warning: ${w}`);
+      }
       const block = session.scrub(`exit=${r.exitCode}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}\n`, `context command output (${joined})`, session.hostGlobs());
       chunks.push(`## Context source ${n}: ${joined}\n${block}`);
       log('context_cmd', { argv: cmd, returncode: r.exitCode });
@@ -322,8 +350,26 @@ async function contextPhase(r: Run): Promise<string> {
   return context;
 }
 
+/** What a path is when it is none of a file, a directory or missing: the reads that never end. */
+function specialKind(abs: string): string | null {
+  let st;
+  try {
+    st = statSync(abs);
+  } catch {
+    return null; // the read says why, in its own words
+  }
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  return null;
+}
+
 /** A context file's bytes; a file that cannot be read (a directory, no permission) is named in the error. */
 function readContextFile(abs: string, n: number, file: string): Buffer {
+  // A FIFO (or a device) would block the one synchronous read for good, where no signal can end it.
+  const kind = specialKind(abs);
+  if (kind) throw new InputError(`context source ${n} (${file}) is not a regular file (${kind}); name a file`);
   try {
     return readFileSync(abs);
   } catch (error) {
@@ -366,7 +412,19 @@ async function planPhase(r: Run, context: string): Promise<void> {
       delete state.plan_gate;
       if (state.checkpoints?.after_plan) delete state.checkpoints.after_plan;
     }
+    // The plan gate's rounds take the one gate_progress slot: a delivery's count (and its exhaustion)
+    // waits aside, so gating a plan again never hands a delivery that used its revisions a fresh budget.
+    if (state.gate_progress?.gate === 'delivery_gate') {
+      state.gate_progress_parked = state.gate_progress;
+      delete state.gate_progress;
+      save();
+    }
     await runGate(r, 'plan_gate', planPath, 0);
+  }
+  if (state.gate_progress_parked && state.gate_progress?.gate !== 'plan_gate') {
+    state.gate_progress = state.gate_progress_parked;
+    delete state.gate_progress_parked;
+    save();
   }
 
   if (asksAfterPlan(spec.loop_control.human_checkpoints) && !state.checkpoints?.after_plan) {
@@ -415,6 +473,10 @@ async function runGate(r: Run, gate: GateName, artifact: string, iteration: numb
     }
     if (res.reviewRel) state.last_review = resolve(loopDir, res.reviewRel);
     if (!res.anotherPass) {
+      // Where a progress view shows each verdict, stderr says it for a person whose stdout is a pipe.
+      const named = namedFailures(res);
+      r.lastBlocked = { gate, failures: named, review: res.reviewRel };
+      io.info(`${gate}: revise — ${named[0] ?? 'revise'}${named.length > 1 ? ` (+${named.length - 1} more)` : ''}${res.reviewRel ? ` — see ${res.reviewRel}` : ''}`);
       // No-progress: the same gate failing the same way, round after round.
       const signature = [...res.failures].sort().join('\n');
       const np = spec.loop_control.no_progress ?? { max_stalled_iterations: 2, action: 'stop' };
@@ -521,7 +583,10 @@ function stopPhase(r: Run, error: unknown): Outcome {
   } catch {
     /* the disk itself failed: the event below still ends the stream */
   }
-  io.warn(`loop ${status}: ${error instanceof Error ? error.message : String(error)}`);
+  // The last line names the cause: for a gate that never passed, what still blocked it (a view says it itself).
+  const b = r.lastBlocked;
+  const blocked = !io.viewing && b && b.failures.length > 0 && /max_iterations|max_revisions|no_progress/.test(failure) ? ` — ${b.gate} still blocked by: ${b.failures.join('; ')}${b.review ? ` (see ${b.review})` : ''}` : '';
+  io.warn(`loop ${status}: ${error instanceof Error ? error.message : String(error)}${blocked}`);
   io.emit('loop.failed', { status, failure, exit_code: code, iteration: state.iteration, wall_clock_used_sec: state.wall_clock_used_sec, usage });
   return { code, state };
 }

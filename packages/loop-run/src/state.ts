@@ -40,6 +40,8 @@ export interface LoopState {
   delivery_gate?: { passed_at: string };
   final_delivery?: string;
   gate_progress?: GateProgress;
+  /** A delivery's progress set aside while the plan is gated again (the plan gate's rounds use gate_progress). */
+  gate_progress_parked?: GateProgress;
   /** The last review round number of each gate, so review files are never overwritten. */
   review_rounds: Record<string, number>;
   checkpoints?: Record<string, string>;
@@ -110,6 +112,8 @@ export function loadState(path: string, now: string): { state: LoopState; existe
   s.iteration = typeof s.iteration === 'number' ? s.iteration : 0;
   // Another runner (Looper's) saved the state after our gate progress: it may have re-gated that
   // artifact with a fresh budget and passed it, so our count and exhaustion are history.
+  const parked = s.gate_progress_parked;
+  if (parked !== undefined && !(parked && typeof parked === 'object' && parked.saved_at === s.updated_at)) delete s.gate_progress_parked;
   const p = s.gate_progress;
   if (p && typeof p === 'object' && typeof p.saved_at === 'string' && p.saved_at !== s.updated_at) {
     delete s.gate_progress;

@@ -45,6 +45,69 @@ describe('progress view on a terminal', () => {
     expect(lines.at(-1)).toMatchObject({ type: 'loop.failed', failure: 'no_progress_detected' });
   });
 
+  it("names what a failed check said (or the check, when it said nothing) on its line and in the last line", async () => {
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          s.gates.plan_gate = { members: [], verdict_policy: 'fixed_passes', criteria: [], max_revisions: 0 };
+          s.goal.verification.push(
+            { id: 'report', type: 'programmatic', check: ['cat', 'loop-workspace/REPORT.md'], expect: 'exit_zero', timeout_sec: 60 },
+            { id: 'quiet', type: 'programmatic', check: ['test', '-s', 'loop-workspace/NOTES.md'], expect: 'exit_zero', timeout_sec: 60 },
+          );
+          s.gates.delivery_gate = { members: [], verdict_policy: 'fixed_passes', criteria: ['report', 'quiet'], max_revisions: 0 };
+          s.loop_control.max_iterations = 1;
+        },
+      }),
+    );
+    const io = ttyIo();
+    expect(await run({ spec: loop.specPath, retries: 0, retryDelayMs: 0, consent: [], level: 'normal' }, io)).toBe(1);
+    const out = io.out();
+    expect(out).toContain('  ✗ report (programmatic, exit 1): cat: loop-workspace/REPORT.md: No such file or directory');
+    expect(out).toContain('  ✗ quiet (programmatic, exit 1): test -s loop-workspace/NOTES.md printed nothing');
+    expect(out.trimEnd().split('\n').at(-1)).toBe(
+      'FAILED: max_iterations_reached — delivery_gate still blocked by: Programmatic check failed: report (cat: loop-workspace/REPORT.md: No such file or directory); Programmatic check failed: quiet (test -s loop-workspace/NOTES.md printed nothing) (see loop-workspace/review-delivery_gate-1.md)',
+    );
+  });
+
+  it('with stdout a pipe, stderr names each failed round and, in its last line, the cause', async () => {
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          s.gates.plan_gate = { members: [], verdict_policy: 'fixed_passes', criteria: [], max_revisions: 0 };
+          s.goal.verification.push({ id: 'report', type: 'programmatic', check: ['cat', 'loop-workspace/REPORT.md'], expect: 'exit_zero', timeout_sec: 60 });
+          s.gates.delivery_gate = { members: [], verdict_policy: 'fixed_passes', criteria: ['report'], max_revisions: 0 };
+          s.loop_control.max_iterations = 1;
+        },
+      }),
+    );
+    const io = memoryIo({ stdin: '', env: { ...process.env, NO_COLOR: '1' } });
+    expect(await run({ spec: loop.specPath, retries: 0, retryDelayMs: 0, consent: [], level: 'normal' }, io)).toBe(1);
+    const blocked = 'Programmatic check failed: report (cat: loop-workspace/REPORT.md: No such file or directory)';
+    expect(io.err()).toContain(`delivery_gate: revise — ${blocked} — see loop-workspace/review-delivery_gate-1.md\n`);
+    expect(io.err().trimEnd().split('\n').at(-1)).toBe(`loop failed: no delivery passed in 1 iteration(s) — delivery_gate still blocked by: ${blocked} (see loop-workspace/review-delivery_gate-1.md)`);
+    expect(io.out().trim().split('\n').at(-1)).toContain('"type":"loop.failed"');
+  });
+
+  it("scrubs what a failed check said before it reaches an event or the terminal", async () => {
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          s.gates.plan_gate = { members: [], verdict_policy: 'fixed_passes', criteria: [], max_revisions: 0 };
+          s.goal.verification.push({ id: 'leaky', type: 'programmatic', check: ['sh', '-c', 'cat .env >&2; exit 3'], expect: 'exit_zero', timeout_sec: 60 });
+          s.gates.delivery_gate = { members: [], verdict_policy: 'fixed_passes', criteria: ['leaky'], max_revisions: 0 };
+          s.loop_control.max_iterations = 1;
+        },
+      }),
+    );
+    writeFileSync(join(loop.dir, '.env'), 'DATABASE_URL=postgres://admin:hunter2hunter2@db/prod\n');
+    const io = ttyIo();
+    const events = join(loop.dir, 'events.ndjson');
+    expect(await run({ spec: loop.specPath, retries: 0, retryDelayMs: 0, consent: [], level: 'normal', events }, io)).toBe(1);
+    const check = readFileSync(events, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.type === 'gate.check' && e.criterion === 'leaky');
+    expect(check.said).toBe('[redacted:.env]');
+    expect(io.out()).not.toContain('hunter2');
+  });
+
   it("shows a model's escape sequences as text: a judge cannot colour, conceal or retitle the operator's terminal", async () => {
     const loop = track(makeLoop({ tweak: (s) => (s.gates.plan_gate.max_revisions = 0) }));
     // A judge whose blocking issue carries SGR (conceal, red), an OSC title and a clear-screen.
@@ -93,6 +156,21 @@ describe('progress view on a terminal', () => {
     expect(code).toBe(1);
     expect(io.out()).not.toContain('{"v":1');
     expect(io.out().trimEnd().split('\n').at(-1)).toBe('REVISE: the plan has no milestones (see review.md)');
+  });
+
+  it('refuses an --events FILE it cannot write before anything runs (exit 2), loop-run and loop-gate alike', () => {
+    const loop = track(makeLoop());
+    const events = join(loop.dir, 'no-such-dir', 'events.ndjson');
+    const r = spawnSync(process.execPath, [BIN, loop.specPath, '--events', events], { cwd: loop.dir, encoding: 'utf8', input: '' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`cannot write --events ${events}`);
+    expect(loop.calls('host')).toBe(0);
+    writeFileSync(join(loop.dir, 'plan.md'), '# plan\n');
+    const GATE = join(BIN, '..', '..', '..', 'loop-gate', 'bin', 'loop-gate.js');
+    const g = spawnSync(process.execPath, [GATE, loop.specPath, 'plan', join(loop.dir, 'plan.md'), '--events', events], { cwd: loop.dir, encoding: 'utf8', input: '' });
+    expect(g.status).toBe(2);
+    expect(g.stderr).toContain(`cannot write --events ${events}`);
+    expect(loop.calls('judge')).toBe(0);
   });
 
   it('a real pseudo-terminal gets the view; a pipe gets NDJSON', () => {

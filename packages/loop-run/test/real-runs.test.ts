@@ -90,6 +90,26 @@ describe('questions', () => {
     expect(existsSync(join(loop.dir, 'loop-workspace'))).toBe(false);
   });
 
+  it("records consent for a member whose id is an Object property name (__proto__, constructor), as Looper's dict does", async () => {
+    for (const id of ['__proto__', 'constructor']) {
+      const loop = track(
+        makeLoop({
+          tweak: (s) => {
+            s.council[0].id = id;
+            for (const g of [s.gates.plan_gate, s.gates.delivery_gate]) [g.members, g.verdict_source] = [[id], id];
+            s.privacy.egress = [{ to: id, sends: ['plan.md', 'delivery artifacts'], redact: [], consent: 'required' }];
+          },
+        }),
+      );
+      const first = await runLoopIn(loop, { stdin: 'yes\n' });
+      expect(first.code, first.err).toBe(0);
+      expect(first.err).not.toContain('does not cover');
+      const consent = JSON.parse(readFileSync(loop.ws('state.json'), 'utf8')).consent;
+      expect(Object.keys(consent)).toEqual([id]);
+      expect(Object.getOwnPropertyDescriptor(consent, id)?.value).toMatchObject({ how: 'answered_yes' });
+    }
+  });
+
   it('Ctrl-C at a consent question in a terminal ends loop-run and loop gate with 130 interrupted', () => {
     const loop = track(makeLoop({ tweak: (s) => (s.privacy.egress = []) }));
     const loopBin = join(BIN, '..', '..', '..', 'loop', 'bin', 'loop.js');
@@ -189,6 +209,30 @@ describe('re-runs and the lock', () => {
     expect([loop.calls('host'), loop.calls('judge')]).toEqual([host + 1, judge + 2]);
   });
 
+  it('gating an edited plan again gives the exhausted delivery no fresh revision budget', async () => {
+    const loop = track(
+      makeLoop({
+        judge: ['--unique'],
+        tweak: (s) => {
+          s.goal.verification.push({ id: 'plan-ok', type: 'programmatic', check: [process.execPath, '-e', ''], expect: 'exit_zero', timeout_sec: 60 });
+          s.gates.plan_gate = { members: [], verdict_policy: 'fixed_passes', criteria: ['plan-ok'], max_revisions: 0 };
+          s.loop_control.max_iterations = 1;
+          s.gates.delivery_gate.max_revisions = 1;
+        },
+      }),
+    );
+    expect((await runLoopIn(loop)).code).toBe(1);
+    expect(loop.state().failure).toBe('max_iterations_reached');
+    const [host, judge] = [loop.calls('host'), loop.calls('judge')];
+    writeFileSync(loop.ws('plan.md'), `${readFileSync(loop.ws('plan.md'), 'utf8')}\nOne more step.\n`);
+    const again = await runLoopIn(loop);
+    expect(rounds(again.events, 'plan_gate')).toBe(1);
+    expect(again.code).toBe(1);
+    expect(loop.state().failure).toBe('max_iterations_reached');
+    expect(rounds(again.events, 'delivery_gate')).toBe(0);
+    expect([loop.calls('host'), loop.calls('judge')]).toEqual([host, judge]);
+  });
+
   it('takes over a lock whose pid is alive but is not a loop-run (a reused pid)', async () => {
     const loop = track(makeLoop());
     mkdirSync(join(loop.dir, 'loop-workspace'));
@@ -259,6 +303,43 @@ describe('model CLIs', () => {
     expect(loop.state().warnings.join('\n')).toContain('judge-1 printed more than 16 MiB; only the tail was kept');
   });
 
+  it('passes a stdout_contains check whose text came before the last 16 MiB of its output, as Looper reads all of it', async () => {
+    const chatty = [process.execPath, '-e', "process.stdout.write('ALL TESTS OK\\n' + 'x'.repeat(17 * 1024 * 1024) + '\\n')"];
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          freePlanGate(s);
+          s.goal.verification.push({ id: 'suite', type: 'programmatic', check: chatty, expect: 'stdout_contains', contains: 'ALL TESTS OK', timeout_sec: 60 });
+          s.gates.delivery_gate = { members: [], verdict_policy: 'fixed_passes', criteria: ['suite'], max_revisions: 0 };
+        },
+      }),
+    );
+    const { code, events } = await runLoopIn(loop);
+    expect(events.filter((e) => e.type === 'gate.check' && e.criterion === 'suite').map((e) => e.passed)).toEqual([true]);
+    expect(code).toBe(0);
+  });
+
+  it('says so when a context command or a check printed more than the 16 MiB kept of it', async () => {
+    const flood = (tag: string) => [process.execPath, '-e', `process.stdout.write('${tag} head\\n' + 'x'.repeat(17 * 1024 * 1024) + '\\n${tag} tail\\n')`];
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          freePlanGate(s);
+          s.goal.context_sources = [{ cmd: flood('ctx'), timeout_sec: 60 }];
+          s.goal.verification.push({ id: 'suite', type: 'programmatic', check: flood('check'), expect: 'exit_zero', timeout_sec: 60 });
+          s.gates.delivery_gate = { members: [], verdict_policy: 'fixed_passes', criteria: ['suite'], max_revisions: 0 };
+        },
+      }),
+    );
+    const { code, err } = await runLoopIn(loop);
+    expect(code).toBe(0);
+    const warnings = loop.state().warnings.join('\n');
+    expect(warnings).toContain(`context command output (${flood('ctx').join(' ')}) printed more than 16 MiB; only its last 16 MiB were kept`);
+    expect(warnings).toContain('programmatic check suite printed more than 16 MiB; only its last 16 MiB were kept');
+    expect(err).toContain('only its last 16 MiB were kept');
+    expect(readFileSync(loop.ws('context.md'), 'utf8')).toContain('ctx tail');
+  });
+
   it('does not start a call the remaining token budget cannot cover', async () => {
     const loop = track(
       makeLoop({
@@ -281,6 +362,21 @@ describe('model CLIs', () => {
   });
 });
 
+describe('context files that never end', () => {
+  it('refuses a context file that is a FIFO, naming it, instead of blocking for good where no signal can end it', () => {
+    const loop = track(makeLoop());
+    loop.spec.goal.context_sources = [{ file: 'notes.md' }, { file: 'feed.md' }];
+    loop.write();
+    expect(spawnSync('mkfifo', [join(loop.dir, 'feed.md')]).status).toBe(0);
+    // Bounded only so that the old behaviour (a read that never returns) ends the test as a failure.
+    const r = spawnSync(process.execPath, [BIN, loop.specPath], { cwd: loop.dir, encoding: 'utf8', input: '', timeout: 60_000, killSignal: 'SIGKILL' });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toContain('context source 2 (feed.md) is not a regular file (a FIFO)');
+    expect(loop.calls('host')).toBe(0);
+    expect(loop.state()).toMatchObject({ status: 'failed' });
+  });
+});
+
 describe('read-only', () => {
   it('reports an already-passed loop on a read-only filesystem without writing', async () => {
     const loop = track(makeLoop());
@@ -291,5 +387,16 @@ describe('read-only', () => {
     expect(r.stderr).toContain('loop already passed');
     expect(JSON.parse(r.stdout.trim().split('\n').at(-1)!)).toMatchObject({ type: 'loop.completed', already_passed: true });
     expect(readFileSync(loop.ws('state.json'), 'utf8')).toBe(before);
+  });
+
+  it('refuses a loop it cannot write on a read-only filesystem in words, not as an internal error, before any call', () => {
+    const loop = track(makeLoop());
+    const r = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', process.execPath, BIN, loop.specPath], { cwd: loop.dir, encoding: 'utf8', input: '' });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).not.toContain('internal error');
+    expect(r.stderr).toContain(`cannot write the workspace ${join(loop.dir, 'loop-workspace')}`);
+    expect(r.stderr).toContain('read-only file system');
+    expect(JSON.parse(r.stdout.trim().split('\n').at(-1)!)).toMatchObject({ type: 'loop.failed', exit_code: 2 });
+    expect(loop.calls('host')).toBe(0);
   });
 });

@@ -31,6 +31,7 @@ export const LINT_RULES: readonly { id: string; severity: Severity; looper: bool
   { id: 'no-stop-conditions', severity: 'warning', looper: true },
   { id: 'shell-string-check', severity: 'warning', looper: true },
   { id: 'unresolved-placeholders', severity: 'warning', looper: true },
+  { id: 'council-member-named-host', severity: 'error', looper: false },
   { id: 'observability-path-escape', severity: 'error', looper: false },
   { id: 'egress-entry-malformed', severity: 'error', looper: false },
   { id: 'hardcoded-delivery-path', severity: 'warning', looper: false },
@@ -250,6 +251,15 @@ export function lintSpec(resolved: PyDict, rawStringChecks: readonly PyValue[], 
 
 /** Rules for the gaps quickloop closes: specs Looper lets through silently that will not run as they read. */
 function lintBeyondLooper(resolved: PyDict, add: (check: string, severity: Severity, message: string) => void): void {
+  // `host` names the host wherever a member id goes (its consent, --consent host, privacy.egress to: host),
+  // so the runner refuses a member called that: say so here, before CI lets the spec through.
+  if (has(dictOf(get(resolved, 'council_by_id')), 'host')) {
+    add(
+      'council-member-named-host',
+      'error',
+      "council member 'host' shares its id with the host CLI (its consent, --consent host, privacy.egress to: host); loop run refuses it - rename the member",
+    );
+  }
   const observability = dictOf(get(resolved, 'observability'));
   for (const key of ['state_file', 'run_log']) {
     const value = get(observability, key);

@@ -186,6 +186,9 @@ export const GateCheck = defineEvent({
     passed: Type.Boolean(),
     exit_code: Type.Union([Type.Integer(), Type.Null()], { description: 'The check\'s exit code (124 timeout, 127 not found); null for human.' }),
     argv: Type.Optional(Type.Array(Type.String(), { description: 'The check as run, after {artifact}/{n} substitution.' })),
+    said: Type.Optional(
+      Type.String({ description: 'For a failed programmatic check: the last non-blank line it printed (stderr, else stdout), scrubbed, at most 200 characters; absent when it printed nothing.' }),
+    ),
   }),
 });
 

@@ -174,6 +174,33 @@ describe('qs report', () => {
     await expect(cli(['report'], io)).rejects.toThrow(InputError);
   });
 
+  it('folds a folder without its results.json as qs results does: the same refusals, and the page its results.json would give', async () => {
+    // Another task's stream copied into a task's folder: qs results refuses to count it as this task's, so does the report.
+    const mixed = join(work, 'mixed');
+    cpSync(join(work, 'sweep'), mixed, { recursive: true });
+    rmSync(join(mixed, 'results.json'));
+    mkdirSync(join(mixed, 'greeter-quickstart', '2'));
+    cpSync(join(mixed, 'greeter-docs-gap', '1', 'events.ndjson'), join(mixed, 'greeter-quickstart', '2', 'events.ndjson'));
+    const refused = await qs(['results', 'mixed']);
+    expect(refused.code).toBe(3);
+    const r = await qs(['report', 'mixed']);
+    expect(r.code).toBe(3);
+    expect(r.err).toBe(refused.err);
+    expect(existsSync(join(work, 'mixed.html'))).toBe(false);
+    // A sweep folder whose attempt is missing: its plan names it, the page from the streams is the page from their results.json.
+    const partial = join(work, 'partial');
+    cpSync(join(work, 'sweep'), partial, { recursive: true });
+    rmSync(join(partial, 'results.json'));
+    rmSync(join(partial, 'greeter-docs-gap'), { recursive: true });
+    const fromStreams = await qs(['report', 'partial', '--out', 'partial-streams.html']);
+    expect(fromStreams.code, fromStreams.err).toBe(0);
+    expect((await qs(['results', 'partial', '--write'])).code).toBe(0);
+    expect(results('partial').not_run).toEqual([{ task: 'greeter-docs-gap', slug: 'greeter-docs-gap', attempt: 1 }]);
+    const fromJson = await qs(['report', 'partial', '--out', 'partial-json.html']);
+    expect(fromJson.code, fromJson.err).toBe(0);
+    expect(readFileSync(join(work, 'partial-streams.html'), 'utf8')).toBe(readFileSync(join(work, 'partial-json.html'), 'utf8'));
+  });
+
   it('refuses an --out that is a file it reads (the folder\'s results.json, a stream), leaving it as it was', async () => {
     const dir = join(work, 'own-files');
     cpSync(join(work, 'model'), dir, { recursive: true });

@@ -201,6 +201,25 @@ describe('qs report', () => {
     expect(readFileSync(join(work, 'partial-streams.html'), 'utf8')).toBe(readFileSync(join(work, 'partial-json.html'), 'utf8'));
   });
 
+  it('lists the attempts of the plan that no folder holds, as the summary and JUnit do (a shard not merged is not a clean sweep)', async () => {
+    const dir = join(work, 'unmerged');
+    cpSync(join(work, 'sweep'), dir, { recursive: true });
+    rmSync(join(dir, 'results.json'));
+    rmSync(join(dir, 'greeter-denied-write'), { recursive: true });
+    const r = await qs(['results', 'unmerged', '--junit', 'unmerged.xml', '--summary', 'unmerged.md']);
+    expect(r.code, r.err).toBe(0);
+    const doc = JSON.parse(r.out) as Results;
+    expect(doc.counts.not_run).toBe(1);
+    expect(readFileSync(join(work, 'unmerged.md'), 'utf8')).toContain('- **greeter-denied-write** attempt 1');
+    expect(readFileSync(join(work, 'unmerged.xml'), 'utf8')).toContain('<error type="not_run"');
+    expect((await qs(['report', 'unmerged'])).code).toBe(0);
+    const html = readFileSync(join(work, 'unmerged.html'), 'utf8');
+    expect(html).toContain('<li><b>1</b>not run</li>');
+    expect(html).toMatch(/<section id="not-run"><h2>Not run <span class="count">1<\/span><\/h2>.*<td data-label="Task">greeter-denied-write<\/td><td data-label="Attempt">1<\/td>/s);
+    // The sweep that ran every attempt has neither.
+    expect(readFileSync(join(work, 'sweep.html'), 'utf8')).not.toContain('not-run');
+  });
+
   it('refuses an --out that is a file it reads (the folder\'s results.json, a stream), leaving it as it was', async () => {
     const dir = join(work, 'own-files');
     cpSync(join(work, 'model'), dir, { recursive: true });

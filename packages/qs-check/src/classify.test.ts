@@ -45,6 +45,11 @@ describe('classify (in order)', () => {
     ['a passing check that itself ran into a limit by the kernel\'s count: the pass may be the kill\'s', { checkPassed: true, checkLimitHit: 'x' }, 'harness_error'],
     ['skipped and the spend cap still come first', { stopReason: 'skipped', checkPassed: true, checkLimitHit: 'x' }, 'skipped'],
     ['a run out of budget stays out of budget with a limit hit (not evidence either way)', { stopReason: 'timeout', limitHit: 'x' }, 'budget_exhausted'],
+    ['an agent that read none of the docs, then a failed check', { docsUnread: { infra: false, detail: 'read no page' } }, 'harness_error'],
+    ['an agent the docs site kept from every page it asked for', { docsUnread: { infra: true, detail: 'HTTP 503' } }, 'infra_error'],
+    ['a passing check wins over it', { checkPassed: true, docsUnread: { infra: false, detail: 'x' } }, 'passed'],
+    ['a budget that ran out is still out of budget', { stopReason: 'max_turns', docsUnread: { infra: false, detail: 'x' } }, 'budget_exhausted'],
+    ['an egress error of a failed command is named before them', { stopReason: 'command_failed', egressErrors: 1, docsUnread: { infra: false, detail: 'x' } }, 'infra_error'],
     ['a failing check', {}, 'docs_gap'],
   ])('%s', (_name, over, expected) => {
     expect(classify({ ...base, ...over })).toBe(expected);

@@ -36,6 +36,8 @@ export interface RunEvidence {
   checkLimitHit?: string;
   /** A model agent's error kind (agent.completed error_kind): `infra` is the provider's failure, whatever the detail says. */
   errorKind?: string;
+  /** The agent read none of the docs (facts.ts `docsUnread`); `infra` when the site kept them from it. */
+  docsUnread?: { infra: boolean; detail: string };
 }
 
 /**
@@ -71,6 +73,8 @@ export function classify(run: RunEvidence): ClassificationName {
   if (run.limitHit !== undefined) return 'harness_error';
   if (run.egressErrors > 0) return 'infra_error';
   if (run.egressBlocked > 0 || run.denied > 0) return 'harness_error';
+  // A gap is what the docs left out for an agent that followed them: one that never read them did not.
+  if (run.docsUnread) return run.docsUnread.infra ? 'infra_error' : 'harness_error';
   return 'docs_gap';
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { WireEvent } from '@quickloop/events';
-import { closeOpen, limitHitDetail, newFacts, observe, observeCheckEgress } from './facts.js';
+import { closeOpen, docsUnread, limitHitDetail, newFacts, observe, observeCheckEgress } from './facts.js';
 
 let n = 0;
 const ev = (type: string, fields: Record<string, unknown> = {}): WireEvent =>
@@ -104,5 +104,36 @@ describe('observe: sandbox limit hits belong to their command, and count only wh
     expect(disk).toContain('the disk was full when it ended');
     expect(disk).toMatch(/free space on that disk, or move the sandboxes to a larger one \(TMPDIR\), if the quickstart needs more$/);
     expect(disk).not.toContain('--max-');
+  });
+});
+
+describe('docsUnread: a run whose agent did not read these docs', () => {
+  const loaded = ev('task.loaded', { task: { name: 't', docs: { path: ['https://docs.example.test/q.html'], allow: ['example.test'] } } });
+  const done = (agent: string): WireEvent => ev('agent.completed', { agent, stop_reason: 'completed', detail: 'd', commands: 0, duration_ms: 0 });
+  const facts = (...events: WireEvent[]) => {
+    const f = newFacts('r');
+    for (const e of [loaded, ...events]) observe(f, e);
+    return f;
+  };
+
+  it('a model agent that read no page is unread; a page read, or a CLI agent\'s connection to a docs host (or a subdomain), is reading', () => {
+    expect(docsUnread(facts(done('openai')))).toMatchObject({ infra: false, detail: expect.stringContaining('the agent read no page of the docs') });
+    expect(docsUnread(facts(ev('docs.read', { url: 'https://docs.example.test/q.html' }), done('openai')))).toBeUndefined();
+    const connected = ev('egress.allowed', { host: 'docs.example.test', port: 443, method: 'CONNECT', reason: 'explicit', rule: 'example.test' });
+    expect(docsUnread(facts(connected, done('claude-code')))).toBeUndefined();
+    const elsewhere = ev('egress.allowed', { host: 'registry.npmjs.test', port: 443, method: 'CONNECT', reason: 'registry', rule: 'registry.npmjs.test:443' });
+    expect(docsUnread(facts(elsewhere, done('claude-code')))).toMatchObject({ infra: false });
+  });
+
+  it('replay, and an agent stage that names no agent, are not judged by what they read', () => {
+    expect(docsUnread(facts(done('replay')))).toBeUndefined();
+    expect(docsUnread(facts())).toBeUndefined();
+  });
+
+  it('reads that all failed are the site\'s when it failed (5xx, no answer), else the agent\'s', () => {
+    const down = ev('docs.error', { url: 'https://docs.example.test/other.html', error: 'HTTP 503', reason: 'http_status', status: 503 });
+    expect(docsUnread(facts(down, done('gemini')))).toMatchObject({ infra: true, detail: expect.stringContaining('the docs site failed') });
+    const missing = ev('docs.error', { url: 'https://docs.example.test/guess.html', error: 'HTTP 404', reason: 'http_status', status: 404 });
+    expect(docsUnread(facts(missing, done('gemini')))).toMatchObject({ infra: false, detail: expect.stringContaining('the one page it asked for could not be read (https://docs.example.test/guess.html: HTTP 404)') });
   });
 });

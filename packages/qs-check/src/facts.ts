@@ -19,7 +19,9 @@ export interface RunFacts {
   loaded?: TaskLoaded;
   ready?: SandboxReady;
   setupFailure?: string;
-  agent?: { stopReason: StopReasonName; detail: string; errorKind?: string };
+  agent?: { stopReason: StopReasonName; detail: string; errorKind?: string; name?: string };
+  /** Connections let through to a docs host (a CLI agent reads the docs with its own tools: no docs.read). */
+  docsHostConnections: number;
   /** Output of successful bash calls, in order: the session output for expect_output. */
   okOutputs: string[];
   /** Bash calls so far, and those among the successful ones whose output was cut to max_output_chars (head and tail kept). */
@@ -58,7 +60,7 @@ export interface RunFacts {
 }
 
 export function newFacts(runId: string): RunFacts {
-  return { runId, okOutputs: [], bashCalls: 0, cutOutputs: [], pagesRead: [], docsErrors: [], egressErrors: 0, egressBlocked: 0, denied: 0, docsBypass: 0, deniedBy: new Map(), limitHits: [], limitBy: new Map(), commands: new Map(), finished: false };
+  return { runId, okOutputs: [], bashCalls: 0, cutOutputs: [], pagesRead: [], docsErrors: [], docsHostConnections: 0, egressErrors: 0, egressBlocked: 0, denied: 0, docsBypass: 0, deniedBy: new Map(), limitHits: [], limitBy: new Map(), commands: new Map(), finished: false };
 }
 
 /** Adds one event to its run's facts; events of types it does not know are ignored. */
@@ -75,7 +77,7 @@ export function observe(f: RunFacts, event: WireEvent): void {
       f.setupFailure = String(e.detail);
       break;
     case 'agent.completed':
-      f.agent = { stopReason: e.stop_reason as StopReasonName, detail: String(e.detail), ...(typeof e.error_kind === 'string' ? { errorKind: e.error_kind } : {}) };
+      f.agent = { stopReason: e.stop_reason as StopReasonName, detail: String(e.detail), ...(typeof e.error_kind === 'string' ? { errorKind: e.error_kind } : {}), ...(typeof e.agent === 'string' ? { name: e.agent } : {}) };
       break;
     case 'tool.call':
       if (e.tool === 'bash') f.bashCalls += 1;
@@ -119,6 +121,9 @@ export function observe(f: RunFacts, event: WireEvent): void {
       break;
     case 'egress.error':
       if (f.open) f.open.egressErrors += 1;
+      break;
+    case 'egress.allowed':
+      if (isDocsHost(f, String(e.host))) f.docsHostConnections += 1;
       break;
     case 'egress.blocked':
       if (e.reason === 'docs_host') f.docsBypass += 1;
@@ -275,3 +280,28 @@ export function sessionCut(f: RunFacts): string | undefined {
   const cut = f.cutOutputs.map((c) => `command ${c.command} printed ${c.originalChars} characters`).join(', ');
   return `${reason}; but ${cut}, cut to max_output_chars (${limit ?? '?'}) with the middle dropped, so the check never saw all of it (raise budgets.max_output_chars)`;
 }
+
+/** A host the task reads its docs from (docs.allow, which holds the route's hosts): the name or a subdomain of it. */
+function isDocsHost(f: RunFacts, host: string): boolean {
+  return (f.loaded?.task.docs.allow ?? []).some((h) => host === h.toLowerCase() || host.endsWith(`.${h.toLowerCase()}`));
+}
+
+/** One line of the check's reason, for a detail that says why the run is no evidence. */
+const because = (f: RunFacts): string => (f.check?.reason ? ` (${f.check.reason})` : '');
+
+/**
+ * A run whose agent read none of the docs: no page read through read_docs, and no connection to a
+ * docs host (how a CLI agent reads them). Whatever it did, it did not follow these docs, so a
+ * check that failed after it says nothing about them. The replay agent runs the documented
+ * commands, so what it reads is beside the point; an agent stage that names no agent is not judged.
+ */
+export function docsUnread(f: RunFacts): { infra: boolean; detail: string } | undefined {
+  const agent = f.agent?.name;
+  if (agent === undefined || agent === 'replay' || f.pagesRead.length > 0 || f.docsHostConnections > 0) return undefined;
+  // Reads that all failed for the site's reasons (5xx, no answer): the site, not the agent, kept the docs from it.
+  const site = f.docsErrors.find(siteFailed);
+  if (site !== undefined) return { infra: true, detail: `the agent could read no page of the docs (${site.url}: ${site.error}): the docs site failed, so the run says nothing about the docs${because(f)}` };
+  const tried = f.docsErrors.length > 0 ? `; the ${f.docsErrors.length === 1 ? 'one page it asked for' : `${f.docsErrors.length} pages it asked for`} could not be read (${f.docsErrors[0]?.url}: ${f.docsErrors[0]?.error})` : '';
+  return { infra: false, detail: `the agent read no page of the docs (no read_docs call answered, no connection to a docs host${tried}): it gave up or worked without them, so its failure says nothing about them${because(f)}` };
+}
+

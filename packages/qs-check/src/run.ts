@@ -6,9 +6,9 @@ import { createEmitter, EventWriter, readEvents, signalName, untilAborted, type 
 import { pipIndexes } from '@quickloop/registries';
 import { fetchInstallMetadata, fetchPipFiles, harvestInstallCacheAsync, hasNpmIndex, installedDists, notePipLayouts, npmRegistry, registryOf, removeLayout, removeStaleParts, wantedMetadata, type EgressEvent, type NpmRegistry, type PipIndexes } from '@quickloop/sandbox';
 import type { ClassificationName } from '@quickloop/events';
-import { classify, isEvidential, label } from './classify.js';
+import { classify, isEvidential, label, type RunEvidence } from './classify.js';
 import { runCheck } from './check.js';
-import { closeOpen, limitHitDetail, newFacts, observe, observeCheckEgress, observeCheckLimits, sessionCut, unreadRoute, type RunFacts } from './facts.js';
+import { closeOpen, docsUnread, limitHitDetail, newFacts, observe, observeCheckEgress, observeCheckLimits, sessionCut, unreadRoute, type RunFacts } from './facts.js';
 
 
 export const STAGE = 'qs-check';
@@ -212,7 +212,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       // Only the kernel's count: a passing check's output is not read for limit lines (limit-hits.ts).
       const counted = f.check?.passed === true ? f.check.limitHits?.find((h) => h.detected_from === 'counter') : undefined;
       const checkLimitHit = counted !== undefined ? limitHitDetail({ ...counted, command: 'the success check', kind: 'check' }) : undefined;
-      classification = classify({
+      const evidence: RunEvidence = {
         stopReason,
         detail,
         checkPassed: f.check ? f.check.passed : null,
@@ -226,9 +226,14 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
         ...(limitHit !== undefined ? { limitHit } : {}),
         ...(checkLimitHit !== undefined ? { checkLimitHit } : {}),
         ...(f.agent?.errorKind !== undefined ? { errorKind: f.agent.errorKind } : {}),
-      });
+      };
+      const unread = docsUnread(f);
+      classification = classify({ ...evidence, ...(unread !== undefined ? { docsUnread: unread } : {}) });
+      // classify() asks about it last, so it decided exactly when the run would otherwise be a docs gap.
+      const notFollowed = classification !== 'docs_gap' && classify(evidence) === 'docs_gap' ? unread?.detail : undefined;
       // A failed replay step names where the docs broke; otherwise the check's reason says what is missing.
-      if (checkLimitHit !== undefined && classification === 'harness_error') detail = checkLimitHit;
+      if (notFollowed !== undefined) detail = notFollowed;
+      else if (checkLimitHit !== undefined && classification === 'harness_error') detail = checkLimitHit;
       else if (syntaxError !== undefined && classification === 'harness_error') detail = `the success check is not valid bash (${syntaxError})`;
       else if (f.check?.timedOut === true && classification === 'budget_exhausted' && (stopReason === 'completed' || stopReason === 'command_failed')) detail = f.check.reason;
       else if (cut !== undefined && classification === 'budget_exhausted' && (stopReason === 'completed' || stopReason === 'command_failed')) detail = cut;

@@ -36,6 +36,8 @@ export interface RunEvidence {
   checkLimitHit?: string;
   /** A model agent's error kind (agent.completed error_kind): `infra` is the provider's failure, whatever the detail says. */
   errorKind?: string;
+  /** A recorded run's re-driven result differed from the recording where a model acts on it (facts.ts `recordedDiverged`). */
+  recordedDiverged?: string;
   /** The agent read none of the docs (facts.ts `docsUnread`); `infra` when the site kept them from it. */
   docsUnread?: { infra: boolean; detail: string };
 }
@@ -73,7 +75,9 @@ export function classify(run: RunEvidence): ClassificationName {
   if (run.limitHit !== undefined) return 'harness_error';
   if (run.egressErrors > 0) return 'infra_error';
   if (run.egressBlocked > 0 || run.denied > 0) return 'harness_error';
-  // A gap is what the docs left out for an agent that followed them: one that never read them did not.
+  // A gap is what the docs left out for an agent that followed them. A recorded run whose turns no
+  // longer answer what this run saw, or an agent that never read the docs, did not follow these docs.
+  if (run.recordedDiverged !== undefined) return 'harness_error';
   if (run.docsUnread) return run.docsUnread.infra ? 'infra_error' : 'harness_error';
   return 'docs_gap';
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { WireEvent } from '@quickloop/events';
-import { closeOpen, docsUnread, limitHitDetail, newFacts, observe, observeCheckEgress } from './facts.js';
+import { closeOpen, docsUnread, limitHitDetail, newFacts, observe, observeCheckEgress, recordedDiverged } from './facts.js';
 
 let n = 0;
 const ev = (type: string, fields: Record<string, unknown> = {}): WireEvent =>
@@ -107,7 +107,7 @@ describe('observe: sandbox limit hits belong to their command, and count only wh
   });
 });
 
-describe('docsUnread: a run whose agent did not read these docs', () => {
+describe('docsUnread and recordedDiverged: a run whose agent did not follow these docs', () => {
   const loaded = ev('task.loaded', { task: { name: 't', docs: { path: ['https://docs.example.test/q.html'], allow: ['example.test'] } } });
   const done = (agent: string): WireEvent => ev('agent.completed', { agent, stop_reason: 'completed', detail: 'd', commands: 0, duration_ms: 0 });
   const facts = (...events: WireEvent[]) => {
@@ -135,5 +135,11 @@ describe('docsUnread: a run whose agent did not read these docs', () => {
     expect(docsUnread(facts(down, done('gemini')))).toMatchObject({ infra: true, detail: expect.stringContaining('the docs site failed') });
     const missing = ev('docs.error', { url: 'https://docs.example.test/guess.html', error: 'HTTP 404', reason: 'http_status', status: 404 });
     expect(docsUnread(facts(missing, done('gemini')))).toMatchObject({ infra: false, detail: expect.stringContaining('the one page it asked for could not be read (https://docs.example.test/guess.html: HTTP 404)') });
+  });
+
+  it('a recorded divergence counts when a model would have acted on it (exit code, timeout, tool error, page), not for output alone', () => {
+    const div = (field: string): WireEvent => ev('replay.diverged', { turn: 2, call_id: 'call_1', tool: 'bash', field, recorded: '0', actual: '1' });
+    expect(recordedDiverged(facts(div('output'), done('recorded')))).toBeUndefined();
+    for (const field of ['exit_code', 'timed_out', 'error', 'docs']) expect(recordedDiverged(facts(div('output'), div(field), done('recorded'))), field).toContain(`turn 2 bash call call_1 got another result than the recording (${field}: recorded 0, now 1)`);
   });
 });

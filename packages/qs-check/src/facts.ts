@@ -20,6 +20,12 @@ export interface RunFacts {
   ready?: SandboxReady;
   setupFailure?: string;
   agent?: { stopReason: StopReasonName; detail: string; errorKind?: string; name?: string };
+  /**
+   * A recorded run's tool results that differ from the recording in what a model acts on (an exit
+   * code, a timeout, a tool error, a page's status or content), in order; differing output alone
+   * (a timestamp, a path) is not here.
+   */
+  divergences: Array<{ turn: number; callId: string; tool: string; field: string; recorded: string; actual: string }>;
   /** Connections let through to a docs host (a CLI agent reads the docs with its own tools: no docs.read). */
   docsHostConnections: number;
   /** Output of successful bash calls, in order: the session output for expect_output. */
@@ -60,7 +66,7 @@ export interface RunFacts {
 }
 
 export function newFacts(runId: string): RunFacts {
-  return { runId, okOutputs: [], bashCalls: 0, cutOutputs: [], pagesRead: [], docsErrors: [], docsHostConnections: 0, egressErrors: 0, egressBlocked: 0, denied: 0, docsBypass: 0, deniedBy: new Map(), limitHits: [], limitBy: new Map(), commands: new Map(), finished: false };
+  return { runId, okOutputs: [], bashCalls: 0, cutOutputs: [], pagesRead: [], docsErrors: [], divergences: [], docsHostConnections: 0, egressErrors: 0, egressBlocked: 0, denied: 0, docsBypass: 0, deniedBy: new Map(), limitHits: [], limitBy: new Map(), commands: new Map(), finished: false };
 }
 
 /** Adds one event to its run's facts; events of types it does not know are ignored. */
@@ -78,6 +84,9 @@ export function observe(f: RunFacts, event: WireEvent): void {
       break;
     case 'agent.completed':
       f.agent = { stopReason: e.stop_reason as StopReasonName, detail: String(e.detail), ...(typeof e.error_kind === 'string' ? { errorKind: e.error_kind } : {}), ...(typeof e.agent === 'string' ? { name: e.agent } : {}) };
+      break;
+    case 'replay.diverged':
+      if (e.field !== 'output') f.divergences.push({ turn: Number(e.turn), callId: String(e.call_id), tool: String(e.tool), field: String(e.field), recorded: String(e.recorded), actual: String(e.actual) });
       break;
     case 'tool.call':
       if (e.tool === 'bash') f.bashCalls += 1;
@@ -305,3 +314,18 @@ export function docsUnread(f: RunFacts): { infra: boolean; detail: string } | un
   return { infra: false, detail: `the agent read no page of the docs (no read_docs call answered, no connection to a docs host${tried}): it gave up or worked without them, so its failure says nothing about them${because(f)}` };
 }
 
+/**
+ * A recorded run whose re-driven tool results differ from the recording where a model acts on them:
+ * the turns after that answer what the recording saw, not what this run saw (a model would have
+ * read the new exit code or page), so a failure after it says nothing about the docs.
+ */
+export function recordedDiverged(f: RunFacts): string | undefined {
+  const d = f.divergences[0];
+  if (d === undefined) return undefined;
+  const cut = (v: string): string => {
+    const line = v.replace(/\s+/g, ' ').trim();
+    return line.length > 80 ? `${line.slice(0, 77)}...` : line;
+  };
+  const more = f.divergences.length > 1 ? ` (and ${f.divergences.length - 1} more)` : '';
+  return `the recorded run's turn ${d.turn} ${d.tool} call ${d.callId} got another result than the recording (${d.field}: recorded ${cut(d.recorded)}, now ${cut(d.actual)})${more}, and the turns after it answer the recording, not this run, so its failure says nothing about the docs${because(f)}`;
+}

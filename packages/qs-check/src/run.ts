@@ -8,7 +8,7 @@ import { fetchInstallMetadata, fetchPipFiles, harvestInstallCacheAsync, hasNpmIn
 import type { ClassificationName } from '@quickloop/events';
 import { classify, isEvidential, label, type RunEvidence } from './classify.js';
 import { runCheck } from './check.js';
-import { closeOpen, docsUnread, limitHitDetail, newFacts, observe, observeCheckEgress, observeCheckLimits, sessionCut, unreadRoute, type RunFacts } from './facts.js';
+import { closeOpen, docsUnread, limitHitDetail, newFacts, observe, observeCheckEgress, observeCheckLimits, recordedDiverged, sessionCut, unreadRoute, type RunFacts } from './facts.js';
 
 
 export const STAGE = 'qs-check';
@@ -227,10 +227,11 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
         ...(checkLimitHit !== undefined ? { checkLimitHit } : {}),
         ...(f.agent?.errorKind !== undefined ? { errorKind: f.agent.errorKind } : {}),
       };
+      const diverged = recordedDiverged(f);
       const unread = docsUnread(f);
-      classification = classify({ ...evidence, ...(unread !== undefined ? { docsUnread: unread } : {}) });
-      // classify() asks about it last, so it decided exactly when the run would otherwise be a docs gap.
-      const notFollowed = classification !== 'docs_gap' && classify(evidence) === 'docs_gap' ? unread?.detail : undefined;
+      classification = classify({ ...evidence, ...(diverged !== undefined ? { recordedDiverged: diverged } : {}), ...(unread !== undefined ? { docsUnread: unread } : {}) });
+      // classify() asks about these last, so they decided exactly when the run would otherwise be a docs gap.
+      const notFollowed = classification !== 'docs_gap' && classify(evidence) === 'docs_gap' ? (diverged ?? unread?.detail) : undefined;
       // A failed replay step names where the docs broke; otherwise the check's reason says what is missing.
       if (notFollowed !== undefined) detail = notFollowed;
       else if (checkLimitHit !== undefined && classification === 'harness_error') detail = checkLimitHit;

@@ -174,7 +174,9 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     }
     if (io.signal.aborted || f.agent?.stopReason === 'interrupted') {
       tally.interrupted += 1;
-      const phase = interruptedIn ?? (f.agent ? (f.agent.stopReason === 'interrupted' ? 'agent' : 'check') : 'waiting for the agent');
+      // A setup step that never reported its end was running: the agent never started.
+      const inSetup = f.open !== undefined && f.commands.get(f.open.id)?.kind === 'setup';
+      const phase = interruptedIn ?? (inSetup ? 'setup' : f.agent ? (f.agent.stopReason === 'interrupted' ? 'agent' : 'check') : 'waiting for the agent');
       await emitter.emit('run.interrupted', { run_id: f.runId }, { signal: io.signal.aborted ? signalName(io.signal) : 'upstream', phase });
       await cleanup(f);
       return;

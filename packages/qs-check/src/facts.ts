@@ -268,7 +268,8 @@ export function unreadRoute(f: RunFacts): { infra: boolean; detail: string } | u
     const failure = f.docsErrors.find((e) => samePage(e.url) === key);
     if (failure === undefined) continue;
     const infra = siteFailed(failure);
-    const whose = infra ? 'the docs site failed' : "the task's route, docs.allow or the site's robots.txt do not fit the site";
+    const reader = failure.reason === 'not_text' || failure.reason === 'too_large';
+    const whose = infra ? 'the docs site failed' : reader ? 'the docs reader gives an agent no page that is not text or is too large' : "the task's route, docs.allow or the site's robots.txt do not fit the site";
     return { infra, detail: `docs route page ${page} could not be read (${failure.error}): ${whose}, so the run says nothing about the docs` };
   }
   return undefined;

@@ -11,6 +11,8 @@ describe('classify (in order)', () => {
     ['a passing check wins over egress trouble', { checkPassed: true, egressErrors: 1, egressBlocked: 2, denied: 1 }, 'passed'],
     ['a check that does not parse', { checkSyntaxError: 'line 3 of the success block: syntax error', stopReason: 'command_failed' }, 'harness_error'],
     ['a check that does not parse but passed anyway is still passed', { checkSyntaxError: 'x', checkPassed: true }, 'passed'],
+    ['a check whose helper failed before it checked anything', { checkHelperFailed: 'qs_wait_http needs a URL or a path' }, 'harness_error'],
+    ['a check whose helper failed, after a refusal', { stopReason: 'refusal', checkHelperFailed: 'x' }, 'harness_error'],
     ['refusal', { stopReason: 'refusal' }, 'agent_refusal'],
     ['error with an API 529', { stopReason: 'error', detail: 'API error 529: overloaded_error' }, 'infra_error'],
     ['error with a colon-style API 503 (other vendors)', { stopReason: 'error', detail: 'API error: 503 Service Unavailable' }, 'infra_error'],

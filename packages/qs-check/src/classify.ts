@@ -8,6 +8,8 @@ export interface RunEvidence {
   checkPassed: boolean | null;
   /** The check did not parse (bash's message): it could not have said anything about the docs. */
   checkSyntaxError?: string;
+  /** The check failed in one of its own helpers, before it looked at anything (facts.ts `helperFailure`). */
+  checkHelperFailed?: string;
   /** The check was killed at max_command_seconds: it never gave its verdict. */
   checkTimedOut?: boolean;
   /** expect_output missed, and output it read was cut to max_output_chars (facts.ts `sessionCut`). */
@@ -57,6 +59,8 @@ export function classify(run: RunEvidence): ClassificationName {
   if (run.checkPassed === true && run.checkLimitHit !== undefined) return 'harness_error';
   if (run.checkPassed === true) return 'passed';
   if (run.checkSyntaxError !== undefined) return 'harness_error';
+  // A helper that was given what it cannot use, or found the sandbox without what it runs, checked nothing.
+  if (run.checkHelperFailed !== undefined) return 'harness_error';
   if (run.stopReason === 'refusal') return 'agent_refusal';
   if (run.stopReason === 'error') {
     if (run.errorKind === 'infra') return 'infra_error';

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { WireEvent } from '@quickloop/events';
-import { closeOpen, docsUnread, limitHitDetail, newFacts, observe, observeCheckEgress, recordedDiverged } from './facts.js';
+import { closeOpen, docsUnread, HELPER_FAILURES, limitHitDetail, newFacts, observe, observeCheckEgress, recordedDiverged } from './facts.js';
 
 let n = 0;
 const ev = (type: string, fields: Record<string, unknown> = {}): WireEvent =>
@@ -141,5 +143,17 @@ describe('docsUnread and recordedDiverged: a run whose agent did not follow thes
     const div = (field: string): WireEvent => ev('replay.diverged', { turn: 2, call_id: 'call_1', tool: 'bash', field, recorded: '0', actual: '1' });
     expect(recordedDiverged(facts(div('output'), done('recorded')))).toBeUndefined();
     for (const field of ['exit_code', 'timed_out', 'error', 'docs']) expect(recordedDiverged(facts(div('output'), div(field), done('recorded'))), field).toContain(`turn 2 bash call call_1 got another result than the recording (${field}: recorded 0, now 1)`);
+  });
+});
+
+describe('HELPER_FAILURES: every way a helper of the check fails before it checks anything', () => {
+  it('covers each qs_fail of the prelude that is not a verdict, and no verdict', () => {
+    const prelude = readFileSync(fileURLToPath(new URL('../../task/prelude.sh', import.meta.url)), 'utf8');
+    const messages = [...prelude.matchAll(/qs_fail "([^"]*)"/g), ...prelude.matchAll(/echo "check failed: ([^"]*)"/g)].map((m) => (m[1] as string).replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}?|\$\d/g, 'X'));
+    // The verdicts: what the run left did not answer, or did not print, as the task asks.
+    const verdicts = messages.filter((m) => m.startsWith('X did not answer as expected') || m.startsWith('nothing the run printed'));
+    expect(verdicts).toHaveLength(2);
+    for (const m of messages.filter((x) => !verdicts.includes(x))) expect(HELPER_FAILURES.some((r) => r.test(m)), m).toBe(true);
+    for (const m of verdicts) expect(HELPER_FAILURES.some((r) => r.test(m)), m).toBe(false);
   });
 });

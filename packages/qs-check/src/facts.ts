@@ -275,6 +275,36 @@ export function unreadRoute(f: RunFacts): { infra: boolean; detail: string } | u
   return undefined;
 }
 
+/**
+ * The reasons the check's helpers (packages/task/prelude.sh) give when they could not check at all:
+ * a helper called without what it needs or with what it cannot use (a success script's own call),
+ * or a sandbox without what the helper runs (a fetcher, a temporary folder, the session log). None
+ * looked at what the run left, so none is a verdict on the docs. facts.test.ts holds this list to
+ * every qs_fail of the prelude.
+ */
+export const HELPER_FAILURES: readonly RegExp[] = [
+  /^cannot create a temporary directory$/,
+  /^qs_serve needs a command$/,
+  /^qs_wait_http needs a URL or a path$/,
+  /^qs_wait_http: .* needs a value$/,
+  /^qs_wait_http: unknown option .*$/,
+  /^qs_wait_http needs curl, python3, node or wget in the sandbox$/,
+  /^qs_expect_output needs --contains or --matches$/,
+  /^there is no session log \(.*\), so nothing the run printed can be checked$/,
+  /^qs_expect_output: .* needs a value$/,
+  /^qs_expect_output: .* has an empty pattern, which matches anything$/,
+  /^qs_expect_output: unknown option .*$/,
+  /^qs_expect_output: grep could not use the pattern .*$/,
+];
+
+/** The failed check's reason, when it is one of its helpers' own failures (`HELPER_FAILURES`), without its `check failed: `. */
+export function helperFailure(f: RunFacts): string | undefined {
+  const reason = f.check?.passed === false ? f.check.reason : undefined;
+  if (reason === undefined || !reason.startsWith('check failed: ')) return undefined;
+  const why = reason.slice('check failed: '.length);
+  return HELPER_FAILURES.some((m) => m.test(why)) ? why : undefined;
+}
+
 /** The last line qs_expect_output (packages/task/prelude.sh) prints when a pattern is nowhere in the session log. */
 const EXPECT_OUTPUT_MISS = 'check failed: nothing the run printed ';
 

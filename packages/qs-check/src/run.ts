@@ -8,7 +8,7 @@ import { fetchInstallMetadata, fetchPipFiles, harvestInstallCacheAsync, hasNpmIn
 import type { ClassificationName } from '@quickloop/events';
 import { classify, isEvidential, label, type RunEvidence } from './classify.js';
 import { runCheck } from './check.js';
-import { closeOpen, docsUnread, limitHitDetail, newFacts, observe, observeCheckEgress, observeCheckLimits, recordedDiverged, sessionCut, unreadRoute, type RunFacts } from './facts.js';
+import { closeOpen, docsUnread, helperFailure, limitHitDetail, newFacts, observe, observeCheckEgress, observeCheckLimits, recordedDiverged, sessionCut, unreadRoute, type RunFacts } from './facts.js';
 
 
 export const STAGE = 'qs-check';
@@ -210,6 +210,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       const syntaxError = f.check?.syntaxError;
       const routeUnread = unreadRoute(f);
       const cut = sessionCut(f);
+      const helper = helperFailure(f);
       const limitHit = f.limitHits[0] !== undefined ? limitHitDetail(f.limitHits[0]) : undefined;
       // Only the kernel's count: a passing check's output is not read for limit lines (limit-hits.ts).
       const counted = f.check?.passed === true ? f.check.limitHits?.find((h) => h.detected_from === 'counter') : undefined;
@@ -219,6 +220,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
         detail,
         checkPassed: f.check ? f.check.passed : null,
         ...(syntaxError !== undefined ? { checkSyntaxError: syntaxError } : {}),
+        ...(helper !== undefined ? { checkHelperFailed: helper } : {}),
         ...(f.check?.timedOut === true ? { checkTimedOut: true } : {}),
         ...(cut !== undefined ? { sessionCut: true } : {}),
         ...(routeUnread !== undefined ? { routeUnread } : {}),
@@ -238,6 +240,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       if (notFollowed !== undefined) detail = notFollowed;
       else if (checkLimitHit !== undefined && classification === 'harness_error') detail = checkLimitHit;
       else if (syntaxError !== undefined && classification === 'harness_error') detail = `the success check is not valid bash (${syntaxError})`;
+      else if (helper !== undefined && classification === 'harness_error') detail = `the success check checked nothing: its helper failed (${helper}), so the run says nothing about the docs`;
       else if (f.check?.timedOut === true && classification === 'budget_exhausted' && (stopReason === 'completed' || stopReason === 'command_failed')) detail = f.check.reason;
       else if (cut !== undefined && classification === 'budget_exhausted' && (stopReason === 'completed' || stopReason === 'command_failed')) detail = cut;
       // classify() asks about the route only after the agent's own errors, so past those it is what decided.

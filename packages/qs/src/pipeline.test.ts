@@ -141,6 +141,19 @@ describe('the replay pipeline, end to end', () => {
     expect(String(verdict(r)?.detail)).toMatch(/^docs route page https:\/\/docs\.greeter\.test\/binary\.html could not be read \(not a text page .*\): the docs reader gives an agent no page that is not text or is too large, so the run says nothing about the docs$/);
   });
 
+  it.each([
+    ['a pattern grep cannot use', `qs_expect_output --matches '[z-a]'`, 'qs_expect_output: grep could not use the pattern /[z-a]/'],
+    ['no URL', 'qs_wait_http', 'qs_wait_http needs a URL or a path'],
+    ['an option it does not know', 'qs_wait_http / --within 3', 'qs_wait_http: unknown option --within'],
+    ['no pattern', 'qs_expect_output', 'qs_expect_output needs --contains or --matches'],
+  ])("classifies a check whose helper was given %s as harness_error: it checked nothing, so it is no verdict on the docs", async (_name, script, reason) => {
+    writeFileSync(join(work, 'misused.yaml'), ['name: greeter-misused-helper', 'goal: Follow the quickstart.', 'docs:', '  path:', '    - https://docs.greeter.test/quickstart.html', 'replay:', '  - echo Hello, Ada!', 'success:', `  script: ${JSON.stringify(script)}`, ''].join('\n'));
+    const r = await sh(`qs-validate misused.yaml | qs-agent --agent replay ${MAP} | qs-check`);
+    expect(r.codes).toEqual([0, 0, 2]);
+    expect(r.events.find((e) => e.type === 'check.completed')).toMatchObject({ passed: false, reason: `check failed: ${reason}` });
+    expect(verdict(r)).toMatchObject({ classification: 'harness_error', evidential: false, detail: `the success check checked nothing: its helper failed (${reason}), so the run says nothing about the docs` });
+  });
+
   it('classifies a check that does not parse (a hand-edited task.loaded) as harness_error, at the line of the success block', async () => {
     writeFileSync(join(work, 'syntax.yaml'), 'name: syntax-at-run-time\ngoal: Build it.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nreplay:\n  - mkdir -p greeter\nsuccess:\n  script: test -d greeter\n');
     const edit = `node -e 'let s="";process.stdin.on("data",(c)=>(s+=c)).on("end",()=>{const e=JSON.parse(s);e.check.script+="if true; then\\n";e.check.body+="if true; then\\n";process.stdout.write(JSON.stringify(e)+"\\n")})'`;

@@ -289,6 +289,7 @@ export const HELPER_FAILURES: readonly RegExp[] = [
   /^qs_wait_http: .* needs a value$/,
   /^qs_wait_http: unknown option .*$/,
   /^qs_wait_http needs curl, python3, node or wget in the sandbox$/,
+  /^qs_wait_http: grep could not use the pattern .*$/,
   /^qs_expect_output needs --contains or --matches$/,
   /^there is no session log \(.*\), so nothing the run printed can be checked$/,
   /^qs_expect_output: .* needs a value$/,

@@ -146,6 +146,7 @@ describe('the replay pipeline, end to end', () => {
     ['no URL', 'qs_wait_http', 'qs_wait_http needs a URL or a path'],
     ['an option it does not know', 'qs_wait_http / --within 3', 'qs_wait_http: unknown option --within'],
     ['no pattern', 'qs_expect_output', 'qs_expect_output needs --contains or --matches'],
+    ['a pattern grep cannot use, for a body that answered', `qs_serve python3 -m http.server "$QS_PORT" --bind 127.0.0.1\nqs_wait_http / --matches '[z-a]' --timeout 5`, 'qs_wait_http: grep could not use the pattern /[z-a]/'],
   ])("classifies a check whose helper was given %s as harness_error: it checked nothing, so it is no verdict on the docs", async (_name, script, reason) => {
     writeFileSync(join(work, 'misused.yaml'), ['name: greeter-misused-helper', 'goal: Follow the quickstart.', 'docs:', '  path:', '    - https://docs.greeter.test/quickstart.html', 'replay:', '  - echo Hello, Ada!', 'success:', `  script: ${JSON.stringify(script)}`, ''].join('\n'));
     const r = await sh(`qs-validate misused.yaml | qs-agent --agent replay ${MAP} | qs-check`);

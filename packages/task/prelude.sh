@@ -158,8 +158,13 @@ qs_wait_http() {
     if code=$(_qs_fetch "$url" "$secs"); then
       if [ "$code" != "$want" ]; then
         last="HTTP $code, wanted $want"
-      elif last=$(_qs_body_misses "$checks"); then
-        return 0
+      else
+        # 2: a --matches pattern grep cannot use, which no answer would ever match.
+        last=$(_qs_body_misses "$checks")
+        case $? in
+          0) return 0 ;;
+          2) qs_fail "qs_wait_http: grep could not use the pattern /$last/" ;;
+        esac
       fi
     else
       last=$(head -n 1 "$QS_TMP/fetch.err" 2>/dev/null)
@@ -187,7 +192,8 @@ qs_wait_http() {
   qs_fail "$url did not answer as expected within ${timeout}s (last: $last)"
 }
 
-# Prints what the body lacks and fails, or succeeds silently when every pattern is there.
+# Prints what the body lacks and fails, or succeeds silently when every pattern is there; a --matches
+# pattern grep cannot use is printed alone, with status 2.
 _qs_body_misses() {
   local rest=$1 item kind value key pattern
   while [ -n "$rest" ]; do
@@ -199,7 +205,12 @@ _qs_body_misses() {
       --contains)
         grep -Fq -e "$value" "$QS_BODY" || { echo "the body does not contain '$value'"; return 1; } ;;
       --matches)
-        grep -Eq -e "$value" "$QS_BODY" || { echo "the body does not match /$value/"; return 1; } ;;
+        grep -Eq -e "$value" "$QS_BODY"
+        case $? in
+          0) ;;
+          1) echo "the body does not match /$value/"; return 1 ;;
+          *) printf '%s' "$value"; return 2 ;;
+        esac ;;
       --json)
         key=${value%%=*}
         value=${value#*=}

@@ -204,7 +204,8 @@ describe('the model agent loop', () => {
     const empty = await modelRun({ vendor, script: [{ text: '' }] });
     expect(empty.completed, empty.err).toMatchObject({ stop_reason: 'error', error_kind: 'infra', detail: expect.stringContaining('answered with nothing') });
     expect(check(empty.out)).toMatchObject({ classification: 'infra_error', evidential: false });
-    const done = await modelRun({ vendor, script: [{ toolCalls: [{ id: 'c1', name: 'bash', input: { command: 'true' } }] }, { text: '' }] });
+    // It read the docs first: a failed check after an agent that never read them is no evidence either.
+    const done = await modelRun({ vendor, script: [{ toolCalls: [{ id: 'c0', name: 'read_docs', input: { url: 'https://docs.greeter.test/install.html' } }] }, { toolCalls: [{ id: 'c1', name: 'bash', input: { command: 'true' } }] }, { text: '' }] });
     expect(done.completed, done.err).toMatchObject({ stop_reason: 'completed' });
     expect(check(done.out)).toMatchObject({ classification: 'docs_gap' });
   });

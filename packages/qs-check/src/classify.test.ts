@@ -11,6 +11,8 @@ describe('classify (in order)', () => {
     ['a passing check wins over egress trouble', { checkPassed: true, egressErrors: 1, egressBlocked: 2, denied: 1 }, 'passed'],
     ['a check that does not parse', { checkSyntaxError: 'line 3 of the success block: syntax error', stopReason: 'command_failed' }, 'harness_error'],
     ['a check that does not parse but passed anyway is still passed', { checkSyntaxError: 'x', checkPassed: true }, 'passed'],
+    ['a check whose helper failed before it checked anything', { checkHelperFailed: 'qs_wait_http needs a URL or a path' }, 'harness_error'],
+    ['a check whose helper failed, after a refusal', { stopReason: 'refusal', checkHelperFailed: 'x' }, 'harness_error'],
     ['refusal', { stopReason: 'refusal' }, 'agent_refusal'],
     ['error with an API 529', { stopReason: 'error', detail: 'API error 529: overloaded_error' }, 'infra_error'],
     ['error with a colon-style API 503 (other vendors)', { stopReason: 'error', detail: 'API error: 503 Service Unavailable' }, 'infra_error'],
@@ -45,6 +47,12 @@ describe('classify (in order)', () => {
     ['a passing check that itself ran into a limit by the kernel\'s count: the pass may be the kill\'s', { checkPassed: true, checkLimitHit: 'x' }, 'harness_error'],
     ['skipped and the spend cap still come first', { stopReason: 'skipped', checkPassed: true, checkLimitHit: 'x' }, 'skipped'],
     ['a run out of budget stays out of budget with a limit hit (not evidence either way)', { stopReason: 'timeout', limitHit: 'x' }, 'budget_exhausted'],
+    ['a recorded run whose re-driven result differs from the recording, then a failed check: its turns did not answer this run', { recordedDiverged: 'turn 2: exit_code' }, 'harness_error'],
+    ['an agent that read none of the docs, then a failed check', { docsUnread: { infra: false, detail: 'read no page' } }, 'harness_error'],
+    ['an agent the docs site kept from every page it asked for', { docsUnread: { infra: true, detail: 'HTTP 503' } }, 'infra_error'],
+    ['a passing check wins over both', { checkPassed: true, recordedDiverged: 'x', docsUnread: { infra: false, detail: 'x' } }, 'passed'],
+    ['a budget that ran out is still out of budget', { stopReason: 'max_turns', docsUnread: { infra: false, detail: 'x' } }, 'budget_exhausted'],
+    ['an egress error of a failed command is named before them', { stopReason: 'command_failed', egressErrors: 1, docsUnread: { infra: false, detail: 'x' } }, 'infra_error'],
     ['a failing check', {}, 'docs_gap'],
   ])('%s', (_name, over, expected) => {
     expect(classify({ ...base, ...over })).toBe(expected);

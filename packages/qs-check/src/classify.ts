@@ -8,6 +8,8 @@ export interface RunEvidence {
   checkPassed: boolean | null;
   /** The check did not parse (bash's message): it could not have said anything about the docs. */
   checkSyntaxError?: string;
+  /** The check failed in one of its own helpers, before it looked at anything (facts.ts `helperFailure`). */
+  checkHelperFailed?: string;
   /** The check was killed at max_command_seconds: it never gave its verdict. */
   checkTimedOut?: boolean;
   /** expect_output missed, and output it read was cut to max_output_chars (facts.ts `sessionCut`). */
@@ -36,6 +38,10 @@ export interface RunEvidence {
   checkLimitHit?: string;
   /** A model agent's error kind (agent.completed error_kind): `infra` is the provider's failure, whatever the detail says. */
   errorKind?: string;
+  /** A recorded run's re-driven result differed from the recording where a model acts on it (facts.ts `recordedDiverged`). */
+  recordedDiverged?: string;
+  /** The agent read none of the docs (facts.ts `docsUnread`); `infra` when the site kept them from it. */
+  docsUnread?: { infra: boolean; detail: string };
 }
 
 /**
@@ -53,6 +59,8 @@ export function classify(run: RunEvidence): ClassificationName {
   if (run.checkPassed === true && run.checkLimitHit !== undefined) return 'harness_error';
   if (run.checkPassed === true) return 'passed';
   if (run.checkSyntaxError !== undefined) return 'harness_error';
+  // A helper that was given what it cannot use, or found the sandbox without what it runs, checked nothing.
+  if (run.checkHelperFailed !== undefined) return 'harness_error';
   if (run.stopReason === 'refusal') return 'agent_refusal';
   if (run.stopReason === 'error') {
     if (run.errorKind === 'infra') return 'infra_error';
@@ -71,6 +79,10 @@ export function classify(run: RunEvidence): ClassificationName {
   if (run.limitHit !== undefined) return 'harness_error';
   if (run.egressErrors > 0) return 'infra_error';
   if (run.egressBlocked > 0 || run.denied > 0) return 'harness_error';
+  // A gap is what the docs left out for an agent that followed them. A recorded run whose turns no
+  // longer answer what this run saw, or an agent that never read the docs, did not follow these docs.
+  if (run.recordedDiverged !== undefined) return 'harness_error';
+  if (run.docsUnread) return run.docsUnread.infra ? 'infra_error' : 'harness_error';
   return 'docs_gap';
 }
 

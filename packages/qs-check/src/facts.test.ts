@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { WireEvent } from '@quickloop/events';
-import { closeOpen, limitHitDetail, newFacts, observe, observeCheckEgress } from './facts.js';
+import { closeOpen, docsUnread, HELPER_FAILURES, limitHitDetail, newFacts, observe, observeCheckEgress, recordedDiverged } from './facts.js';
 
 let n = 0;
 const ev = (type: string, fields: Record<string, unknown> = {}): WireEvent =>
@@ -104,5 +106,54 @@ describe('observe: sandbox limit hits belong to their command, and count only wh
     expect(disk).toContain('the disk was full when it ended');
     expect(disk).toMatch(/free space on that disk, or move the sandboxes to a larger one \(TMPDIR\), if the quickstart needs more$/);
     expect(disk).not.toContain('--max-');
+  });
+});
+
+describe('docsUnread and recordedDiverged: a run whose agent did not follow these docs', () => {
+  const loaded = ev('task.loaded', { task: { name: 't', docs: { path: ['https://docs.example.test/q.html'], allow: ['example.test'] } } });
+  const done = (agent: string): WireEvent => ev('agent.completed', { agent, stop_reason: 'completed', detail: 'd', commands: 0, duration_ms: 0 });
+  const facts = (...events: WireEvent[]) => {
+    const f = newFacts('r');
+    for (const e of [loaded, ...events]) observe(f, e);
+    return f;
+  };
+
+  it('a model agent that read no page is unread; a page read, or a CLI agent\'s connection to a docs host (or a subdomain), is reading', () => {
+    expect(docsUnread(facts(done('openai')))).toMatchObject({ infra: false, detail: expect.stringContaining('the agent read no page of the docs') });
+    expect(docsUnread(facts(ev('docs.read', { url: 'https://docs.example.test/q.html' }), done('openai')))).toBeUndefined();
+    const connected = ev('egress.allowed', { host: 'docs.example.test', port: 443, method: 'CONNECT', reason: 'explicit', rule: 'example.test' });
+    expect(docsUnread(facts(connected, done('claude-code')))).toBeUndefined();
+    const elsewhere = ev('egress.allowed', { host: 'registry.npmjs.test', port: 443, method: 'CONNECT', reason: 'registry', rule: 'registry.npmjs.test:443' });
+    expect(docsUnread(facts(elsewhere, done('claude-code')))).toMatchObject({ infra: false });
+  });
+
+  it('replay, and an agent stage that names no agent, are not judged by what they read', () => {
+    expect(docsUnread(facts(done('replay')))).toBeUndefined();
+    expect(docsUnread(facts())).toBeUndefined();
+  });
+
+  it('reads that all failed are the site\'s when it failed (5xx, no answer), else the agent\'s', () => {
+    const down = ev('docs.error', { url: 'https://docs.example.test/other.html', error: 'HTTP 503', reason: 'http_status', status: 503 });
+    expect(docsUnread(facts(down, done('gemini')))).toMatchObject({ infra: true, detail: expect.stringContaining('the docs site failed') });
+    const missing = ev('docs.error', { url: 'https://docs.example.test/guess.html', error: 'HTTP 404', reason: 'http_status', status: 404 });
+    expect(docsUnread(facts(missing, done('gemini')))).toMatchObject({ infra: false, detail: expect.stringContaining('the one page it asked for could not be read (https://docs.example.test/guess.html: HTTP 404)') });
+  });
+
+  it('a recorded divergence counts when a model would have acted on it (exit code, timeout, tool error, page), not for output alone', () => {
+    const div = (field: string): WireEvent => ev('replay.diverged', { turn: 2, call_id: 'call_1', tool: 'bash', field, recorded: '0', actual: '1' });
+    expect(recordedDiverged(facts(div('output'), done('recorded')))).toBeUndefined();
+    for (const field of ['exit_code', 'timed_out', 'error', 'docs']) expect(recordedDiverged(facts(div('output'), div(field), done('recorded'))), field).toContain(`turn 2 bash call call_1 got another result than the recording (${field}: recorded 0, now 1)`);
+  });
+});
+
+describe('HELPER_FAILURES: every way a helper of the check fails before it checks anything', () => {
+  it('covers each qs_fail of the prelude that is not a verdict, and no verdict', () => {
+    const prelude = readFileSync(fileURLToPath(new URL('../../task/prelude.sh', import.meta.url)), 'utf8');
+    const messages = [...prelude.matchAll(/qs_fail "([^"]*)"/g), ...prelude.matchAll(/echo "check failed: ([^"]*)"/g)].map((m) => (m[1] as string).replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}?|\$\d/g, 'X'));
+    // The verdicts: what the run left did not answer, or did not print, as the task asks.
+    const verdicts = messages.filter((m) => m.startsWith('X did not answer as expected') || m.startsWith('nothing the run printed'));
+    expect(verdicts).toHaveLength(2);
+    for (const m of messages.filter((x) => !verdicts.includes(x))) expect(HELPER_FAILURES.some((r) => r.test(m)), m).toBe(true);
+    for (const m of verdicts) expect(HELPER_FAILURES.some((r) => r.test(m)), m).toBe(false);
   });
 });

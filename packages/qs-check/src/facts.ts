@@ -19,7 +19,15 @@ export interface RunFacts {
   loaded?: TaskLoaded;
   ready?: SandboxReady;
   setupFailure?: string;
-  agent?: { stopReason: StopReasonName; detail: string; errorKind?: string };
+  agent?: { stopReason: StopReasonName; detail: string; errorKind?: string; name?: string };
+  /**
+   * A recorded run's tool results that differ from the recording in what a model acts on (an exit
+   * code, a timeout, a tool error, a page's status or content), in order; differing output alone
+   * (a timestamp, a path) is not here.
+   */
+  divergences: Array<{ turn: number; callId: string; tool: string; field: string; recorded: string; actual: string }>;
+  /** Connections let through to a docs host (a CLI agent reads the docs with its own tools: no docs.read). */
+  docsHostConnections: number;
   /** Output of successful bash calls, in order: the session output for expect_output. */
   okOutputs: string[];
   /** Bash calls so far, and those among the successful ones whose output was cut to max_output_chars (head and tail kept). */
@@ -58,7 +66,7 @@ export interface RunFacts {
 }
 
 export function newFacts(runId: string): RunFacts {
-  return { runId, okOutputs: [], bashCalls: 0, cutOutputs: [], pagesRead: [], docsErrors: [], egressErrors: 0, egressBlocked: 0, denied: 0, docsBypass: 0, deniedBy: new Map(), limitHits: [], limitBy: new Map(), commands: new Map(), finished: false };
+  return { runId, okOutputs: [], bashCalls: 0, cutOutputs: [], pagesRead: [], docsErrors: [], divergences: [], docsHostConnections: 0, egressErrors: 0, egressBlocked: 0, denied: 0, docsBypass: 0, deniedBy: new Map(), limitHits: [], limitBy: new Map(), commands: new Map(), finished: false };
 }
 
 /** Adds one event to its run's facts; events of types it does not know are ignored. */
@@ -75,7 +83,10 @@ export function observe(f: RunFacts, event: WireEvent): void {
       f.setupFailure = String(e.detail);
       break;
     case 'agent.completed':
-      f.agent = { stopReason: e.stop_reason as StopReasonName, detail: String(e.detail), ...(typeof e.error_kind === 'string' ? { errorKind: e.error_kind } : {}) };
+      f.agent = { stopReason: e.stop_reason as StopReasonName, detail: String(e.detail), ...(typeof e.error_kind === 'string' ? { errorKind: e.error_kind } : {}), ...(typeof e.agent === 'string' ? { name: e.agent } : {}) };
+      break;
+    case 'replay.diverged':
+      if (e.field !== 'output') f.divergences.push({ turn: Number(e.turn), callId: String(e.call_id), tool: String(e.tool), field: String(e.field), recorded: String(e.recorded), actual: String(e.actual) });
       break;
     case 'tool.call':
       if (e.tool === 'bash') f.bashCalls += 1;
@@ -119,6 +130,9 @@ export function observe(f: RunFacts, event: WireEvent): void {
       break;
     case 'egress.error':
       if (f.open) f.open.egressErrors += 1;
+      break;
+    case 'egress.allowed':
+      if (isDocsHost(f, String(e.host))) f.docsHostConnections += 1;
       break;
     case 'egress.blocked':
       if (e.reason === 'docs_host') f.docsBypass += 1;
@@ -254,10 +268,42 @@ export function unreadRoute(f: RunFacts): { infra: boolean; detail: string } | u
     const failure = f.docsErrors.find((e) => samePage(e.url) === key);
     if (failure === undefined) continue;
     const infra = siteFailed(failure);
-    const whose = infra ? 'the docs site failed' : "the task's route, docs.allow or the site's robots.txt do not fit the site";
+    const reader = failure.reason === 'not_text' || failure.reason === 'too_large';
+    const whose = infra ? 'the docs site failed' : reader ? 'the docs reader gives an agent no page that is not text or is too large' : "the task's route, docs.allow or the site's robots.txt do not fit the site";
     return { infra, detail: `docs route page ${page} could not be read (${failure.error}): ${whose}, so the run says nothing about the docs` };
   }
   return undefined;
+}
+
+/**
+ * The reasons the check's helpers (packages/task/prelude.sh) give when they could not check at all:
+ * a helper called without what it needs or with what it cannot use (a success script's own call),
+ * or a sandbox without what the helper runs (a fetcher, a temporary folder, the session log). None
+ * looked at what the run left, so none is a verdict on the docs. facts.test.ts holds this list to
+ * every qs_fail of the prelude.
+ */
+export const HELPER_FAILURES: readonly RegExp[] = [
+  /^cannot create a temporary directory$/,
+  /^qs_serve needs a command$/,
+  /^qs_wait_http needs a URL or a path$/,
+  /^qs_wait_http: .* needs a value$/,
+  /^qs_wait_http: unknown option .*$/,
+  /^qs_wait_http needs curl, python3, node or wget in the sandbox$/,
+  /^qs_wait_http: grep could not use the pattern .*$/,
+  /^qs_expect_output needs --contains or --matches$/,
+  /^there is no session log \(.*\), so nothing the run printed can be checked$/,
+  /^qs_expect_output: .* needs a value$/,
+  /^qs_expect_output: .* has an empty pattern, which matches anything$/,
+  /^qs_expect_output: unknown option .*$/,
+  /^qs_expect_output: grep could not use the pattern .*$/,
+];
+
+/** The failed check's reason, when it is one of its helpers' own failures (`HELPER_FAILURES`), without its `check failed: `. */
+export function helperFailure(f: RunFacts): string | undefined {
+  const reason = f.check?.passed === false ? f.check.reason : undefined;
+  if (reason === undefined || !reason.startsWith('check failed: ')) return undefined;
+  const why = reason.slice('check failed: '.length);
+  return HELPER_FAILURES.some((m) => m.test(why)) ? why : undefined;
 }
 
 /** The last line qs_expect_output (packages/task/prelude.sh) prints when a pattern is nowhere in the session log. */
@@ -274,4 +320,44 @@ export function sessionCut(f: RunFacts): string | undefined {
   const limit = f.loaded?.task.budgets.max_output_chars;
   const cut = f.cutOutputs.map((c) => `command ${c.command} printed ${c.originalChars} characters`).join(', ');
   return `${reason}; but ${cut}, cut to max_output_chars (${limit ?? '?'}) with the middle dropped, so the check never saw all of it (raise budgets.max_output_chars)`;
+}
+
+/** A host the task reads its docs from (docs.allow, which holds the route's hosts): the name or a subdomain of it. */
+function isDocsHost(f: RunFacts, host: string): boolean {
+  return (f.loaded?.task.docs.allow ?? []).some((h) => host === h.toLowerCase() || host.endsWith(`.${h.toLowerCase()}`));
+}
+
+/** One line of the check's reason, for a detail that says why the run is no evidence. */
+const because = (f: RunFacts): string => (f.check?.reason ? ` (${f.check.reason})` : '');
+
+/**
+ * A run whose agent read none of the docs: no page read through read_docs, and no connection to a
+ * docs host (how a CLI agent reads them). Whatever it did, it did not follow these docs, so a
+ * check that failed after it says nothing about them. The replay agent runs the documented
+ * commands, so what it reads is beside the point; an agent stage that names no agent is not judged.
+ */
+export function docsUnread(f: RunFacts): { infra: boolean; detail: string } | undefined {
+  const agent = f.agent?.name;
+  if (agent === undefined || agent === 'replay' || f.pagesRead.length > 0 || f.docsHostConnections > 0) return undefined;
+  // Reads that all failed for the site's reasons (5xx, no answer): the site, not the agent, kept the docs from it.
+  const site = f.docsErrors.find(siteFailed);
+  if (site !== undefined) return { infra: true, detail: `the agent could read no page of the docs (${site.url}: ${site.error}): the docs site failed, so the run says nothing about the docs${because(f)}` };
+  const tried = f.docsErrors.length > 0 ? `; the ${f.docsErrors.length === 1 ? 'one page it asked for' : `${f.docsErrors.length} pages it asked for`} could not be read (${f.docsErrors[0]?.url}: ${f.docsErrors[0]?.error})` : '';
+  return { infra: false, detail: `the agent read no page of the docs (no read_docs call answered, no connection to a docs host${tried}): it gave up or worked without them, so its failure says nothing about them${because(f)}` };
+}
+
+/**
+ * A recorded run whose re-driven tool results differ from the recording where a model acts on them:
+ * the turns after that answer what the recording saw, not what this run saw (a model would have
+ * read the new exit code or page), so a failure after it says nothing about the docs.
+ */
+export function recordedDiverged(f: RunFacts): string | undefined {
+  const d = f.divergences[0];
+  if (d === undefined) return undefined;
+  const cut = (v: string): string => {
+    const line = v.replace(/\s+/g, ' ').trim();
+    return line.length > 80 ? `${line.slice(0, 77)}...` : line;
+  };
+  const more = f.divergences.length > 1 ? ` (and ${f.divergences.length - 1} more)` : '';
+  return `the recorded run's turn ${d.turn} ${d.tool} call ${d.callId} got another result than the recording (${d.field}: recorded ${cut(d.recorded)}, now ${cut(d.actual)})${more}, and the turns after it answer the recording, not this run, so its failure says nothing about the docs${because(f)}`;
 }

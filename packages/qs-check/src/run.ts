@@ -6,9 +6,9 @@ import { createEmitter, EventWriter, readEvents, signalName, untilAborted, type 
 import { pipIndexes } from '@quickloop/registries';
 import { fetchInstallMetadata, fetchPipFiles, harvestInstallCacheAsync, hasNpmIndex, installedDists, notePipLayouts, npmRegistry, registryOf, removeLayout, removeStaleParts, unrecordedNote, wantedMetadata, type EgressEvent, type NpmRegistry, type PipIndexes } from '@quickloop/sandbox';
 import type { ClassificationName } from '@quickloop/events';
-import { classify, isEvidential, label } from './classify.js';
+import { classify, isEvidential, label, type RunEvidence } from './classify.js';
 import { runCheck } from './check.js';
-import { closeOpen, limitHitDetail, newFacts, observe, observeCheckEgress, observeCheckLimits, sessionCut, unreadRoute, type RunFacts } from './facts.js';
+import { closeOpen, docsUnread, helperFailure, limitHitDetail, newFacts, observe, observeCheckEgress, observeCheckLimits, recordedDiverged, sessionCut, unreadRoute, type RunFacts } from './facts.js';
 
 
 export const STAGE = 'qs-check';
@@ -175,7 +175,9 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     }
     if (io.signal.aborted || f.agent?.stopReason === 'interrupted') {
       tally.interrupted += 1;
-      const phase = interruptedIn ?? (f.agent ? (f.agent.stopReason === 'interrupted' ? 'agent' : 'check') : 'waiting for the agent');
+      // A setup step that never reported its end was running: the agent never started.
+      const inSetup = f.open !== undefined && f.commands.get(f.open.id)?.kind === 'setup';
+      const phase = interruptedIn ?? (inSetup ? 'setup' : f.agent ? (f.agent.stopReason === 'interrupted' ? 'agent' : 'check') : 'waiting for the agent');
       await emitter.emit('run.interrupted', { run_id: f.runId }, { signal: io.signal.aborted ? signalName(io.signal) : 'upstream', phase });
       await cleanup(f);
       return;
@@ -209,15 +211,17 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       const syntaxError = f.check?.syntaxError;
       const routeUnread = unreadRoute(f);
       const cut = sessionCut(f);
+      const helper = helperFailure(f);
       const limitHit = f.limitHits[0] !== undefined ? limitHitDetail(f.limitHits[0]) : undefined;
       // Only the kernel's count: a passing check's output is not read for limit lines (limit-hits.ts).
       const counted = f.check?.passed === true ? f.check.limitHits?.find((h) => h.detected_from === 'counter') : undefined;
       const checkLimitHit = counted !== undefined ? limitHitDetail({ ...counted, command: 'the success check', kind: 'check' }) : undefined;
-      classification = classify({
+      const evidence: RunEvidence = {
         stopReason,
         detail,
         checkPassed: f.check ? f.check.passed : null,
         ...(syntaxError !== undefined ? { checkSyntaxError: syntaxError } : {}),
+        ...(helper !== undefined ? { checkHelperFailed: helper } : {}),
         ...(f.check?.timedOut === true ? { checkTimedOut: true } : {}),
         ...(cut !== undefined ? { sessionCut: true } : {}),
         ...(routeUnread !== undefined ? { routeUnread } : {}),
@@ -227,10 +231,17 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
         ...(limitHit !== undefined ? { limitHit } : {}),
         ...(checkLimitHit !== undefined ? { checkLimitHit } : {}),
         ...(f.agent?.errorKind !== undefined ? { errorKind: f.agent.errorKind } : {}),
-      });
+      };
+      const diverged = recordedDiverged(f);
+      const unread = docsUnread(f);
+      classification = classify({ ...evidence, ...(diverged !== undefined ? { recordedDiverged: diverged } : {}), ...(unread !== undefined ? { docsUnread: unread } : {}) });
+      // classify() asks about these last, so they decided exactly when the run would otherwise be a docs gap.
+      const notFollowed = classification !== 'docs_gap' && classify(evidence) === 'docs_gap' ? (diverged ?? unread?.detail) : undefined;
       // A failed replay step names where the docs broke; otherwise the check's reason says what is missing.
-      if (checkLimitHit !== undefined && classification === 'harness_error') detail = checkLimitHit;
+      if (notFollowed !== undefined) detail = notFollowed;
+      else if (checkLimitHit !== undefined && classification === 'harness_error') detail = checkLimitHit;
       else if (syntaxError !== undefined && classification === 'harness_error') detail = `the success check is not valid bash (${syntaxError})`;
+      else if (helper !== undefined && classification === 'harness_error') detail = `the success check checked nothing: its helper failed (${helper}), so the run says nothing about the docs`;
       else if (f.check?.timedOut === true && classification === 'budget_exhausted' && (stopReason === 'completed' || stopReason === 'command_failed')) detail = f.check.reason;
       else if (cut !== undefined && classification === 'budget_exhausted' && (stopReason === 'completed' || stopReason === 'command_failed')) detail = cut;
       // classify() asks about the route only after the agent's own errors, so past those it is what decided.

@@ -320,6 +320,42 @@ describe('qs results', () => {
       /dirstream\/t\/1\/events\.ndjson: is not a file/,
     ],
     [
+      'a stream holding two runs (two saved streams joined into one file would count as one attempt)',
+      () => {
+        mkdirSync(join(work, 'joined', 'greeter-hello', '1'), { recursive: true });
+        const passed = readFileSync(join(STREAMS, 'passed', 'out.ndjson'), 'utf8');
+        writeFileSync(join(work, 'joined', 'greeter-hello', '1', 'events.ndjson'), passed + passed.replaceAll('"run_id":"run-1"', '"run_id":"run-2"'));
+        return join(work, 'joined');
+      },
+      /joined\/greeter-hello\/1\/events\.ndjson: holds 2 runs \(run-1, run-2\): an attempt's stream is one run's/,
+    ],
+    [
+      'one run saved as two attempts (a copied folder would count its verdict twice)',
+      () => {
+        for (const attempt of ['1', '2']) {
+          mkdirSync(join(work, 'copied', 'greeter-hello', attempt), { recursive: true });
+          writeFileSync(join(work, 'copied', 'greeter-hello', attempt, 'events.ndjson'), readFileSync(join(STREAMS, 'passed', 'out.ndjson')));
+        }
+        return join(work, 'copied');
+      },
+      /copied\/greeter-hello\/2\/events\.ndjson: run run-1 is also \S*copied\/greeter-hello\/1\/events\.ndjson's: one run counts once/,
+    ],
+    [
+      "an attempt the folder's plan did not give it (a stream copied in would count as the sweep's)",
+      () => {
+        const plan = { ...(JSON.parse(readFileSync(PLAN_EXAMPLE, 'utf8')) as Record<string, unknown>) };
+        plan.plan_sha256 = planSha256(plan as unknown as PlanInput);
+        for (const [attempt, run] of [['1', 'run-1'], ['2', 'run-2']] as const) {
+          mkdirSync(join(work, 'unplanned', 'greeter-quickstart', attempt), { recursive: true });
+          const stream = readFileSync(join(STREAMS, 'passed', 'out.ndjson'), 'utf8').replaceAll('"greeter-hello"', '"greeter-quickstart"').replaceAll('"run_id":"run-1"', `"run_id":"${run}"`);
+          writeFileSync(join(work, 'unplanned', 'greeter-quickstart', attempt, 'events.ndjson'), stream);
+        }
+        writeFileSync(join(work, 'unplanned', 'plan.ndjson'), `${JSON.stringify(plan)}\n`);
+        return join(work, 'unplanned');
+      },
+      /unplanned\/greeter-quickstart\/2\/events\.ndjson: greeter-quickstart#2 is not an attempt \S*unplanned\/plan\.ndjson gives this folder \(shard 1\/3: 1 of 3 attempts\)/,
+    ],
+    [
       'a plan.ndjson that is a folder',
       () => {
         mkdirSync(join(work, 'dirplan', 'plan.ndjson'), { recursive: true });

@@ -1,6 +1,6 @@
 // Acceptance: the real binaries in real shell pipelines, under the real (bwrap) sandbox.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -126,6 +126,33 @@ describe('the replay pipeline, end to end', () => {
     expect(verdict(r)).toMatchObject({ classification: 'harness_error', evidential: false });
     expect(String(verdict(r)?.detail)).toMatch(/ran into the sandbox's memory limit \(4 GiB, enforced by \w+\): .*MemoryError.*says nothing about the docs/);
     expect(r.stderr).toContain("INCONCLUSIVE  greeter-limit-memory: harness_error — the command `python3 -c 'a = bytearray(64 * 1024 ** 3)'` ran into the sandbox's memory limit");
+  });
+
+  it('says of a route page the docs reader cannot give the agent (not text, too large) that it is the reader\'s limit, not a route that does not fit the site', async () => {
+    const site = join(work, 'site-binary');
+    mkdirSync(site);
+    cpSync(SITE, site, { recursive: true });
+    writeFileSync(join(site, 'binary.html'), Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256)));
+    writeFileSync(join(work, 'binary-route.yaml'), ['name: greeter-binary-route', 'goal: Follow the quickstart.', 'docs:', '  path:', '    - https://docs.greeter.test/install.html', '    - https://docs.greeter.test/binary.html', 'replay:', '  - echo hi', 'success:', '  script: qs_fail "not built"', ''].join('\n'));
+    const r = await sh(`qs-validate binary-route.yaml | qs-agent --agent replay --docs-map https://docs.greeter.test/=${site} | qs-check`);
+    expect(r.codes).toEqual([0, 0, 2]);
+    expect(r.events.find((e) => e.type === 'docs.error')).toMatchObject({ url: 'https://docs.greeter.test/binary.html', reason: 'not_text' });
+    expect(verdict(r)).toMatchObject({ classification: 'harness_error', evidential: false });
+    expect(String(verdict(r)?.detail)).toMatch(/^docs route page https:\/\/docs\.greeter\.test\/binary\.html could not be read \(not a text page .*\): the docs reader gives an agent no page that is not text or is too large, so the run says nothing about the docs$/);
+  });
+
+  it.each([
+    ['a pattern grep cannot use', `qs_expect_output --matches '[z-a]'`, 'qs_expect_output: grep could not use the pattern /[z-a]/'],
+    ['no URL', 'qs_wait_http', 'qs_wait_http needs a URL or a path'],
+    ['an option it does not know', 'qs_wait_http / --within 3', 'qs_wait_http: unknown option --within'],
+    ['no pattern', 'qs_expect_output', 'qs_expect_output needs --contains or --matches'],
+    ['a pattern grep cannot use, for a body that answered', `qs_serve python3 -m http.server "$QS_PORT" --bind 127.0.0.1\nqs_wait_http / --matches '[z-a]' --timeout 5`, 'qs_wait_http: grep could not use the pattern /[z-a]/'],
+  ])("classifies a check whose helper was given %s as harness_error: it checked nothing, so it is no verdict on the docs", async (_name, script, reason) => {
+    writeFileSync(join(work, 'misused.yaml'), ['name: greeter-misused-helper', 'goal: Follow the quickstart.', 'docs:', '  path:', '    - https://docs.greeter.test/quickstart.html', 'replay:', '  - echo Hello, Ada!', 'success:', `  script: ${JSON.stringify(script)}`, ''].join('\n'));
+    const r = await sh(`qs-validate misused.yaml | qs-agent --agent replay ${MAP} | qs-check`);
+    expect(r.codes).toEqual([0, 0, 2]);
+    expect(r.events.find((e) => e.type === 'check.completed')).toMatchObject({ passed: false, reason: `check failed: ${reason}` });
+    expect(verdict(r)).toMatchObject({ classification: 'harness_error', evidential: false, detail: `the success check checked nothing: its helper failed (${reason}), so the run says nothing about the docs` });
   });
 
   it('classifies a check that does not parse (a hand-edited task.loaded) as harness_error, at the line of the success block', async () => {

@@ -174,6 +174,52 @@ describe('qs report', () => {
     await expect(cli(['report'], io)).rejects.toThrow(InputError);
   });
 
+  it('folds a folder without its results.json as qs results does: the same refusals, and the page its results.json would give', async () => {
+    // Another task's stream copied into a task's folder: qs results refuses to count it as this task's, so does the report.
+    const mixed = join(work, 'mixed');
+    cpSync(join(work, 'sweep'), mixed, { recursive: true });
+    rmSync(join(mixed, 'results.json'));
+    mkdirSync(join(mixed, 'greeter-quickstart', '2'));
+    cpSync(join(mixed, 'greeter-docs-gap', '1', 'events.ndjson'), join(mixed, 'greeter-quickstart', '2', 'events.ndjson'));
+    const refused = await qs(['results', 'mixed']);
+    expect(refused.code).toBe(3);
+    const r = await qs(['report', 'mixed']);
+    expect(r.code).toBe(3);
+    expect(r.err).toBe(refused.err);
+    expect(existsSync(join(work, 'mixed.html'))).toBe(false);
+    // A sweep folder whose attempt is missing: its plan names it, the page from the streams is the page from their results.json.
+    const partial = join(work, 'partial');
+    cpSync(join(work, 'sweep'), partial, { recursive: true });
+    rmSync(join(partial, 'results.json'));
+    rmSync(join(partial, 'greeter-docs-gap'), { recursive: true });
+    const fromStreams = await qs(['report', 'partial', '--out', 'partial-streams.html']);
+    expect(fromStreams.code, fromStreams.err).toBe(0);
+    expect((await qs(['results', 'partial', '--write'])).code).toBe(0);
+    expect(results('partial').not_run).toEqual([{ task: 'greeter-docs-gap', slug: 'greeter-docs-gap', attempt: 1 }]);
+    const fromJson = await qs(['report', 'partial', '--out', 'partial-json.html']);
+    expect(fromJson.code, fromJson.err).toBe(0);
+    expect(readFileSync(join(work, 'partial-streams.html'), 'utf8')).toBe(readFileSync(join(work, 'partial-json.html'), 'utf8'));
+  });
+
+  it('lists the attempts of the plan that no folder holds, as the summary and JUnit do (a shard not merged is not a clean sweep)', async () => {
+    const dir = join(work, 'unmerged');
+    cpSync(join(work, 'sweep'), dir, { recursive: true });
+    rmSync(join(dir, 'results.json'));
+    rmSync(join(dir, 'greeter-denied-write'), { recursive: true });
+    const r = await qs(['results', 'unmerged', '--junit', 'unmerged.xml', '--summary', 'unmerged.md']);
+    expect(r.code, r.err).toBe(0);
+    const doc = JSON.parse(r.out) as Results;
+    expect(doc.counts.not_run).toBe(1);
+    expect(readFileSync(join(work, 'unmerged.md'), 'utf8')).toContain('- **greeter-denied-write** attempt 1');
+    expect(readFileSync(join(work, 'unmerged.xml'), 'utf8')).toContain('<error type="not_run"');
+    expect((await qs(['report', 'unmerged'])).code).toBe(0);
+    const html = readFileSync(join(work, 'unmerged.html'), 'utf8');
+    expect(html).toContain('<li><b>1</b>not run</li>');
+    expect(html).toMatch(/<section id="not-run"><h2>Not run <span class="count">1<\/span><\/h2>.*<td data-label="Task">greeter-denied-write<\/td><td data-label="Attempt">1<\/td>/s);
+    // The sweep that ran every attempt has neither.
+    expect(readFileSync(join(work, 'sweep.html'), 'utf8')).not.toContain('not-run');
+  });
+
   it('refuses an --out that is a file it reads (the folder\'s results.json, a stream), leaving it as it was', async () => {
     const dir = join(work, 'own-files');
     cpSync(join(work, 'model'), dir, { recursive: true });

@@ -1,6 +1,6 @@
 // `qs run --agent MODEL`: the model flags reach qs-agent (real processes, the enforced sandbox, the mock model).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -105,5 +105,72 @@ describe('qs run --agent openai-chat --model M --base-url URL --prices FILE --no
     expect(other.code, other.stderr).toBe(3);
     expect(other.stderr).toMatch(/^qs: --from recorded\.ndjson: no model run of task 'other-task' \(runs with turns: \S+ \(greeter-quickstart\)\); choose one with --from-run$/m);
     expect(readdirSync(tmp)).toEqual([]);
+  });
+});
+
+// The verdict is about the docs only when the agent read them: a model that never did, and a
+// recorded run whose re-driven results differ from what its turns answered, say nothing about them.
+describe('qs run --agent MODEL|recorded: a failed run whose agent did not act on these docs is no evidence', () => {
+  const TASK = [
+    'name: greeter-hello-file',
+    'goal: Write hello into hello.txt, as the Greeter docs say.',
+    'docs:',
+    '  path:',
+    '    - https://docs.greeter.test/quickstart.html',
+    'budgets:',
+    '  max_turns: 5',
+    'success:',
+    '  script: grep -q hello hello.txt || qs_fail "hello.txt does not say hello"',
+    '',
+  ].join('\n');
+  const READ = { toolCalls: [{ name: 'read_docs', input: { url: 'https://docs.greeter.test/quickstart.html' } }] };
+  const WRITE = { toolCalls: [{ name: 'bash', input: { command: 'echo hello > hello.txt' } }] };
+  const model = (out: string, ...args: string[]) => sh(['qs', 'run', 'task.yaml', '--agent', 'openai-chat', '--model', 'local-coder', '--base-url', mock.openaiUrl, '--no-stream', '--docs-map', `https://docs.greeter.test/=${SITE}`, '--out', out, '--junit', `${out}.xml`, ...args]);
+  const results = (out: string) => JSON.parse(readFileSync(join(work, out, 'results.json'), 'utf8')) as { counts: Record<string, number>; tasks: Array<{ runs: Array<{ classification: string; outcome: { detail: string } }> }> };
+
+  beforeAll(() => {
+    writeFileSync(join(work, 'task.yaml'), TASK);
+    // The same task, where a folder stands in the file's way: the recorded write now fails.
+    writeFileSync(join(work, 'task-blocked.yaml'), TASK.replace('budgets:', 'setup:\n  - mkdir hello.txt\nbudgets:'));
+  });
+
+  it('a model that finishes at once with a sentence, reading nothing and running nothing: harness_error (exit 2), said why, in every view', async () => {
+    mock.push({ text: 'The file is surely there already.' });
+    const r = await model('no-read');
+    const done = events(r.stdout).find((e) => e.type === 'run.completed');
+    expect(done, r.stderr).toMatchObject({ classification: 'harness_error', evidential: false, docs_pages_read: [] });
+    expect(String(done?.detail)).toMatch(/^the agent read no page of the docs .*so its failure says nothing about them \(check failed: hello.txt does not say hello\)$/);
+    expect(r.code).toBe(2);
+    expect(results('no-read').counts).toMatchObject({ docs_gap: 0, inconclusive: 1 });
+    expect(readFileSync(join(work, 'no-read.xml'), 'utf8')).toContain('<error type="harness_error" message="the agent read no page of the docs');
+  });
+
+  it('a model that works from memory without reading the docs, and fails: harness_error; the same work after reading them is a docs gap', async () => {
+    mock.push({ toolCalls: [{ name: 'bash', input: { command: 'echo hi > hello.txt' } }] }, { text: 'Done.' });
+    const memory = await model('memory');
+    expect(events(memory.stdout).find((e) => e.type === 'run.completed'), memory.stderr).toMatchObject({ classification: 'harness_error' });
+    expect(memory.code).toBe(2);
+    mock.push(READ, { toolCalls: [{ name: 'bash', input: { command: 'echo hi > hello.txt' } }] }, { text: 'Done.' });
+    const read = await model('read');
+    expect(events(read.stdout).find((e) => e.type === 'run.completed'), read.stderr).toMatchObject({ classification: 'docs_gap', evidential: true, detail: 'check failed: hello.txt does not say hello' });
+    expect(read.code).toBe(1);
+  });
+
+  it('a recorded run re-driven where a command now fails that the recording says succeeded: the turns after it answer the recording, so its failure is no evidence', async () => {
+    mock.push(READ, WRITE, { text: 'Wrote hello.txt.' });
+    const recorded = await model('recorded');
+    expect(recorded.code, recorded.stderr).toBe(0);
+    const from = join(work, 'recorded', 'greeter-hello-file', '1', 'events.ndjson');
+    // Re-driven as it was recorded: the same results, the same verdict.
+    const same = await sh(['qs', 'run', 'task.yaml', '--agent', 'recorded', '--from', from, '--docs-map', `https://docs.greeter.test/=${SITE}`]);
+    expect(events(same.stdout).find((e) => e.type === 'run.completed'), same.stderr).toMatchObject({ classification: 'passed' });
+    const blocked = await sh(['qs', 'run', 'task-blocked.yaml', '--agent', 'recorded', '--from', from, '--docs-map', `https://docs.greeter.test/=${SITE}`, '--out', 'diverged', '--junit', 'diverged.xml']);
+    const out = events(blocked.stdout);
+    expect(out.filter((e) => e.type === 'replay.diverged').map((e) => e.field)).toContain('exit_code');
+    const done = out.find((e) => e.type === 'run.completed');
+    expect(done, blocked.stderr).toMatchObject({ classification: 'harness_error', evidential: false });
+    expect(String(done?.detail)).toMatch(/^the recorded run's turn 2 .*exit_code: recorded 0, now 1.*says nothing about the docs \(check failed: hello.txt does not say hello\)$/);
+    expect(blocked.code).toBe(2);
+    expect(results('diverged').tasks[0]?.runs[0]).toMatchObject({ classification: 'harness_error', outcome: { detail: done?.detail } });
   });
 });

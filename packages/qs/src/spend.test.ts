@@ -112,6 +112,10 @@ describe('qs run --max-spend', () => {
     expect(mock.requestsFor('chat').length - before).toBe(Math.round(spent / TURN_USD));
     // The ledger's socket folder and every sandbox are gone.
     expect(readdirSync(tmp)).toEqual([]);
+    // The folder merged (a shard stopped by the cap) exits as qs run did: 130, not "no evidence".
+    const merged = await qs(['merge', 'capped', '--out', 'capped-merged'], tmp);
+    expect(merged.code, merged.stderr).toBe(130);
+    expect(merged.stderr).toContain(`qs merge: a shard was stopped by the spend cap (${stopped.length} attempt${stopped.length === 1 ? '' : 's'})`);
   });
 
   it('is a one-line usage error before anything runs when the cap cannot be priced or kept', async () => {

@@ -227,6 +227,31 @@ describe('qs run: a sweep', () => {
     return { code, err, sent, out, marker };
   }
 
+  it('Ctrl-C during setup: the run is interrupted during setup, not during an agent that never started, in the stream and in results.json', async () => {
+    const marker = `${40 + Math.floor(Math.random() * 50)}.${Math.floor(Math.random() * 900) + 100}`;
+    const task = join(work, 'slow-setup.yaml');
+    writeFileSync(task, `name: slow-setup\ngoal: Wait a while.\ndocs:\n  path:\n    - https://docs.greeter.test/install.html\nsetup:\n  - sleep ${marker}\nreplay:\n  - echo ok\nsuccess:\n  script: test -d /\n`);
+    const out = join(work, 'slow-setup-out');
+    const child = spawn(process.execPath, [QS, 'run', task, '--out', out, ...MAP], { cwd: work, env: env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    let sent = false;
+    eachEvent(child.stdout, (e) => {
+      if (!sent && e.type === 'setup.started') {
+        sent = true;
+        process.kill(-(child.pid as number), 'SIGINT');
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+    expect(sent, err).toBe(true);
+    expect(code, err).toBe(130);
+    const [events] = [...saved(out).values()];
+    expect(events?.find((e) => e.type === 'agent.started'), err).toBeUndefined();
+    expect(events?.at(-1), err).toMatchObject({ type: 'run.interrupted', phase: 'setup' });
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { tasks: { runs: { outcome: { detail: string } }[] }[] };
+    expect(results.tasks[0]?.runs[0]?.outcome.detail).toMatch(/^interrupted \(\w+\) during setup$/);
+  });
+
   it('a closed terminal (SIGHUP) mid-sweep ends it as Ctrl-C does: the stream recorded as interrupted, its sandbox removed, results.json written, exit 130', async () => {
     const { code, err, sent, out, marker } = await signalledSweep('slow-hup', ['SIGHUP']);
     expect(sent, err).toBe(true);

@@ -83,6 +83,6 @@ export const RunInterrupted = defineEvent({
   doc: 'The run was stopped by SIGINT/SIGTERM before a verdict. Ends the run\'s stream; the stage exits 130. `qs run` writes one (stage `qs`) for an attempt it interrupted before any stage could.',
   payload: Type.Object({
     signal: Type.String({ description: 'SIGINT or SIGTERM (or `unknown`).' }),
-    phase: Type.String({ description: 'What was running: agent, check, or waiting for input.' }),
+    phase: Type.String({ description: 'What was running: setup, agent, check, or waiting for input.' }),
   }),
 });

@@ -116,12 +116,18 @@ export const merge: Command = {
       for (const t of results.tasks) io.stderr.write(`${terminalSafe(t.task)}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${t.not_run && t.attempts > 0 ? ` · ${t.not_run} not run` : ''}\n`);
       io.stderr.write(`results: ${join(out, 'results.json')} (${copies.length} of ${head.plan.attempts} attempts from ${folders.length} folder${folders.length === 1 ? '' : 's'})\n`);
     }
+    // A shard the sweep's --max-spend stopped ran no more attempts: qs run exited 130 for it, so does its merge.
+    const capped = results.tasks.flatMap((t) => t.runs).filter((r) => r.stop_reason === 'spend_cap').length;
     if (results.not_run.length > 0) {
       const shown = results.not_run.slice(0, 5).map((n) => `${n.slug}#${n.attempt}`);
-      io.stderr.write(`qs merge: ${results.not_run.length} attempt${results.not_run.length === 1 ? '' : 's'} of the plan not run (${shown.join(', ')}${results.not_run.length > 5 ? ', …' : ''}): is a shard missing?\n`);
+      io.stderr.write(`qs merge: ${results.not_run.length} attempt${results.not_run.length === 1 ? '' : 's'} of the plan not run (${shown.join(', ')}${results.not_run.length > 5 ? ', …' : ''}): ${capped > 0 ? 'the spend cap stopped the sweep, or a shard is missing' : 'is a shard missing?'}\n`);
     }
     if (results.interrupted) {
       io.stderr.write('qs merge: a shard was interrupted\n');
+      return QsExit.interrupted;
+    }
+    if (capped > 0) {
+      io.stderr.write(`qs merge: a shard was stopped by the spend cap (${capped} attempt${capped === 1 ? '' : 's'})\n`);
       return QsExit.interrupted;
     }
     return exitCode(results, 0, args['strict-inconclusive']);

@@ -5,9 +5,9 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { InputError, parseArgs, QsExit } from '@quickloop/cli-kit';
 import type { WireEvent } from '@quickloop/events';
 import type { Command } from '../command.js';
-import { foldResults, type Results } from '../results/fold.js';
+import type { Results } from '../results/fold.js';
 import { reportHtml } from '../results/html.js';
-import { loadResults, readAttempts, readStreamFile } from '../results/load.js';
+import { loadResults, readAttempts, readStreamFile, resultsFromDir } from '../results/load.js';
 import { parseQuickstartedTrace, quickstartedLines } from '../results/trace.js';
 import { VERSION } from '../version.js';
 
@@ -79,7 +79,8 @@ async function load(path: string, shown: string): Promise<{ results: Results; st
       return { results, streams, traces: quickstartedTraces(results, path, shown, read), fromFolder: true, read };
     }
     if (attempts.length === 0) throw new InputError(`qs report: ${shown}: no results.json and no saved runs (expected SLUG/ATTEMPT/events.ndjson, as qs run --out writes)`);
-    return { results: foldResults(attempts, VERSION), streams, fromFolder: true, read };
+    // The fold qs results makes of the folder (its plan, its refusals), from the streams already read.
+    return { results: await resultsFromDir(path, VERSION, shown, attempts), streams, fromFolder: true, read };
   }
   const results = await loadResults(path, shown, VERSION);
   // A results.json still in its --out folder has its streams beside it.

@@ -51,15 +51,16 @@ function modelRun(unpriced: boolean): WireEvent[] {
 /** A fixture stream renamed as another task's run (one task's folder holds only its own runs). */
 const named = (events: WireEvent[], name: string): WireEvent[] => events.map((e) => (e.type === 'task.loaded' ? { ...e, task: { ...(e.task as object), name } } : e)) as WireEvent[];
 
+/** A sweep as qs run saves it: every attempt a run of its own (the fixtures are all run-1). */
 function sweep(): AttemptStream[] {
   return [
     { slug: 'hello', attempt: 1, events: s.passed },
-    { slug: 'hello', attempt: 2, events: named(s.docsGap, 'greeter-hello') },
-    { slug: 'hello', attempt: 3, events: s.passed },
+    { slug: 'hello', attempt: 2, events: withRun(named(s.docsGap, 'greeter-hello'), 'run-2') },
+    { slug: 'hello', attempt: 3, events: withRun(s.passed, 'run-3') },
     { slug: 'missing-step', attempt: 1, events: s.docsGap },
     { slug: 'agent-only', attempt: 1, events: s.skipped },
     { slug: 'refused', attempt: 1, events: modelRun(false) },
-    { slug: 'refused', attempt: 2, events: modelRun(true) },
+    { slug: 'refused', attempt: 2, events: withRun(modelRun(true), 'run-2') },
     { slug: 'cut-short', attempt: 1, events: s.incomplete },
   ];
 }
@@ -220,7 +221,7 @@ describe('foldResults', () => {
     await expect(resultsFromDir(misnamed, '0.0.0-test', 'out')).rejects.toThrow('out/greeter/01/events.ndjson: not in an attempt folder (they are numbered 1, 2, …): rename the folder, or move it out of out');
     const mixed = join(work, 'mixed');
     write(mixed, 'greeter/1/events.ndjson', named(s.passed, 'greeter'));
-    write(mixed, 'greeter/2/events.ndjson', named(s.docsGap, 'another-task'));
+    write(mixed, 'greeter/2/events.ndjson', withRun(named(s.docsGap, 'another-task'), 'run-2'));
     await expect(resultsFromDir(mixed, '0.0.0-test', 'out')).rejects.toThrow('out/greeter/2/events.ndjson: a run of task "another-task", but out/greeter/1/events.ndjson is of "greeter": one folder holds one task\'s runs');
   });
 });

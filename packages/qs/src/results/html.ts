@@ -133,6 +133,18 @@ function discardedSection(runs: Run[]): string {
   return `<section id="discarded"><h2>Runs without a verdict <span class="count">${other.length}</span></h2><p class="muted">Inconclusive, interrupted and skipped runs say nothing about the docs and are not in the pass rates.</p><table class="cards"><thead><tr><th>Task</th><th>Attempt</th><th>Outcome</th><th>Detail</th></tr></thead><tbody>${rows.join('')}</tbody></table></section>`;
 }
 
+/** Past this many, the page counts the rest (results.json lists each). */
+const NOT_RUN_SHOWN = 100;
+
+/** Attempts of the plan no folder holds: the summary and JUnit list them, so the page does too. */
+function notRunSection(doc: Obj): string {
+  const missing = arr(doc.not_run).map(obj);
+  if (missing.length === 0) return '';
+  const rows = missing.slice(0, NOT_RUN_SHOWN).map((n) => `<tr><td data-label="Task">${esc(n.task)}</td><td data-label="Attempt">${esc(n.attempt)}</td></tr>`);
+  const more = missing.length > NOT_RUN_SHOWN ? `<p class="muted">… and ${missing.length - NOT_RUN_SHOWN} more (results.json lists each of them).</p>` : '';
+  return `<section id="not-run"><h2>Not run <span class="count">${missing.length}</span></h2><p class="muted">Attempts of the plan that no folder holds (a shard that did not finish, or was not merged): no evidence either way.</p><table class="cards"><thead><tr><th>Task</th><th>Attempt</th></tr></thead><tbody>${rows.join('')}</tbody></table>${more}</section>`;
+}
+
 function egressSection(runs: Run[]): string {
   const hosts = new Map<string, { allowed: number; blocked: number; failed: number; runs: Set<string> }>();
   let unnamedAllowed = 0;
@@ -414,6 +426,7 @@ export function reportHtml(results: Results, streams: ReadonlyMap<string, readon
     ['inconclusive', inconclusive],
     ['skipped', classified('skipped')],
     ...(classified('interrupted') > 0 ? [['interrupted', classified('interrupted')]] : []),
+    ...(arr(doc.not_run).length > 0 ? [['not run', arr(doc.not_run).length]] : []),
     ['cost', usd(obj(doc.totals).estimated_cost_usd)],
   ].map(([k, v]) => `<li><b>${esc(v)}</b>${esc(k)}</li>`);
   const title = `quickloop report: ${plural(tasks.length, 'task')}, ${classified('docs_gap')} docs gap${classified('docs_gap') === 1 ? '' : 's'}`;
@@ -440,6 +453,7 @@ ${doc.interrupted === true ? '<p class="notice"><strong>The sweep was interrupte
 ${ratesSection(tasks)}
 ${gapsSection(runs)}
 ${discardedSection(runs)}
+${notRunSection(doc)}
 ${egressSection(runs)}
 ${denialsSection(runs)}
 ${runsSection(runs, doc)}

@@ -3,7 +3,7 @@ import { createReadStream, existsSync, readdirSync, readFileSync, statSync } fro
 import { join } from 'node:path';
 import { InputError } from '@quickloop/cli-kit';
 import { readEvents, type WireEvent } from '@quickloop/events';
-import { readPlan } from '../sweep/plan.js';
+import { PLAN_FILE, readPlan } from '../sweep/plan.js';
 import { foldResults, type AttemptStream, type Results } from './fold.js';
 
 /** Where JSON.parse gave up on `text`: the offset of the first character that cannot be JSON there (-1: none found). */
@@ -117,18 +117,39 @@ export async function readAttempts(dir: string, shown = dir): Promise<AttemptStr
   return attempts;
 }
 
-export async function resultsFromDir(dir: string, version: string, shown = dir): Promise<Results> {
+/**
+ * The folder's results. `attempts` are its streams when the caller has read them already (qs report
+ * keeps them for the transcripts); every reader of a folder folds it here, with the same refusals.
+ */
+export async function resultsFromDir(dir: string, version: string, shown = dir, read?: AttemptStream[]): Promise<Results> {
   if (!existsSync(dir)) throw new InputError(`${shown}: no such folder`);
   if (!statSync(dir).isDirectory()) throw new InputError(`${shown}: is a file, not the folder a qs run --out wrote`);
   const plan = readPlan(dir, shown);
-  const attempts = await readAttempts(dir, shown);
+  const attempts = read ?? (await readAttempts(dir, shown));
   // One folder is one task's runs: a stream of another task copied in would be counted as this one's.
   const tasks = new Map<string, { name: string; where: string }>();
+  /** Each run's stream, by task folder and run id: a run saved twice would count twice in its pass rate. */
+  const holders = new Map<string, string>();
+  const assigned = plan === null ? null : new Set(plan.assigned.map((a) => `${a.slug}#${a.attempt}`));
   for (const a of attempts) {
+    const where = join(shown, a.slug, String(a.attempt), 'events.ndjson');
+    if (plan !== null && assigned !== null && !assigned.has(`${a.slug}#${a.attempt}`)) {
+      const share = plan.share.kind === 'shard' ? `shard ${plan.share.index}/${plan.share.total}` : plan.share.kind === 'queue' ? 'the fleet' : 'the whole sweep';
+      throw new InputError(`${where}: ${a.slug}#${a.attempt} is not an attempt ${join(shown, PLAN_FILE)} gives this folder (${share}: ${plan.assigned.length} of ${plan.attempts} attempts): a stream copied in would be counted as this sweep's`);
+    }
+    // qs run gives each attempt a run id of its own; streams joined into one file would be folded as one attempt, the first verdict winning.
+    const runIds = [...new Set(a.events.map((e) => e.run_id))];
+    if (runIds.length > 1) throw new InputError(`${where}: holds ${runIds.length} runs (${runIds.slice(0, 3).join(', ')}${runIds.length > 3 ? ', …' : ''}): an attempt's stream is one run's (streams joined into one file?)`);
+    const runId = runIds[0];
+    if (runId !== undefined) {
+      const key = `${a.slug}\0${runId}`;
+      const other = holders.get(key);
+      if (other !== undefined) throw new InputError(`${where}: run ${runId} is also ${other}'s: one run counts once (a copied attempt folder?)`);
+      holders.set(key, where);
+    }
     const loaded = a.events.find((e) => e.type === 'task.loaded') as { task?: { name?: unknown } } | undefined;
     const name = loaded?.task?.name;
     if (typeof name !== 'string') continue;
-    const where = join(shown, a.slug, String(a.attempt), 'events.ndjson');
     const first = tasks.get(a.slug);
     if (first === undefined) tasks.set(a.slug, { name, where });
     else if (first.name !== name) throw new InputError(`${where}: a run of task ${JSON.stringify(name)}, but ${first.where} is of ${JSON.stringify(first.name)}: one folder holds one task's runs`);

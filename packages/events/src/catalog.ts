@@ -4,7 +4,7 @@ import type { Static } from '@sinclair/typebox';
 import type { EventDef } from './define.js';
 import type { Envelope } from './envelope.js';
 import { Diagnostic, TaskLoaded } from './types/task.js';
-import { SweepPlan } from './types/sweep.js';
+import { SweepPlan, SweepStopped } from './types/sweep.js';
 import { AgentCompleted, AgentRetry, AgentStarted, AgentTurn, ReplayDiverged, ToolCall, ToolError, ToolResult } from './types/agent.js';
 import { DocsAffordances, DocsChanged, DocsError, DocsRead } from './types/docs.js';
 import { CheckCompleted, CheckStarted, RunCompleted, RunFailed, RunInterrupted } from './types/run.js';
@@ -12,7 +12,7 @@ import { EgressAllowed, EgressBlocked, EgressError, SandboxDenied, SandboxLimitH
 import { ArtifactWritten, ConsentAnswered, ConsentAsked, GateCheck, GateRevision, GateStarted, GateVerdict, IterationStarted, LoopCompleted, LoopContext, LoopFailed, LoopStarted, ModelCall, ModelResult, NoProgressDetected, RedactionApplied, RedactionBlindSpot, ReviewCompleted } from './types/loop.js';
 
 /** Add a new event type here (and an example in fixtures/events/) — nowhere else. */
-export const EVENT_DEFS = [TaskLoaded, Diagnostic, SandboxReady, SetupStarted, SetupCompleted, SetupFailed, EgressAllowed, EgressBlocked, EgressError, SandboxDenied, SandboxLimitHit, SandboxUsage, AgentStarted, AgentTurn, AgentRetry, AgentCompleted, ToolCall, ToolResult, ToolError, ReplayDiverged, DocsRead, DocsError, DocsChanged, DocsAffordances, CheckStarted, CheckCompleted, RunCompleted, RunFailed, RunInterrupted, SweepPlan, LoopStarted, LoopContext, IterationStarted, ConsentAsked, ConsentAnswered, RedactionApplied, RedactionBlindSpot, ModelCall, ModelResult, ArtifactWritten, GateStarted, GateCheck, ReviewCompleted, GateVerdict, GateRevision, NoProgressDetected, LoopCompleted, LoopFailed] as const;
+export const EVENT_DEFS = [TaskLoaded, Diagnostic, SandboxReady, SetupStarted, SetupCompleted, SetupFailed, EgressAllowed, EgressBlocked, EgressError, SandboxDenied, SandboxLimitHit, SandboxUsage, AgentStarted, AgentTurn, AgentRetry, AgentCompleted, ToolCall, ToolResult, ToolError, ReplayDiverged, DocsRead, DocsError, DocsChanged, DocsAffordances, CheckStarted, CheckCompleted, RunCompleted, RunFailed, RunInterrupted, SweepPlan, SweepStopped, LoopStarted, LoopContext, IterationStarted, ConsentAsked, ConsentAnswered, RedactionApplied, RedactionBlindSpot, ModelCall, ModelResult, ArtifactWritten, GateStarted, GateCheck, ReviewCompleted, GateVerdict, GateRevision, NoProgressDetected, LoopCompleted, LoopFailed] as const;
 
 type Defs = (typeof EVENT_DEFS)[number];
 

@@ -3,7 +3,7 @@
 // folders of other sweeps, a shard run twice and edited plans are refused; --shard auto reads each
 // CI's variables; --durations balances the shares.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -135,6 +135,30 @@ describe('qs run --shard and qs merge', () => {
     // Even with every shard that ran passing, the exit is not 0.
     const only = await qs(['merge', shards[0] as string, '--out', join(work, 'only-passes'), '-q']);
     expect(only.code).toBe(2);
+  });
+
+  it('a shard a signal stopped between attempts: its folder says so (stopped.ndjson), results.json is interrupted, and the merge exits 130, not 2', async () => {
+    // As qs run leaves shard 2/3 when Ctrl-C comes before its first attempt: its plan, no attempt, the stop.
+    const stopped = join(work, 'stopped-2');
+    mkdirSync(stopped);
+    copyFileSync(join(shards[1] as string, 'plan.ndjson'), join(stopped, 'plan.ndjson'));
+    writeFileSync(join(stopped, 'stopped.ndjson'), `${JSON.stringify({ v: 1, type: 'sweep.stopped', ts: '2026-01-01T00:00:05.000Z', run_id: 'sweep', stage: 'qs', signal: 'SIGINT', recorded: 0, assigned: 2 })}\n`);
+    const alone = spawnSync(process.execPath, [QS, 'results', stopped], { env: env(), encoding: 'utf8' });
+    expect(alone.status, alone.stderr).toBe(0);
+    expect(JSON.parse(alone.stdout)).toMatchObject({ interrupted: true, counts: { not_run: 2 } });
+    const merged = join(work, 'merged-stopped');
+    const r = await qs(['merge', shards[0] as string, stopped, shards[2] as string, '--out', merged]);
+    expect(r.code, r.err).toBe(130);
+    expect(r.err).toContain('qs merge: a shard was interrupted');
+    expect(json(join(merged, 'results.json'))).toMatchObject({ interrupted: true, counts: { passed: 2, skipped: 2, not_run: 2 } });
+    expect(json(join(merged, 'stopped.ndjson'))).toMatchObject({ type: 'sweep.stopped', signal: 'SIGINT', recorded: 4, assigned: 6 });
+    const rebuilt = spawnSync(process.execPath, [QS, 'results', merged], { env: env(), encoding: 'utf8' });
+    expect(rebuilt.stdout).toBe(readFileSync(join(merged, 'results.json'), 'utf8'));
+    // A stop record that is not one is refused, naming the file.
+    writeFileSync(join(stopped, 'stopped.ndjson'), '{"v":1,"type":"sweep.plan"}\n');
+    const bad = spawnSync(process.execPath, [QS, 'results', stopped], { env: env(), encoding: 'utf8' });
+    expect(bad.status).toBe(3);
+    expect(bad.stderr).toMatch(/stopped-2\/stopped\.ndjson:1: /);
   });
 
   it('refuses folders of different sweeps in one line naming both, and a shard run twice', async () => {

@@ -201,6 +201,8 @@ describe('qs run: a sweep', () => {
     }
     // Nothing queued started after the Ctrl-C: what qs says it recorded is what is on disk.
     expect(err).toContain(`qs run: interrupted: ${attempts.size} of 4 attempts recorded`);
+    // The folder says itself that a signal stopped the sweep (a Ctrl-C between two attempts cuts neither).
+    expect(JSON.parse(readFileSync(join(out, 'stopped.ndjson'), 'utf8'))).toMatchObject({ type: 'sweep.stopped', signal: 'SIGINT', recorded: attempts.size, assigned: 4 });
     const resultsText = readFileSync(join(out, 'results.json'), 'utf8');
     expect(JSON.parse(resultsText)).toMatchObject({ interrupted: true });
     const rebuilt = spawnSync(process.execPath, [QS, 'results', out], { env: env(), encoding: 'utf8' });

@@ -33,3 +33,14 @@ export const SweepPlan = defineEvent({
     assigned: Type.Array(Type.Object({ slug: Type.String(), attempt: Type.Integer({ minimum: 1 }) }), { description: 'The attempts this folder is to run (all of them for `all` and `queue`).' }),
   }),
 });
+
+export const SweepStopped = defineEvent({
+  type: 'sweep.stopped',
+  emittedBy: ['qs'],
+  doc: "A sweep a signal stopped before its folder's share of the plan was run (its stopped.ndjson, beside plan.ndjson). The attempts that finished are in the folder as they ran; the rest are not run, and this says why: results.json is then `interrupted`, whether or not an attempt was cut in the middle, and qs merge exits 130 for it rather than asking for a missing shard.",
+  payload: Type.Object({
+    signal: Type.String({ description: 'The signal that stopped it (SIGINT, SIGTERM, SIGHUP).' }),
+    recorded: Type.Integer({ minimum: 0, description: 'Attempts of its share that are in the folder.' }),
+    assigned: Type.Integer({ minimum: 0, description: 'Attempts the folder was to run.' }),
+  }),
+});

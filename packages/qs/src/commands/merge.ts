@@ -9,7 +9,7 @@ import { readAttempts, resultsFromDir } from '../results/load.js';
 import { writeQuickstartedTrace } from '../results/trace-export.js';
 import { checkReportPaths, exitCode, publishResults } from '../results/publish.js';
 import { rateText } from '../results/reports.js';
-import { PLAN_FILE, planAttempts, planEvent, readPlan, type SweepPlan } from '../sweep/plan.js';
+import { PLAN_FILE, planAttempts, planEvent, readPlan, readStop, STOP_FILE, stopEvent, type SweepPlan } from '../sweep/plan.js';
 import { VERSION } from '../version.js';
 
 const inside = (child: string, parent: string): boolean => {
@@ -55,7 +55,7 @@ export const merge: Command = {
     const reportPaths = { junit: args.junit === undefined ? undefined : String(args.junit), summary: args.summary === undefined ? undefined : String(args.summary) };
     checkReportPaths(reportPaths, io.cwd, 'qs merge');
 
-    const folders: { shown: string; path: string; plan: SweepPlan }[] = [];
+    const folders: { shown: string; path: string; plan: SweepPlan; stop: { signal: string } | null }[] = [];
     for (const shown of dirs) {
       const path = resolve(io.cwd, shown);
       if (!existsSync(path)) throw new InputError(`qs merge: ${shown}: no such folder`);
@@ -64,7 +64,7 @@ export const merge: Command = {
       if (folders.some((f) => f.path === path)) throw new UsageError(`qs merge: ${shown} is named twice`);
       const plan = readPlan(path, shown);
       if (plan === null) throw new InputError(`qs merge: ${shown}: no ${PLAN_FILE} (not a folder qs run --out wrote, or one from before plans)`);
-      folders.push({ shown, path, plan });
+      folders.push({ shown, path, plan, stop: readStop(path, shown) });
     }
     const head = folders[0] as (typeof folders)[number];
     for (const f of folders.slice(1)) {
@@ -103,6 +103,9 @@ export const merge: Command = {
     makeDirs(out);
     const whole: SweepPlan = { ...head.plan, share: { kind: 'all' }, assigned: planAttempts(head.plan.tasks, head.plan.repeat) };
     writeFileSync(join(out, PLAN_FILE), `${JSON.stringify(planEvent(whole, io.now().toISOString()))}\n`);
+    // A shard a signal stopped leaves the merged sweep stopped as well: its not-run attempts are not a missing shard.
+    const stop = folders.find((f) => f.stop !== null)?.stop;
+    if (stop) writeFileSync(join(out, STOP_FILE), `${JSON.stringify(stopEvent(stop.signal, copies.length, whole.assigned.length, io.now().toISOString()))}\n`);
     // Byte for byte: the merged folder is one a run could have written, and `qs results` rebuilds it.
     for (const c of copies) {
       makeDirs(join(out, c.slug, String(c.attempt)));

@@ -3,6 +3,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { signalName } from '@quickloop/events';
 import { logLevel, makeDirs, parseArgs, QsExit, terminalSafe, UsageError, wantsColour } from '@quickloop/cli-kit';
 import { checkAgentFlags, checkModelConfig, docsSettings, isModelAgent } from '@quickloop/qs-agent/config';
 import { checkSpendable, parseMaxSpend, startSpendLedger, type SpendLedger } from '@quickloop/qs-agent/spend';
@@ -14,7 +15,7 @@ import { foldResults, serialiseResults, type Results } from '../results/fold.js'
 import { loadResults, resultsFromDir } from '../results/load.js';
 import { checkReportPaths, exitCode, publishResults } from '../results/publish.js';
 import { rateText } from '../results/reports.js';
-import { durationsFromResults, parseShard, PLAN_FILE, planDurations, planEvent, planTasksOf, spendShare, sweepPlan, type Share } from '../sweep/plan.js';
+import { durationsFromResults, parseShard, PLAN_FILE, planDurations, planEvent, planTasksOf, spendShare, STOP_FILE, stopEvent, sweepPlan, type Share } from '../sweep/plan.js';
 import { createProgress } from '../sweep/progress.js';
 import { loadTasks, sweep, type SweepOutcome } from '../sweep/sweep.js';
 import { parseQueueUrl, produce } from '../fleet/queue.js';
@@ -269,11 +270,14 @@ export const run: Command = {
       );
       sweepProgress.close();
       let results: Results;
+      // A signal between attempts cuts none of them: the folder says itself that the sweep was stopped.
+      const stopped = outcome.interrupted ? { signal: signalName(io.signal) } : null;
       if (out !== null) {
+        if (stopped !== null) writeFileSync(join(out, STOP_FILE), `${JSON.stringify(stopEvent(stopped.signal, outcome.attempts.length, total, io.now().toISOString()))}\n`);
         // Folded from the files, not from memory: what is written is by construction what `qs results` rebuilds.
         results = await resultsFromDir(out, VERSION, String(args.out));
         writeFileSync(resolve(out, 'results.json'), serialiseResults(results));
-      } else results = foldResults(outcome.attempts, VERSION, plan);
+      } else results = foldResults(outcome.attempts, VERSION, plan, stopped);
       publishResults(results, reportPaths, io, 'qs run');
       if (many || level === 'verbose') {
         for (const t of results.tasks) io.stderr.write(`${terminalSafe(t.task)}: ${rateText(t)}${t.flaky ? ' FLAKY' : ''}${Object.keys(t.discarded).length ? ` · discarded ${Object.entries(t.discarded).map(([k, n]) => `${k} ${n}`).join(', ')}` : ''}\n`);

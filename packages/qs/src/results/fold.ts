@@ -423,7 +423,8 @@ function foldTask(slug: string, runs: RunResult[], name?: string): TaskResult {
  * With the folder's plan, every attempt it assigned that no stream holds is listed as not run, and
  * a task none of whose attempts ran still has its entry (0 attempts, no evidence).
  */
-export function foldResults(attempts: readonly AttemptStream[], version: string, plan?: FoldPlan): Results {
+/** `stopped`: a signal stopped the sweep (its stopped.ndjson), so it is interrupted even if no attempt was cut. */
+export function foldResults(attempts: readonly AttemptStream[], version: string, plan?: FoldPlan, stopped?: { signal: string } | null): Results {
   const ordered = [...attempts].sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : a.attempt - b.attempt));
   const groups = new Map<string, RunResult[]>();
   let first = Infinity;
@@ -464,7 +465,7 @@ export function foldResults(attempts: readonly AttemptStream[], version: string,
     environment: { python: null, platform: null, hostname: null, backend: backends.length === 1 ? (backends[0] as string) : backends.length === 0 ? null : 'mixed' },
     repeat: plan?.repeat ?? Math.max(0, ...runs.map((r) => r.attempt)),
     duration_seconds: Number.isFinite(first) ? round3((last - first) / 1000) : 0,
-    interrupted: runs.some((r) => r.outcome.ended === 'interrupted'),
+    interrupted: (stopped ?? null) !== null || runs.some((r) => r.outcome.ended === 'interrupted'),
     totals: {
       runs: runs.length,
       tokens: runs.reduce((s, r) => addTokens(s, r.tokens), zero()),

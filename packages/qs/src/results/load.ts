@@ -3,7 +3,7 @@ import { createReadStream, existsSync, readdirSync, readFileSync, statSync } fro
 import { join } from 'node:path';
 import { InputError } from '@quickloop/cli-kit';
 import { readEvents, type WireEvent } from '@quickloop/events';
-import { PLAN_FILE, readPlan } from '../sweep/plan.js';
+import { PLAN_FILE, readPlan, readStop } from '../sweep/plan.js';
 import { foldResults, type AttemptStream, type Results } from './fold.js';
 
 /** Where JSON.parse gave up on `text`: the offset of the first character that cannot be JSON there (-1: none found). */
@@ -156,7 +156,7 @@ export async function resultsFromDir(dir: string, version: string, shown = dir, 
   }
   // A folder with a plan is a sweep's even with no run in it (a shard given no attempt, or stopped before any).
   if (attempts.length === 0 && plan === null) throw new InputError(`${shown}: no saved runs (expected SLUG/ATTEMPT/events.ndjson, as qs run --out writes)`);
-  return foldResults(attempts, version, plan ?? undefined);
+  return foldResults(attempts, version, plan ?? undefined, readStop(dir, shown));
 }
 
 /** More runs of one task than any sweep makes: a count above it is a broken document, not a sweep. */

@@ -183,6 +183,31 @@ export function readPlan(dir: string, shown = dir): SweepPlan | null {
   return plan;
 }
 
+/** Beside plan.ndjson when a signal stopped the sweep before its share was run: one `sweep.stopped` line. */
+export const STOP_FILE = 'stopped.ndjson';
+
+/** The `sweep.stopped` line of a folder a signal stopped (`recorded` of its `assigned` attempts in it). */
+export function stopEvent(signal: string, recorded: number, assigned: number, ts: string): Record<string, unknown> {
+  return { v: 1, type: 'sweep.stopped', ts, run_id: 'sweep', stage: 'qs', signal, recorded, assigned };
+}
+
+/** The signal that stopped a folder's sweep (its stopped.ndjson), or null when nothing did. */
+export function readStop(dir: string, shown = dir): { signal: string } | null {
+  const file = join(dir, STOP_FILE);
+  if (!existsSync(file)) return null;
+  const where = join(shown, STOP_FILE);
+  if (!statSync(file).isFile()) throw new InputError(`${where}: is not a file`);
+  const lines = readFileSync(file, 'utf8')
+    .split(/\r?\n/)
+    .map((raw, i) => ({ raw, n: i + 1 }))
+    .filter((l) => l.raw.trim() !== '');
+  if (lines.length !== 1) throw new InputError(`${where}: expected one sweep.stopped line, found ${lines.length}`);
+  const { raw, n } = lines[0] as { raw: string; n: number };
+  const event = parseLine(raw, n, where).event as unknown as Record<string, unknown>;
+  if (event.type !== 'sweep.stopped') throw new InputError(`${where}:${n}: expected a sweep.stopped event, found ${String(event.type)}`);
+  return { signal: String(event.signal) };
+}
+
 /** The CI index variables `--shard auto` reads, in the order they are looked for. */
 export const SHARD_VARIABLES = [
   { index: 'JOB_COMPLETION_INDEX', base: 0, total: null, ci: 'Kubernetes Indexed Job' },

@@ -148,24 +148,32 @@ export const PLAN_FILE = 'plan.ndjson';
 /** More attempts than any sweep makes; a plan of more is a broken document. */
 const MAX_PLAN_ATTEMPTS = 1_000_000;
 
+/** The one event of a sweep's own file (`DIR/NAME`), of the type it must be; null when there is no such file. */
+function oneEvent(dir: string, name: string, type: string, shown: string): { event: Record<string, unknown>; where: string; n: number } | null {
+  const file = join(dir, name);
+  if (!existsSync(file)) return null;
+  const where = join(shown, name);
+  if (!statSync(file).isFile()) throw new InputError(`${where}: is not a file`);
+  const lines = readFileSync(file, 'utf8')
+    .split(/\r?\n/)
+    .map((raw, i) => ({ raw, n: i + 1 }))
+    .filter((l) => l.raw.trim() !== '');
+  if (lines.length !== 1) throw new InputError(`${where}: expected one ${type} line, found ${lines.length}`);
+  const { raw, n } = lines[0] as { raw: string; n: number };
+  const event = parseLine(raw, n, where).event as unknown as Record<string, unknown>;
+  if (event.type !== type) throw new InputError(`${where}:${n}: expected a ${type} event, found ${String(event.type)}`);
+  return { event, where, n };
+}
+
 /**
  * A folder's plan, or null when it has none (a folder from before plans). A plan that is not one
  * valid `sweep.plan` line, or whose plan_sha256 is not that of its own content (edited by hand), is
  * refused: two folders could otherwise claim one sweep.
  */
 export function readPlan(dir: string, shown = dir): SweepPlan | null {
-  const file = join(dir, PLAN_FILE);
-  if (!existsSync(file)) return null;
-  const where = join(shown, PLAN_FILE);
-  if (!statSync(file).isFile()) throw new InputError(`${where}: is not a file`);
-  const lines = readFileSync(file, 'utf8')
-    .split(/\r?\n/)
-    .map((raw, i) => ({ raw, n: i + 1 }))
-    .filter((l) => l.raw.trim() !== '');
-  if (lines.length !== 1) throw new InputError(`${where}: expected one sweep.plan line, found ${lines.length}`);
-  const { raw, n } = lines[0] as { raw: string; n: number };
-  const event = parseLine(raw, n, where).event as unknown as Record<string, unknown>;
-  if (event.type !== 'sweep.plan') throw new InputError(`${where}:${n}: expected a sweep.plan event, found ${String(event.type)}`);
+  const line = oneEvent(dir, PLAN_FILE, 'sweep.plan', shown);
+  if (line === null) return null;
+  const { event, where, n } = line;
   const plan = event as unknown as SweepPlan;
   if (planSha256(plan) !== plan.plan_sha256) throw new InputError(`${where}:${n}: plan_sha256 is not the sha256 of this plan's tasks, repeat, agent, model and versions (edited?)`);
   // Checked before the attempts are listed: a hand-made plan's repeat would otherwise exhaust the heap.
@@ -193,19 +201,8 @@ export function stopEvent(signal: string, recorded: number, assigned: number, ts
 
 /** The signal that stopped a folder's sweep (its stopped.ndjson), or null when nothing did. */
 export function readStop(dir: string, shown = dir): { signal: string } | null {
-  const file = join(dir, STOP_FILE);
-  if (!existsSync(file)) return null;
-  const where = join(shown, STOP_FILE);
-  if (!statSync(file).isFile()) throw new InputError(`${where}: is not a file`);
-  const lines = readFileSync(file, 'utf8')
-    .split(/\r?\n/)
-    .map((raw, i) => ({ raw, n: i + 1 }))
-    .filter((l) => l.raw.trim() !== '');
-  if (lines.length !== 1) throw new InputError(`${where}: expected one sweep.stopped line, found ${lines.length}`);
-  const { raw, n } = lines[0] as { raw: string; n: number };
-  const event = parseLine(raw, n, where).event as unknown as Record<string, unknown>;
-  if (event.type !== 'sweep.stopped') throw new InputError(`${where}:${n}: expected a sweep.stopped event, found ${String(event.type)}`);
-  return { signal: String(event.signal) };
+  const line = oneEvent(dir, STOP_FILE, 'sweep.stopped', shown);
+  return line === null ? null : { signal: String(line.event.signal) };
 }
 
 /** The CI index variables `--shard auto` reads, in the order they are looked for. */

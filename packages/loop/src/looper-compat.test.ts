@@ -1,6 +1,6 @@
 // Looper's own command lines typed against `loop` give Looper's files: compared with outputs that
 // Looper 0.4 itself wrote (fixtures/loops/looper), never with goldens `loop` produced.
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { memoryIo } from '@quickloop/cli-kit';
@@ -86,6 +86,11 @@ describe('which files loop compile writes', () => {
     expect(r.err).toBe('');
     expect(readdirSync(join(tmp, 'a/b'))).toEqual(['x.json']);
     expect(readdirSync(tmp).sort()).toEqual(['a', 'loop.yaml']);
+    // The extension in any case, as Looper writes whatever file it is given.
+    const upper = await loop(['compile', 'loop.yaml', '--out', 'X.JSON', '-q']);
+    expect(upper.code, upper.err).toBe(0);
+    expect(statSync(join(tmp, 'X.JSON')).isFile()).toBe(true);
+    expect(readFileSync(join(tmp, 'X.JSON'), 'utf8')).toBe(readFileSync(join(tmp, 'a/b/x.json'), 'utf8'));
   });
 
   it('--out DIR stays the directory form (all three, quickloop\'s prose); --render replaces its LOOP.md with Looper\'s', async () => {

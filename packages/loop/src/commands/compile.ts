@@ -10,7 +10,7 @@ import type { LoopCommand } from '../command.js';
 export interface CompileCommandOptions {
   spec: string;
   /**
-   * A path ending in `.json` (not an existing directory) is the resolved file, as in Looper; any other
+   * A path ending in `.json` (in any case; not an existing directory) is the resolved file, as in Looper; any other
    * path is the directory form: loop.resolved.json, LOOP.md and RUN_IN_SESSION.md inside it.
    */
   out?: string | undefined;
@@ -38,10 +38,12 @@ function plan(opts: CompileCommandOptions, specPath: string, cwd: string, result
   } else {
     const out = resolveFrom(cwd, opts.out);
     const kind = pathKind(out);
-    if (kind === 'file' && !opts.out.endsWith('.json')) {
+    // `.json` in any case: Looper writes whatever file it is given, X.JSON too.
+    const jsonName = /\.json$/i.test(opts.out);
+    if (kind === 'file' && !jsonName) {
       throw new UsageError(`--out ${opts.out} is a file; --out names the resolved JSON file (ending in .json) or a directory for loop.resolved.json, LOOP.md and RUN_IN_SESSION.md`);
     }
-    if (kind !== 'dir' && opts.out.endsWith('.json')) files.push([out, result.json]);
+    if (kind !== 'dir' && jsonName) files.push([out, result.json]);
     else {
       dir = out;
       files.push([join(dir, 'loop.resolved.json'), result.json]);

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { redisServerPath, startMockServer, startRedis, type MockServer, type RecordedRequest, type RedisServer } from '@quickloop/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -272,6 +272,19 @@ describe.skipIf(!haveRedis)('a fleet on a real redis-server (skipped: redis-serv
     const again = qs(['run', 'tasks', '--queue', redis.url, '--out', 'again', '-q', ...MAP]);
     expect(await again.exit).toBe(1);
     expect(verdicts(join(work, 'again'))).toEqual(verdicts(join(work, 'local')));
+  });
+
+  it('a --docs-map folder given relative to the producer is the one a worker started in another folder reads', async () => {
+    const elsewhere = join(work, 'elsewhere');
+    mkdirSync(elsewhere, { recursive: true });
+    const w = start(['worker', '--queue', redis.url, '--lock-seconds', '1'], env, elsewhere);
+    procs.push(w);
+    await w.waitErr(/taking attempts/);
+    const producer = qs(['run', join(ROOT, 'fixtures', 'examples', 'greeter.yaml'), '--queue', redis.url, '--out', 'relative', '-q', '--docs-map', `https://docs.greeter.test/=${relative(work, join(ROOT, 'fixtures', 'docs-site'))}`]);
+    expect(await producer.exit, producer.err() + w.err()).toBe(0);
+    expect(verdicts(join(work, 'relative'))).toMatchObject({ counts: { passed: 1 } });
+    w.child.kill('SIGINT');
+    expect(await w.exit).toBe(130);
   });
 
   it('Ctrl-C on the producer: exit 130, the finished stream kept, the waiting attempts taken off the queue', async () => {

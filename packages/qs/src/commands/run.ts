@@ -167,7 +167,8 @@ export const run: Command = {
       const docsMaps = [...args['docs-map'].map(String), ...examples.map((e) => e.docsMap)];
       // The docs reader's flags go to qs-agent as given, checked here first as qs-agent checks them: a bad
       // one is one usage error before anything runs, not a failed stage in every attempt.
-      docsSettings({ ...args, 'docs-map': docsMaps }, io.cwd);
+      // Passed on resolved (each folder an absolute path), so a stage or a fleet's worker in another folder reads the same one.
+      const mapped = docsSettings({ ...args, 'docs-map': docsMaps }, io.cwd).maps.map((m) => `${m.prefix}=${m.dir}`);
       const docs = [
         ...(args['cache-dir'] !== undefined ? ['--cache-dir', resolve(io.cwd, String(args['cache-dir']))] : []),
         ...(args.refresh ? ['--refresh'] : []),
@@ -234,7 +235,7 @@ export const run: Command = {
               ...(args.from !== undefined ? ['--from', resolve(io.cwd, String(args.from))] : []),
               ...(ledger ? ['--spend-ledger', ledger.path] : []),
               ...(args['from-run'] !== undefined ? ['--from-run', String(args['from-run'])] : []),
-              ...docsMaps.flatMap((m) => ['--docs-map', m]),
+              ...mapped.flatMap((m) => ['--docs-map', m]),
               ...docs,
               ...quiet,
             ],

@@ -20,6 +20,8 @@ export interface RunFacts {
   ready?: SandboxReady;
   setupFailure?: string;
   agent?: { stopReason: StopReasonName; detail: string; errorKind?: string; name?: string };
+  /** An agent.started was seen: an agent stage began this run (whether or not it finished). */
+  agentStarted?: boolean;
   /**
    * A recorded run's tool results that differ from the recording in what a model acts on (an exit
    * code, a timeout, a tool error, a page's status or content), in order; differing output alone
@@ -81,6 +83,9 @@ export function observe(f: RunFacts, event: WireEvent): void {
       break;
     case 'setup.failed':
       f.setupFailure = String(e.detail);
+      break;
+    case 'agent.started':
+      f.agentStarted = true;
       break;
     case 'agent.completed':
       f.agent = { stopReason: e.stop_reason as StopReasonName, detail: String(e.detail), ...(typeof e.error_kind === 'string' ? { errorKind: e.error_kind } : {}), ...(typeof e.agent === 'string' ? { name: e.agent } : {}) };

@@ -289,6 +289,21 @@ describe('qs-check', () => {
     expect(err).toContain('incomplete stream: no sandbox.ready for task-r1');
   });
 
+  it('names qs-agent as the stage that failed when its run started and the stream ends before agent.completed (exit 3)', async () => {
+    // qs-agent killed mid-run: its events up to a command, then nothing.
+    const full = (await agent(ndjson([taskLoaded('r1', { replay: ['echo hi'], script: 'true' })]))).split('\n').filter((l) => l !== '');
+    const cut = full.slice(0, full.findIndex((l) => l.includes('"tool.call"')) + 1);
+    expect(cut.some((l) => l.includes('"agent.started"'))).toBe(true);
+    const { code, events, err } = await check(`${cut.join('\n')}\n`);
+    expect(code).toBe(3);
+    expect(events.at(-1)).toMatchObject({ type: 'run.failed', failed_stage: 'qs-agent' });
+    expect(err).toContain('incomplete stream: qs-agent started task-r1 and never finished it');
+    // With no agent stage at all, the pipeline lacks one: that is the input's fault, said by qs-check.
+    const bare = full.filter((l) => !/"stage":"qs-agent"/.test(l) || l.includes('"sandbox.ready"'));
+    const none = await check(`${bare.join('\n')}\n`);
+    expect(none.events.at(-1)).toMatchObject({ type: 'run.failed', failed_stage: 'qs-check' });
+  });
+
   it('says a task that did not validate ran nothing, naming its first error (exit 3)', async () => {
     const diagnostic = { v: 1, type: 'diagnostic', ts: '2026-01-01T00:00:00.000Z', run_id: 'r1', stage: 'qs-validate', severity: 'error', code: 'QS033', message: "success.wait_http.url must be an http(s) URL, got '/'", path: 't.yaml', line: 14 };
     const { code, events, err } = await check(ndjson([diagnostic]));

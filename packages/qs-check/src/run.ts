@@ -134,12 +134,16 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     return null;
   };
 
-  /** Ends a run with run.failed: bad input (exit 3), or this stage's own failure (no evidence, exit 2). */
-  const fail = async (f: RunFacts, error: string, badInput = true): Promise<void> => {
+  /**
+   * Ends a run with run.failed: bad input (exit 3), or this stage's own failure (no evidence, exit 2).
+   * `stage`: the one that could not do its part, when the stream shows it is another (an agent that
+   * started and never finished).
+   */
+  const fail = async (f: RunFacts, error: string, badInput = true, stage: string = STAGE): Promise<void> => {
     if (badInput) tally.incomplete += 1;
     else tally.other += 1;
     log.error(`${STAGE}: ${terminalSafe(f.loaded?.task.name ?? f.runId)}: ${terminalSafe(error)}`);
-    await emitter.emit('run.failed', { run_id: f.runId }, { failed_stage: STAGE, error });
+    await emitter.emit('run.failed', { run_id: f.runId }, { failed_stage: stage, error });
   };
 
   const check = async (f: RunFacts): Promise<void> => {
@@ -192,7 +196,9 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       return;
     }
     if (!f.setupFailure && !f.agent) {
-      await fail(f, `incomplete stream: no agent.completed for ${f.loaded.task.name} (did qs-agent stop early?)`);
+      // An agent stage that started the run and never ended it is the stage that failed; with none started, the pipeline lacks one.
+      if (f.agentStarted) await fail(f, `incomplete stream: qs-agent started ${f.loaded.task.name} and never finished it (agent.started, no agent.completed: did it stop early?)`, true, 'qs-agent');
+      else await fail(f, `incomplete stream: no agent.completed for ${f.loaded.task.name} (is an agent stage missing from the pipeline?)`);
       await cleanup(f);
       return;
     }

@@ -12,6 +12,9 @@ export interface ConsentRecord {
   sends: string[];
   redact: string[];
   how: string;
+  /** Where it was given for: the member's CLI and model then (a record without them, Looper's or older, covers any). */
+  cli?: string;
+  model?: string;
 }
 
 /** What the caller owns: the event stream, the run log, state.json, stdin and stderr. */
@@ -160,10 +163,11 @@ export class Session {
     const redact = this.memberGlobs(id);
     // A recorded consent covers what it was given for: the spec may since send more, or redact less.
     const prior = this.hooks.consentGet(id);
-    const beyond = prior ? beyondConsent(prior, sends, redact) : null;
+    const model = typeof inv.model === 'string' && inv.model ? inv.model : 'default';
+    const beyond = prior ? beyondConsent(prior, sends, redact, inv.cli, model) : null;
     if (prior && beyond === null) return;
     const record = (how: string): void => {
-      this.hooks.consentSet(id, { granted_at: this.hooks.now().toISOString(), sends, redact, how });
+      this.hooks.consentSet(id, { granted_at: this.hooks.now().toISOString(), sends, redact, how, cli: inv.cli, model });
       this.hooks.log('consent_granted', { member: id, how });
     };
     if (this.#opts.consentFlags.has(id)) {
@@ -176,7 +180,7 @@ export class Session {
     this.hooks.emit('consent.asked', { member: id, sends, redact, warnings }, { id: askId });
     const lines = [
       `About to send ${sends.length ? sends.join(', ') : 'loop artifacts'} to ${id}.`,
-      `CLI: ${inv.cli} / model: ${typeof inv.model === 'string' && inv.model ? inv.model : 'default'}`,
+      `CLI: ${inv.cli} / model: ${model}`,
       `Redactions: ${redact.join(', ')}`,
       ...warnings.map((w) => `Warning: ${w}`),
       ...(entries.length === 0 ? ['No privacy.egress entry covers this member; consent is required by default.'] : []),
@@ -277,14 +281,16 @@ export class Session {
   }
 }
 
-/** Why a recorded consent does not cover this send (more sends, fewer redactions), or null when it does. */
-function beyondConsent(prior: ConsentRecord, sends: readonly string[], redact: readonly string[]): string | null {
-  const p = prior as { sends?: unknown; redact?: unknown };
+/** Why a recorded consent does not cover this send (another CLI or model, more sends, fewer redactions), or null when it does. */
+function beyondConsent(prior: ConsentRecord, sends: readonly string[], redact: readonly string[], cli: string, model: string): string | null {
+  const p = prior as { sends?: unknown; redact?: unknown; cli?: unknown; model?: unknown };
   // A record without its scope (hand-edited) covers nothing: fail closed.
   if (!Array.isArray(p.sends) || !Array.isArray(p.redact)) return 'it records no sends or redactions';
   const moreSends = sends.filter((x) => !(p.sends as unknown[]).includes(x));
   const lessRedact = (p.redact as unknown[]).filter((g): g is string => typeof g === 'string' && !redact.includes(g));
   const why: string[] = [];
+  if (typeof p.cli === 'string' && p.cli !== cli) why.push(`it now goes to CLI ${cli} (given for ${p.cli})`);
+  if (typeof p.model === 'string' && p.model !== model) why.push(`it now goes to model ${model} (given for ${p.model})`);
   if (moreSends.length) why.push(`it now also sends ${moreSends.join(', ')}`);
   if (lessRedact.length) why.push(`it no longer redacts ${lessRedact.join(', ')}`);
   return why.length ? why.join('; ') : null;

@@ -267,6 +267,29 @@ describe('runner contract details', () => {
     expect(loop.state().consent['judge-1']).toMatchObject({ sends: ['deliveries', 'plan'], redact: narrow });
   });
 
+  it('asks again when a member now goes to another CLI or model than the one consent was given for', async () => {
+    const loop = track(makeLoop({ judge: ['--same'], tweak: (s) => (s.privacy.egress = [{ to: 'judge-1', sends: ['plan'], redact: ['.env'], consent: 'required' }]) }));
+    expect((await runLoopIn(loop, { stdin: 'yes\n' })).code).toBe(1);
+    const given = loop.state().consent['judge-1'];
+    expect(given).toMatchObject({ cli: loop.spec.council[0].cli });
+    const judged = loop.calls('judge');
+    // The same member id, another destination: what was agreed to was sending to the first one.
+    loop.spec.council[0].cli = 'another-vendor-cli';
+    loop.write();
+    const moved = await runLoopIn(loop, { stdin: '' });
+    expect(moved.code).toBe(2);
+    expect(moved.err).toContain(`does not cover this send: it now goes to CLI another-vendor-cli (given for ${String(given.cli)})`);
+    expect(loop.calls('judge')).toBe(judged);
+    expect((await runLoopIn(loop, { stdin: 'yes\n' })).code).toBe(1);
+    expect(loop.state().consent['judge-1']).toMatchObject({ cli: 'another-vendor-cli' });
+    // A model of its own too.
+    loop.spec.council[0].model = 'a-bigger-model';
+    loop.write();
+    const remodelled = await runLoopIn(loop, { stdin: '' });
+    expect(remodelled.code).toBe(2);
+    expect(remodelled.err).toContain('it now goes to model a-bigger-model');
+  });
+
   it('after a refusal, the same workspace resumes with one yes and keeps what was drafted', async () => {
     const loop = track(makeLoop({ tweak: (s) => (s.privacy.egress = []) }));
     expect((await runLoopIn(loop, { stdin: '' })).code).toBe(2);

@@ -88,7 +88,7 @@ describe('foldRun', () => {
   });
 
   it('a run.failed is harness_error naming the stage; a stream with no terminal event is incomplete', () => {
-    expect(foldRun({ slug: 'c', attempt: 1, events: s.incomplete })).toMatchObject({ classification: 'harness_error', label: 'INCONCLUSIVE', outcome: { ended: 'failed', failed_stage: 'qs-check' } });
+    expect(foldRun({ slug: 'c', attempt: 1, events: s.incomplete })).toMatchObject({ classification: 'harness_error', label: 'INCONCLUSIVE', outcome: { ended: 'failed', failed_stage: 'qs-agent' } });
     const cut = s.passed.slice(0, 6);
     expect(foldRun({ slug: 'c', attempt: 1, events: cut })).toMatchObject({ classification: 'harness_error', outcome: { ended: 'incomplete' } });
   });

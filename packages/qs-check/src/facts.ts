@@ -1,6 +1,7 @@
 // Folds one run's events into what the check and the classification need.
 import type { Payload, StopReasonName, WireEvent } from '@quickloop/events';
 import { LIMIT_FLAGS, limitKeyOf } from '@quickloop/sandbox';
+import { firstMatch } from '@quickloop/sandbox/hosts';
 
 export type TaskLoaded = Payload<'task.loaded'>;
 export type SandboxReady = Payload<'sandbox.ready'>;
@@ -329,7 +330,7 @@ export function sessionCut(f: RunFacts): string | undefined {
 
 /** A host the task reads its docs from (docs.allow, which holds the route's hosts): the name or a subdomain of it. */
 function isDocsHost(f: RunFacts, host: string): boolean {
-  return (f.loaded?.task.docs.allow ?? []).some((h) => host === h.toLowerCase() || host.endsWith(`.${h.toLowerCase()}`));
+  return firstMatch(host, f.loaded?.task.docs.allow ?? []) !== undefined;
 }
 
 /** One line of the check's reason, for a detail that says why the run is no evidence. */

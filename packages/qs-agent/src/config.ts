@@ -10,23 +10,20 @@ import type { DocsSettings } from './toolbelt.js';
 import { parsePriceBook, type PriceBook } from '@quickloop/models/core';
 import { resolveVendor, VENDORS, type Resolved } from './agents/credentials.js';
 
-/** The text of a --prices file, or a one-line usage error naming it. */
-export function readPricesFile(file: string, cwd: string): { text: string; file: string } {
+/** The text of the file a flag names, or a one-line usage error naming both. */
+function readFlagFile(flag: string, file: string, cwd: string): { text: string; file: string } {
   try {
     return { text: readFileSync(resolve(cwd, file), 'utf8'), file };
   } catch (error) {
-    throw new UsageError(`--prices ${file}: cannot read it: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new UsageError(`${flag} ${file}: cannot read it: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
 }
 
+/** The text of a --prices file, or a one-line usage error naming it. */
+export const readPricesFile = (file: string, cwd: string): { text: string; file: string } => readFlagFile('--prices', file, cwd);
+
 /** --from's text (a saved stream), or a one-line usage error naming it. */
-export function readFromFile(file: string, cwd: string): { text: string; file: string } {
-  try {
-    return { text: readFileSync(resolve(cwd, file), 'utf8'), file };
-  } catch (error) {
-    throw new UsageError(`--from ${file}: cannot read it: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-}
+export const readFromFile = (file: string, cwd: string): { text: string; file: string } => readFlagFile('--from', file, cwd);
 
 /** --from and --from-run belong to --agent recorded, which cannot go without --from. */
 export function checkRecordedFlags(name: string, from: unknown, fromRun: unknown): void {

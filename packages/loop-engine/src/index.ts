@@ -10,4 +10,4 @@ export { runGateRound, namedFailures, substitute, evaluate, FIXED_PASSES_MARKER,
 export { planPrompt, deliveryPrompt, revisePrompt, reviewerPrompt, judgePrompt, type PriorDelivery } from './prompts.js';
 export { LoopStop, ConsentRefused, InputRequired, ModelCallFailed } from './errors.js';
 export { LineReader, answerOrInterrupt } from './line-reader.js';
-export { ProgressView, openEvents, type EventSinks } from './progress.js';
+export { ProgressView, openEvents, type EventSinks, type LiveLine } from './progress.js';

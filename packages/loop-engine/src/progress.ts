@@ -26,20 +26,85 @@ const shown = (text: unknown): string => terminalSafe(String(text), 'line');
 const seconds = (ms: number): string => (ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
 
 /**
+ * What the view needs to keep a live line under the log while calls are out: a model call can take
+ * minutes, and a person should see that it is still going and for how long. The line is redrawn with
+ * a carriage return and spaces, no escape sequence, so NO_COLOR and a dumb terminal read it the same.
+ */
+export interface LiveLine {
+  now(): number;
+  /** Calls `fn` every `ms` until the returned function is called (the timer must not hold the process open). */
+  every(ms: number, fn: () => void): () => void;
+  write(text: string): void;
+  /** The terminal's width, when it is known (a pseudo-terminal nobody sized says 0). */
+  columns(): number | undefined;
+}
+
+/** A call must have been out this long before the live line names it (a quick call never flickers). */
+const LIVE_AFTER_MS = 1000;
+
+/**
  * Turns events into lines for a person: phase, iteration, who is called and for how long, each
  * verdict with its first blocking issue and the review file to open, and a last line with the cause.
  */
 export class ProgressView {
   readonly #line: (text: string) => void;
   readonly #c: ReturnType<typeof createLogger>['color'];
-  readonly #calls = new Map<string, { member: string; purpose: string }>();
+  readonly #calls = new Map<string, { member: string; purpose: string; since: number }>();
+  readonly #live: LiveLine | undefined;
+  #stopTicking: (() => void) | undefined;
+  /** The width of the live line on screen now (0: none is shown). */
+  #shownWidth = 0;
+  #anonymous = 0;
   #lastVerdict: { gate: string; failures: string[]; review: string | null } | null = null;
   /** What each failed check of the current round said (or what it ran, when it said nothing). */
   #checkNotes = new Map<string, string>();
 
-  constructor(line: (text: string) => void, color: ReturnType<typeof createLogger>['color']) {
-    this.#line = line;
+  constructor(line: (text: string) => void, color: ReturnType<typeof createLogger>['color'], live?: LiveLine) {
     this.#c = color;
+    this.#live = live;
+    this.#line = (text) => {
+      this.#clearLive();
+      line(text);
+    };
+  }
+
+  /** Stops the live line (the run is over, or was cut short with calls still out). */
+  close(): void {
+    this.#stopTicking?.();
+    this.#stopTicking = undefined;
+    this.#clearLive();
+  }
+
+  #clearLive(): void {
+    if (this.#shownWidth === 0 || !this.#live) return;
+    this.#live.write(`\r${' '.repeat(this.#shownWidth)}\r`);
+    this.#shownWidth = 0;
+  }
+
+  #drawLive(): void {
+    const live = this.#live;
+    if (!live) return;
+    const now = live.now();
+    const out = [...this.#calls.values()].filter((c) => now - c.since >= LIVE_AFTER_MS);
+    if (out.length === 0) return;
+    let text = `  … waiting on ${out.map((c) => `${shown(c.member)} (${shown(c.purpose)}) ${Math.floor((now - c.since) / 1000)} s`).join(', ')}`;
+    // One row only: a line that wraps cannot be taken back with a carriage return.
+    const width = Math.max(20, (live.columns() || 80) - 1);
+    if (text.length > width) text = `${text.slice(0, width - 1)}…`;
+    live.write(`\r${text}${' '.repeat(Math.max(0, this.#shownWidth - text.length))}`);
+    this.#shownWidth = Math.max(this.#shownWidth, text.length);
+  }
+
+  #callStarted(id: string, member: string, purpose: string): void {
+    this.#calls.set(id, { member, purpose, since: this.#live?.now() ?? 0 });
+    if (this.#live && !this.#stopTicking) this.#stopTicking = this.#live.every(LIVE_AFTER_MS, () => this.#drawLive());
+  }
+
+  #callEnded(id: string | undefined): { member: string; purpose: string } | undefined {
+    const call = id === undefined ? undefined : this.#calls.get(id);
+    if (id !== undefined) this.#calls.delete(id);
+    if (this.#calls.size === 0) this.close();
+    return call;
   }
 
   on(type: EventType, p: Record<string, any>, meta: { id?: string; parent_id?: string } = {}): void {
@@ -59,11 +124,11 @@ export class ProgressView {
         this.#line(`${c.bold(p.gate)} round ${p.round} on ${p.artifact}${p.revision ? ` (after revision ${p.revision})` : ''}`);
         break;
       case 'model.call':
-        if (meta.id) this.#calls.set(meta.id, { member: p.member, purpose: p.purpose });
         this.#line(`  calling ${p.member} (${p.role}: ${p.purpose}) …`);
+        this.#callStarted(meta.id ?? `anonymous-${++this.#anonymous}`, p.member, p.purpose);
         break;
       case 'model.result': {
-        const call = meta.parent_id ? this.#calls.get(meta.parent_id) : undefined;
+        const call = this.#callEnded(meta.parent_id);
         const what = `${p.member}${call ? ` (${call.purpose})` : ''}`;
         if (p.ok) this.#line(`  ${what} answered in ${seconds(p.duration_ms)}`);
         else this.#line(c.red(`  ${what} failed after ${seconds(p.duration_ms)}${p.timed_out ? ' (timed out)' : ''}: ${shown(String(p.error ?? `exit ${p.exit_code}`).split('\n')[0])}`));
@@ -152,7 +217,24 @@ export function openEvents(o: { io: Io; stage: 'loop-run' | 'loop-gate'; runId: 
   }
   // The view is on the terminal itself; NO_COLOR (and a terminal that is not one) turn colour off.
   const log = createLogger({ stream: io.stdout as Io['stderr'], env: io.env });
-  const view = tty ? new ProgressView((l) => log.error(l), log.color) : null;
+  const out = io.stdout as Io['stdout'] & { columns?: number };
+  const live: LiveLine = {
+    now: () => io.now().getTime(),
+    every: (ms, fn) => {
+      const timer = setInterval(fn, ms);
+      timer.unref();
+      return () => clearInterval(timer);
+    },
+    write: (text) => {
+      try {
+        out.write(text);
+      } catch {
+        /* a closed terminal never stops the run */
+      }
+    },
+    columns: () => out.columns,
+  };
+  const view = tty ? new ProgressView((l) => log.error(l), log.color, live) : null;
   return {
     viewing: tty,
     view,
@@ -164,6 +246,7 @@ export function openEvents(o: { io: Io; stage: 'loop-run' | 'loop-gate'; runId: 
       for (const s of sinks) await s.forward(raw);
     },
     flush: async () => {
+      view?.close();
       for (const s of sinks) await s.flush();
       if (file) {
         const f = file;

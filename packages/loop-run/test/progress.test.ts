@@ -183,4 +183,18 @@ describe('progress view on a terminal', () => {
     expect(pipe.status).toBe(0);
     expect(JSON.parse(pipe.stdout.trim().split('\n').at(-1)!)).toMatchObject({ type: 'loop.completed', already_passed: true });
   });
+
+  it('on a real pseudo-terminal, a call that is still out shows who and for how long, and the line is taken back', () => {
+    const loop = track(makeLoop({ judge: ['--verdicts', 'pass', '--slow-first', '1500'] }));
+    const tty = spawnSync('script', ['-q', '-e', '-c', `'${process.execPath}' '${BIN}' loop.resolved.json < /dev/null`, '/dev/null'], { cwd: loop.dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+    expect(tty.status).toBe(0);
+    const live = '  … waiting on judge-1 (verdict) 1 s';
+    expect(tty.stdout).toContain(`\r${live}`);
+    // Taken back (blanked, the cursor home) before the answer's own line.
+    expect(tty.stdout).toMatch(new RegExp(`\\r {${live.length}}\\r {2}judge-1 \\(verdict\\) answered in \\d\\.\\d s`));
+    expect(tty.stdout).not.toContain('\u001b');
+    // A pipe gets events only: no live line in the NDJSON.
+    const pipe = spawnSync(process.execPath, [BIN, loop.specPath], { cwd: loop.dir, encoding: 'utf8', input: '' });
+    expect(pipe.stdout).not.toContain('waiting on');
+  });
 });

@@ -9,6 +9,7 @@
 //   --input-tokens N         with json: report N input tokens (default 100)
 //   --fail-first N --stderr S   exit 1 with S on stderr for the first N calls
 //   --barrier N              wait until N calls (of any fake) have reached the barrier: proves they overlap
+//   --slow-first MS          the first call answers only after MS milliseconds
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -31,6 +32,8 @@ if (k <= Number(opt('fail-first', '0'))) {
   process.stderr.write(`${opt('stderr', 'error')}\n`);
   process.exit(1);
 }
+
+if (k === 1 && Number(opt('slow-first', '0')) > 0) await new Promise((r) => setTimeout(r, Number(opt('slow-first', '0'))));
 
 const barrier = Number(opt('barrier', '0'));
 if (barrier > 0) {

@@ -32,4 +32,20 @@ describe('runArgv', () => {
     expect(absent.containsSeen).toBe(false);
     expect((await runArgv(['bash', '-c', 'echo hi'], { cwd, timeoutMs: 60_000 })).containsSeen).toBeUndefined();
   });
+
+  it("reads output with universal newlines, as Looper's runner does: CRLF and a lone CR are each one LF", async () => {
+    const cwd = process.cwd();
+    const r = await runArgv(['bash', '-c', "printf 'one\\r\\ntwo\\rthree\\n'; printf 'err\\r\\n' >&2"], { cwd, timeoutMs: 10_000 });
+    expect(r.stdout).toBe('one\ntwo\nthree\n');
+    expect(r.stderr).toBe('err\n');
+    // stdout_contains sees those lines too, with the CRLF split across two writes and past the kept tail.
+    const flood = `process.stdout.write('x'.repeat(${CHECK_OUTPUT_BYTES + 1024 * 1024}))`;
+    const split = await runArgv([process.execPath, '-e', `process.stdout.write('ok\\r', () => setImmediate(() => process.stdout.write('\\ndone', () => ${flood})))`], { cwd, timeoutMs: 60_000, contains: 'ok\ndone' });
+    expect(split.stdout.includes('ok\ndone')).toBe(false);
+    expect(split.containsSeen).toBe(true);
+    // A CR as the very last byte is a line end too.
+    expect((await runArgv(['bash', '-c', "printf 'last\\r'"], { cwd, timeoutMs: 10_000, contains: 'last\n' })).containsSeen).toBe(true);
+    // A check printing CRLF never holds the two-byte sequence a needle could ask for.
+    expect((await runArgv(['bash', '-c', "printf 'a\\r\\nb'"], { cwd, timeoutMs: 10_000, contains: 'a\r\nb' })).containsSeen).toBe(false);
+  });
 });

@@ -36,6 +36,13 @@ export const CHECK_OUTPUT_BYTES = 16 * 1024 * 1024;
 /** The warning for output cut to its tail: what is missing from a review or context.md is said, never silent. */
 export const tailKeptWarning = (what: string): string => `${what} printed more than ${CHECK_OUTPUT_BYTES / 2 ** 20} MiB; only its last ${CHECK_OUTPUT_BYTES / 2 ** 20} MiB were kept`;
 
+/**
+ * Output as Looper's runner reads it (Python's universal newlines): `\r\n` and a lone `\r` are each
+ * one `\n`. So a CLI or a check that prints CRLF, or redraws a spinner with `\r`, writes the same
+ * artifact, context and review here as there, and stdout_contains matches the same lines.
+ */
+export const universalNewlines = (text: string): string => text.replace(/\r\n?/g, '\n');
+
 export async function runArgv(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
   const search = options.contains === undefined ? undefined : streamSearch(options.contains);
   const { contains: _contains, ...childOptions } = options;
@@ -45,29 +52,47 @@ export async function runArgv(argv: readonly string[], options: ExecOptions): Pr
     return { exitCode, stdout: '', stderr: `${argv[0]}: ${r.spawnError.message}\n`, timedOut: false, truncated: false, durationMs: r.durationMs, spawnError: r.spawnError.message, ...(search ? { containsSeen: false } : {}) };
   }
   // The decoded tail is asked too: a needle holding U+FFFD can match text the decoder made.
-  const containsSeen = search ? search.seen() || r.stdout.includes(options.contains!) : undefined;
-  return { exitCode: r.timedOut ? 124 : exitCodeOf(r.exitCode, r.signal), stdout: r.stdout, stderr: r.stderr, timedOut: r.timedOut, truncated: r.outputExceeded, durationMs: r.durationMs, ...(containsSeen === undefined ? {} : { containsSeen }) };
+  const stdout = universalNewlines(r.stdout);
+  const containsSeen = search ? search.seen() || stdout.includes(options.contains!) : undefined;
+  return { exitCode: r.timedOut ? 124 : exitCodeOf(r.exitCode, r.signal), stdout, stderr: universalNewlines(r.stderr), timedOut: r.timedOut, truncated: r.outputExceeded, durationMs: r.durationMs, ...(containsSeen === undefined ? {} : { containsSeen }) };
 }
 
 /**
  * Looks for `text` in a byte stream chunk by chunk, carrying the bytes a match could straddle. A
  * valid UTF-8 needle is found in the bytes exactly where it is found in their decoding (a decoder
- * never merges a whole, valid sequence with the bytes around it).
+ * never merges a whole, valid sequence with the bytes around it). The stream is searched with its
+ * newlines made universal, as the kept text is: a `\r` at a chunk's end waits for the next byte.
  */
 function streamSearch(text: string): { push: (chunk: Buffer) => void; seen: () => boolean } {
   const needle = Buffer.from(text, 'utf8');
   let carry = Buffer.alloc(0);
   let found = needle.length === 0;
+  let heldCr = false;
+  const search = (chunk: Buffer): void => {
+    const window = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
+    if (window.indexOf(needle) !== -1) {
+      found = true;
+      return;
+    }
+    carry = Buffer.from(window.subarray(Math.max(0, window.length - (needle.length - 1))));
+  };
   return {
-    push(chunk) {
+    push(raw) {
       if (found) return;
-      const window = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
-      if (window.indexOf(needle) !== -1) {
-        found = true;
-        return;
-      }
-      carry = Buffer.from(window.subarray(Math.max(0, window.length - (needle.length - 1))));
+      let bytes = heldCr ? Buffer.concat([CR, raw]) : raw;
+      heldCr = bytes.length > 0 && bytes[bytes.length - 1] === 0x0d;
+      if (heldCr) bytes = bytes.subarray(0, -1);
+      // CR and LF are single bytes that never occur inside a UTF-8 sequence: latin1 maps bytes one to one.
+      search(bytes.includes(0x0d) ? Buffer.from(universalNewlines(bytes.toString('latin1')), 'latin1') : bytes);
     },
-    seen: () => found,
+    seen: () => {
+      if (heldCr && !found) search(LF);
+      heldCr = false;
+      return found;
+    },
   };
 }
+
+const CR = Buffer.from('\r');
+const LF = Buffer.from('\n');
+

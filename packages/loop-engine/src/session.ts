@@ -3,6 +3,7 @@ import type { EventType, Payload } from '@quickloop/events';
 import type { ModelInvocation } from '@quickloop/loop-spec';
 import { ConsentRefused, ModelCallFailed } from './errors.js';
 import { invokeCli } from '@quickloop/models/cli';
+import { universalNewlines } from './exec.js';
 import { outputMode } from './model-output.js';
 import { DEFAULT_GLOBS, Scrubber, envSecrets } from './scrub.js';
 import { timeoutMs, type LoadedSpec } from './spec.js';
@@ -272,7 +273,8 @@ export class Session {
       this.hooks.warn(`warning: ${w}`);
     }
     if (r.attempts > 1) this.hooks.warn(`warning: ${id} needed ${r.attempts} attempts (transient CLI failures were retried)`);
-    if (!failed) return r.text.trim();
+    // Read as Looper reads a CLI's answer: universal newlines, then stripped.
+    if (!failed) return universalNewlines(r.text).trim();
     throw new ModelCallFailed(mask(`Model invocation failed (${argv.join(' ')}): exit ${exitCode}${r.timedOut ? ' (timed out)' : ''}\n${detail}`.trimEnd()));
   }
 

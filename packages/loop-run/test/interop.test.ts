@@ -56,6 +56,25 @@ describe('a workspace Looper’s runner left', () => {
   });
 });
 
+describe('what a model CLI prints, read as Looper reads it', () => {
+  it('writes LF artifacts from a CLI that prints CRLF or redraws a line with a lone CR (universal newlines)', async () => {
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          s.host.invoke = ['bash', '-c', "cat > /dev/null; printf '# Draft\\r\\n\\r\\nA haiku about a gate.\\r\\nthinking\\rdone\\r\\n'"];
+        },
+      }),
+    );
+    const { code } = await runLoopIn(loop);
+    expect(code).toBe(0);
+    for (const file of ['plan.md', 'delivery-1.md']) {
+      const text = readFileSync(loop.ws(file), 'utf8');
+      expect(text).not.toContain('\r');
+      expect(text).toContain('# Draft\n\nA haiku about a gate.\nthinking\ndone');
+    }
+  });
+});
+
 describe('what Looper’s compiler accepts, loop-run runs', () => {
   // Python's bools are ints: `max_iterations: yes` compiles (in Looper and here) and Looper's runner
   // reads it as 1, `max_revisions: no` as 0. Refusing them would refuse a spec `loop compile` wrote.

@@ -80,6 +80,8 @@ export class Scrubber {
   readonly #onBlindSpot: (rel: string, reason: string) => void;
   readonly #reported = new Set<string>();
   readonly #env: [string, string][];
+  /** Whether a path is flagged, per glob set: a directory read again (its mtime moved) matches its names from here. */
+  readonly #flaggedName = new Map<string, boolean>();
 
   /**
    * `env` holds secret-looking variables: the model CLIs need the operator's keys in their
@@ -113,7 +115,7 @@ export class Scrubber {
       const path = new Set(above).add(id);
       let names = dir.matched.get(key);
       if (!names) {
-        names = dir.files.filter((name) => isRedacted(rel ? `${rel}/${name}` : name, globs));
+        names = dir.files.filter((name) => this.#isFlagged(rel ? `${rel}/${name}` : name, key, globs));
         dir.matched.set(key, names);
       }
       for (const name of names) {
@@ -127,6 +129,16 @@ export class Scrubber {
     // Directories that went away take their entries with them.
     for (const rel of this.#dirs.keys()) if (!seen.has(rel)) this.#dirs.delete(rel);
     return found.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  }
+
+  #isFlagged(path: string, key: string, globs: readonly string[]): boolean {
+    const memo = `${key}\0\0${path}`;
+    let flagged = this.#flaggedName.get(memo);
+    if (flagged === undefined) {
+      flagged = isRedacted(path, globs);
+      this.#flaggedName.set(memo, flagged);
+    }
+    return flagged;
   }
 
   /** A directory's entries, from the cache while its mtime says nothing was added, removed or renamed. */

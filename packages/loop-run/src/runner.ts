@@ -482,8 +482,11 @@ async function runGate(r: Run, gate: GateName, artifact: string, iteration: numb
       const np = spec.loop_control.no_progress ?? { max_stalled_iterations: 2, action: 'stop' };
       const threshold = typeof np.max_stalled_iterations === 'number' ? np.max_stalled_iterations : 2;
       const count = state.no_progress.gate === gate && state.no_progress.signature === signature ? state.no_progress.count + 1 : 1;
-      save({ no_progress: { gate, signature, count, threshold, updated_at: io.now().toISOString() } });
+      // Written with the next save (the revision's, the cap's or the stop's): a run killed before it
+      // judges this same artifact again and counts it once, not twice.
+      state.no_progress = { gate, signature, count, threshold, updated_at: io.now().toISOString() };
       if (count >= threshold) {
+        save();
         log('no_progress_detected', { gate, count, failures: res.failures });
         io.emit('no_progress.detected', { gate, count, threshold, failures: res.failures, action: String(np.action) });
         let override = false;

@@ -170,7 +170,7 @@ describe('qs show over loop streams', () => {
     const golden = join(LOOP, name.replace(/\.ndjson$/, '.show.txt'));
     const io = memoryIo({ cwd: LOOP });
     expect(await cli(['show', name], io)).toBe(0);
-    if (process.env.UPDATE_GOLDEN === '1') writeFileSync(golden, io.out());
+    if (process.env.QUICKLOOP_UPDATE_GOLDEN === '1') writeFileSync(golden, io.out());
     expect(io.out()).toBe(readFileSync(golden, 'utf8'));
     expect(io.out()).not.toContain('incomplete stream');
   });

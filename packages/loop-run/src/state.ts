@@ -1,5 +1,6 @@
 // state.json: loaded once, rewritten whole and atomically (temp file + rename) on every save; and the run lock.
-import { closeSync, existsSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, linkSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { InputError } from '@quickloop/cli-kit/errors';
 import { pidScope, pidScopeRelation, processStart } from '@quickloop/cli-kit/process-group';
 import type { Payload } from '@quickloop/events';
@@ -173,14 +174,76 @@ function holderAlive(pid: number, start: string | undefined): boolean {
   return looksLikeRunner(pid) !== false;
 }
 
-/** One runner per workspace. A lock left by a dead process (kill -9), or by a pid now reused, is taken over. */
-export function acquireLock(path: string): () => void {
-  for (let attempt = 0; attempt < 3; attempt += 1) {
+/**
+ * Makes `path` hold `content` in one step, or returns false when it exists: the lock is written beside
+ * it and hard-linked into place, so no reader ever finds an empty lock and takes it for a stale one.
+ * A filesystem without hard links gets the exclusive create and write it had before.
+ */
+function createHolding(path: string, content: string): boolean {
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(tmp, content, { flag: 'wx' });
+  try {
+    linkSync(tmp, path);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EXDEV') throw error;
+    let fd: number;
     try {
-      const fd = openSync(path, 'wx');
-      // The pid's start time and scope (pid namespace, boot): with them the pid names one process.
-      writeFileSync(fd, `${process.pid}\n${processStart(process.pid) ?? ''}\n${pidScope() ?? ''}\n`);
-      closeSync(fd);
+      fd = openSync(path, 'wx');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw e;
+    }
+    writeFileSync(fd, content);
+    closeSync(fd);
+    return true;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+/** A lock's text, or undefined when it is gone. */
+function readLock(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/** Throws when the lock's holder still runs (or cannot be checked from here); returns when it is stale. */
+function refuseLiveHolder(path: string, text: string): void {
+  const [pidLine, startLine, scopeLine] = text.split('\n');
+  const pid = Number.parseInt(pidLine ?? '', 10);
+  const start = startLine?.trim() ? startLine.trim() : undefined;
+  // A holder of an earlier boot ended with it. One of another pid namespace (a container sharing
+  // the folder) cannot be seen from here at all: its pid means some other process, or none.
+  const scope = pidScopeRelation(scopeLine);
+  if (scope === 'other-namespace') {
+    throw new InputError(`the lock ${path} was taken by pid ${pidLine ?? '?'} of another pid namespace (a container sharing this folder?), which cannot be checked from here: remove the lock if that loop-run has ended`);
+  }
+  if (scope !== 'earlier-boot' && Number.isInteger(pid) && pid > 0 && pid !== process.pid && holderAlive(pid, start)) {
+    throw new InputError(`another loop-run (pid ${pid}) is running this loop (lock ${path})`);
+  }
+}
+
+const pause = (ms: number): void => void Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/**
+ * One runner per workspace. A lock left by a dead process (kill -9), or by a pid now reused, is taken
+ * over, by one taker at a time: two runs started together on a stale lock must not both remove it
+ * (the second would remove the first's new lock and run beside it). A taker holds `<lock>.takeover`
+ * while it checks the lock again and removes it; a takeover lock whose holder died is stale in turn.
+ */
+export function acquireLock(path: string): () => void {
+  // The pid's start time and scope (pid namespace, boot): with them the pid names one process.
+  const mine = `${process.pid}\n${processStart(process.pid) ?? ''}\n${pidScope() ?? ''}\n`;
+  const takeover = `${path}.takeover`;
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    if (createHolding(path, mine)) {
       return () => {
         try {
           unlinkSync(path);
@@ -188,25 +251,33 @@ export function acquireLock(path: string): () => void {
           /* already gone */
         }
       };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const [pidLine, startLine, scopeLine] = readFileSync(path, 'utf8').split('\n');
-      const pid = Number.parseInt(pidLine ?? '', 10);
-      const start = startLine?.trim() ? startLine.trim() : undefined;
-      // A holder of an earlier boot ended with it. One of another pid namespace (a container sharing
-      // the folder) cannot be seen from here at all: its pid means some other process, or none.
-      const scope = pidScopeRelation(scopeLine);
-      if (scope === 'other-namespace') {
-        throw new InputError(`the lock ${path} was taken by pid ${pidLine ?? '?'} of another pid namespace (a container sharing this folder?), which cannot be checked from here: remove the lock if that loop-run has ended`);
-      }
-      if (scope !== 'earlier-boot' && Number.isInteger(pid) && pid > 0 && pid !== process.pid && holderAlive(pid, start)) {
-        throw new InputError(`another loop-run (pid ${pid}) is running this loop (lock ${path})`);
-      }
+    }
+    const seen = readLock(path);
+    if (seen === undefined) continue;
+    // Only a lock from before locks were linked into place, or cut short by a full disk, is empty:
+    // give its writer a moment before calling it stale.
+    if (seen.trim() === '' && attempt < 20) {
+      pause(25);
+      continue;
+    }
+    refuseLiveHolder(path, seen);
+    if (!createHolding(takeover, mine)) {
+      const other = readLock(takeover);
       try {
-        unlinkSync(path);
-      } catch {
-        /* raced with another taker */
+        if (other !== undefined) refuseLiveHolder(takeover, other);
+        // Its taker died mid-takeover: clear it, unless a live one replaced it meanwhile.
+        if (other !== undefined && readLock(takeover) === other) unlinkSync(takeover);
+      } catch (error) {
+        if (!(error instanceof InputError)) throw error;
+        pause(10); // a live taker is at it: it needs a few milliseconds
       }
+      continue;
+    }
+    try {
+      // Still the stale lock judged above (not a live one a faster taker made meanwhile)?
+      if (readLock(path) === seen) unlinkSync(path);
+    } finally {
+      rmSync(takeover, { force: true });
     }
   }
   throw new InputError(`could not take the lock ${path}`);

@@ -54,7 +54,6 @@ export class ProgressView {
   #stopTicking: (() => void) | undefined;
   /** The width of the live line on screen now (0: none is shown). */
   #shownWidth = 0;
-  #anonymous = 0;
   #lastVerdict: { gate: string; failures: string[]; review: string | null } | null = null;
   /** What each failed check of the current round said (or what it ran, when it said nothing). */
   #checkNotes = new Map<string, string>();
@@ -125,7 +124,8 @@ export class ProgressView {
         break;
       case 'model.call':
         this.#line(`  calling ${p.member} (${p.role}: ${p.purpose}) …`);
-        this.#callStarted(meta.id ?? `anonymous-${++this.#anonymous}`, p.member, p.purpose);
+        // Questions (consent, human checks) are all asked before a round's calls start: none waits under the live line.
+        if (meta.id) this.#callStarted(meta.id, p.member, p.purpose);
         break;
       case 'model.result': {
         const call = this.#callEnded(meta.parent_id);

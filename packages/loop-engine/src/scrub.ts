@@ -222,6 +222,8 @@ export class Scrubber {
 
   /** Replaces flagged content in `text`; hits are found on the original text so every source is named. */
   scrub(text: string, globs: readonly string[]): ScrubResult {
+    // Nothing to mask (a call's empty stderr, say): no walk of the loop folder for it.
+    if (text === '') return { text, sources: [] };
     const needles = this.flagged(globs).map((f) => ({ rel: f.rel, whole: withEscaped([f.content]), lines: withEscaped(f.lines) }));
     const hits = needles.filter((f) => [...f.whole, ...f.lines].some((n) => text.includes(n)));
     let out = text;

@@ -70,10 +70,10 @@ describe('the workspace', () => {
     }
   });
 
-  it('each binary\'s version.generated.ts is what scripts/versions.mjs writes from its package.json', () => {
+  it('each binary\'s version.generated.ts (and docs\', for its User-Agent) is what scripts/versions.mjs writes from its package.json', () => {
     for (const p of packages) {
       const pkg = json(`packages/${p}/package.json`) as { version: string; bin?: unknown };
-      if (!pkg.bin) continue;
+      if (!pkg.bin && p !== 'docs') continue;
       expect(readFileSync(join(ROOT, 'packages', p, 'src/version.generated.ts'), 'utf8'), p).toContain(`export const VERSION = ${JSON.stringify(pkg.version)};`);
     }
   });

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
-import { classifyStatus, type ErrorKind } from '@quickloop/models/cli';
+import { classifyStatus, policyBlock, type ErrorKind } from '@quickloop/models/cli';
 import { baseUrlScrubber } from '@quickloop/models/core';
 
 export type Vendor = 'anthropic' | 'openai';
@@ -545,7 +545,8 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
       // Scrubbed before it is cut: a secret cut in two would no longer be found.
       call.error = oneLine(scrub(said));
       const kind = status >= 400 ? classifyStatus(status).errorKind : 'infra';
-      call.errorKind = /prompt is too long|context.?window|context_length_exceeded|maximum context length/i.test(said) ? 'context_overflow' : kind;
+      // A content policy that blocked the prompt or the answer is the model declining, whatever the status.
+      call.errorKind = /prompt is too long|context.?window|context_length_exceeded|maximum context length/i.test(said) ? 'context_overflow' : policyBlock([], said) ? 'refusal' : kind;
     }
     spent += billable(call.usage);
     if (call.error === undefined) answered += 1;

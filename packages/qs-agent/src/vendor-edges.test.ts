@@ -20,6 +20,8 @@ interface Reply {
   body?: unknown;
   /** SSE events ([event name or null, data]), each ended by a blank line. */
   sse?: Array<[string | null, unknown]>;
+  /** An SSE body written as it is. */
+  raw?: string;
 }
 
 async function vendorMock(replies: Reply[]) {
@@ -30,6 +32,11 @@ async function vendorMock(replies: Reply[]) {
     req.on('end', () => {
       seen.push({ path: req.url ?? '', body: raw ? JSON.parse(raw) : undefined });
       const r = replies.shift() ?? { status: 500, body: { error: { message: 'the mock has no more replies' } } };
+      if (r.raw !== undefined) {
+        res.writeHead(r.status ?? 200, { 'content-type': 'text/event-stream', ...r.headers });
+        res.end(r.raw);
+        return;
+      }
       if (r.sse) {
         res.writeHead(r.status ?? 200, { 'content-type': 'text/event-stream', ...r.headers });
         for (const [event, data] of r.sse) res.write(`${event ? `event: ${event}\n` : ''}data: ${data === '[DONE]' ? data : JSON.stringify(data)}\n\n`);
@@ -70,6 +77,8 @@ async function agentRun(vendor: Vendor, replies: Reply[], opts: { stream?: boole
     seen: mock.seen,
     completed: events.find((e) => e.type === 'agent.completed') as Record<string, any>,
     retries: events.filter((e) => e.type === 'agent.retry'),
+    turns: events.filter((e) => e.type === 'agent.turn') as Array<Record<string, any>>,
+    calls: events.filter((e) => e.type === 'tool.call') as Array<Record<string, any>>,
     classification: verdict?.classification,
   };
 }
@@ -143,5 +152,71 @@ describe('a content policy that blocks the prompt or the answer, sent as an erro
     const got = await agentRun('anthropic', [{ status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages: roles must alternate' } } }]);
     expect(got.completed).toMatchObject({ stop_reason: 'error', error_kind: 'config' });
     expect(got.classification).toBe('harness_error');
+  });
+});
+
+describe('streams at their edges', () => {
+  it('gemini: a stream whose last event has no blank line after it is cut (as the SSE standard reads it): retried, never a docs gap, and what it said it was billed counts', async () => {
+    const chunk = (c: object) => JSON.stringify({ ...c, modelVersion: 'gemini-2.5-flash', responseId: 'g1' });
+    const first = chunk({ candidates: [{ content: { role: 'model', parts: [{ text: 'Done' }] }, index: 0 }], usageMetadata: { promptTokenCount: 100, candidatesTokenCount: 1, totalTokenCount: 101 } });
+    const last = chunk({ candidates: [{ content: { role: 'model', parts: [{ text: '.' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 100, candidatesTokenCount: 2, totalTokenCount: 102 } });
+    const unended: Reply = { raw: `data: ${first}\r\n\r\ndata: ${last}\r\n` };
+    const whole: Reply = { raw: `data: ${first}\r\n\r\ndata: ${last}\r\n\r\n` };
+    const got = await agentRun('gemini', [unended, whole], { stream: true });
+    expect(got.seen).toHaveLength(2);
+    expect(got.retries).toMatchObject([{ error_kind: 'infra' }]);
+    expect(got.completed).toMatchObject({ stop_reason: 'completed', turns: 1 });
+    // The cut attempt said 100 in and 1 out; the answer 100 and 2.
+    expect(got.completed.usage).toMatchObject({ input_tokens: 200, output_tokens: 3 });
+    // Each attempt is priced to the micro-dollar: $0.0000325 rounds to $0.000033, and $0.000035.
+    expect(got.completed.usd).toBe(0.000068);
+  });
+
+  it('anthropic: thinking and redacted_thinking blocks streamed with signature deltas are not text, and go back verbatim before the tool result', async () => {
+    const start = { type: 'message_start', message: { id: 'msg_t', type: 'message', role: 'assistant', model: 'claude-sonnet-4-6', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 50, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 } } };
+    const ev = (e: Record<string, unknown>): [string, unknown] => [String(e.type), e];
+    const got = await agentRun(
+      'anthropic',
+      [
+        {
+          sse: [
+            ev(start),
+            ev({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }),
+            ev({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'I should list ' } }),
+            ev({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'the files.' } }),
+            ev({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig-opaque-1' } }),
+            ev({ type: 'content_block_stop', index: 0 }),
+            ev({ type: 'content_block_start', index: 1, content_block: { type: 'redacted_thinking', data: 'redacted-opaque-2' } }),
+            ev({ type: 'content_block_stop', index: 1 }),
+            ev({ type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 'toolu_t', name: 'bash', input: {} } }),
+            ev({ type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '{"command":"echo hi"}' } }),
+            ev({ type: 'content_block_stop', index: 2 }),
+            ev({ type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 80 } }),
+            ev({ type: 'message_stop' }),
+          ],
+        },
+        {
+          sse: [
+            ev(start),
+            ev({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+            ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Done.' } }),
+            ev({ type: 'content_block_stop', index: 0 }),
+            ev({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 3 } }),
+            ev({ type: 'message_stop' }),
+          ],
+        },
+      ],
+      { stream: true },
+    );
+    expect(got.completed).toMatchObject({ stop_reason: 'completed', turns: 2, final_text: 'Done.' });
+    expect(got.turns[0]?.blocks).toEqual([{ type: 'tool_call', id: 'toolu_t', name: 'bash', input: { command: 'echo hi' } }]);
+    const replayed = got.seen[1]?.body.messages[1];
+    expect(replayed.role).toBe('assistant');
+    expect(replayed.content.map((b: any) => [b.type, b.thinking ?? b.data ?? b.id, b.signature])).toEqual([
+      ['thinking', 'I should list the files.', 'sig-opaque-1'],
+      ['redacted_thinking', 'redacted-opaque-2', undefined],
+      ['tool_use', 'toolu_t', undefined],
+    ]);
+    expect(got.seen[1]?.body.messages[2].content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_t' });
   });
 });

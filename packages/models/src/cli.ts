@@ -3,6 +3,6 @@
 export { ZERO_USAGE, addUsage, usage, type ErrorKind, type Usage } from './types.js';
 export { invokeCli, type CliResult, type InvokeCliOptions } from './cli/invoke.js';
 export { parseCliOutput, type OutputMode, type ParsedOutput } from './cli/parse.js';
-export { classifyStatus, classifyText, type Classified } from './cli/classify.js';
+export { classifyStatus, classifyText, policyBlock, type Classified } from './cli/classify.js';
 export { cliEnv, SAFE_ENV_KEYS } from './cli/env.js';
 export { conventionalExitCode, usageTokens } from './cli/report.js';

@@ -7,6 +7,8 @@ export interface Rates {
   cache_read: number;
   cache_write: number;
   output: number;
+  /** Cache writes that live an hour (Anthropic's are twice the input rate); absent: at `cache_write`. */
+  cache_write_1h?: number;
 }
 
 /**
@@ -28,7 +30,8 @@ export function ratesFor(price: Price, prompt: number): Rates {
 
 export function costUsd(usage: Usage, price: Price): number {
   const r = ratesFor(price, promptTokens(usage));
-  const micro = usage.input * r.input + usage.cache_read * r.cache_read + usage.cache_write * r.cache_write + usage.output * r.output;
+  const hour = Math.min(usage.cache_write, usage.cache_write_1h ?? 0);
+  const micro = usage.input * r.input + usage.cache_read * r.cache_read + (usage.cache_write - hour) * r.cache_write + hour * (r.cache_write_1h ?? r.cache_write) + usage.output * r.output;
   // Rounded to a millionth of a dollar so sums over many calls stay stable.
   return Math.round(micro) / 1e6;
 }

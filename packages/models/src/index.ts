@@ -5,7 +5,7 @@ export { baseUrlScrubber, secretScrubber, splitBaseUrl, type BaseUrl } from './b
 export { backoffMs, defaultSleep, withRetries, type Attempt, type RetryPolicy } from './retry.js';
 export { invokeCli, type CliResult, type InvokeCliOptions } from './cli/invoke.js';
 export { parseCliOutput, type OutputMode, type ParsedOutput } from './cli/parse.js';
-export { classifyStatus, classifyText, type Classified } from './cli/classify.js';
+export { classifyStatus, classifyText, policyBlock, type Classified } from './cli/classify.js';
 export { cliEnv, SAFE_ENV_KEYS } from './cli/env.js';
 export { AnthropicAdapter, type AnthropicAdapterOptions } from './api/anthropic.js';
 export { OpenAIResponsesAdapter, type OpenAIResponsesAdapterOptions } from './api/openai-responses.js';

@@ -40,6 +40,19 @@ describe('the price book', () => {
     expect(bad({ above: 10, input: 1, cache_read: 0, cache_write: 0 })).toThrow('p.json: models.m.long_context.output must be a number ≥ 0');
   });
 
+  it('bills the part of the cache writes made for an hour at its own rate, where the book has one (Anthropic: twice the input rate, against 1.25 times for five minutes)', () => {
+    const b = parsePriceBook(JSON.stringify({ as_of: '2026-12-01', models: { c: { input: 2, cache_read: 0.2, cache_write: 2.5, cache_write_1h: 4, output: 10, long_context: { above: 1000, input: 4, cache_read: 0.4, cache_write: 5, cache_write_1h: 8, output: 15 } }, d: { input: 2, cache_read: 0.2, cache_write: 2.5, output: 10 } } }), 'b.json');
+    // 400 written, 300 of them for an hour.
+    expect(usdFor(b, 'c', { ...ZERO_USAGE, cache_write: 400, cache_write_1h: 300 })).toBe((100 * 2.5 + 300 * 4) / 1e6);
+    // A book without the rate bills every write at cache_write, as before; a count over the writes is held to them.
+    expect(usdFor(b, 'd', { ...ZERO_USAGE, cache_write: 400, cache_write_1h: 300 })).toBe((400 * 2.5) / 1e6);
+    expect(usdFor(b, 'c', { ...ZERO_USAGE, cache_write: 100, cache_write_1h: 300 })).toBe((100 * 4) / 1e6);
+    // The long-context tier has its own.
+    expect(usdFor(b, 'c', { ...ZERO_USAGE, cache_write: 2000, cache_write_1h: 1000 })).toBe((1000 * 5 + 1000 * 8) / 1e6);
+    for (const [id, p] of Object.entries(DEFAULT_PRICE_BOOK.models)) if (id.startsWith('claude-')) expect(p.cache_write_1h, id).toBe(p.input * 2);
+    expect(() => parsePriceBook(JSON.stringify({ as_of: '2026-01-01', models: { m: { input: 1, cache_read: 0, cache_write: 0, cache_write_1h: -1, output: 1 } } }), 'p.json')).toThrow('p.json: models.m.cache_write_1h must be a number ≥ 0');
+  });
+
   it("prices a dated snapshot whose list price is not its family's at its own entry", () => {
     expect(priceFor(DEFAULT_PRICE_BOOK, 'gpt-4o-2024-05-13')?.input).toBe(5);
     expect(priceFor(DEFAULT_PRICE_BOOK, 'gpt-4o-2024-08-06')?.input).toBe(2.5);

@@ -19,6 +19,11 @@ function rates(p: Record<string, unknown>, at: string, source: string): Rates {
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new UsageError(`${source}: ${at}.${k} must be a number ≥ 0 (USD per million tokens)`);
     out[k] = v;
   }
+  const hour = p.cache_write_1h;
+  if (hour !== undefined) {
+    if (typeof hour !== 'number' || !Number.isFinite(hour) || hour < 0) throw new UsageError(`${source}: ${at}.cache_write_1h must be a number ≥ 0 (USD per million tokens)`);
+    out.cache_write_1h = hour;
+  }
   return out;
 }
 

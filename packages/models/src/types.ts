@@ -8,6 +8,11 @@ export interface Usage {
   cache_write: number;
   output: number;
   reasoning: number;
+  /**
+   * Of `cache_write`, the tokens written to a cache that lives an hour (Anthropic's `ttl: '1h'`), which
+   * the vendor bills dearer than its five-minute writes; absent: none, or not told apart.
+   */
+  cache_write_1h?: number;
 }
 
 /**

@@ -2,7 +2,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { InterruptedError } from '@quickloop/cli-kit/errors';
-import { classifyStatus, classifyText } from '../cli/classify.js';
+import { classifyStatus, classifyText, policyBlock } from '../cli/classify.js';
 import { ModelError } from '../errors.js';
 
 function header(headers: unknown, name: string): string | undefined {
@@ -66,6 +66,7 @@ const CONFIG_TYPES = new Set(['authentication_error', 'permission_error', 'not_f
 
 const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
+
 /**
  * An error the vendor reported after answering 200 (an SSE `error` event, a `response.failed`): no
  * status to go by, so the type or code it names decides, and its words only when it names none we know.
@@ -76,7 +77,7 @@ export function streamError(adapter: string, type: string | null | undefined, me
   const fromText = classifyText(text);
   // `code` may be null (the Responses schema allows it): then the words of OpenAI's own server-error message count.
   const transient = TRANSIENT_TYPES.has(t) || (t === '' && /server had an error|try again later|retry your request/i.test(message ?? ''));
-  const c = fromText.errorKind === 'context_overflow' ? fromText : transient ? { errorKind: 'infra' as const, transient: true } : CONFIG_TYPES.has(t) ? { errorKind: 'config' as const, transient: false } : fromText;
+  const c = fromText.errorKind === 'context_overflow' ? fromText : policyBlock([t], text) ? { errorKind: 'refusal' as const, transient: false } : transient ? { errorKind: 'infra' as const, transient: true } : CONFIG_TYPES.has(t) ? { errorKind: 'config' as const, transient: false } : fromText;
   return new ModelError(c.errorKind, `${adapter}: error ${where}: ${oneLine(text) || 'no detail'}`, { transient: c.transient, ...(requestId ? { requestId } : {}) });
 }
 
@@ -183,7 +184,8 @@ export function toModelError(error: unknown, adapter: string, signal?: AbortSign
     const keyRefused = refusesKey(e.status, says, detail);
     // OpenAI's 429 for an account out of credit, Anthropic's 402: no wait makes it pass, unlike a rate limit.
     const noCredit = (e.status === 429 && /\binsufficient_quota\b/.test(detail)) || e.status === 402 || /\bbilling_error\b|credit balance is too low/i.test(detail);
-    const c = fromText.errorKind === 'context_overflow' ? fromText : keyRefused || noCredit ? { errorKind: 'config' as const, transient: false } : classifyStatus(e.status);
+    const refused = !keyRefused && !noCredit && policyBlock(says.names, `${detail} ${says.message ?? ''}`);
+    const c = fromText.errorKind === 'context_overflow' ? fromText : keyRefused || noCredit ? { errorKind: 'config' as const, transient: false } : refused ? { errorKind: 'refusal' as const, transient: false } : classifyStatus(e.status);
     const wait = retryAfterMs(e.headers, e.status === 429) ?? retryDelayInBody(message);
     // The API's own word on a retry (`x-should-retry`, as the vendors' SDKs read it) outranks the status.
     const said = header(e.headers, 'x-should-retry');

@@ -33,3 +33,17 @@ export function classifyStatus(status: number): Classified {
   if (status === 413) return { errorKind: 'context_overflow', transient: false };
   return { errorKind: 'config', transient: false };
 }
+
+/**
+ * A content policy that blocked the prompt or the answer, which the vendors send as an error rather than
+ * as a stop: OpenAI's 400 `invalid_prompt` ("your prompt was flagged as potentially violating our usage
+ * policy"), Azure's `content_filter`, Anthropic's `invalid_request_error` "Output blocked by content
+ * filtering policy" (a 400, or an error event mid-stream). The provider declining, as a refusal stop is:
+ * no fault of the setup, and the same request again meets the same policy.
+ */
+const POLICY_NAMES = new Set(['invalid_prompt', 'content_filter']);
+const POLICY_WORDS = /output blocked by content filtering policy|flagged as potentially violating our usage policy|content management policy/i;
+
+export function policyBlock(names: readonly string[], text: string): boolean {
+  return names.some((n) => POLICY_NAMES.has(n)) || POLICY_WORDS.test(text);
+}

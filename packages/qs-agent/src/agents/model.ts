@@ -267,6 +267,8 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
             if (error instanceof ModelError) {
               const why = `turn ${turn}: ${oneLine(error.message)}`;
               if (error.errorKind === 'context_overflow') return stop('context_overflow', why, { errorKind: 'context_overflow' });
+              // A content policy that blocked the prompt or the answer, sent as an error: the model declined, as a refusal stop says.
+              if (error.errorKind === 'refusal') return stop('refusal', `the model refused at turn ${turn}: ${oneLine(error.message)}`, { errorKind: 'refusal' });
               // No later run could fare better. A 403 names the key only when its body does: it is as often
               // a model, project or region the key may not reach, and the vendor's words say which.
               if (error.errorKind === 'config' && (error.keyRefused || error.noCredit || error.status === 403 || error.status === 404)) {

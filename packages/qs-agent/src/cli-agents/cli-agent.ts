@@ -312,8 +312,8 @@ const oneLine = (s: string): string => {
  * A failed call is an agent.retry of the turn that follows it.
  */
 /** The price book's cost of one call, from the counters the forwarder read. */
-const priced = (model: string, u: Usage5): number | null =>
-  usdFor(DEFAULT_PRICE_BOOK, model, { input: u.input_tokens, cache_read: u.cache_read_tokens, cache_write: u.cache_write_tokens, output: u.output_tokens, reasoning: u.reasoning_tokens });
+const priced = (model: string, u: Usage5, cacheWrite1h = 0): number | null =>
+  usdFor(DEFAULT_PRICE_BOOK, model, { input: u.input_tokens, cache_read: u.cache_read_tokens, cache_write: u.cache_write_tokens, output: u.output_tokens, reasoning: u.reasoning_tokens, cache_write_1h: cacheWrite1h });
 
 async function emitTurns(spec: CliSpec, ctx: AgentContext, calls: readonly ModelCall[], stdout: string): Promise<{ turns: number; usage: Usage5; usd: number | null; model?: string; commands: number }> {
   const { emitter, runId, newId, task } = ctx;
@@ -328,7 +328,7 @@ async function emitTurns(spec: CliSpec, ctx: AgentContext, calls: readonly Model
   for (const [i, call] of calls.entries()) {
     usage = addUsage(usage, call.usage);
     // A failed call may still have been billed: it counts, and an unpriced model makes the total unknown.
-    const cost = priced(call.model, call.usage);
+    const cost = priced(call.model, call.usage, call.cacheWrite1h);
     usd = usd === null || cost === null ? null : Math.round((usd + cost) * 1e6) / 1e6;
     if (call.error !== undefined && call.stop !== 'refusal') {
       // The last failure was not retried: agent.completed says what it was.

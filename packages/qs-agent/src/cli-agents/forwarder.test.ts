@@ -99,6 +99,44 @@ describe('the model forwarder', () => {
     expect(o.f.calls[0]).toMatchObject({ stop: 'tool_use', blocks: [{ type: 'tool_call', id: 'call_9', name: 'exec_command', input: { cmd: 'pwd' } }], usage: { input_tokens: 10, cache_read_tokens: 4, output_tokens: 6, reasoning_tokens: 2 } });
   });
 
+  it("keeps the part of an Anthropic call's cache writes made for an hour (usage.cache_creation), streamed and not, for its dearer rate", async () => {
+    const { f, socketPath } = await forwarder();
+    const usage = { input_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 400, cache_creation: { ephemeral_5m_input_tokens: 100, ephemeral_1h_input_tokens: 300 }, output_tokens: 2 };
+    const message = { id: 'msg_h', type: 'message', role: 'assistant', model: 'claude-sonnet-4-6', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', stop_sequence: null, usage };
+    mock.push({ raw: { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(message) } });
+    await request(socketPath, 'POST', '/v1/messages', {}, JSON.stringify({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }));
+    const events: Array<[string, unknown]> = [
+      ['message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } }],
+      ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } }],
+      ['message_stop', { type: 'message_stop' }],
+    ];
+    mock.push({ raw: { headers: { 'content-type': 'text/event-stream' }, body: events.map(([e, d]) => `event: ${e}\ndata: ${JSON.stringify(d)}\n\n`).join('') } });
+    await request(socketPath, 'POST', '/v1/messages', {}, ask);
+    expect(f.calls.map((c) => [c.usage.cache_write_tokens, c.cacheWrite1h])).toEqual([
+      [400, 300],
+      [400, 300],
+    ]);
+  });
+
+  it('records a content policy that blocked the call (a 400, or an error event in a stream) as a refusal, not a config or infra failure', async () => {
+    const { f, socketPath } = await forwarder();
+    const blocked = { type: 'error', error: { type: 'invalid_request_error', message: 'Output blocked by content filtering policy' } };
+    mock.push({ raw: { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...blocked, request_id: 'req_b' }) } });
+    await request(socketPath, 'POST', '/v1/messages', {}, JSON.stringify({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }));
+    const start = { type: 'message_start', message: { id: 'msg_b', type: 'message', role: 'assistant', model: 'm', content: [], stop_reason: null, usage: { input_tokens: 9, output_tokens: 1 } } };
+    mock.push({ raw: { headers: { 'content-type': 'text/event-stream' }, body: `event: message_start\ndata: ${JSON.stringify(start)}\n\nevent: error\ndata: ${JSON.stringify(blocked)}\n\n` } });
+    await request(socketPath, 'POST', '/v1/messages', {}, ask);
+    const o = await forwarder({ vendor: 'openai', upstream: mock.openaiUrl });
+    const flagged = { error: { message: 'Invalid prompt: your prompt was flagged as potentially violating our usage policy. Please try again with a different prompt.', type: 'invalid_request_error', param: null, code: 'invalid_prompt' } };
+    mock.push({ raw: { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify(flagged) } });
+    await request(o.socketPath, 'POST', '/v1/responses', {}, JSON.stringify({ model: 'gpt-mock', input: 'x' }));
+    expect([...f.calls, ...o.f.calls].map((c) => [c.status, c.errorKind])).toEqual([
+      [400, 'refusal'],
+      [200, 'refusal'],
+      [400, 'refusal'],
+    ]);
+  });
+
   it.each([
     ['an absolute URL in the request line', 'POST http://evil.test/v1/messages HTTP/1.1'],
     ['a climb out of the model path', 'POST /v1/../admin HTTP/1.1'],

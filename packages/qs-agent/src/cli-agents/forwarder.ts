@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
-import { classifyStatus, type ErrorKind } from '@quickloop/models/cli';
+import { classifyStatus, policyBlock, type ErrorKind } from '@quickloop/models/cli';
 import { baseUrlScrubber } from '@quickloop/models/core';
 
 export type Vendor = 'anthropic' | 'openai';
@@ -28,6 +28,8 @@ export interface ModelCall {
   stop: Stop;
   blocks: TurnBlock[];
   usage: Usage5;
+  /** Of `usage.cache_write_tokens`, those written to a one-hour cache (Anthropic's `cache_creation`), billed dearer. */
+  cacheWrite1h?: number;
   requestId: string | null;
   durationMs: number;
   /** A failed call: what the vendor said, in one line, and its kind. */
@@ -160,6 +162,8 @@ function parseArgs(text: unknown): Record<string, unknown> {
 class AnswerReader {
   model: string | undefined;
   usage: Usage5 = { ...ZERO };
+  /** Anthropic's one-hour cache writes, when its usage tells them apart. */
+  cacheWrite1h: number | undefined;
   stop: Stop = 'other';
   blocks: TurnBlock[] = [];
   refusal: { category?: string; explanation?: string } | undefined;
@@ -220,11 +224,18 @@ class AnswerReader {
     else if (e?.type === 'error') this.error = String(e.message ?? e.error?.message ?? 'stream error');
   }
 
+  /** A usage's `cache_creation.ephemeral_1h_input_tokens`, when it has one (message_delta's, cumulative, replaces message_start's). */
+  #hourWrites(u: any): void {
+    const hour = u?.cache_creation?.ephemeral_1h_input_tokens;
+    if (hour !== undefined && hour !== null) this.cacheWrite1h = n(hour);
+  }
+
   #anthropicEvent(e: any): void {
     switch (e?.type) {
       case 'message_start':
         this.model = typeof e.message?.model === 'string' ? e.message.model : this.model;
         this.usage = anthropicUsage(e.message?.usage);
+        this.#hourWrites(e.message?.usage);
         break;
       case 'content_block_start': {
         const b = e.content_block ?? {};
@@ -259,6 +270,7 @@ class AnswerReader {
           output_tokens: u.output_tokens !== undefined ? later.output_tokens : this.usage.output_tokens,
           reasoning_tokens: 0,
         };
+        this.#hourWrites(u);
         break;
       }
       case 'error':
@@ -271,6 +283,7 @@ class AnswerReader {
     if (!m || m.type !== 'message') return;
     this.model = typeof m.model === 'string' ? m.model : this.model;
     this.usage = anthropicUsage(m.usage);
+    this.#hourWrites(m.usage);
     this.stop = anthropicStop(m.stop_reason);
     for (const b of Array.isArray(m.content) ? m.content : []) {
       if (b?.type === 'text') this.blocks.push({ type: 'text', text: String(b.text ?? '') });
@@ -536,6 +549,7 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
       stop: reader.stop,
       blocks: reader.blocks,
       usage: reader.usage,
+      ...(reader.cacheWrite1h ? { cacheWrite1h: reader.cacheWrite1h } : {}),
       requestId: typeof rid === 'string' ? rid : null,
       durationMs: Math.round(performance.now() - started),
     };
@@ -545,7 +559,8 @@ export async function startForwarder(o: ForwarderOptions): Promise<Forwarder> {
       // Scrubbed before it is cut: a secret cut in two would no longer be found.
       call.error = oneLine(scrub(said));
       const kind = status >= 400 ? classifyStatus(status).errorKind : 'infra';
-      call.errorKind = /prompt is too long|context.?window|context_length_exceeded|maximum context length/i.test(said) ? 'context_overflow' : kind;
+      // A content policy that blocked the prompt or the answer is the model declining, whatever the status.
+      call.errorKind = /prompt is too long|context.?window|context_length_exceeded|maximum context length/i.test(said) ? 'context_overflow' : policyBlock([], said) ? 'refusal' : kind;
     }
     spent += billable(call.usage);
     if (call.error === undefined) answered += 1;

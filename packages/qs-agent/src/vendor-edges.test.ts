@@ -155,6 +155,22 @@ describe('a content policy that blocks the prompt or the answer, sent as an erro
   });
 });
 
+describe('a model this place may not use', () => {
+  // Gemini answers a request from a region it does not serve with a 400 FAILED_PRECONDITION, not a 403:
+  // no later run could fare better, so it ends the sweep's stage like a refused key (exit 3), not each run as ours.
+  it('gemini: a 400 FAILED_PRECONDITION "User location is not supported" stops as the 403 of a denied access does', async () => {
+    const region = { error: { code: 400, message: 'User location is not supported for the API use.', status: 'FAILED_PRECONDITION' } };
+    const denied = { error: { code: 403, message: 'Permission denied: Consumer has been suspended.', status: 'PERMISSION_DENIED' } };
+    const a = await agentRun('gemini', [{ status: 400, body: region }]);
+    const b = await agentRun('gemini', [{ status: 403, body: denied }]);
+    expect(a.seen).toHaveLength(1);
+    expect(b.thrown).not.toBe('');
+    expect(a.thrown).toContain('User location is not supported');
+    expect(a.completed).toMatchObject({ stop_reason: b.completed.stop_reason, error_kind: b.completed.error_kind });
+    expect(a.classification).toBe(b.classification);
+  });
+});
+
 describe('streams at their edges', () => {
   it('gemini: a stream whose last event has no blank line after it is cut (as the SSE standard reads it): retried, never a docs gap, and what it said it was billed counts', async () => {
     const chunk = (c: object) => JSON.stringify({ ...c, modelVersion: 'gemini-2.5-flash', responseId: 'g1' });

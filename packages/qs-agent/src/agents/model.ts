@@ -271,8 +271,10 @@ export function createModelAgent(name: string, adapterFactory: AdapterFactory, o
               if (error.errorKind === 'refusal') return stop('refusal', `the model refused at turn ${turn}: ${oneLine(error.message)}`, { errorKind: 'refusal' });
               // No later run could fare better. A 403 names the key only when its body does: it is as often
               // a model, project or region the key may not reach, and the vendor's words say which.
-              if (error.errorKind === 'config' && (error.keyRefused || error.noCredit || error.status === 403 || error.status === 404)) {
-                const what = error.keyRefused ? 'the API key was refused' : error.noCredit ? 'the account has no credit or quota left' : error.status === 403 ? 'the API denied access' : `model '${options.model}' or endpoint not found`;
+              // Gemini refuses a region it does not serve with a 400 FAILED_PRECONDITION rather than a 403.
+              const placeRefused = error.errorKind === 'config' && error.status === 400 && /location is not supported|unsupported_country_region_territory|not available in your (country|region)/i.test(error.message);
+              if (error.errorKind === 'config' && (error.keyRefused || error.noCredit || error.status === 403 || error.status === 404 || placeRefused)) {
+                const what = error.keyRefused ? 'the API key was refused' : error.noCredit ? 'the account has no credit or quota left' : error.status === 403 || placeRefused ? 'the API denied access' : `model '${options.model}' or endpoint not found`;
                 return stop('error', why, { errorKind: 'config', usageError: redact(`${name}: ${what} (${oneLine(error.message, 200)})`) });
               }
               // A persistent 5xx or a cut connection ends here once the retries inside the deadline are spent.

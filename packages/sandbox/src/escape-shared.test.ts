@@ -3,12 +3,15 @@
 // the kernel keeps per process tree or per user rather than per namespace. Each outcome is judged
 // from the host (what the harness's keyring holds afterwards, what another sandbox could still do).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bwrapUnavailable } from './backends/bwrap.js';
-import { bundleLibraryInto } from './test-helpers.js';
+import { bwrapUnavailable, inotifyShare } from './backends/bwrap.js';
+import { removeLayout } from './layout.js';
+import { openSandbox } from './open.js';
+import { bundleLibraryInto, policy } from './test-helpers.js';
+import type { Sandbox } from './types.js';
 
 const LIMITS = { processes: 128, memoryBytes: 512 * 1024 * 1024, tmpBytes: 16 * 1024 * 1024, shmBytes: 16 * 1024 * 1024 };
 
@@ -97,5 +100,69 @@ describe('what a sandbox shares with the harness that opened it', () => {
       join_session: 'EPERM',
     });
     expect(got.planted).toBe(false);
+  });
+});
+
+/** Makes inotify instances (or watches, on one instance) until the kernel refuses: how many, and why it stopped. */
+const HOG = (what: 'instances' | 'watches'): string => `
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+n = 0
+if '${what}' == 'instances':
+    while n < 100000 and libc.inotify_init1(0) >= 0: n += 1
+else:
+    fd = libc.inotify_init1(0)
+    # In the private /tmp: a tmpfs that dies with the sandbox, never walked on the host.
+    base = '/tmp/w'
+    os.mkdir(base)
+    while n < 300000:
+        d = '%s/%d' % (base, n)
+        os.mkdir(d)
+        if libc.inotify_add_watch(fd, d.encode(), 2) < 0: break
+        n += 1
+print(n, errno.errorcode.get(ctypes.get_errno(), 'none'))
+`;
+
+describe('what a sandbox shares with the sandbox beside it', () => {
+  it("inotifyShare gives each sandbox a quarter of the host's per-user inotify limits, with a floor no higher than the host's own", () => {
+    const host = (values: Record<string, string>) => (name: string): string => {
+      if (values[name] === undefined) throw new Error('ENOENT');
+      return values[name];
+    };
+    expect(inotifyShare(host({ max_inotify_instances: '128\n', max_inotify_watches: '192530\n' }))).toEqual({ instances: 32, watches: 48132 });
+    expect(inotifyShare(host({ max_inotify_instances: '16', max_inotify_watches: '2000' }))).toEqual({ instances: 8, watches: 1024 });
+    expect(inotifyShare(host({ max_inotify_instances: '4', max_inotify_watches: '100' }))).toEqual({ instances: 4, watches: 100 });
+    expect(inotifyShare(host({ max_inotify_instances: '128' }))).toBeUndefined();
+    expect(inotifyShare(host({ max_inotify_instances: 'x', max_inotify_watches: '100' }))).toBeUndefined();
+  });
+
+  const open: Sandbox[] = [];
+  afterAll(async () => {
+    for (const sb of open.splice(0)) {
+      await sb.close();
+      removeLayout(sb.describe());
+    }
+  });
+  const hostLimit = (name: string): number => Number(readFileSync(`/proc/sys/user/${name}`, 'utf8'));
+
+  it("one sandbox cannot take the inotify instances and watches the kernel counts per user, which the one beside it (and the host user's own watchers) need", async () => {
+    // Both sandboxes are the same host uid, and the kernel counts inotify per uid across every
+    // namespace: the first one's hog left the second none (EMFILE), so its dev server's watcher failed.
+    const [a, b] = [await openSandbox({ policy: policy(), backend: 'bwrap', installHosts: false, limits: LIMITS }), await openSandbox({ policy: policy(), backend: 'bwrap', installHosts: false, limits: LIMITS })];
+    open.push(a as Sandbox, b as Sandbox);
+    const hold = (what: 'instances' | 'watches'): string =>
+      `(python3 -c "$(cat <<'PY'\n${HOG(what)}\nimport time, sys; sys.stdout.flush(); time.sleep(120)\nPY\n)" > "$TMPDIR/${what}" 2>&1 &) ; while [ ! -s "$TMPDIR/${what}" ]; do sleep 0.05; done; cat "$TMPDIR/${what}"`;
+    // Each hog stops where the kernel refuses (ENOSPC: no watch left; EMFILE: no instance left).
+    const watches = (await (a as Sandbox).exec(hold('watches'), { timeoutMs: 120_000 })).output.trim().split(' ');
+    expect(watches[1]).toBe('ENOSPC');
+    expect(Number(watches[0])).toBeLessThan(hostLimit('max_inotify_watches') / 2);
+    expect(Number(watches[0])).toBeGreaterThanOrEqual(1024);
+    const instances = (await (a as Sandbox).exec(hold('instances'), { timeoutMs: 60_000 })).output.trim().split(' ');
+    expect(instances[1]).toBe('EMFILE');
+    expect(Number(instances[0])).toBeLessThan(hostLimit('max_inotify_instances') / 2);
+    expect(Number(instances[0])).toBeGreaterThanOrEqual(7);
+    // The sandbox beside it still watches, with instances and watches of its own.
+    const r = await (b as Sandbox).exec(python(`import ctypes, errno, os\nlibc = ctypes.CDLL(None, use_errno=True)\nfds = [libc.inotify_init1(0) for _ in range(4)]\nprint('instances', all(f >= 0 for f in fds))\nprint('watch', libc.inotify_add_watch(fds[0], os.environ['HOME'].encode(), 2) >= 0)`));
+    expect(r.output).toBe('instances True\nwatch True\n');
   });
 });

@@ -165,4 +165,32 @@ describe('what a sandbox shares with the sandbox beside it', () => {
     const r = await (b as Sandbox).exec(python(`import ctypes, errno, os\nlibc = ctypes.CDLL(None, use_errno=True)\nfds = [libc.inotify_init1(0) for _ in range(4)]\nprint('instances', all(f >= 0 for f in fds))\nprint('watch', libc.inotify_add_watch(fds[0], os.environ['HOME'].encode(), 2) >= 0)`));
     expect(r.output).toBe('instances True\nwatch True\n');
   });
+
+  it('one sandbox cannot take the message-queue bytes and queued signals the kernel counts per user either', async () => {
+    // The same host uid again: what one sandbox's queues (they outlive their process) and blocked
+    // realtime signals held, the kernel refused to the other (mq_open EMFILE, sigqueue EAGAIN).
+    const [a, b] = [await openSandbox({ policy: policy(), backend: 'bwrap', installHosts: false, limits: LIMITS }), await openSandbox({ policy: policy(), backend: 'bwrap', installHosts: false, limits: LIMITS })];
+    open.push(a as Sandbox, b as Sandbox);
+    const hogs = (max: number): string => `
+import ctypes, errno, os, signal, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+rt = ctypes.CDLL('librt.so.1', use_errno=True)
+class Attr(ctypes.Structure): _fields_ = [('flags', ctypes.c_long), ('maxmsg', ctypes.c_long), ('msgsize', ctypes.c_long), ('cur', ctypes.c_long), ('pad', ctypes.c_long * 4)]
+class Val(ctypes.Union): _fields_ = [('i', ctypes.c_int)]
+def count(make):
+    n = 0
+    while n < ${max} and make(n): n += 1
+    return '%d %s' % (n, errno.errorcode.get(ctypes.get_errno(), 'none') if n < ${max} else 'none')
+mq = count(lambda n: rt.mq_open(('/qs-%d-%d' % (os.getpid(), n)).encode(), os.O_CREAT | os.O_RDWR, 0o600, ctypes.byref(Attr(0, 10, 8192, 0))) >= 0)
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+sig = count(lambda n: libc.sigqueue(os.getpid(), signal.SIGRTMIN, Val(n)) == 0)
+print('mq', mq); print('sig', sig); sys.stdout.flush()
+if ${max} > 1: time.sleep(120)
+`;
+    const held = await (a as Sandbox).exec(`(python3 -c "$(cat <<'PY'\n${hogs(1_000_000)}\nPY\n)" > "$TMPDIR/hog" 2>&1 &) ; while [ "$(cat "$TMPDIR/hog" 2>/dev/null | wc -l)" -lt 2 ]; do sleep 0.05; done; cat "$TMPDIR/hog"`, { timeoutMs: 60_000 });
+    // Each hog stopped where its own sandbox's share ran out.
+    expect(held.output).toMatch(/^mq \d+ EMFILE\nsig \d+ EAGAIN\n$/);
+    const r = await (b as Sandbox).exec(python(hogs(1)));
+    expect(r.output).toBe('mq 1 none\nsig 1 none\n');
+  });
 });

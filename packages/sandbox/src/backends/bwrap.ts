@@ -244,6 +244,12 @@ function layerScript(socketDir: string, bwrap: string[], mirrorPorts: readonly n
     `want="0100007F:${hex(INSIDE_PROXY_PORT)} 00000000:${hex(80)} 00000000:${hex(443)}${mirrorPorts.map((p) => ` 0100007F:${hex(p)}`).join('')}"`,
     // Builtins only: forking a probe per turn would slow down the very listeners it waits for.
     `up() { local n=0 a st; while read -r _ a _ st _; do [ "$st" = 0A ] && case " $want " in *" $a "*) n=$((n+1));; esac; done < /proc/net/tcp; while read -r _ a _; do [ "$a" = 00000000:0035 ] && n=$((n+1)); done < /proc/net/udp; [ $n -ge ${4 + mirrorPorts.length} ]; }`,
+    // The same for what the kernel counts per host uid against an rlimit: POSIX message-queue bytes
+    // (-q) and queued signals (-i). A user namespace's part of the count is bounded by the limit of
+    // the process that made it, so the sandbox's namespace is made under a quarter of the harness's
+    // (queues outlive their process, blocked realtime signals stay queued: one sandbox held all of
+    // them and the one beside it could open no queue, queue no signal, arm no POSIX timer).
+    `for l in q i; do v=$(ulimit -S -$l); [ "$v" = unlimited ] || ulimit -S -$l $((v / ${PER_USER_SHARE} > 0 ? v / ${PER_USER_SHARE} : 1)); done`,
     'exec 8<> <(:)',
     'until up; do read -r -t 0.002 -u 8; done',
     `unshare --user --map-user=${INSIDE_UID} --map-group=${INSIDE_UID} -- bwrap ${bwrap.map(q).join(' ')} -- sh -c 'echo ready; exec sleep infinity' 8>&- &`,
@@ -261,7 +267,7 @@ export interface InotifyShare {
 }
 
 /** A sandbox's share of what the host allows one user: at most this part of it. */
-const INOTIFY_SHARE = 4;
+const PER_USER_SHARE = 4;
 
 /**
  * The kernel counts inotify instances and watches per host uid, across every namespace, against
@@ -278,7 +284,7 @@ export function inotifyShare(read: (name: string) => string = (name) => readFile
   const share = (name: string, floor: number): number | undefined => {
     try {
       const host = Number.parseInt(read(name).trim(), 10);
-      return Number.isSafeInteger(host) && host > 0 ? Math.min(host, Math.max(floor, Math.floor(host / INOTIFY_SHARE))) : undefined;
+      return Number.isSafeInteger(host) && host > 0 ? Math.min(host, Math.max(floor, Math.floor(host / PER_USER_SHARE))) : undefined;
     } catch {
       return undefined;
     }

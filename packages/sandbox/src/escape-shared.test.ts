@@ -3,7 +3,7 @@
 // the kernel keeps per process tree or per user rather than per namespace. Each outcome is judged
 // from the host (what the harness's keyring holds afterwards, what another sandbox could still do).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -192,5 +192,55 @@ if ${max} > 1: time.sleep(120)
     expect(held.output).toMatch(/^mq \d+ EMFILE\nsig \d+ EAGAIN\n$/);
     const r = await (b as Sandbox).exec(python(hogs(1)));
     expect(r.output).toBe('mq 1 none\nsig 1 none\n');
+  });
+
+  it('two sandboxes side by side see, signal and reach nothing of each other: processes, sockets, IPC, memory files, /tmp', async () => {
+    const [a, b] = [await openSandbox({ policy: policy(), backend: 'bwrap', installHosts: false, limits: LIMITS }), await openSandbox({ policy: policy(), backend: 'bwrap', installHosts: false, limits: LIMITS })];
+    open.push(a as Sandbox, b as Sandbox);
+    const mark = `qs-beside-${process.pid}`;
+    // A leaves what B might find: a named process, an abstract and a named socket, SysV memory, a
+    // POSIX queue, files in /dev/shm, /tmp and /var/tmp, its workspace's path.
+    const planted = await (a as Sandbox).exec(`
+(exec -a ${mark} sleep 120) >/dev/null 2>&1 &
+echo A-SECRET > /dev/shm/${mark}; echo A-SECRET > /tmp/${mark}; echo A-SECRET > /var/tmp/${mark}
+(python3 -c "$(cat <<'PY'
+import ctypes, os, socket, time
+libc = ctypes.CDLL(None, use_errno=True)
+s1 = socket.socket(socket.AF_UNIX); s1.bind('\\0${mark}'); s1.listen()
+s2 = socket.socket(socket.AF_UNIX); s2.bind(os.environ['TMPDIR'] + '/${mark}.sock'); s2.listen()
+libc.shmget(0x5e6, 4096, 0o1666)
+open(os.environ['TMPDIR'] + '/ready', 'w').close()
+time.sleep(120)
+PY
+)" >/dev/null 2>&1 &)
+while [ ! -e "$TMPDIR/ready" ]; do sleep 0.05; done; echo planted`);
+    expect(planted.output).toBe('planted\n');
+    const where = (a as Sandbox).describe();
+    const r = await (b as Sandbox).exec(python(`
+import ctypes, os, signal, socket
+libc = ctypes.CDLL(None, use_errno=True)
+# A's sleep is named by its argv[0]; B's own shell only mentions the name in its script.
+seen = [p for p in os.listdir('/proc') if p.isdigit() and open('/proc/%s/cmdline' % p, errors='replace').read().startswith('${mark}\\0')]
+print('process', 'SEEN' if seen else 'none')
+for name, addr in [('abstract', '\\0${mark}'), ('named', '${where.tmp}/${mark}.sock')]:
+    s = socket.socket(socket.AF_UNIX)
+    try: s.connect(addr); print(name, 'REACHED')
+    except OSError as e: print(name, 'refused')
+print('sysv', 'SEEN' if libc.shmget(0x5e6, 4096, 0o666) >= 0 else 'none')
+for f in ['/dev/shm/${mark}', '/tmp/${mark}', '/var/tmp/${mark}', '${where.workspace}', '${where.tmp}']:
+    print('file', 'SEEN' if os.path.exists(f) else 'none')
+`));
+    expect(r.output).toBe(['process none', 'abstract refused', 'named refused', 'sysv none', ...Array(5).fill('file none'), ''].join('\n'));
+    // B kills everything it can: A's process goes on.
+    await (b as Sandbox).exec('kill -KILL -1 2>/dev/null; true');
+    expect((await (a as Sandbox).exec(`pgrep -f ${mark} >/dev/null && echo alive`)).output).toBe('alive\n');
+  });
+
+  it('a hard link from the workspace to a file the sandbox shows, or to another of its folders, is refused: nothing on the host gains a name there', async () => {
+    const sb = await openSandbox({ policy: policy(), backend: 'bwrap', installHosts: false, limits: LIMITS });
+    open.push(sb);
+    const r = await sb.exec(`echo x > "$HOME/own" && echo y > "$TMPDIR/own"; for f in /usr/bin/env /etc/hosts /etc/passwd /opt/quickloop/bin/sudo "$HOME/own" "$TMPDIR/own"; do ln "$f" "./l$RANDOM" 2>/dev/null && echo "LINKED $f" || echo refused; done`);
+    expect(r.output).toBe('refused\n'.repeat(6));
+    expect(readdirSync(sb.describe().workspace)).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
 // cache reaches the next attempt only as a blob whose SHA-512 is its name.
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { harvestInstallCache, harvestInstallCacheAsync, installCacheDir, MAX_BLOB_BYTES, npmCacheOf, removeStaleParts, seedInstallCache, STALE_PART_MS } from './install-cache.js';
@@ -112,6 +112,29 @@ describe('the install cache', () => {
     const big = put(attempt, 'f'.repeat(128), '');
     truncateSync(big, MAX_BLOB_BYTES + 1);
     expect(harvestInstallCache(store, attempt)).toEqual({ added: 0, known: 0, refused: { not_regular: 1, too_large: 1 } });
+  });
+
+  it('refuses a sparse blob: a file that costs the attempt nothing on disk never becomes real bytes in the store and in every later home', async () => {
+    // 3 × 200 MiB of holes under their own hashes cost an attempt 40 KiB; taken, they were 600 MiB
+    // in the store and 600 MiB again in each home seeded from it.
+    const [store, attempt, next] = [temp(), temp(), temp()];
+    const size = 8 * 1024 * 1024;
+    const holes = put(attempt, hex(Buffer.alloc(size)), '');
+    truncateSync(holes, size);
+    // Mostly holes: one written block in every 64.
+    const partly = Buffer.alloc(size);
+    for (let at = 0; at < size; at += 64 * 4096) partly.fill(1, at, at + 4096);
+    const mostly = put(attempt, hex(partly), '');
+    const fd = openSync(mostly, 'r+');
+    for (let at = 0; at < size; at += 64 * 4096) writeSync(fd, partly, at, 4096, at);
+    closeSync(fd);
+    truncateSync(mostly, size);
+    const real = Buffer.alloc(size, 7);
+    put(attempt, hex(real), real);
+    expect(statSync(holes).blocks * 512).toBeLessThan(size / 2);
+    expect(harvestInstallCache(store, attempt)).toEqual({ added: 1, known: 0, refused: { sparse: 2 } });
+    expect(await seedInstallCache(store, next)).toBe(1);
+    expect(readFileSync(blobPath(next, hex(real))).equals(real)).toBe(true);
   });
 
   it('a seed that cannot make its folders fails whole, after every copy under way has ended', async () => {

@@ -14,7 +14,10 @@
 // - a symlink, a FIFO, a device or a folder link is never followed or copied: only regular files,
 //   opened with O_NOFOLLOW and checked again on the open descriptor;
 // - a huge file (or a flood of them) is bounded: blobs over MAX_BLOB_BYTES are refused unread, and one
-//   harvest takes at most MAX_HARVEST_BYTES and MAX_HARVEST_FILES.
+//   harvest takes at most MAX_HARVEST_BYTES and MAX_HARVEST_FILES;
+// - a sparse file (holes the attempt never wrote) is refused unread: 600 MiB of holes cost an
+//   attempt 40 KiB, and taken they were 600 MiB of real bytes in the store and again in every home
+//   seeded from it.
 // Each attempt gets a private, writable copy of the store's blobs and index (copies, never hard links: a link
 // would let the attempt write through to the store's inode), so nothing it does reaches the next.
 // npm checks every blob it reads against its integrity as well.
@@ -46,7 +49,7 @@ export interface HarvestReport {
   /** Blobs the store already had. */
   known: number;
   /** Refused, by reason. */
-  refused: Partial<Record<'hash_mismatch' | 'not_regular' | 'too_large' | 'bad_name' | 'over_budget' | 'unreadable', number>>;
+  refused: Partial<Record<'hash_mismatch' | 'not_regular' | 'too_large' | 'sparse' | 'bad_name' | 'over_budget' | 'unreadable', number>>;
 }
 
 /** The blob paths (relative to content-v2/sha512) under `base`, walking real folders only. */
@@ -145,6 +148,18 @@ export async function harvestInstallCacheAsync(store: string, home: string): Pro
   return report;
 }
 
+/** Above this size a blob must be mostly written: below it a filesystem may keep a file inline or packed, with no blocks of its own. */
+const SPARSE_FROM_BYTES = 1024 * 1024;
+
+/**
+ * Whether a file holds less than half its size on disk: holes, which npm never writes (a tarball is
+ * gzip, and so does not compress either where the filesystem compresses). A packument a compressing
+ * filesystem keeps small is refused too, which costs nothing: the harness fetches packuments itself.
+ */
+function isSparse(st: import('node:fs').Stats): boolean {
+  return st.size > SPARSE_FROM_BYTES && st.blocks * 512 < st.size / 2;
+}
+
 /** The harvest itself, one blob per step. */
 function* harvesting(store: string, home: string, report: HarvestReport): Generator<void, void> {
   const refuse = (why: keyof HarvestReport['refused']): void => {
@@ -188,6 +203,10 @@ function* harvesting(store: string, home: string, report: HarvestReport): Genera
       }
       if (st.size > MAX_BLOB_BYTES) {
         refuse('too_large');
+        continue;
+      }
+      if (isSparse(st)) {
+        refuse('sparse');
         continue;
       }
       if (bytes + st.size > MAX_HARVEST_BYTES) {

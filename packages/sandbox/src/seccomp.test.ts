@@ -39,6 +39,13 @@ describe('seccompProgram', () => {
     for (const nr of [12, 3, 101]) expect(run(p, ARCH.i386, nr)).toBe(SECCOMP_RET_ALLOW);
   });
 
+  it("refuses the kernel's key calls (add_key, request_key, keyctl) for every ABI: a session keyring is inherited from the harness", () => {
+    const cases = [['x64', ARCH.x86_64, [248, 249, 250]], ['x64', ARCH.i386, [286, 287, 288]], ['arm64', ARCH.aarch64, [217, 218, 219]], ['arm64', ARCH.arm, [309, 310, 311]]] as const;
+    for (const [host, arch, numbers] of cases) {
+      for (const nr of numbers) expect(run(seccompProgram(host) as Buffer, arch, nr), `${host} ${arch} ${nr}`).toBe(DENY);
+    }
+  });
+
   it('on x86_64 refuses every x32 call (bit 30), whose ptrace would otherwise be 0x40000209', () => {
     const p = seccompProgram('x64') as Buffer;
     for (const nr of [0x40000000, 0x40000000 + 521, 0x40000000 + 539, 0x40000000 + 540, 0x40000000 + 438, 0xffffffff]) expect(run(p, ARCH.x86_64, nr)).toBe(DENY);

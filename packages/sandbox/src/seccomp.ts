@@ -12,8 +12,14 @@
  * of the check's tools). Allowed, because they only observe or only signal, which the sandbox user
  * may do anyway: kcmp (compares two processes' kernel objects), perf_event_open (samples; the
  * profiler `perf` needs it), kill.
+ *
+ * Refused too: the kernel's key calls (add_key, request_key, keyctl). A session keyring is the
+ * process tree's, not a namespace's: every process inherits its parent's through fork, exec,
+ * setuid and every namespace, so a command possessed the harness's own (a login session's, a CI
+ * runner's), read the secrets kept in it and planted keys in it, and two sandboxes of one harness
+ * shared it. request_key would also have the kernel start the host's request-key helper, as root.
  */
-export const DENIED_SYSCALLS = ['ptrace', 'process_vm_readv', 'process_vm_writev', 'pidfd_getfd'] as const;
+export const DENIED_SYSCALLS = ['ptrace', 'process_vm_readv', 'process_vm_writev', 'pidfd_getfd', 'add_key', 'request_key', 'keyctl'] as const;
 
 /**
  * prlimit64 on any process but the caller's own (pid 0, which is what setrlimit, getrlimit and
@@ -34,10 +40,10 @@ interface Abi {
 
 // A syscall's number means nothing without its ABI: 26 is ptrace for i386 and ARM, but
 // chdir on aarch64. Each ABI the host's kernel can run is checked with its own table.
-const X86_64: Abi = { arch: 0xc000003e, numbers: { ptrace: 101, process_vm_readv: 310, process_vm_writev: 311, pidfd_getfd: 438, prlimit64: 302 }, x32: true };
-const I386: Abi = { arch: 0x40000003, numbers: { ptrace: 26, process_vm_readv: 347, process_vm_writev: 348, pidfd_getfd: 438, prlimit64: 340 } };
-const AARCH64: Abi = { arch: 0xc00000b7, numbers: { ptrace: 117, process_vm_readv: 270, process_vm_writev: 271, pidfd_getfd: 438, prlimit64: 261 } };
-const ARM: Abi = { arch: 0x40000028, numbers: { ptrace: 26, process_vm_readv: 376, process_vm_writev: 377, pidfd_getfd: 438, prlimit64: 369 } };
+const X86_64: Abi = { arch: 0xc000003e, numbers: { ptrace: 101, process_vm_readv: 310, process_vm_writev: 311, pidfd_getfd: 438, add_key: 248, request_key: 249, keyctl: 250, prlimit64: 302 }, x32: true };
+const I386: Abi = { arch: 0x40000003, numbers: { ptrace: 26, process_vm_readv: 347, process_vm_writev: 348, pidfd_getfd: 438, add_key: 286, request_key: 287, keyctl: 288, prlimit64: 340 } };
+const AARCH64: Abi = { arch: 0xc00000b7, numbers: { ptrace: 117, process_vm_readv: 270, process_vm_writev: 271, pidfd_getfd: 438, add_key: 217, request_key: 218, keyctl: 219, prlimit64: 261 } };
+const ARM: Abi = { arch: 0x40000028, numbers: { ptrace: 26, process_vm_readv: 376, process_vm_writev: 377, pidfd_getfd: 438, add_key: 309, request_key: 310, keyctl: 311, prlimit64: 369 } };
 
 /** The ABIs a host's kernel runs programs with, by Node's name for its architecture: the native one and its 32-bit compat. */
 const HOST_ABIS: Partial<Record<NodeJS.Architecture, readonly Abi[]>> = { x64: [X86_64, I386], arm64: [AARCH64, ARM] };

@@ -209,7 +209,7 @@ const hex = (port: number): string => port.toString(16).toUpperCase().padStart(4
  * signal or replace them. It caps user namespaces at the two the sandbox needs, then starts bwrap
  * as the unprivileged sandbox user; bwrap's holder prints `ready` once every mount is in place.
  */
-function layerScript(socketDir: string, bwrap: string[], mirrorPorts: readonly number[]): string {
+function layerScript(socketDir: string, bwrap: string[], mirrorPorts: readonly number[], inotify: InotifyShare | undefined = inotifyShare()): string {
   const sock = (name: keyof typeof SOCKETS): string => join(socketDir, SOCKETS[name]);
   const catcher = `EXEC:'sh ${sock('catcher')}'`;
   // Only bwrap gets the info fd (a forwarder holding it would keep the harness waiting for its end) and the seccomp program's.
@@ -232,6 +232,9 @@ function layerScript(socketDir: string, bwrap: string[], mirrorPorts: readonly n
     // The sandbox user may serve on any port, as a user on their own machine may.
     'echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start',
     'set +e',
+    // The sandbox's share of the inotify instances and watches the kernel counts per host uid (see
+    // inotifyShare); where the kernel has no such limit there is nothing to share out.
+    ...(inotify === undefined ? [] : [`echo ${inotify.instances} > /proc/sys/user/max_inotify_instances 2>/dev/null`, `echo ${inotify.watches} > /proc/sys/user/max_inotify_watches 2>/dev/null`]),
     `socat -b 65536 TCP-LISTEN:${INSIDE_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr,nodelay UNIX-CONNECT:${sock('proxy')} ${bg}`,
     `for p in 80 443; do socat TCP4-LISTEN:$p,fork,reuseaddr ${catcher} ${bg} done`,
     `if ip -6 route add local ::/0 dev lo 2>/dev/null; then for p in 80 443; do socat TCP6-LISTEN:$p,ipv6only=1,fork,reuseaddr ${catcher} ${bg} done; socat -T2 UDP6-RECVFROM:53,ipv6only=1,fork UNIX-CONNECT:${sock('dns')} ${bg} fi`,
@@ -241,6 +244,12 @@ function layerScript(socketDir: string, bwrap: string[], mirrorPorts: readonly n
     `want="0100007F:${hex(INSIDE_PROXY_PORT)} 00000000:${hex(80)} 00000000:${hex(443)}${mirrorPorts.map((p) => ` 0100007F:${hex(p)}`).join('')}"`,
     // Builtins only: forking a probe per turn would slow down the very listeners it waits for.
     `up() { local n=0 a st; while read -r _ a _ st _; do [ "$st" = 0A ] && case " $want " in *" $a "*) n=$((n+1));; esac; done < /proc/net/tcp; while read -r _ a _; do [ "$a" = 00000000:0035 ] && n=$((n+1)); done < /proc/net/udp; [ $n -ge ${4 + mirrorPorts.length} ]; }`,
+    // The same for what the kernel counts per host uid against an rlimit: POSIX message-queue bytes
+    // (-q) and queued signals (-i). A user namespace's part of the count is bounded by the limit of
+    // the process that made it, so the sandbox's namespace is made under a quarter of the harness's
+    // (queues outlive their process, blocked realtime signals stay queued: one sandbox held all of
+    // them and the one beside it could open no queue, queue no signal, arm no POSIX timer).
+    `for l in q i; do v=$(ulimit -S -$l); [ "$v" = unlimited ] || ulimit -S -$l $((v / ${PER_USER_SHARE} > 0 ? v / ${PER_USER_SHARE} : 1)); done`,
     'exec 8<> <(:)',
     'until up; do read -r -t 0.002 -u 8; done',
     `unshare --user --map-user=${INSIDE_UID} --map-group=${INSIDE_UID} -- bwrap ${bwrap.map(q).join(' ')} -- sh -c 'echo ready; exec sleep infinity' 8>&- &`,
@@ -249,6 +258,40 @@ function layerScript(socketDir: string, bwrap: string[], mirrorPorts: readonly n
     // Not `wait` for all: a forwarder that dies must not end the layer while bwrap runs.
     'wait $b',
   ].join('\n');
+}
+
+/** How many inotify instances and watches one sandbox may hold. */
+export interface InotifyShare {
+  instances: number;
+  watches: number;
+}
+
+/** A sandbox's share of what the host allows one user: at most this part of it. */
+const PER_USER_SHARE = 4;
+
+/**
+ * The kernel counts inotify instances and watches per host uid, across every namespace, against
+ * the host's `/proc/sys/user/max_inotify_*` (128 instances by default), and every sandbox of a
+ * harness is the same host uid (the harness's own, or QUICKLOOP_SANDBOX_UID for a root harness). So
+ * one command that held them all left the sandboxes beside it (`qs run --workers N`), and the host
+ * user's own watchers, none: their dev servers' file watchers failed with EMFILE. The network layer
+ * owns the sandbox's user namespace, where the same limits apply to the sandbox alone: each sandbox
+ * may hold a quarter of the host's (never fewer than 8 instances and 1024 watches, nor more than
+ * the host allows), enough for a dev server and its test watcher. Undefined where the host has no
+ * such limit.
+ */
+export function inotifyShare(read: (name: string) => string = (name) => readFileSync(`/proc/sys/user/${name}`, 'utf8')): InotifyShare | undefined {
+  const share = (name: string, floor: number): number | undefined => {
+    try {
+      const host = Number.parseInt(read(name).trim(), 10);
+      return Number.isSafeInteger(host) && host > 0 ? Math.min(host, Math.max(floor, Math.floor(host / PER_USER_SHARE))) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const instances = share('max_inotify_instances', 8);
+  const watches = share('max_inotify_watches', 1024);
+  return instances === undefined || watches === undefined ? undefined : { instances, watches };
 }
 
 /** The socket a loopback registry port is forwarded to. */

@@ -1,8 +1,8 @@
 // Reads a task file's bytes and refuses what cannot be a task before any parser sees it: too big, empty, binary.
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { lstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
-import { finding, type Finding } from './finding.js';
+import { finding, quote, type Finding } from './finding.js';
 
 /** Larger files are refused unread: no task needs 10 MB, and the event carrying it must stay one sane line. */
 export const MAX_TASK_BYTES = 10 * 1024 * 1024;
@@ -36,7 +36,7 @@ export function readSource(path: string, cwd: string): SourceResult {
     if (st.isDirectory()) return fail(path, path, finding('QS001', 'is a directory, not a task file'));
     size = st.size;
   } catch (error) {
-    return fail(path, path, finding('QS001', describeFsError(error)));
+    return fail(path, path, finding('QS001', brokenLink(abs, error) ?? describeFsError(error)));
   }
   if (size > MAX_TASK_BYTES) return fail(path, path, finding('QS004', `is ${formatBytes(size)}, over the 10 MB limit for a task file`));
   let bytes: Buffer;
@@ -69,6 +69,19 @@ function fromBytes(bytes: Buffer, meta: Omit<Source, 'text' | 'sha256'>): Source
   if (text.trim() === '') return fail(meta.path, meta.display, finding('QS002', 'holds only whitespace; a task needs at least name, goal, docs and success'));
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   return { ok: true, source: { ...meta, text: text.replace(/^\uFEFF/, ''), sha256 } };
+}
+
+/** What a link that cannot be followed is (`ls` shows the file, so "no such file" alone misleads). */
+function brokenLink(abs: string, error: unknown): string | undefined {
+  const code = (error as { code?: string }).code;
+  if (code === 'ELOOP') return 'is a link that leads back to itself (a loop of symbolic links)';
+  if (code !== 'ENOENT') return undefined;
+  try {
+    if (!lstatSync(abs).isSymbolicLink()) return undefined;
+    return `is a broken link (to ${quote(readlinkSync(abs))}, which does not exist)`;
+  } catch {
+    return undefined;
+  }
 }
 
 export function describeFsError(error: unknown): string {

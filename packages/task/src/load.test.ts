@@ -170,6 +170,22 @@ describe('loadTaskFile', () => {
     expect(r.errors.map((e) => `${e.code} ${e.message}`)).toEqual(['QS011 docs must be a mapping, got an empty value']);
   });
 
+  it('says why a docs URL is not one, with what it holds shown as written (a trailing space, letters beyond ASCII, a scheme in capitals)', async () => {
+    const cases: [string, string][] = [
+      ['"https://docs.example.com/start "', "docs.path[0] must be an http(s) URL, got 'https://docs.example.com/start ': it holds whitespace (here at its end), which a URL cannot; remove it or write it as %20"],
+      ['"https://docs.example.com/a b"', "docs.path[0] must be an http(s) URL, got 'https://docs.example.com/a b': it holds whitespace, which a URL cannot; remove it or write it as %20"],
+      ['https://docs.example.com/grüße', "docs.path[0] must be an http(s) URL, got 'https://docs.example.com/grüße': it holds characters beyond ASCII, which a URL writes encoded: https://docs.example.com/gr%C3%BC%C3%9Fe"],
+      ['https://bücher.example/start', "docs.path[0] must be an http(s) URL, got 'https://bücher.example/start': it holds characters beyond ASCII, which a URL writes encoded: https://xn--bcher-kva.example/start"],
+      ['HTTPS://docs.example.com/start', "docs.path[0] must be an http(s) URL, got 'HTTPS://docs.example.com/start': write its scheme in lower case (https://)"],
+      ['ftp://docs.example.com/start', "docs.path[0] must be an http(s) URL, got 'ftp://docs.example.com/start'"],
+    ];
+    for (const [url, message] of cases) {
+      write('u.yaml', `name: t\ngoal: g\ndocs: {path: [${url}]}\nsuccess: {script: "test -f x || qs_fail no"}\n`);
+      const r = await loadTaskFile('u.yaml', dir, opts);
+      expect(r.errors.map((e) => [e.code, e.message]), url).toEqual([['QS013', message]]);
+    }
+  });
+
   it('never lets a wrong type crash the loader, wherever it is', async () => {
     const cases = ['name: [a]', 'goal: 3', 'docs: [x]', 'docs: {path: https://x.test/}', 'success: "true"', 'success: {wait_http: {path: /, json: 3}}', 'budgets: {max_turns: 1.5}', 'network: {allow: example.org}', 'replay: [1, 2]', 'image: {}'];
     for (const c of cases) {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BUDGET_DEFAULTS, loadTaskFile, loadTaskStdin } from './index.js';
 
@@ -184,6 +185,12 @@ describe('loadTaskFile', () => {
       const r = await loadTaskFile('u.yaml', dir, opts);
       expect(r.errors.map((e) => [e.code, e.message]), url).toEqual([['QS013', message]]);
     }
+  });
+
+  it('warns of a long-running replay step only where a server or watcher is run, not where its name is installed or written into a file (QS113)', async () => {
+    const r = await loadTaskFile('fixtures/tasks/lint/server-written.yaml', fileURLToPath(new URL('../../../', import.meta.url)), opts);
+    expect(r.errors).toEqual([]);
+    expect(r.tasks[0]!.findings.filter((f) => f.code === 'QS113').map((f) => f.field)).toEqual(['replay[3]']);
   });
 
   it('never lets a wrong type crash the loader, wherever it is', async () => {

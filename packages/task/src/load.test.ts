@@ -1,4 +1,5 @@
 // Loading end to end: normalisation, the egress policy, success.file, source limits, stdin and lists of tasks.
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -133,6 +134,31 @@ describe('loadTaskFile', () => {
     expect((await loadTaskFile('missing.yaml', dir, opts)).errors[0]).toMatchObject({ code: 'QS001', message: 'no such file or directory' });
     mkdirSync(join(dir, 'adir.yaml'));
     expect((await loadTaskFile('adir.yaml', dir, opts)).errors[0]!.message).toBe('is a directory, not a task file');
+  });
+
+  it('reads a pipe given as a file (a named FIFO, <(cmd), /dev/stdin) up to the 10 MB limit, and refuses a device rather than read it forever', async () => {
+    const fifo = join(dir, 'piped.yaml');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    // The writer is a process of its own: the read is synchronous.
+    const writer = (script: string) => {
+      const child = spawn('sh', ['-c', script, 'sh', fifo], { stdio: 'ignore' });
+      return { child, done: new Promise<number | null>((ok) => child.once('exit', (code) => ok(code))) };
+    };
+    write('task.txt', TASK);
+    const one = writer(`cat '${join(dir, 'task.txt')}' > "$1"`);
+    const r = await loadTaskFile(fifo, dir, opts);
+    expect(await one.done).toBe(0);
+    expect(r.errors).toEqual([]);
+    expect(r.tasks[0]!.payload.task.name).toBe('demo');
+    // A writer that never stops is cut off past the limit (it then finds the pipe closed).
+    const flood = writer('yes > "$1"');
+    const big = await loadTaskFile(fifo, dir, opts);
+    expect(big.errors.map((e) => [e.code, e.message])).toEqual([['QS004', 'is over the 10 MB limit for a task file']]);
+    expect(await flood.done).not.toBe(0);
+    for (const device of ['/dev/zero', '/dev/null']) {
+      const d = await loadTaskFile(device, dir, opts);
+      expect(d.errors.map((e) => [e.code, e.message])).toEqual([['QS001', 'is a device, not a task file']]);
+    }
   });
 
   it('refuses a top-level list of tasks: one task per file, so a path names one task', async () => {

@@ -95,7 +95,7 @@ export async function runCheck(
     rmSync(session, { force: true });
   }
   const passed = result.exitCode === 0 && !ctx.signal.aborted;
-  const reason = passed ? '' : result.timedOut ? `check timed out after ${budgets.max_command_seconds}s (max_command_seconds), so it gave no verdict` : lastLine(result.output) || `check exited ${result.exitCode} without a reason`;
+  const reason = passed ? '' : result.timedOut ? `check timed out after ${budgets.max_command_seconds}s (max_command_seconds), so it gave no verdict` : (result.lastLine ?? lastLine(result.output)) || `check exited ${result.exitCode} without a reason`;
   await ctx.emitter.emit(
     'check.completed',
     { run_id: f.runId, id: ctx.newId(), parent_id: id },

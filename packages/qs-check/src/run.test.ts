@@ -211,6 +211,18 @@ describe('qs-check', () => {
     expect(verdict(whole.events)).toMatchObject({ classification: 'docs_gap' });
   });
 
+  it("reads a failed check's reason from its whole last line, even when max_output_chars cut the check's own output", async () => {
+    const expect_ = `QS_PORT_BASE=23000\n${readFileSync(fileURLToPath(new URL('../../task/prelude.sh', import.meta.url)), 'utf8')}\n`;
+    // 100 characters keep 50 of the tail: less than the helper's reason line, printed after the last 20 lines of the session.
+    const { code, events } = await through({ replay: ["seq 1 1000; echo 'greeter listening on 3000'; seq 1 1000"], budgets: { max_output_chars: 100 }, script: `${expect_}qs_expect_output --contains 'greeter listening on 3000'` });
+    const done = events.find((e) => e.type === 'check.completed');
+    expect(done).toMatchObject({ passed: false, reason: "check failed: nothing the run printed contains 'greeter listening on 3000'" });
+    expect(String(done?.output).length).toBeLessThan(200);
+    expect(code).toBe(2);
+    expect(verdict(events)).toMatchObject({ classification: 'budget_exhausted', evidential: false });
+    expect(String(verdict(events)?.detail)).toMatch(/^check failed: nothing the run printed contains 'greeter listening on 3000'; but command 1 printed \d+ characters/);
+  });
+
   describe('a docs route page that could not be read is not evidence about the docs', () => {
     const site = { server: undefined as Awaited<ReturnType<typeof serveDocs>> | undefined };
     const url = (path: string) => `${site.server?.url ?? ''}${path}`;

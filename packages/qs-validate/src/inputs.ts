@@ -20,6 +20,12 @@ const stat = (path: string): ReturnType<typeof statSync> | undefined => {
   }
 };
 
+/**
+ * A name that is a task file's unless it is a folder: a broken link or a loop of links is one the
+ * author meant to run, so it is loaded (and reported), never passed over in silence.
+ */
+const notDir = (path: string): boolean => stat(path)?.isDirectory() !== true;
+
 /** Task files directly in a directory (not recursive), sorted; hidden files are skipped. */
 export function taskFilesIn(dir: string, cwd: string): string[] {
   let names: string[];
@@ -28,7 +34,7 @@ export function taskFilesIn(dir: string, cwd: string): string[] {
   } catch {
     return [];
   }
-  return names.filter((n) => !n.startsWith('.') && TASK_EXTENSIONS.test(n) && stat(resolve(cwd, dir, n))?.isFile()).map((n) => (dir === '.' ? n : join(dir, n)));
+  return names.filter((n) => !n.startsWith('.') && TASK_EXTENSIONS.test(n) && notDir(resolve(cwd, dir, n))).map((n) => (dir === '.' ? n : join(dir, n)));
 }
 
 /**
@@ -78,7 +84,7 @@ export function resolveInputs(args: readonly string[], cwd: string): Input[] {
       if (files.length === 0) out.push({ kind: 'none', path: arg, message: 'directory holds no task files (*.yaml, *.yml, *.json)' });
       files.forEach(push);
     } else if (!st && GLOB_CHARS.test(arg)) {
-      const files = expandGlob(arg, cwd).filter((p) => TASK_EXTENSIONS.test(p) && stat(resolve(cwd, p))?.isFile());
+      const files = expandGlob(arg, cwd).filter((p) => TASK_EXTENSIONS.test(p) && notDir(resolve(cwd, p)));
       if (files.length === 0) out.push({ kind: 'none', path: arg, message: 'the pattern matches no task files (*.yaml, *.yml, *.json)' });
       files.forEach(push);
     } else push(arg);

@@ -89,6 +89,30 @@ describe('qs-validate', () => {
     expect(r.err).toBe('ok  x/y/alias.yaml (one, replay+agent)\n');
   });
 
+  it('reports a broken link or a link loop among the task files as invalid, in a folder, a glob and the default tasks/, never skips it', async () => {
+    mkdirSync(join(dir, 'tasks'));
+    writeFileSync(join(dir, 'tasks', 'a.yaml'), TASK('a'));
+    symlinkSync('moved-away.yaml', join(dir, 'tasks', 'b.yaml'));
+    symlinkSync('c.yaml', join(dir, 'tasks', 'c.yaml'));
+    // A folder named like a task file is a folder: not a task, not an error.
+    mkdirSync(join(dir, 'tasks', 'd.yaml'));
+    const expected = [
+      'ok  tasks/a.yaml (a, replay+agent)',
+      "INVALID  tasks/b.yaml: is a broken link (to 'moved-away.yaml', which does not exist)",
+      'INVALID  tasks/c.yaml: is a link that leads back to itself (a loop of symbolic links)',
+      '',
+    ];
+    for (const args of [[], ['tasks'], ['tasks/*.yaml']]) {
+      const r = await validate(args);
+      expect(r.code, args.join(' ')).toBe(3);
+      expect(r.err.split('\n'), args.join(' ')).toEqual(expected);
+      expect(r.events.filter((e) => e.type === 'diagnostic').map((e) => [e.code, e.path])).toEqual([
+        ['QS001', 'tasks/b.yaml'],
+        ['QS001', 'tasks/c.yaml'],
+      ]);
+    }
+  });
+
   it("reads a task from stdin only when given '-'", async () => {
     const r = await validate(['-'], { stdin: TASK('piped') });
     expect(r.code).toBe(0);

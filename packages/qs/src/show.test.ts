@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { InputError, memoryIo } from '@quickloop/cli-kit';
+import { InputError, memoryIo, UsageError } from '@quickloop/cli-kit';
 import { cli } from './cli.js';
 import { COMMANDS } from './commands/index.js';
 
@@ -69,6 +69,12 @@ describe('qs show', () => {
     // Every command, whichever were added since: the list is the table's, not a copy of it.
     await expect(cli(['frobnicate'], memoryIo())).rejects.toThrow(`unknown command 'frobnicate' (known: ${COMMANDS.map((c) => c.name).join(', ')})`);
     expect(COMMANDS.map((c) => c.name)).toEqual(expect.arrayContaining(['run', 'results', 'diff', 'show', 'merge']));
+  });
+
+  it("names the binary that validates task files to one who types quickstarted's `validate`", async () => {
+    await expect(cli(['validate', 'tasks/'], memoryIo())).rejects.toThrow(
+      new UsageError(`unknown command 'validate' (known: ${COMMANDS.map((c) => c.name).join(', ')}); task files are validated by qs-validate: qs-validate [FILE|DIR|GLOB]...`),
+    );
   });
 });
 

@@ -15,6 +15,25 @@ describe('OutputCap', () => {
     expect(cap.result()).toEqual({ output: `abcde${omissionMarker(16)}vwxyz`, originalChars: 26, truncated: true });
   });
 
+  it('keeps the last non-empty line whole, whatever the cut kept of it: a failed check gives its reason there', () => {
+    const cap = new OutputCap(20);
+    cap.push('seq\n'.repeat(100));
+    cap.push(Buffer.from("check failed: nothing the run printed contains 'Hello, Ada!'\n\n  \n"));
+    expect(cap.result().output).not.toContain('check failed');
+    expect(cap.lastLine()).toBe("check failed: nothing the run printed contains 'Hello, Ada!'");
+    // Across chunks, with no newline at the end, and only whitespace: the line as printed, trimmed, or nothing.
+    const split = new OutputCap(4);
+    for (const piece of ['first\nsec', 'ond li', 'ne  ']) split.push(piece);
+    expect(split.lastLine()).toBe('second line');
+    const blank = new OutputCap(4);
+    blank.push(' \n\t\n');
+    expect(blank.lastLine()).toBe('');
+    // A line is kept to its first 4096 characters, never cutting a character in two.
+    const long = new OutputCap(4);
+    long.push(`${'x'.repeat(4095)}🌍🌍\n`);
+    expect(long.lastLine()).toBe('x'.repeat(4095));
+  });
+
   it('keeps the tail right across many large chunks', () => {
     const cap = new OutputCap(8);
     cap.push('HEAD');

@@ -3,6 +3,9 @@ import { StringDecoder } from 'node:string_decoder';
 
 export const DEFAULT_MAX_OUTPUT_CHARS = 20_000;
 
+/** How much of one line lastLine() keeps: a reason is one line, not a log. */
+const LINE_MAX = 4096;
+
 /** The marker between the head and the tail of truncated output. */
 export function omissionMarker(omitted: number): string {
   return `\n[... ${omitted} characters omitted ...]\n`;
@@ -21,6 +24,9 @@ export class OutputCap {
   #headDone = false;
   #tail = '';
   #total = 0;
+  /** The line being printed (its first LINE_MAX units), and the last non-empty one that ended. */
+  #line = '';
+  #lastLine = '';
 
   constructor(maxChars = DEFAULT_MAX_OUTPUT_CHARS) {
     const max = Math.max(0, Math.floor(maxChars));
@@ -35,6 +41,7 @@ export class OutputCap {
   #add(text: string): void {
     if (text === '') return;
     this.#total += text.length;
+    this.#lines(text);
     let rest = text;
     if (!this.#headDone) {
       let room = this.#headMax - this.#head.length;
@@ -48,6 +55,32 @@ export class OutputCap {
     this.#tail += rest;
     // Trim only once the tail is well over its size, so many small chunks stay cheap.
     if (this.#tail.length > this.#tailMax * 2 + 4096) this.#tail = lastChars(this.#tail, this.#tailMax);
+  }
+
+  #lines(text: string): void {
+    let start = 0;
+    for (;;) {
+      const nl = text.indexOf('\n', start);
+      const end = nl === -1 ? text.length : nl;
+      const room = LINE_MAX - this.#line.length;
+      if (room > 0) this.#line += text.slice(start, start + Math.min(room, end - start));
+      if (nl === -1) return;
+      const line = this.#line.trim();
+      if (line !== '') this.#lastLine = line;
+      this.#line = '';
+      start = nl + 1;
+    }
+  }
+
+  /**
+   * The last non-empty line of everything pushed, trimmed, whatever the cut kept of it: a failed
+   * check prints its reason last, and a small max_output_chars would keep only the end of it.
+   */
+  lastLine(): string {
+    this.#add(this.#decoder.end());
+    let line = this.#line.trim() || this.#lastLine;
+    if (line.length > 0 && isHigh(line.charCodeAt(line.length - 1))) line = line.slice(0, -1);
+    return line;
   }
 
   /** The kept output, with the marker when something was dropped. */

@@ -167,6 +167,7 @@ export function runProcess(options: RunOptions): Promise<ExecResult> {
         output,
         originalChars,
         truncated,
+        lastLine: cap.lastLine(),
         timedOut,
         durationMs: Math.max(0, Math.round(performance.now() - started)),
         denials: scanner?.end() ?? [],

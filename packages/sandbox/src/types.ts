@@ -94,6 +94,8 @@ export interface ExecResult {
   /** Length of the merged output before truncation. */
   originalChars: number;
   truncated: boolean;
+  /** The last non-empty line of the whole output, trimmed (its first 4096 characters), even where truncation cut it. */
+  lastLine?: string;
   timedOut: boolean;
   durationMs: number;
   /**

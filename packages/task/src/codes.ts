@@ -9,7 +9,7 @@ export interface CodeInfo {
 }
 
 export const CODES = {
-  QS001: { severity: 'error', summary: 'The file cannot be read (missing, a directory, permission denied).' },
+  QS001: { severity: 'error', summary: 'The file cannot be read (missing, a directory, a device, permission denied, a broken link or a loop of links).' },
   QS002: { severity: 'error', summary: 'The file is empty (or only whitespace and comments).' },
   QS003: { severity: 'error', summary: 'The file is binary (NUL bytes or invalid UTF-8).' },
   QS004: { severity: 'error', summary: 'The file is larger than 10 MB.' },

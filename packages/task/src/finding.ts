@@ -46,7 +46,8 @@ export function quote(value: unknown, max = 60): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
   const clipped = text.length > max ? `${text.slice(0, max)}…` : text;
   // A control character left in (a tab, a bell, an escape) is shown as its code, never acted on by a terminal.
-  return `'${oneLine(clipped).replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}'`;
+  // Lines are joined, but the ends are kept: a trailing space may be what is wrong with the value.
+  return `'${clipped.replace(/\s*[\r\n]+\s*/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}'`;
 }
 
 /** Dotted field path from segments: ['docs', 'path', 1] → `docs.path[1]`. */

@@ -26,6 +26,37 @@ const LONG_RUNNING = [
   /\btail\s+-f\b/,
 ];
 
+/** A package manager adding packages: a server's name there is a package, not a server run. */
+const INSTALL = /^(\S*\/)?(pip3?|python3?\s+-m\s+pip|uv(\s+pip)?|poetry|pipx|npm|pnpm|yarn|bun|cargo|go|gem|brew|apt(-get)?|composer)\s+(install|add|i)\b/;
+
+/**
+ * The simple commands a replay step runs in the foreground, as far as a lint can tell: heredoc
+ * bodies and quoted text are what a step writes, not what it runs (`cat > main.py <<'PY'` holding
+ * `uvicorn.run(app)`), a command ended by `&` or under `timeout N` returns, and an install names
+ * packages.
+ */
+function ranCommands(cmd: string): string[] {
+  const lines = cmd.split('\n');
+  const kept: string[] = [];
+  for (let i = 0; i < lines.length; i += 1) {
+    const line = lines[i]!;
+    kept.push(line);
+    const here = /<<(-?)\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\2/.exec(line);
+    if (!here) continue;
+    while (i + 1 < lines.length && (here[1] ? lines[i + 1]!.replace(/^\t+/, '') : lines[i + 1]) !== here[3]) i += 1;
+    i += 1;
+  }
+  const text = kept.join('\n').replace(/'[^']*'/g, "''").replace(/"(?:[^"\\]|\\.)*"/g, '""');
+  const parts = text.split(/(\|\||&&|;|\||\n|&)/);
+  const out: string[] = [];
+  for (let i = 0; i < parts.length; i += 2) {
+    const run = parts[i]!.trim();
+    if (run === '' || parts[i + 1] === '&' || /^(\S+=\S*\s+)*timeout\s+\d/.test(run) || INSTALL.test(run.replace(/^(\S+=\S*\s+)+/, ''))) continue;
+    out.push(run);
+  }
+  return out;
+}
+
 /** Lines that cannot make a check fail. */
 const HARMLESS = /^(true|:|exit(\s+0)?|echo(\s.*)?|printf(\s.*)?|set\s+[-+][A-Za-z]+(\s.*)?|#!.*)$/;
 const NEUTRALISED = /\|\|\s*(true|:|exit(\s+0)?)\s*;?$/;
@@ -198,8 +229,7 @@ export function lintTask(raw: RawTask, payload: TaskLoadedPayload, fileText: str
 
   // QS113: replay that never returns.
   replay.forEach((cmd, i) => {
-    if (/&\s*$/.test(cmd) || /\btimeout\s+\d/.test(cmd)) return;
-    if (LONG_RUNNING.some((re) => re.test(cmd))) {
+    if (ranCommands(cmd).some((run) => LONG_RUNNING.some((re) => re.test(run)))) {
       add('QS113', `replay command ${quote(cmd)} looks long-running (a server or watcher), so replay waits on it until the budget runs out; put the server in success.serve`, ['replay', i]);
     }
   });

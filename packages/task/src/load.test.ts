@@ -1,8 +1,10 @@
 // Loading end to end: normalisation, the egress policy, success.file, source limits, stdin and lists of tasks.
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BUDGET_DEFAULTS, loadTaskFile, loadTaskStdin } from './index.js';
 
@@ -134,6 +136,31 @@ describe('loadTaskFile', () => {
     expect((await loadTaskFile('adir.yaml', dir, opts)).errors[0]!.message).toBe('is a directory, not a task file');
   });
 
+  it('reads a pipe given as a file (a named FIFO, <(cmd), /dev/stdin) up to the 10 MB limit, and refuses a device rather than read it forever', async () => {
+    const fifo = join(dir, 'piped.yaml');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    // The writer is a process of its own: the read is synchronous.
+    const writer = (script: string) => {
+      const child = spawn('sh', ['-c', script, 'sh', fifo], { stdio: 'ignore' });
+      return { child, done: new Promise<number | null>((ok) => child.once('exit', (code) => ok(code))) };
+    };
+    write('task.txt', TASK);
+    const one = writer(`cat '${join(dir, 'task.txt')}' > "$1"`);
+    const r = await loadTaskFile(fifo, dir, opts);
+    expect(await one.done).toBe(0);
+    expect(r.errors).toEqual([]);
+    expect(r.tasks[0]!.payload.task.name).toBe('demo');
+    // A writer that never stops is cut off past the limit (it then finds the pipe closed).
+    const flood = writer('yes > "$1"');
+    const big = await loadTaskFile(fifo, dir, opts);
+    expect(big.errors.map((e) => [e.code, e.message])).toEqual([['QS004', 'is over the 10 MB limit for a task file']]);
+    expect(await flood.done).not.toBe(0);
+    for (const device of ['/dev/zero', '/dev/null']) {
+      const d = await loadTaskFile(device, dir, opts);
+      expect(d.errors.map((e) => [e.code, e.message])).toEqual([['QS001', 'is a device, not a task file']]);
+    }
+  });
+
   it('refuses a top-level list of tasks: one task per file, so a path names one task', async () => {
     const one = 'name: NAME\ngoal: g\ndocs: {path: [https://docs.example.com/]}\nsuccess: {script: "test -f x || qs_fail no"}';
     const item = (name: string) => one.replace('NAME', name).split('\n').map((l, i) => (i === 0 ? `- ${l}` : `  ${l}`)).join('\n');
@@ -168,6 +195,28 @@ describe('loadTaskFile', () => {
     write('t.yaml', 'name: t\ngoal: g\ndocs:\nsuccess: {script: "test -f x || qs_fail x"}\n');
     const r = await loadTaskFile('t.yaml', dir, opts);
     expect(r.errors.map((e) => `${e.code} ${e.message}`)).toEqual(['QS011 docs must be a mapping, got an empty value']);
+  });
+
+  it('says why a docs URL is not one, with what it holds shown as written (a trailing space, letters beyond ASCII, a scheme in capitals)', async () => {
+    const cases: [string, string][] = [
+      ['"https://docs.example.com/start "', "docs.path[0] must be an http(s) URL, got 'https://docs.example.com/start ': it holds whitespace (here at its end), which a URL cannot; remove it or write it as %20"],
+      ['"https://docs.example.com/a b"', "docs.path[0] must be an http(s) URL, got 'https://docs.example.com/a b': it holds whitespace, which a URL cannot; remove it or write it as %20"],
+      ['https://docs.example.com/grüße', "docs.path[0] must be an http(s) URL, got 'https://docs.example.com/grüße': it holds characters beyond ASCII, which a URL writes encoded: https://docs.example.com/gr%C3%BC%C3%9Fe"],
+      ['https://bücher.example/start', "docs.path[0] must be an http(s) URL, got 'https://bücher.example/start': it holds characters beyond ASCII, which a URL writes encoded: https://xn--bcher-kva.example/start"],
+      ['HTTPS://docs.example.com/start', "docs.path[0] must be an http(s) URL, got 'HTTPS://docs.example.com/start': write its scheme in lower case (https://)"],
+      ['ftp://docs.example.com/start', "docs.path[0] must be an http(s) URL, got 'ftp://docs.example.com/start'"],
+    ];
+    for (const [url, message] of cases) {
+      write('u.yaml', `name: t\ngoal: g\ndocs: {path: [${url}]}\nsuccess: {script: "test -f x || qs_fail no"}\n`);
+      const r = await loadTaskFile('u.yaml', dir, opts);
+      expect(r.errors.map((e) => [e.code, e.message]), url).toEqual([['QS013', message]]);
+    }
+  });
+
+  it('warns of a long-running replay step only where a server or watcher is run, not where its name is installed or written into a file (QS113)', async () => {
+    const r = await loadTaskFile('fixtures/tasks/lint/server-written.yaml', fileURLToPath(new URL('../../../', import.meta.url)), opts);
+    expect(r.errors).toEqual([]);
+    expect(r.tasks[0]!.findings.filter((f) => f.code === 'QS113').map((f) => f.field)).toEqual(['replay[3]']);
   });
 
   it('never lets a wrong type crash the loader, wherever it is', async () => {

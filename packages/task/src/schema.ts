@@ -139,7 +139,7 @@ function translate(error: ErrorObject, locate: Locate, prefix: readonly Segment[
     case 'pattern':
     case 'format': {
       if (/\/(path|entrypoint)\//.test(error.schemaPath) || /\/entrypoint\/(pattern|format)$/.test(error.schemaPath)) {
-        return make('QS013', `${field} must be an http(s) URL, got ${quote(data)}`);
+        return make('QS013', `${field} must be an http(s) URL, got ${quote(data)}${urlHint(data)}`);
       }
       return make('QS022', `${field} must be a bare host name like docs.example.com, got ${quote(data)}`);
     }
@@ -153,6 +153,21 @@ function translate(error: ErrorObject, locate: Locate, prefix: readonly Segment[
     default:
       return make('QS013', `${field || 'the task'} ${error.message ?? 'is invalid'}`);
   }
+}
+
+/** Why a string that looks like an http(s) URL is not one, for the few ways a pasted one goes wrong. */
+function urlHint(data: unknown): string {
+  if (typeof data !== 'string' || !/^https?:\/\//i.test(data.trim())) return '';
+  if (/\s/.test(data)) return `: it holds whitespace${/\s$/.test(data) && !/\s/.test(data.trimEnd()) ? ' (here at its end)' : ''}, which a URL cannot; remove it or write it as %20`;
+  if (!/^https?:\/\//.test(data)) return `: write its scheme in lower case (${data.slice(0, data.indexOf(':')).toLowerCase()}://)`;
+  if (/[^\x21-\x7e]/.test(data)) {
+    try {
+      return `: it holds characters beyond ASCII, which a URL writes encoded: ${new URL(data).href}`;
+    } catch {
+      return ': it holds characters beyond ASCII, which a URL writes percent-encoded (and a host in punycode)';
+    }
+  }
+  return '';
 }
 
 function branches(error: ErrorObject, data: unknown, field: string, make: (code: Code, message: string) => Finding): Finding {

@@ -579,7 +579,7 @@ export const ENDED_OUTPUT = 'quickloop: not run: this sandbox has ended (a comma
  */
 export function endedIfNotEntered(result: ExecResult, ended: boolean): ExecResult {
   if (!ended || result.exitCode === 0 || !/^nsenter: /.test(result.output)) return result;
-  return { ...result, exitCode: ENDED_EXIT, output: ENDED_OUTPUT, originalChars: ENDED_OUTPUT.length, truncated: false, denials: [], limitHits: [] };
+  return { ...result, exitCode: ENDED_EXIT, output: ENDED_OUTPUT, originalChars: ENDED_OUTPUT.length, truncated: false, lastLine: ENDED_OUTPUT.trim(), denials: [], limitHits: [] };
 }
 
 /** When a process started (clock ticks since boot), or undefined once it is gone or a zombie. */

@@ -234,6 +234,10 @@ export function lintTask(raw: RawTask, payload: TaskLoadedPayload, fileText: str
     }
   });
 
+  // The schema allows it, and so does the prior art: a quickstart meant to work offline says so this way.
+  if (raw.network?.only !== undefined && raw.network.only.length === 0 && !(raw.network.allow?.length)) {
+    add('QS122', 'network.only is empty: the shell reaches no registry and no other host (the docs are read through read_docs); installs fail unless the quickstart works offline — remove it to keep the default registries', ['network', 'only']);
+  }
   if (raw.network?.allow && raw.network.only) {
     add('QS114', 'network has both allow and only; only replaces the registry list, so allow merely adds to it — list every host under only', ['network']);
   }

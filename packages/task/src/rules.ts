@@ -99,9 +99,6 @@ export function semanticFindings(task: RawTask, source: Source, locate: Locate, 
       if (!HOST.test(normaliseHost(h))) err('QS022', `${key}[${i}] must be a bare host name like docs.example.com, got ${quote(h)}`, [...key.split('.'), i]);
     });
   }
-  if (task.network?.only !== undefined && task.network.only.length === 0) {
-    err('QS013', 'network.only is empty, which would let the shell reach nothing; remove it to keep the default registries', ['network', 'only']);
-  }
 
   for (const [key, min] of Object.entries(BUDGET_MIN)) {
     const v = task.budgets?.[key as keyof NonNullable<RawTask['budgets']>];

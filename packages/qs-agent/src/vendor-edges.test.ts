@@ -3,60 +3,17 @@
 // blocks the prompt or the output (Anthropic's "Output blocked by content filtering policy", OpenAI's
 // `invalid_prompt`, Azure's `content_filter`), over HTTP and inside a 200 stream.
 import { spawnSync } from 'node:child_process';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { memoryIo } from '@quickloop/cli-kit';
 import { run } from './run.js';
 import { localAgentOptions, ndjson, parseOut, taskLoaded, type TaskSpec } from './testing/task-event.js';
-import { cleanedAfterEach, QS_CHECK, type Vendor } from './testing/vendors.js';
+import { cleanedAfterEach, MODEL, QS_CHECK, vendorMock, type Reply, type Vendor } from './testing/vendors.js';
 
 const KEY = 'sk-edge-SECRET-7a6b5c4d3e';
 const { sandboxesOf, closeLater } = cleanedAfterEach();
 
-interface Reply {
-  status?: number;
-  headers?: Record<string, string>;
-  body?: unknown;
-  /** SSE events ([event name or null, data]), each ended by a blank line. */
-  sse?: Array<[string | null, unknown]>;
-  /** An SSE body written as it is. */
-  raw?: string;
-}
-
-async function vendorMock(replies: Reply[]) {
-  const seen: Array<{ path: string; body: any }> = [];
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let raw = '';
-    req.on('data', (c: Buffer) => (raw += c.toString()));
-    req.on('end', () => {
-      seen.push({ path: req.url ?? '', body: raw ? JSON.parse(raw) : undefined });
-      const r = replies.shift() ?? { status: 500, body: { error: { message: 'the mock has no more replies' } } };
-      if (r.raw !== undefined) {
-        res.writeHead(r.status ?? 200, { 'content-type': 'text/event-stream', ...r.headers });
-        res.end(r.raw);
-        return;
-      }
-      if (r.sse) {
-        res.writeHead(r.status ?? 200, { 'content-type': 'text/event-stream', ...r.headers });
-        for (const [event, data] of r.sse) res.write(`${event ? `event: ${event}\n` : ''}data: ${data === '[DONE]' ? data : JSON.stringify(data)}\n\n`);
-        res.end();
-        return;
-      }
-      res.writeHead(r.status ?? 200, { 'content-type': 'application/json', ...r.headers });
-      res.end(JSON.stringify(r.body ?? {}));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  closeLater(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return { url, seen };
-}
-
-const MODEL: Record<Vendor, string> = { anthropic: 'claude-sonnet-4-6', openai: 'gpt-5', 'openai-chat': 'gpt-5', gemini: 'gemini-2.5-flash' };
-
 async function agentRun(vendor: Vendor, replies: Reply[], opts: { stream?: boolean; task?: TaskSpec } = {}) {
-  const mock = await vendorMock(replies);
+  const mock = await vendorMock(replies, closeLater);
   const env: Record<string, string> =
     vendor === 'anthropic' ? { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: mock.url } : vendor === 'gemini' ? { GEMINI_API_KEY: KEY, GOOGLE_GEMINI_BASE_URL: mock.url } : { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: `${mock.url}/v1` };
   const io = memoryIo({ stdin: ndjson([taskLoaded('e1', { script: 'false', ...opts.task })]), env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ...env } });

@@ -2,60 +2,19 @@
 // several tool calls in one reply, every kind of ending, cache and reasoning counters, error bodies with
 // their statuses and retry hints. Each run's stop, classification, tokens, cost and retries are checked.
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { memoryIo } from '@quickloop/cli-kit';
 import { run } from './run.js';
 import { localAgentOptions, ndjson, parseOut, taskLoaded, type TaskSpec } from './testing/task-event.js';
-import { cleanedAfterEach, QS_CHECK, type Vendor } from './testing/vendors.js';
+import { cleanedAfterEach, MODEL, QS_CHECK, vendorMock, type Reply, type Vendor } from './testing/vendors.js';
 
 const QS_AGENT = fileURLToPath(new URL('../bin/qs-agent.js', import.meta.url));
 const KEY = 'sk-wire-SECRET-5f1e2d3c4b';
 const { sandboxesOf, closeLater } = cleanedAfterEach();
 
-interface Reply {
-  status?: number;
-  headers?: Record<string, string>;
-  /** A JSON body, or SSE events ([event name or null, data]) when `sse` is set. */
-  body?: unknown;
-  sse?: Array<[string | null, unknown]>;
-}
-interface Seen {
-  path: string;
-  headers: IncomingMessage['headers'];
-  body: any;
-}
-
-async function vendorMock(replies: Reply[]) {
-  const seen: Seen[] = [];
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let raw = '';
-    req.on('data', (c: Buffer) => (raw += c.toString()));
-    req.on('end', () => {
-      seen.push({ path: req.url ?? '', headers: req.headers, body: raw ? JSON.parse(raw) : undefined });
-      const r = replies.shift() ?? { status: 500, body: { error: { message: 'the mock has no more replies' } } };
-      if (r.sse) {
-        res.writeHead(r.status ?? 200, { 'content-type': 'text/event-stream', ...r.headers });
-        for (const [event, data] of r.sse) res.write(`${event ? `event: ${event}\n` : ''}data: ${data === '[DONE]' ? data : JSON.stringify(data)}\n\n`);
-        res.end();
-        return;
-      }
-      res.writeHead(r.status ?? 200, { 'content-type': 'application/json', ...r.headers });
-      res.end(JSON.stringify(r.body ?? {}));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  closeLater(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return { url, seen };
-}
-
-const MODEL: Record<Vendor, string> = { anthropic: 'claude-sonnet-4-6', openai: 'gpt-5', 'openai-chat': 'gpt-5', gemini: 'gemini-2.5-flash' };
-
 async function agentRun(vendor: Vendor, replies: Reply[], opts: { stream?: boolean; task?: TaskSpec } = {}) {
-  const mock = await vendorMock(replies);
+  const mock = await vendorMock(replies, closeLater);
   const env: Record<string, string> =
     vendor === 'anthropic' ? { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: mock.url } : vendor === 'gemini' ? { GEMINI_API_KEY: KEY, GOOGLE_GEMINI_BASE_URL: mock.url } : { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: `${mock.url}/v1` };
   const io = memoryIo({ stdin: ndjson([taskLoaded('w1', { script: 'false', ...opts.task })]), env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ...env } });
@@ -427,7 +386,7 @@ describe('the binary, with the SDKs asked to log (ANTHROPIC_LOG, OPENAI_LOG)', (
       gemini: gResp([{ text: 'Done.' }], 'STOP'),
     };
     for (const vendor of ['anthropic', 'openai', 'openai-chat'] as const) {
-      const mock = await vendorMock([done[vendor]]);
+      const mock = await vendorMock([done[vendor]], closeLater);
       const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ANTHROPIC_LOG: 'debug', OPENAI_LOG: 'debug', ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: KEY };
       const base = vendor === 'anthropic' ? mock.url : `${mock.url}/v1`;
       const child = spawn(process.execPath, [QS_AGENT, '--agent', vendor, '--model', MODEL[vendor], '--base-url', base, '--backend', 'local', '--allow-unenforced', '--no-stream'], { env });
@@ -463,7 +422,7 @@ describe('a gateway key in the --base-url query', () => {
         'openai-chat': [{ status: 503, headers: { 'retry-after': '0' }, body: { error: { message: echo, type: 'server_error', param: null, code: null } } }, { status: 403, body: { error: { message: echo, type: 'request_forbidden', param: null, code: null } } }],
         gemini: [gErr(503, 'UNAVAILABLE', echo, [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '0s' }]), gErr(403, 'PERMISSION_DENIED', echo)],
       };
-      const mock = await vendorMock(replies[vendor]);
+      const mock = await vendorMock(replies[vendor], closeLater);
       const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ANTHROPIC_LOG: 'debug', OPENAI_LOG: 'debug', ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: KEY, GEMINI_API_KEY: KEY };
       const base = `${vendor === 'anthropic' || vendor === 'gemini' ? mock.url : `${mock.url}/v1`}?key=${pct}&region=eu&region=us`;
       const child = spawn(process.execPath, [QS_AGENT, '--agent', vendor, '--model', MODEL[vendor], '--base-url', base, '--backend', 'local', '--allow-unenforced', '--no-stream'], { env });

@@ -194,6 +194,15 @@ if ${max} > 1: time.sleep(120)
     expect(r.output).toBe('mq 1 none\nsig 1 none\n');
   });
 
+  it('no core dump leaves a sandbox: the core limit is 1, soft and hard (the one a piped core_pattern honours), and cannot be raised', async () => {
+    const sb = await openSandbox({ policy: policy(), backend: 'bwrap', installHosts: false, limits: LIMITS });
+    open.push(sb as Sandbox);
+    // In bytes, from the kernel (bash's ulimit counts 1024-byte blocks, and shows a 1-byte limit as 0).
+    const core = "grep '^Max core file size' /proc/self/limits | tr -s ' '";
+    const r = await (sb as Sandbox).exec(`${core}; ulimit -H -c unlimited 2>/dev/null && echo raised || echo kept; sh -c "${core.replace(/"/g, '\\"')}"`);
+    expect(r.output).toMatch(/^Max core file size 1 1 bytes ?\nkept\nMax core file size 1 1 bytes ?\n$/);
+  });
+
   it('two sandboxes side by side see, signal and reach nothing of each other: processes, sockets, IPC, memory files, /tmp', async () => {
     const [a, b] = [await openSandbox({ policy: policy(), backend: 'bwrap', installHosts: false, limits: LIMITS }), await openSandbox({ policy: policy(), backend: 'bwrap', installHosts: false, limits: LIMITS })];
     open.push(a as Sandbox, b as Sandbox);

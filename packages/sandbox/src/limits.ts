@@ -250,6 +250,10 @@ export function makeLimits(limits: SandboxLimits): { cgroups: Cgroups; rlimits: 
     rlimits.push(`--data=${limits.memoryBytes}:${limits.memoryBytes}`);
     inForce.push({ name: 'memory', value: limits.memoryBytes, unit: 'bytes', enforced_by: 'rlimit', scope: 'process' });
   } else inForce.push({ name: 'memory', value: limits.memoryBytes, unit: 'bytes', enforced_by: 'none', scope: 'sandbox' });
+  // No core dump leaves the sandbox: a core_pattern that pipes to a host program (a crash reporter) runs
+  // it in the host's namespaces, as root, fed the sandboxed process's memory. A limit of 1 is the one
+  // the kernel honours for a pipe too (it skips the dump), and no command can raise it again.
+  if (prlimit) rlimits.push('--core=1:1');
   inForce.push({ name: '/tmp', value: limits.tmpBytes, unit: 'bytes', enforced_by: 'tmpfs', scope: 'sandbox' });
   inForce.push({ name: '/var/tmp', value: limits.tmpBytes, unit: 'bytes', enforced_by: 'tmpfs', scope: 'sandbox' });
   inForce.push({ name: '/dev/shm', value: limits.shmBytes, unit: 'bytes', enforced_by: 'tmpfs', scope: 'sandbox' });

@@ -14,6 +14,12 @@ export interface Io {
   now: () => Date;
   /** Fresh identifiers for runs and paired events. Tests make them sequential. */
   newId: () => string;
+  /**
+   * Set by a host that removes finished sandboxes itself (`qs run`, between attempts): the last stage
+   * hands it each sandbox root to remove instead of removing it, so an attempt ends without waiting
+   * for its folders to go. Absent, the stage removes them itself.
+   */
+  handOffRemoval?: (root: string) => void;
 }
 
 /** A short, sortable, collision-resistant id: 12 hex chars of time, 8 of randomness. */

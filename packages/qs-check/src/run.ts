@@ -126,12 +126,23 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       else log.verbose(`${STAGE}: install cache: ${h.added} blob${h.added === 1 ? '' : 's'} taken, ${h.known} already there`);
     }
     if (opts.keep || f.ready.keep) return f.ready.root;
-    try {
-      removeLayout(f.ready);
-    } catch (error) {
-      log.warn(`${STAGE}: could not remove ${terminalSafe(f.ready.root)}: ${terminalSafe((error as Error).message)}`);
-    }
+    leaving.push(f.ready.root);
     return null;
+  };
+  /** Sandboxes of finished runs, removed once their run's last event is out: the verdict does not wait for them. */
+  const leaving: string[] = [];
+  const removeFinished = (): void => {
+    for (const root of leaving.splice(0)) {
+      if (io.handOffRemoval !== undefined) {
+        io.handOffRemoval(root);
+        continue;
+      }
+      try {
+        removeLayout({ root });
+      } catch (error) {
+        log.warn(`${STAGE}: could not remove ${terminalSafe(root)}: ${terminalSafe((error as Error).message)}`);
+      }
+    }
   };
 
   /**
@@ -167,8 +178,15 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     }
   };
 
-  /** Ends a run with exactly one terminal event; called once its input is over. */
+  /** Ends a run with exactly one terminal event (conclude), then lets its sandbox go; called once its input is over. */
   const finish = async (f: RunFacts): Promise<void> => {
+    try {
+      await conclude(f);
+    } finally {
+      removeFinished();
+    }
+  };
+  const conclude = async (f: RunFacts): Promise<void> => {
     if (f.finished) return;
     f.finished = true;
     if (f.upstreamTerminal) {
@@ -319,6 +337,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     // workspaces of runs it will never finish are removed like any other.
     // A run whose terminal event could not be written (its finish threw) counts as unfinished here.
     for (const f of runs.values()) await cleanup(f);
+    removeFinished();
     await settleFetching();
     throw error;
   }

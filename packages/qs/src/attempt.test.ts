@@ -99,6 +99,36 @@ describe('the attempt process after qs has gone', () => {
   });
 });
 
+describe('the sandbox folders an attempt is done with', () => {
+  it('are left for qs, named in the report after the verdict is out, and still there when the process has ended', async () => {
+    const { dir, tmp } = scratch('qs-attempt-leave-');
+    const line = await taskLine(dir, 'echo hi > made.txt');
+    const child = spawn(process.execPath, [ATTEMPT, ...attemptArgv(argvOf, true)], { cwd: dir, env: qsEnv({ TMPDIR: tmp }), stdio: ['pipe', 'pipe', 'ignore', 'pipe'], detached: true });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    let reported = '';
+    (child.stdio[3] as Readable).on('data', (c: Buffer) => (reported += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    child.stdin.end(line);
+    expect(await exited).toBe(0);
+    const report = JSON.parse(reported) as { codes: number[]; remove: string[] };
+    expect(report.codes).toEqual([0, 0, 0]);
+    const ready = out.split('\n').filter((l) => l.includes('"sandbox.ready"')).map((l) => JSON.parse(l) as { root: string });
+    expect(ready).toHaveLength(1);
+    expect(report.remove).toEqual([ready[0]?.root]);
+    expect(existsSync(join(ready[0]?.root as string, 'workspace', 'made.txt'))).toBe(true);
+    expect(out).toContain('"run.completed"');
+  });
+
+  it('are removed by qs run itself by the time it exits', async () => {
+    const { dir, tmp } = scratch('qs-attempt-left-');
+    const r = await runQs(['run', taskFile(dir, 'echo hi > made.txt'), '--repeat', '3', '--no-config', '-q', '--docs-map', DOCS], dir, { TMPDIR: tmp });
+    expect(r.code).toBe(0);
+    expect(r.out.match(/"run\.completed"/g)).toHaveLength(3);
+    expect(quickloopFolders(tmp)).toEqual([]);
+  });
+});
+
 describe('a long command line', () => {
   it('runs as it did with a process per stage: no one argument of the attempt is over the kernel\'s limit for one (128 KiB)', async () => {
     const { dir } = scratch('qs-attempt-argv-');

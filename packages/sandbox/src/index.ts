@@ -3,7 +3,7 @@ export type * from './types.js';
 export { openSandbox, planSandbox } from './open.js';
 export { selectBackend, type Selection } from './backends/select.js';
 export { bwrapUnavailable, INSIDE_PROXY_PORT, onPath, removeStaleSessions } from './backends/bwrap.js';
-export { createLayout, checkLayout, removeLayout, MARKER } from './layout.js';
+export { createLayout, checkLayout, removeLayout, removeLayoutAsync, MARKER } from './layout.js';
 export { decide, isConfiguredRegistry, WEB_PORTS, type Decision } from './policy.js';
 export { hostMatches, firstMatch, normalizeHost, isIpLiteral, addressClass, formatEndpoint, parseEndpoint, endpointOfUrl, registryEndpoint, type Endpoint } from './hosts.js';
 export { startEgressProxy, type EgressProxy, type ProxyOptions, type LookupAll } from './proxy.js';

@@ -1,6 +1,7 @@
 // The folders of a sandbox: root/{workspace,home,tmp}, a marker proving we made them, and their removal.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { InputError, makeDirs } from '@quickloop/cli-kit';
@@ -96,23 +97,48 @@ export function checkLayout(layout: WorkspaceLayout): WorkspaceLayout {
   return layout;
 }
 
+function checkMarker(root: string): void {
+  if (!existsSync(join(root, MARKER)) || readFileSync(join(root, MARKER), 'utf8').indexOf('quickloop') < 0) {
+    throw new InputError(`refusing to remove ${root}: it is not a quickloop sandbox (no ${MARKER})`);
+  }
+}
+
 /** Removes the sandbox's folders; refuses a root without the marker. Returns false when nothing was there. */
 export function removeLayout(layout: Pick<WorkspaceLayout, 'root'>): boolean {
   if (!existsSync(layout.root)) return false;
-  if (!existsSync(join(layout.root, MARKER)) || readFileSync(join(layout.root, MARKER), 'utf8').indexOf('quickloop') < 0) {
-    throw new InputError(`refusing to remove ${layout.root}: it is not a quickloop sandbox (no ${MARKER})`);
-  }
+  checkMarker(layout.root);
   try {
     rmSync(layout.root, { recursive: true, force: true, maxRetries: 3 });
   } catch {
-    // What a command left can defeat rmSync: folders it took its own permissions from (chmod 000,
-    // which a harness of the same uid cannot enter) or a tree deeper than the stack. Their owner
-    // may give the permissions back, and rm walks any depth; neither follows a link.
-    if (process.getuid?.() !== 0) unlock(layout.root);
-    const rm = spawnSync('rm', ['-rf', '--one-file-system', '--', layout.root], { encoding: 'utf8' });
-    if (existsSync(layout.root)) throw new InputError(`could not remove ${layout.root}: ${(rm.stderr || rm.error?.message || 'rm failed').trim().split('\n')[0]}`);
+    rmStubborn(layout.root);
   }
   return true;
+}
+
+/**
+ * removeLayout off the event loop (the filesystem work in libuv's threads): for a host that goes on
+ * with other work meanwhile, as `qs run` starts its next attempt while the last one's folders go.
+ */
+export async function removeLayoutAsync(layout: Pick<WorkspaceLayout, 'root'>): Promise<boolean> {
+  if (!existsSync(layout.root)) return false;
+  checkMarker(layout.root);
+  try {
+    await rm(layout.root, { recursive: true, force: true, maxRetries: 3 });
+  } catch {
+    rmStubborn(layout.root);
+  }
+  return true;
+}
+
+/**
+ * What a command left can defeat Node's rm: folders it took its own permissions from (chmod 000,
+ * which a harness of the same uid cannot enter) or a tree deeper than the stack. Their owner may
+ * give the permissions back, and rm(1) walks any depth; neither follows a link.
+ */
+function rmStubborn(root: string): void {
+  if (process.getuid?.() !== 0) unlock(root);
+  const r = spawnSync('rm', ['-rf', '--one-file-system', '--', root], { encoding: 'utf8' });
+  if (existsSync(root)) throw new InputError(`could not remove ${root}: ${(r.stderr || r.error?.message || 'rm failed').trim().split('\n')[0]}`);
 }
 
 const SLASH = Buffer.from('/');

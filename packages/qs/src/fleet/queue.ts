@@ -345,6 +345,8 @@ export async function work(o: WorkerOptions, io: Io): Promise<{ ran: number }> {
     }
     return l;
   };
+  /** Sandbox folders of finished attempts, still being removed: waited for before the worker ends. */
+  const leaving = new Set<Promise<void>>();
   const worker = new Worker(
     QUEUE,
     async (job): Promise<AttemptReturn> => {
@@ -382,6 +384,8 @@ export async function work(o: WorkerOptions, io: Io): Promise<{ ran: number }> {
         }
         const done = await runAttempt(task, data.attempt, { tasks: [task], repeat: 1, workers: 1, argvOf, out: null, progress, label: () => data.label }, { ...io, stdout: collect }, io.newId(), running);
         usage = done.usage;
+        leaving.add(done.leaving);
+        void done.leaving.finally(() => leaving.delete(done.leaving));
       } finally {
         await served?.close();
         if (spendDir !== undefined) rmSync(spendDir, { recursive: true, force: true });
@@ -406,6 +410,7 @@ export async function work(o: WorkerOptions, io: Io): Promise<{ ran: number }> {
   });
   // Running attempts were interrupted above; close waits for their handlers to hand them back.
   await worker.close();
+  await Promise.all(leaving);
   io.signal.removeEventListener('abort', onAbort);
   keys.disconnect();
   for (const l of ledgers.values()) await l.then((x) => x.close()).catch(() => undefined);

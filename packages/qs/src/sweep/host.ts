@@ -106,8 +106,11 @@ class StagePipe {
   }
 }
 
-/** Runs the three stages, stdin to stdout, and resolves with their exit codes in pipe order. */
-export async function hostAttempt(clis: Record<HostedStage, StageCli>, argvOf: Record<HostedStage, string[]>, io: Io): Promise<number[]> {
+/**
+ * Runs the three stages, stdin to stdout, and resolves with their exit codes in pipe order. With
+ * `handOff`, the sandbox folders the attempt is done with are handed to it instead of removed here.
+ */
+export async function hostAttempt(clis: Record<HostedStage, StageCli>, argvOf: Record<HostedStage, string[]>, io: Io, handOff?: (root: string) => void): Promise<number[]> {
   const controllers = HOSTED_STAGES.map(() => new AbortController());
   let checking = false;
   const interrupt = (): void => {
@@ -169,7 +172,7 @@ export async function hostAttempt(clis: Record<HostedStage, StageCli>, argvOf: R
     const stdin: Readable = i === 0 ? io.stdin : (pipes[i - 1] as StagePipe).reader;
     const stdout: Writable = pipe === undefined ? last : pipe.writer;
     const signal = (controllers[i] as AbortController).signal;
-    const stageIo: Io = { stdin, stdout, stderr: io.stderr, env: io.env, cwd: io.cwd, signal, now: io.now, newId: io.newId };
+    const stageIo: Io = { stdin, stdout, stderr: io.stderr, env: io.env, cwd: io.cwd, signal, now: io.now, newId: io.newId, ...(handOff !== undefined && pipe === undefined ? { handOffRemoval: handOff } : {}) };
     const code = await callStage(name, clis[name], argvOf[name], stageIo, () => pipe?.broken === true);
     await settled(stdout, () => (pipe === undefined ? lastBytes : pipe.bytes));
     // As when the process exits: the reader downstream sees the end, the writer upstream a closed pipe.
@@ -180,7 +183,8 @@ export async function hostAttempt(clis: Record<HostedStage, StageCli>, argvOf: R
   const done = await Promise.all(codes);
   io.signal.removeEventListener('abort', interrupt);
   const left = made as { root: string; keep: boolean } | null;
-  if (left !== null && !left.keep && existsSync(left.root)) {
+  if (left !== null && !left.keep && handOff !== undefined) handOff(left.root);
+  else if (left !== null && !left.keep && existsSync(left.root)) {
     try {
       // Only a folder with the layout's marker in it is removed.
       removeLayout({ root: left.root });

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { type Io, makeDirs } from '@quickloop/cli-kit';
 import { isTerminal, parseLine, readEvents, signalName, type WireEvent } from '@quickloop/events';
-import { removeLayout, removeStaleSessions } from '@quickloop/sandbox';
+import { removeLayout, removeLayoutAsync, removeStaleSessions } from '@quickloop/sandbox';
 import { cli as validate } from '@quickloop/qs-validate';
-import { attemptArgv } from '../attempt.js';
+import { attemptArgv, type AttemptReport } from '../attempt.js';
 import { attemptCommand } from '../bins.js';
 import { callStage, HOSTED_STAGES as STAGES, type HostedStage } from './host.js';
 import type { AttemptStream } from '../results/fold.js';
@@ -114,28 +114,43 @@ export async function sweep(o: SweepOptions, io: Io, newId: () => string): Promi
   };
   io.signal.addEventListener('abort', onAbort, { once: true });
   let next = 0;
+  const leaving: Promise<void>[] = [];
   const worker = async (): Promise<void> => {
     while (!io.signal.aborted && !(o.halted?.() ?? false) && next < jobs.length) {
       const job = jobs[next++] as (typeof jobs)[number];
       const done = await runAttempt(job.task, job.attempt, o, io, newId(), running);
       attempts.push(done.stream);
+      leaving.push(done.leaving);
       if (done.usage) usageErrors += 1;
     }
   };
   await Promise.all(Array.from({ length: Math.min(o.workers, jobs.length) }, worker));
+  await Promise.all(leaving);
   io.signal.removeEventListener('abort', onAbort);
   return { attempts, interrupted: io.signal.aborted, usageErrors };
 }
 
-/** The exit codes the attempt's process reported for its stages, or null when it ended without (a crash, a signal). */
-function stageCodes(reported: string): number[] | null {
+/** What the attempt's process reported (its stages' exit codes, the folders it left), or null when it ended without (a crash, a signal). */
+function attemptReport(reported: string): AttemptReport | null {
   try {
-    const codes = JSON.parse(reported) as unknown;
-    if (Array.isArray(codes) && codes.length === STAGES.length && codes.every((c) => Number.isInteger(c))) return codes as number[];
+    const r = JSON.parse(reported) as Partial<AttemptReport> | null;
+    const { codes, remove } = r ?? {};
+    if (Array.isArray(codes) && codes.length === STAGES.length && codes.every((c) => Number.isInteger(c)) && Array.isArray(remove) && remove.every((p) => typeof p === 'string')) return { codes, remove };
   } catch {
     // nothing, or not all of it: the process did not finish
   }
   return null;
+}
+
+/** Removes the sandbox folders an attempt left to qs, off the event loop: the next attempt starts meanwhile. */
+async function removeLeft(roots: readonly string[], say: (line: string) => void): Promise<void> {
+  await Promise.all(
+    roots.map((root) =>
+      removeLayoutAsync({ root }).catch((error: Error) => {
+        say(`qs: ${error.message}`);
+      }),
+    ),
+  );
 }
 
 /** What each open attempt must still write if qs exits under it: one 'exit' listener for all of them, however many workers. */
@@ -144,8 +159,12 @@ process.on('exit', () => {
   for (const write of atExit) write();
 });
 
-/** One attempt: its own pipeline (sweep/host.ts, one process), sandbox and stream. The fleet's worker runs exactly this. */
-export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io: Io, runId: string, running: Set<() => void>): Promise<{ stream: AttemptStream; usage: boolean }> {
+/**
+ * One attempt: its own pipeline (sweep/host.ts, one process), sandbox and stream. The fleet's worker
+ * runs exactly this. Resolves once the attempt's process has ended, with `leaving`: the removal of
+ * the sandbox folders it left, still under way (await it before qs ends).
+ */
+export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOptions, io: Io, runId: string, running: Set<() => void>): Promise<{ stream: AttemptStream; usage: boolean; leaving: Promise<void> }> {
   const label = o.label(task.slug, attempt);
   o.progress.started(label);
   let fd: number | null = null;
@@ -238,7 +257,9 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
   }
   const [status] = await Promise.all([exited, codesRead]);
   running.delete(interrupt);
-  const codes = stageCodes(reported);
+  const report = attemptReport(reported);
+  const codes = report?.codes ?? null;
+  const leaving = report === null ? Promise.resolve() : removeLeft(report.remove, (l) => o.progress.line(label, l));
   // A process that died (killed, out of memory) removed nothing: its sandbox folder is removed here
   // (only a folder with the layout's marker in it), unless it was to be kept.
   const left = made as { root: string; keep: boolean } | null;
@@ -275,5 +296,5 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
   const verdict = t.type === 'run.completed' ? String(t.label) : t.type === 'run.interrupted' ? 'INTERRUPTED' : 'INCONCLUSIVE';
   const detail = t.type === 'run.completed' ? `${String(t.classification)} — ${String(t.detail)}` : t.type === 'run.failed' ? `${String(t.failed_stage)}: ${String(t.error)}` : 'interrupted';
   o.progress.finished(label, verdict, detail);
-  return { stream: { slug: task.slug, attempt, events }, usage: codes === null ? status === 3 : codes.includes(3) };
+  return { stream: { slug: task.slug, attempt, events }, usage: codes === null ? status === 3 : codes.includes(3), leaving };
 }

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { harvestInstallCache, harvestInstallCacheAsync, installCacheDir, MAX_BLOB_BYTES, npmCacheOf, removeStaleParts, seedInstallCache, STALE_PART_MS } from './install-cache.js';
 import { outerIds } from './rootfs.js';
 import { tempFolders } from './test-helpers.js';
@@ -152,7 +152,13 @@ describe('the install cache', () => {
     expect(readFileSync(blobPath(next, hex('tarball 7')), 'utf8')).toBe('tarball 7');
   });
 
-  it('a seeded npm cache is the sandbox user\'s whole: every folder (.npm and _cacache too) and file, writable by it, none a link', async () => {
+  // cp(1) makes a seed; where it cannot (here: no xargs or cp on PATH), the harness makes it call by call.
+  for (const via of ['cp', 'no cp'] as const) it(`a seeded npm cache is the sandbox user's whole: every folder (.npm and _cacache too) and file, writable by it, none a link (${via})`, async () => {
+    const path = process.env.PATH;
+    if (via === 'no cp') process.env.PATH = temp();
+    onTestFinished(() => {
+      process.env.PATH = path;
+    });
     const [store, attempt, home] = [temp(), temp(), temp()];
     for (let i = 0; i < 3; i++) put(attempt, hex(`tarball ${i}`), `tarball ${i}`);
     harvestInstallCache(store, attempt);

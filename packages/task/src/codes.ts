@@ -56,6 +56,7 @@ export const CODES = {
   QS120: { severity: 'warning', summary: "`name` is not safe as a directory name (spaces, a slash, `..`, letters beyond ASCII): a sweep's `--out` folders use a safe form of it (`[a-z0-9._-]`), while results, reports and `qs diff` keep the name as written." },
   QS121: { severity: 'warning', summary: 'The goal or the success check is still a `TODO` placeholder (as `qs init` writes them): the check fails whatever the agent did, so every run would count as a docs gap.' },
   QS122: { severity: 'warning', summary: '`network.only` is an empty list: the shell reaches no registry and no other host, so every install fails unless the quickstart works offline.' },
+  QS123: { severity: 'warning', summary: 'An `expect_output` or `wait_http` `matches` pattern matches any line (`.*`, `.`, `^`, `x?`): whatever the run printed passes it, so it checks nothing about the docs.' },
   QS201: { severity: 'note', summary: 'No `replay` commands: the task is agent-only and `--agent replay` skips it.' },
   QS202: { severity: 'note', summary: 'A docs host is also network-allowed: pages the shell fetches there are not recorded.' },
   QS203: { severity: 'note', summary: '`docs.entrypoint` is the legacy one-page form of `docs.path`.' },

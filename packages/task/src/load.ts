@@ -93,7 +93,7 @@ export async function loadSource(read: SourceResult, opts: LoadOptions): Promise
     }
     const normalised = normalise(task, source, opts.registries, rules.successFile);
     const payload = defaults ? { ...normalised, source: { ...normalised.source, config: { path: defaults.path, sha256: defaults.sha256 } } } : normalised;
-    const findings = lintTask(task, payload, rules.successFile?.text, locate, prefix);
+    const findings = [...rules.warnings, ...lintTask(task, payload, rules.successFile?.text, locate, prefix)];
     const here = prefix.length > 0 ? `${source.display} [${String(prefix[0])}]` : source.display;
     const dup = duplicateName(payload.task.name, names, here);
     if (dup) findings.push(finding('QS110', dup, { field: prefix.length ? `[${String(prefix[0])}].name` : 'name', at: locate([...prefix, 'name']), task: payload.task.name }));

@@ -21,6 +21,8 @@ export interface SuccessFile {
 
 export interface RuleResult {
   errors: Finding[];
+  /** What the shell tools' answers warn of (a pattern that matches any line): reported with the lint's findings. */
+  warnings: Finding[];
   successFile?: SuccessFile;
 }
 
@@ -46,6 +48,7 @@ const BUDGET_MAX: Record<string, [number, string]> = {
 
 export function semanticFindings(task: RawTask, source: Source, locate: Locate, prefix: readonly Segment[] = []): RuleResult {
   const errors: Finding[] = [];
+  const warnings: Finding[] = [];
   const name = task.name.trim();
   const err = (code: Code, message: string, path: readonly Segment[]): void => {
     const full = [...prefix, ...path];
@@ -204,6 +207,11 @@ export function semanticFindings(task: RawTask, source: Source, locate: Locate, 
     greps.forEach((g, i) => {
       const complaint = probe?.patterns[i];
       if (complaint !== undefined) err('QS034', `${g.label} is not a pattern grep -E accepts: /${g.pattern}/: ${complaint}`, g.where);
+      else if (probe?.anyLine[i] === true) {
+        const full = [...prefix, ...g.where];
+        const what = g.where[1] === 'wait_http' ? 'any answer with a body' : 'any run that printed something';
+        warnings.push(finding('QS123', `${g.label} /${g.pattern}/ matches any line, so ${what} passes it: it checks nothing about the docs; match what a working quickstart prints`, { field: fieldPath(full), at: locate(full), ...(name ? { task: name } : {}) }));
+      }
     });
     if (probe?.syntax && why === undefined) {
       const { line, message } = probe.syntax;
@@ -224,7 +232,7 @@ export function semanticFindings(task: RawTask, source: Source, locate: Locate, 
       );
     }
   }
-  return successFile ? { errors, successFile } : { errors };
+  return successFile ? { errors, warnings, successFile } : { errors, warnings };
 }
 
 const lineCount = (text: string): number => (text.match(/\n/g) ?? []).length;

@@ -2,10 +2,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { InterruptedError } from '@quickloop/cli-kit/errors';
-import type { GateName, ProgrammaticCriterion } from '@quickloop/loop-spec';
+import { pyJsonDumps, type GateName, type PyMap, type ProgrammaticCriterion } from '@quickloop/loop-spec';
 import { InputRequired } from './errors.js';
 import { runArgv, tailKeptWarning } from './exec.js';
-import { parseJudgeOutput, type JudgeVerdict } from './judge.js';
+import { ownVerdictBlock, parseJudge, verdictBlock, type JudgeVerdict } from './judge.js';
 import { judgePrompt, reviewerPrompt } from './prompts.js';
 import type { Session } from './session.js';
 import { criterion, gateOf, maxRevisions, member, timeoutMs } from './spec.js';
@@ -107,7 +107,8 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
       s.hooks.log('programmatic_check', { criterion: id, passed, returncode: r.exitCode });
       const result = { id, type: 'programmatic', passed, returncode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
       programmatic.push(JSON.stringify(result));
-      parts.push(`## Programmatic ${id}\n\n\`\`\`json\n${JSON.stringify(result, null, 2)}\n\`\`\``);
+      // As Looper's runner writes it: json.dumps(result, indent=2), non-ASCII escaped.
+      parts.push(`## Programmatic ${id}\n\n\`\`\`json\n${pyJsonDumps(result, { indent: 2 })}\n\`\`\``);
       if (!passed) {
         failures.push(`Programmatic check failed: ${id}`);
         said[`Programmatic check failed: ${id}`] = shownSaid || `${argv.join(' ')} printed nothing`;
@@ -145,6 +146,8 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
   }
 
   let verdict: JudgeVerdict | null = null;
+  // The verdict as Looper's runner holds it (the judge's own dict), for the review file.
+  let block: PyMap | null = null;
   let source = failures.length > 0 ? 'checks' : gate.verdict_policy === 'fixed_passes' ? 'fixed_passes' : String(gate.verdict_source);
   // The judge costs money: it is asked only once the cheap checks pass.
   if (gate.verdict_policy === 'revise_until_clean' && failures.length === 0) {
@@ -153,12 +156,16 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
       if (answer === null) throw new InputRequired(`human verdict on ${input.gate}`);
       const pass = answer.trim().toLowerCase() === 'pass';
       verdict = { verdict: pass ? 'pass' : 'revise', blocking_issues: pass ? [] : [`Human requested revision: ${answer.trim()}`], confidence: 1, notes: 'human verdict' };
+      block = ownVerdictBlock(verdict);
       source = 'human';
     } else {
       const id = String(gate.verdict_source);
       const judge = member(spec, id)!;
       const prompt = judgePrompt(spec, { gate: input.gate, label, artifact: text, criteria: gate.criteria ?? [], programmatic, reviews });
-      verdict = { ...parseJudgeOutput(await s.send(id, 'judge', judge, prompt, 'verdict')), member: id };
+      const parsed = parseJudge(await s.send(id, 'judge', judge, prompt, 'verdict'));
+      verdict = { ...parsed.verdict, member: id };
+      block = parsed.block;
+      block.set('member', id);
       if (verdict.warning) {
         warnings.push(verdict.warning);
         s.hooks.addWarning(`judge ${id} gave ${verdict.warning} at ${input.gate} round ${input.round}; treated as revise`);
@@ -173,7 +180,7 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
       }
       s.hooks.log('judge_verdict', { gate: input.gate, member: id, verdict: verdict.verdict, ...(verdict.warning ? { warning: verdict.warning } : {}) });
     }
-    parts.push(`## Verdict\n\n\`\`\`json\n${JSON.stringify(verdict, null, 2)}\n\`\`\``);
+    parts.push(`## Verdict\n\n\`\`\`json\n${verdictBlock(block!)}\n\`\`\``);
     if (verdict.verdict === 'revise') failures.push(...(verdict.blocking_issues.length ? verdict.blocking_issues : ['Judge requested revision']));
   }
 

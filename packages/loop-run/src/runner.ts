@@ -29,7 +29,7 @@ import {
   type TokenUsage,
 } from '@quickloop/loop-engine';
 import { isInside, realish } from './paths.js';
-import { acquireLock, loadState, peekPassed, sortedJson, writeStateAtomic, type LoopState } from './state.js';
+import { acquireLock, loadState, looperJson, peekPassed, sortedJson, writeStateAtomic, type LoopState } from './state.js';
 
 export interface RunnerIo {
   emit<T extends EventType>(type: T, payload: Payload<T>, meta?: { id?: string; parent_id?: string }): void;
@@ -136,7 +136,7 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     writeStateAtomic(statePath, state);
   };
   const log = (name: string, fields: Record<string, unknown>): void => {
-    appendFileSync(logPath, `- ${io.now().toISOString()} \`${name}\` ${sortedJson(fields)}\n`);
+    appendFileSync(logPath, `- ${io.now().toISOString()} \`${name}\` ${looperJson(fields)}\n`);
   };
   const usage = state.usage;
   const advisoryNoted = new Set<string>();

@@ -1,6 +1,6 @@
 // One gate round on one artifact: programmatic and human criteria, reviewers in parallel, then the verdict source.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { basename, relative } from 'node:path';
 import { InterruptedError } from '@quickloop/cli-kit/errors';
 import { pyJsonDumps, type GateName, type PyMap, type ProgrammaticCriterion } from '@quickloop/loop-spec';
 import { InputRequired } from './errors.js';
@@ -75,7 +75,7 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
   const roundId = s.hooks.newId();
   const ev = { parent_id: roundId };
   s.hooks.emit('gate.started', { gate: input.gate, artifact: label, iteration: input.iteration, round: input.round, revision: input.revision }, { id: roundId });
-  s.hooks.log('gate_start', { gate: input.gate, artifact: label, round: input.round, revision: input.revision, iteration: input.iteration });
+  s.hooks.log('gate_start', { gate: input.gate, artifact: basename(input.artifact), round: input.round, revision: input.revision, iteration: input.iteration });
   s.hooks.info(`${input.gate}: round ${input.round} on ${label}`);
 
   const failures: string[] = [];
@@ -192,8 +192,9 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
   if (!passed && input.reviewPath) {
     writeFileSync(input.reviewPath, review);
     reviewRel = rel(input.reviewPath);
-    if (anotherPass) s.hooks.log('fixed_pass_round', { gate: input.gate, review: reviewRel, pass: input.revision + 1 });
-    else s.hooks.log('gate_blocked', { gate: input.gate, review: reviewRel, failures });
+    // The run log names files as Looper's does: by their names in the workspace.
+    if (anotherPass) s.hooks.log('fixed_pass_round', { gate: input.gate, review: basename(input.reviewPath), pass: input.revision + 1 });
+    else s.hooks.log('gate_blocked', { gate: input.gate, review: basename(input.reviewPath), failures });
   }
   s.hooks.emit('gate.verdict', { gate: input.gate, round: input.round, verdict: passed ? 'pass' : 'revise', source, failures, warnings, review: reviewRel }, ev);
   return { passed, failures, anotherPass, review, reviewRel, source, warnings, verdict, said };

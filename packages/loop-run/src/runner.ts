@@ -1,7 +1,7 @@
 // The loop under the runner contract, in its phases: start, context, plan (with its gate), deliveries (each through the delivery gate), stop — one terminal state.
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { appendFileSync, existsSync, readFileSync, readdirSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { InputError, InterruptedError } from '@quickloop/cli-kit/errors';
 import { LoopExit } from '@quickloop/cli-kit/exit-codes';
 import { makeDirs } from '@quickloop/cli-kit/dirs';
@@ -253,6 +253,15 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
   }
 }
 
+/** A path absolute and with its links resolved, as far as it exists. */
+function resolvedPath(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+}
+
 /** What every phase works with: the spec, the state and its writers, the session, the caps. */
 interface Run {
   loaded: LoadedSpec;
@@ -288,7 +297,8 @@ async function startPhase(r: Run): Promise<void> {
   delete state.completed_at;
   delete state.blocking_issues;
   save({ status: 'running', run_id: opts.runId, no_progress: { count: 0, signature: '', gate: '' } });
-  log('run_start', { spec: loaded.path, resumed: existed, previous_status: previous });
+  // Looper's runner logs the spec as `Path.resolve()` has it: absolute, links resolved.
+  log('run_start', { spec: resolvedPath(loaded.path), resumed: existed, previous_status: previous });
 
   // Judge criteria only a revise_until_clean judge can evaluate: anywhere else they would be skipped unseen.
   for (const gate of ['plan_gate', 'delivery_gate'] as const) {
@@ -394,9 +404,9 @@ async function planPhase(r: Run, context: string): Promise<void> {
   const { spec, state, io, save, log, rel, stop, enforceCaps, writeArtifact, host, planGateHash, planPath } = r;
   if (!existsSync(planPath)) {
     enforceCaps();
-    log('host_start', { phase: 'plan', target: rel(planPath) });
+    log('host_start', { phase: 'plan', target: basename(planPath) });
     writeArtifact(planPath, await host(planPrompt(spec, context), 'plan'), 'plan', 0);
-    log('host_done', { phase: 'plan', target: rel(planPath) });
+    log('host_done', { phase: 'plan', target: basename(planPath) });
     if (state.gate_progress?.gate === 'plan_gate') delete state.gate_progress;
     save();
   }
@@ -467,7 +477,7 @@ async function runGate(r: Run, gate: GateName, artifact: string, iteration: numb
       const record: { passed_at: string; sha256?: string; gate_sha256?: string } = { passed_at: io.now().toISOString() };
       if (gate === 'plan_gate') [record.sha256, record.gate_sha256] = [sha256(readFileSync(artifact)), planGateHash()];
       save({ status: `${gate}_passed`, [gate]: record });
-      log('gate_passed', { gate, artifact: rel(artifact), round });
+      log('gate_passed', { gate, artifact: basename(artifact), round });
       io.info(`${gate}: passed`);
       return true;
     }
@@ -517,7 +527,7 @@ async function runGate(r: Run, gate: GateName, artifact: string, iteration: numb
     writeArtifact(artifact, await host(revisePrompt(spec, current, res.review), 'revise'), 'revise', iteration);
     revision += 1;
     save({ status: `${gate}_revision_${revision}`, gate_progress: { gate, iteration, revision } });
-    log('revision', { gate, revision, artifact: rel(artifact) });
+    log('revision', { gate, revision, artifact: basename(artifact) });
     io.emit('gate.revision', { gate, revision, artifact: rel(artifact) });
   }
 }
@@ -550,9 +560,9 @@ async function deliveryPhase(r: Run, context: string): Promise<Outcome> {
         iteration > 1 && existsSync(priorPath)
           ? { name: `delivery-${iteration - 1}.md`, text: readFileSync(priorPath, 'utf8'), review: state.last_review && existsSync(state.last_review) ? readFileSync(state.last_review, 'utf8') : null }
           : null;
-      log('host_start', { phase: 'delivery', target: rel(path) });
+      log('host_start', { phase: 'delivery', target: basename(path) });
       writeArtifact(path, await host(deliveryPrompt(spec, { context, plan: readFileSync(planPath, 'utf8'), iteration, prior }), 'delivery'), 'delivery', iteration);
-      log('host_done', { phase: 'delivery', target: rel(path) });
+      log('host_done', { phase: 'delivery', target: basename(path) });
     } else if (!resumedHere) io.info(`delivery-${iteration}.md exists; gating it as is`);
     if (await runGate(r, 'delivery_gate', path, iteration)) {
       save({ status: 'passed', final_delivery: path, completed_at: io.now().toISOString() });

@@ -1,5 +1,5 @@
 // Workspaces shared with Looper's runner, and paths that reach flagged files through links.
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeLoop, runLoopIn, type Loop } from './helpers.js';
@@ -114,6 +114,18 @@ describe('the JSON Looper’s runner writes, byte for byte (json.dumps: ensure_a
     const blocked = loop.log().split('\n').find((l) => l.includes('`gate_blocked`'));
     expect(blocked).toMatch(/`gate_blocked` \{"failures": \["caf\\u00e9 \\u2615 \\ud83d\\ude00"\], "gate": "plan_gate", "review": "[^"]+"\}$/);
     expect(loop.log()).not.toMatch(/[^\x00-\x7f]/);
+  });
+
+  it('names files in the run log as Looper does: the spec by its absolute path, artifacts and reviews by their names in the workspace', async () => {
+    const loop = track(looperLoop());
+    expect((await runLoopIn(loop)).code).toBe(1);
+    const fields = (event: string) => loop.log().split('\n').filter((l) => l.includes(`\`${event}\``)).map((l) => JSON.parse(l.slice(l.indexOf('{'))));
+    expect(fields('run_start')[0].spec).toBe(realpathSync(loop.specPath));
+    expect(fields('host_start')[0]).toEqual({ phase: 'plan', target: 'plan.md' });
+    expect(fields('host_done')[0]).toEqual({ phase: 'plan', target: 'plan.md' });
+    expect(fields('gate_start')[0]).toMatchObject({ gate: 'plan_gate', artifact: 'plan.md' });
+    expect(fields('gate_blocked')[0]).toMatchObject({ gate: 'plan_gate', review: 'review-plan_gate-1.md' });
+    expect(fields('revision')[0]).toEqual({ gate: 'plan_gate', revision: 1, artifact: 'plan.md' });
   });
 });
 

@@ -78,6 +78,12 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
   s.hooks.log('gate_start', { gate: input.gate, artifact: basename(input.artifact), round: input.round, revision: input.revision, iteration: input.iteration });
   s.hooks.info(`${input.gate}: round ${input.round} on ${label}`);
 
+  // Nobody can answer (stdin closed): the round ends undecided, and says so before the run stops.
+  const blocked: (what: string) => never = (what) => {
+    const stop = new InputRequired(what);
+    s.hooks.emit('gate.verdict', { gate: input.gate, round: input.round, verdict: 'blocked', source: 'human', failures: [stop.failure], warnings: [], review: null }, ev);
+    throw stop;
+  };
   const failures: string[] = [];
   const parts: string[] = [];
   const programmatic: string[] = [];
@@ -115,7 +121,7 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
       }
     } else if (c.type === 'human') {
       const answer = await s.hooks.ask(`${c.prompt}\nType 'pass' to approve, anything else to request revision: `);
-      if (answer === null) throw new InputRequired(`human criterion ${id}`);
+      if (answer === null) blocked(`human criterion ${id}`);
       const passed = answer.trim().toLowerCase() === 'pass';
       s.hooks.emit('gate.check', { gate: input.gate, criterion: id, kind: 'human', passed, exit_code: null }, ev);
       s.hooks.log('human_check', { criterion: id, passed });
@@ -153,7 +159,7 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
   if (gate.verdict_policy === 'revise_until_clean' && failures.length === 0) {
     if (gate.verdict_source === 'human') {
       const answer = await s.hooks.ask(`Type 'pass' if ${label} is clean: `);
-      if (answer === null) throw new InputRequired(`human verdict on ${input.gate}`);
+      if (answer === null) blocked(`human verdict on ${input.gate}`);
       const pass = answer.trim().toLowerCase() === 'pass';
       verdict = { verdict: pass ? 'pass' : 'revise', blocking_issues: pass ? [] : [`Human requested revision: ${answer.trim()}`], confidence: 1, notes: 'human verdict' };
       block = ownVerdictBlock(verdict);

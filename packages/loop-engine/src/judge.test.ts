@@ -36,9 +36,8 @@ describe('parseJudgeOutput (fail-safe)', () => {
     // A revise quoted inside a JSON string is text, not a verdict.
     expect(parseJudgeOutput('{"verdict":"pass","notes":"first draft got \\"verdict\\": \\"revise\\""}').verdict).toBe('pass');
   });
-  it('checks types: a string blocking_issues is one issue (Looper split it into characters); PASS is pass', () => {
+  it('checks types: a string blocking_issues is one issue (Looper split it into characters)', () => {
     expect(parseJudgeOutput('{"verdict":"revise","blocking_issues":"no title"}').blocking_issues).toEqual(['no title']);
-    expect(parseJudgeOutput('{"verdict":" PASS "}').verdict).toBe('pass');
     expect(parseJudgeOutput('{"verdict":"pass","confidence":"high"}').confidence).toBe(0);
   });
 });
@@ -61,6 +60,15 @@ describe('the review file\'s verdict block, as Looper writes it', () => {
 
   ])('%s', (_name, raw, block) => {
     expect(verdictBlock(parseJudge(raw).block, 'judge-1')).toBe(block);
+  });
+  it('takes only "pass" and "revise" as verdicts, as Looper does: "PASS" or " pass" is revise (fail-safe)', () => {
+    for (const v of ['PASS', ' pass', 'Pass', 'pass ', 'REVISE']) {
+      expect(parseJudgeOutput(`{"verdict": "${v}", "blocking_issues": []}`)).toMatchObject({ verdict: 'revise', warning: 'invalid_judge_output', blocking_issues: ['Judge verdict was not pass or revise.'] });
+    }
+    // Looper's block for the same answer (CPython 3.11).
+    expect(verdictBlock(parseJudge('{"verdict": "PASS", "blocking_issues": [], "confidence": 1.0, "notes": ""}').block, 'judge-1')).toBe(
+      '{\n  "verdict": "revise",\n  "blocking_issues": [\n    "Judge verdict was not pass or revise."\n  ],\n  "confidence": 1.0,\n  "notes": "",\n  "member": "judge-1"\n}',
+    );
   });
   it('reads what Python reads: NaN and Infinity are numbers, so such a pass passes', () => {
     expect(parseJudgeOutput('{"verdict": "pass", "blocking_issues": [], "confidence": NaN}').verdict).toBe('pass');

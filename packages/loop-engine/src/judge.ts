@@ -102,9 +102,9 @@ export function parseJudge(raw: string): ParsedJudge {
   else if (typeof bi === 'string' && bi.trim() !== '') issues.push(bi);
   const fromJudge = issues.length;
   let warning: string | undefined;
-  const v = typeof obj.verdict === 'string' ? obj.verdict.trim().toLowerCase() : obj.verdict;
+  // Exactly `pass` or `revise`, as Looper compares it: `"PASS"` or `" pass"` is malformed, so revise.
   let verdict: 'pass' | 'revise';
-  if (v === 'pass' || v === 'revise') verdict = v;
+  if (obj.verdict === 'pass' || obj.verdict === 'revise') verdict = obj.verdict;
   else {
     verdict = 'revise';
     issues.push('Judge verdict was not pass or revise.');

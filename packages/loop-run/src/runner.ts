@@ -6,7 +6,7 @@ import { InputError, InterruptedError } from '@quickloop/cli-kit/errors';
 import { LoopExit } from '@quickloop/cli-kit/exit-codes';
 import { makeDirs } from '@quickloop/cli-kit/dirs';
 import type { EventType, Payload } from '@quickloop/events';
-import type { GateName } from '@quickloop/loop-spec';
+import { pyRstrip, type GateName } from '@quickloop/loop-spec';
 import {
   InputRequired,
   LoopStop,
@@ -20,6 +20,7 @@ import {
   revisePrompt,
   runArgv,
   tailKeptWarning,
+  universalNewlines,
   runGateRound,
   namedFailures,
   timeoutMs,
@@ -228,7 +229,8 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
 
   const writeArtifact = (path: string, text: string, phase: 'plan' | 'delivery' | 'revise', iteration: number): void => {
     const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${text.trimEnd()}\n`);
+    // Looper's write_text: text.rstrip() + "\n", Python's blanks.
+    writeFileSync(tmp, `${pyRstrip(text)}\n`);
     renameSync(tmp, path);
     io.emit('artifact.written', { path: rel(path), phase, iteration });
   };
@@ -332,7 +334,8 @@ async function contextPhase(r: Run): Promise<string> {
       // Judged both as written and where it resolves (Looper resolves first): a link to a flagged
       // file is as secret as the file, and a flagged name stays withheld whatever it points at.
       else if (isRedacted(rel(abs), session.hostGlobs()) || isRedacted(relative(realish(loopDir), realish(abs)).split('\\').join('/'), session.hostGlobs())) [status, body] = ['redacted', '[redacted]'];
-      else if (existsSync(abs)) [status, body] = ['read', new TextDecoder('utf-8').decode(readContextFile(abs, n, file))];
+      // read_text(): universal newlines, a BOM kept, as Looper reads it.
+      else if (existsSync(abs)) [status, body] = ['read', universalNewlines(new TextDecoder('utf-8', { ignoreBOM: true }).decode(readContextFile(abs, n, file)))];
       else [status, body] = ['missing', '[missing]'];
       chunks.push(`## Context source ${n}: ${file}\n${body}\n`);
       log('context', { source: file, status });
@@ -355,7 +358,7 @@ async function contextPhase(r: Run): Promise<string> {
     }
   }
   const context = chunks.length ? chunks.join('\n') : 'No context sources configured.';
-  writeFileSync(join(workspace, 'context.md'), `${context.trimEnd()}\n`);
+  writeFileSync(join(workspace, 'context.md'), `${pyRstrip(context)}\n`);
   save();
   return context;
 }

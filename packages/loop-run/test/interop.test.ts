@@ -129,6 +129,29 @@ describe('the JSON Looper’s runner writes, byte for byte (json.dumps: ensure_a
   });
 });
 
+describe('text as Python reads and strips it', () => {
+  it('reads a context file with universal newlines and its BOM, as read_text() does', async () => {
+    const loop = track(makeLoop());
+    writeFileSync(join(loop.dir, 'notes.md'), '\ufeff# Notes\r\nline two\rline three\r\n');
+    expect((await runLoopIn(loop)).code).toBe(0);
+    // read_text(encoding='utf-8') keeps a BOM (only utf-8-sig drops it).
+    expect(readFileSync(loop.ws('context.md'), 'utf8')).toBe('## Context source 1: notes.md\n\ufeff# Notes\nline two\nline three\n');
+  });
+
+  it('strips a model’s answer and an artifact as str.strip() does: \\x1c-\\x1f and NEL go too', async () => {
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          s.host.invoke = [process.execPath, '-e', "require('fs').readFileSync(0); process.stdout.write('\\x1c\\x1f # Plan haiku \\x1c\\x85\\u2028 \\n\\x1f')"];
+        },
+      }),
+    );
+    expect((await runLoopIn(loop)).code).toBe(0);
+    // What run-loop.py writes for the same output (CPython 3.11).
+    expect(readFileSync(loop.ws('plan.md'), 'utf8')).toBe('# Plan haiku\n');
+  });
+});
+
 describe('what Looper’s compiler accepts, loop-run runs', () => {
   // Python's bools are ints: `max_iterations: yes` compiles (in Looper and here) and Looper's runner
   // reads it as 1, `max_revisions: no` as 0. Refusing them would refuse a spec `loop compile` wrote.

@@ -230,6 +230,8 @@ export class Session {
       retry: { retries: this.#opts.retries, baseMs: this.#opts.retryBaseMs },
       // A verdict or an answer sits at the end of a long output: keep the tail rather than fail the call.
       overflow: 'tail',
+      // A plain-text answer is read as Looper's runner reads it (utf-8 text mode keeps a leading BOM).
+      ...(outputMode(argv) === 'text' ? { keepBom: true } : {}),
       ...(this.#opts.signal ? { signal: this.#opts.signal } : {}),
     });
     const failed = r.errorKind !== undefined || r.exitCode !== 0;

@@ -150,6 +150,22 @@ describe('text as Python reads and strips it', () => {
     // What run-loop.py writes for the same output (CPython 3.11).
     expect(readFileSync(loop.ws('plan.md'), 'utf8')).toBe('# Plan haiku\n');
   });
+
+  it('keeps a BOM a model CLI or a check prints first, as Python’s utf-8 text mode does', async () => {
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          s.host.invoke = [process.execPath, '-e', "require('fs').readFileSync(0); process.stdout.write('\\ufeff# Plan haiku\\n')"];
+          s.goal.verification.push({ id: 'bom', type: 'programmatic', check: [process.execPath, '-e', "process.stdout.write('\\ufeffok'); process.exit(1)"], expect: 'exit_zero', timeout_sec: 60 });
+          s.gates.plan_gate.criteria = ['bom'];
+          s.gates.plan_gate.max_revisions = 0;
+        },
+      }),
+    );
+    expect((await runLoopIn(loop)).code).toBe(1);
+    expect(readFileSync(loop.ws('plan.md'), 'utf8')).toBe('\ufeff# Plan haiku\n');
+    expect(readFileSync(loop.ws('review-plan_gate-1.md'), 'utf8')).toContain('"stdout": "\\ufeffok",');
+  });
 });
 
 describe('what Looper’s compiler accepts, loop-run runs', () => {

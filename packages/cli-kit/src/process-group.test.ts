@@ -219,3 +219,13 @@ console.log(JSON.stringify(seen));`;
     expect(seen.every((s) => s === 0 || s === 'EMFILE'), r.stdout).toBe(true);
   });
 });
+
+describe('runChild: a leading BOM', () => {
+  it('is dropped by default and kept with keepBom, as Python’s utf-8 text mode keeps it', async () => {
+    const argv = [process.execPath, '-e', "process.stdout.write('\\ufeffhi'); process.stderr.write('\\ufeffoh')"];
+    const plain = await runChild(argv, { cwd: tmpdir(), timeoutMs: 30_000 });
+    expect([plain.stdout, plain.stderr]).toEqual(['hi', 'oh']);
+    const kept = await runChild(argv, { cwd: tmpdir(), timeoutMs: 30_000, keepBom: true });
+    expect([kept.stdout, kept.stderr]).toEqual(['\ufeffhi', '\ufeffoh']);
+  });
+});

@@ -153,6 +153,8 @@ export interface RunChildOptions {
   overflow?: 'kill' | 'tail';
   /** Every chunk of stdout as it arrives, before any bound drops it (a search that must see all of it). */
   onStdout?: (chunk: Buffer) => void;
+  /** Keep a BOM the output starts with, as Python's utf-8 text mode does (the default drops it). */
+  keepBom?: boolean;
 }
 
 export interface ChildResult {
@@ -178,12 +180,14 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 class Capture {
   readonly #max: number;
   readonly #tail: boolean;
+  readonly #keepBom: boolean;
   #chunks: Buffer[] = [];
   #bytes = 0;
   exceeded = false;
-  constructor(max: number, tail: boolean) {
+  constructor(max: number, tail: boolean, keepBom = false) {
     this.#max = max;
     this.#tail = tail;
+    this.#keepBom = keepBom;
   }
   /** False once the stream is past its bound in `kill` mode. */
   push(chunk: Buffer): boolean {
@@ -200,7 +204,7 @@ class Capture {
   text(): string {
     let all = Buffer.concat(this.#chunks);
     if (all.length > this.#max) all = all.subarray(all.length - this.#max);
-    return new TextDecoder('utf-8').decode(all);
+    return new TextDecoder('utf-8', { ignoreBOM: this.#keepBom }).decode(all);
   }
 }
 
@@ -214,9 +218,9 @@ export function runChild(argv: readonly string[], options: RunChildOptions): Pro
   const grace = options.killGraceMs ?? 1000;
   const max = options.maxOutputBytes ?? Number.POSITIVE_INFINITY;
   const tail = options.overflow === 'tail';
-  const out = new Capture(max, tail);
+  const out = new Capture(max, tail, options.keepBom);
   // In tail mode stderr keeps its own 64 KiB, whatever the stdout bound: a short bound must not cut an error message.
-  const err = new Capture(tail ? 64 * 1024 : max, tail);
+  const err = new Capture(tail ? 64 * 1024 : max, tail, options.keepBom);
   return new Promise((resolve) => {
     let timedOut = false;
     let aborted = false;

@@ -46,7 +46,8 @@ export const universalNewlines = (text: string): string => text.replace(/\r\n?/g
 export async function runArgv(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
   const search = options.contains === undefined ? undefined : streamSearch(options.contains);
   const { contains: _contains, ...childOptions } = options;
-  const r = await runChild(argv, { ...childOptions, maxOutputBytes: CHECK_OUTPUT_BYTES, overflow: 'tail', ...(search ? { onStdout: search.push } : {}) });
+  // keepBom: read as Python's utf-8 text mode reads it, a leading BOM kept.
+  const r = await runChild(argv, { ...childOptions, maxOutputBytes: CHECK_OUTPUT_BYTES, overflow: 'tail', keepBom: true, ...(search ? { onStdout: search.push } : {}) });
   if (r.spawnError) {
     const exitCode = r.spawnError.code === 'ENOENT' || r.spawnError.code === 'EACCES' ? 127 : 126;
     return { exitCode, stdout: '', stderr: `${argv[0]}: ${r.spawnError.message}\n`, timedOut: false, truncated: false, durationMs: r.durationMs, spawnError: r.spawnError.message, ...(search ? { containsSeen: false } : {}) };

@@ -1,11 +1,11 @@
 // One gate round on one artifact: programmatic and human criteria, reviewers in parallel, then the verdict source.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { basename, relative } from 'node:path';
 import { InterruptedError } from '@quickloop/cli-kit/errors';
-import type { GateName, ProgrammaticCriterion } from '@quickloop/loop-spec';
+import { pyJsonDumps, type GateName, type PyMap, type ProgrammaticCriterion } from '@quickloop/loop-spec';
 import { InputRequired } from './errors.js';
 import { runArgv, tailKeptWarning } from './exec.js';
-import { parseJudgeOutput, type JudgeVerdict } from './judge.js';
+import { ownVerdictBlock, parseJudge, verdictBlock, type JudgeVerdict } from './judge.js';
 import { judgePrompt, reviewerPrompt } from './prompts.js';
 import type { Session } from './session.js';
 import { criterion, gateOf, maxRevisions, member, timeoutMs } from './spec.js';
@@ -75,9 +75,15 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
   const roundId = s.hooks.newId();
   const ev = { parent_id: roundId };
   s.hooks.emit('gate.started', { gate: input.gate, artifact: label, iteration: input.iteration, round: input.round, revision: input.revision }, { id: roundId });
-  s.hooks.log('gate_start', { gate: input.gate, artifact: label, round: input.round, revision: input.revision, iteration: input.iteration });
+  s.hooks.log('gate_start', { gate: input.gate, artifact: basename(input.artifact), round: input.round, revision: input.revision, iteration: input.iteration });
   s.hooks.info(`${input.gate}: round ${input.round} on ${label}`);
 
+  // Nobody can answer (stdin closed): the round ends undecided, and says so before the run stops.
+  const blocked: (what: string) => never = (what) => {
+    const stop = new InputRequired(what);
+    s.hooks.emit('gate.verdict', { gate: input.gate, round: input.round, verdict: 'blocked', source: 'human', failures: [stop.failure], warnings: [], review: null }, ev);
+    throw stop;
+  };
   const failures: string[] = [];
   const parts: string[] = [];
   const programmatic: string[] = [];
@@ -107,14 +113,15 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
       s.hooks.log('programmatic_check', { criterion: id, passed, returncode: r.exitCode });
       const result = { id, type: 'programmatic', passed, returncode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
       programmatic.push(JSON.stringify(result));
-      parts.push(`## Programmatic ${id}\n\n\`\`\`json\n${JSON.stringify(result, null, 2)}\n\`\`\``);
+      // As Looper's runner writes it: json.dumps(result, indent=2), non-ASCII escaped.
+      parts.push(`## Programmatic ${id}\n\n\`\`\`json\n${pyJsonDumps(result, { indent: 2 })}\n\`\`\``);
       if (!passed) {
         failures.push(`Programmatic check failed: ${id}`);
         said[`Programmatic check failed: ${id}`] = shownSaid || `${argv.join(' ')} printed nothing`;
       }
     } else if (c.type === 'human') {
       const answer = await s.hooks.ask(`${c.prompt}\nType 'pass' to approve, anything else to request revision: `);
-      if (answer === null) throw new InputRequired(`human criterion ${id}`);
+      if (answer === null) blocked(`human criterion ${id}`);
       const passed = answer.trim().toLowerCase() === 'pass';
       s.hooks.emit('gate.check', { gate: input.gate, criterion: id, kind: 'human', passed, exit_code: null }, ev);
       s.hooks.log('human_check', { criterion: id, passed });
@@ -145,20 +152,26 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
   }
 
   let verdict: JudgeVerdict | null = null;
+  // The verdict as Looper's runner holds it (the judge's own dict), for the review file.
+  let block: PyMap | null = null;
   let source = failures.length > 0 ? 'checks' : gate.verdict_policy === 'fixed_passes' ? 'fixed_passes' : String(gate.verdict_source);
   // The judge costs money: it is asked only once the cheap checks pass.
   if (gate.verdict_policy === 'revise_until_clean' && failures.length === 0) {
     if (gate.verdict_source === 'human') {
       const answer = await s.hooks.ask(`Type 'pass' if ${label} is clean: `);
-      if (answer === null) throw new InputRequired(`human verdict on ${input.gate}`);
+      if (answer === null) blocked(`human verdict on ${input.gate}`);
       const pass = answer.trim().toLowerCase() === 'pass';
       verdict = { verdict: pass ? 'pass' : 'revise', blocking_issues: pass ? [] : [`Human requested revision: ${answer.trim()}`], confidence: 1, notes: 'human verdict' };
+      block = ownVerdictBlock(verdict);
       source = 'human';
     } else {
       const id = String(gate.verdict_source);
       const judge = member(spec, id)!;
       const prompt = judgePrompt(spec, { gate: input.gate, label, artifact: text, criteria: gate.criteria ?? [], programmatic, reviews });
-      verdict = { ...parseJudgeOutput(await s.send(id, 'judge', judge, prompt, 'verdict')), member: id };
+      const parsed = parseJudge(await s.send(id, 'judge', judge, prompt, 'verdict'));
+      verdict = { ...parsed.verdict, member: id };
+      block = parsed.block;
+      block.set('member', id);
       if (verdict.warning) {
         warnings.push(verdict.warning);
         s.hooks.addWarning(`judge ${id} gave ${verdict.warning} at ${input.gate} round ${input.round}; treated as revise`);
@@ -173,7 +186,7 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
       }
       s.hooks.log('judge_verdict', { gate: input.gate, member: id, verdict: verdict.verdict, ...(verdict.warning ? { warning: verdict.warning } : {}) });
     }
-    parts.push(`## Verdict\n\n\`\`\`json\n${JSON.stringify(verdict, null, 2)}\n\`\`\``);
+    parts.push(`## Verdict\n\n\`\`\`json\n${verdictBlock(block!)}\n\`\`\``);
     if (verdict.verdict === 'revise') failures.push(...(verdict.blocking_issues.length ? verdict.blocking_issues : ['Judge requested revision']));
   }
 
@@ -185,8 +198,9 @@ export async function runGateRound(s: Session, input: RoundInput): Promise<Round
   if (!passed && input.reviewPath) {
     writeFileSync(input.reviewPath, review);
     reviewRel = rel(input.reviewPath);
-    if (anotherPass) s.hooks.log('fixed_pass_round', { gate: input.gate, review: reviewRel, pass: input.revision + 1 });
-    else s.hooks.log('gate_blocked', { gate: input.gate, review: reviewRel, failures });
+    // The run log names files as Looper's does: by their names in the workspace.
+    if (anotherPass) s.hooks.log('fixed_pass_round', { gate: input.gate, review: basename(input.reviewPath), pass: input.revision + 1 });
+    else s.hooks.log('gate_blocked', { gate: input.gate, review: basename(input.reviewPath), failures });
   }
   s.hooks.emit('gate.verdict', { gate: input.gate, round: input.round, verdict: passed ? 'pass' : 'revise', source, failures, warnings, review: reviewRel }, ev);
   return { passed, failures, anotherPass, review, reviewRel, source, warnings, verdict, said };

@@ -1,4 +1,5 @@
 // Parses a judge's answer fail-safe: anything that is not a clear verdict object is a revise, never a pass.
+import { PY_SPACE_CLASS, PyFloat, PyMap, pyJsonDecodePrefix, pyJsonDumps, pyJsonLoads, pyStrip, type PyValue } from '@quickloop/loop-spec';
 export interface JudgeVerdict {
   verdict: 'pass' | 'revise';
   blocking_issues: string[];
@@ -9,83 +10,101 @@ export interface JudgeVerdict {
   [key: string]: unknown;
 }
 
-const FENCE = /```(?:json)?\s*([\s\S]*?)```/;
+// Python's `\s` (re, str pattern) is Unicode whitespace: the blanks pyStrip takes off.
+const FENCE = new RegExp(`\`\`\`(?:json)?${PY_SPACE_CLASS}*([\\s\\S]*?)\`\`\``);
 const REVISE_ANYWHERE = /"verdict"\s*:\s*"\s*revise\s*"/i;
 
-/** The end index of the JSON value that starts `text` (like Python's raw_decode), or -1. */
-function valueEnd(text: string): number {
-  const first = text[0];
-  if (first === '{' || first === '[') {
-    let depth = 0;
-    let inString = false;
-    for (let i = 0; i < text.length; i += 1) {
-      const c = text[i];
-      if (inString) {
-        if (c === '\\') i += 1;
-        else if (c === '"') inString = false;
-      } else if (c === '"') inString = true;
-      else if (c === '{' || c === '[') depth += 1;
-      else if (c === '}' || c === ']') {
-        depth -= 1;
-        if (depth === 0) return i + 1;
-      }
+/** json.loads, then JSONDecoder().raw_decode for a value followed by prose: Looper's two tries per candidate. */
+function tryParse(candidate: string): { ok: true; value: PyValue } | { ok: false } {
+  try {
+    return { ok: true, value: pyJsonLoads(candidate, { ordered: true }) };
+  } catch {
+    try {
+      return { ok: true, value: pyJsonDecodePrefix(candidate, { ordered: true }).value };
+    } catch {
+      return { ok: false };
     }
-    return -1;
   }
-  const scalar = /^(?:"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(text);
-  return scalar ? scalar[0].length : -1;
 }
 
-function tryParse(candidate: string): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(candidate) };
-  } catch {
-    const end = valueEnd(candidate);
-    if (end > 0) {
-      try {
-        return { ok: true, value: JSON.parse(candidate.slice(0, end)) };
-      } catch {
-        /* not JSON either way */
-      }
-    }
-    return { ok: false };
+/** A parsed JSON value as plain JavaScript (floats and big ints as numbers, dicts as objects). */
+function plain(value: PyValue): unknown {
+  if (value instanceof PyFloat) return value.value;
+  if (Array.isArray(value)) return value.map(plain);
+  if (value instanceof PyMap) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of value) Object.defineProperty(out, k, { value: plain(v), enumerable: true, writable: true, configurable: true });
+    return out;
   }
+  return value;
+}
+
+export interface ParsedJudge {
+  verdict: JudgeVerdict;
+  /**
+   * The verdict as Looper's runner holds it, for the review file: the judge's own dict (its key
+   * order, its values as written, `1.0` a float) with Looper's defaults, and our verdict and added
+   * issues where we judged differently. `member` is set by verdictBlock.
+   */
+  block: PyMap;
+}
+
+/** The review file's verdict block: json.dumps(verdict, indent=2) as Looper's runner writes it. */
+export function verdictBlock(block: PyMap, member?: string): string {
+  const out = new PyMap(block);
+  if (member !== undefined) out.set('member', member);
+  return pyJsonDumps(out, { indent: 2 });
+}
+
+/** A verdict we made ourselves (a human's) as Looper writes it: confidence is a float. */
+export function ownVerdictBlock(v: JudgeVerdict): PyMap {
+  const out = new PyMap();
+  for (const [k, x] of Object.entries(v)) out.set(k, k === 'confidence' && typeof x === 'number' ? new PyFloat(x) : (x as PyValue));
+  return out;
 }
 
 /**
  * Candidates in Looper's order: the first fenced block, the whole text, the text from its first `{`.
- * The first that parses wins. Types are then checked (Looper extends a string blocking_issues char by char).
+ * The first that parses (as Python's json reads it: NaN and Infinity too) wins. Types are then checked
+ * (Looper extends a string blocking_issues char by char).
  */
 export function parseJudgeOutput(raw: string): JudgeVerdict {
-  const text = raw.trim();
+  return parseJudge(raw).verdict;
+}
+
+export function parseJudge(raw: string): ParsedJudge {
+  const text = pyStrip(raw);
   const candidates: string[] = [];
   const fence = FENCE.exec(text);
-  if (fence) candidates.push((fence[1] ?? '').trim());
+  if (fence) candidates.push(pyStrip(fence[1] ?? ''));
   candidates.push(text);
   const brace = text.indexOf('{');
   if (brace > 0) candidates.push(text.slice(brace));
-  let parsed: { ok: true; value: unknown } | undefined;
-  for (const c of candidates) {
+  let parsed: { ok: true; value: PyValue } | undefined;
+  for (const c of candidates.filter(Boolean)) {
     const r = tryParse(c);
     if (r.ok) {
       parsed = r;
       break;
     }
   }
-  if (!parsed) return { verdict: 'revise', blocking_issues: ['Judge output was not parseable JSON.'], confidence: 0, notes: raw, warning: 'unparseable_judge_output' };
-  const value = parsed.value;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { verdict: 'revise', blocking_issues: ['Judge output was not a JSON object.'], confidence: 0, notes: raw, warning: 'invalid_judge_output' };
-  }
-  const obj = { ...(value as Record<string, unknown>) };
+  const degraded = (issue: string, warning: string): ParsedJudge => {
+    const verdict: JudgeVerdict = { verdict: 'revise', blocking_issues: [issue], confidence: 0, notes: text, warning };
+    return { verdict, block: ownVerdictBlock(verdict) };
+  };
+  if (!parsed) return degraded('Judge output was not parseable JSON.', 'unparseable_judge_output');
+  if (!(parsed.value instanceof PyMap)) return degraded('Judge output was not a JSON object.', 'invalid_judge_output');
+  const block = new PyMap(parsed.value);
+  const obj = plain(parsed.value) as Record<string, unknown>;
   const issues: string[] = [];
   const bi = obj.blocking_issues;
   if (Array.isArray(bi)) for (const x of bi) issues.push(typeof x === 'string' ? x : JSON.stringify(x));
   else if (typeof bi === 'string' && bi.trim() !== '') issues.push(bi);
+  const fromJudge = issues.length;
   let warning: string | undefined;
-  const v = typeof obj.verdict === 'string' ? obj.verdict.trim().toLowerCase() : obj.verdict;
+  // Exactly `pass` or `revise`, as Looper compares it: `"PASS"` or `" pass"` is malformed, so revise.
   let verdict: 'pass' | 'revise';
-  if (v === 'pass' || v === 'revise') verdict = v;
+  if (obj.verdict === 'pass' || obj.verdict === 'revise') verdict = obj.verdict;
   else {
     verdict = 'revise';
     issues.push('Judge verdict was not pass or revise.');
@@ -107,5 +126,13 @@ export function parseJudgeOutput(raw: string): JudgeVerdict {
   };
   if (warning) out.warning = warning;
   else delete out.warning;
-  return out;
+  // Looper's dict: an unknown verdict becomes revise, the defaults are set where the judge left a key out.
+  if (block.get('verdict') !== verdict) block.set('verdict', verdict);
+  const added = issues.slice(fromJudge);
+  const given = block.get('blocking_issues');
+  if (Array.isArray(given)) block.set('blocking_issues', [...given, ...added]);
+  else if (given === undefined || added.length > 0) block.set('blocking_issues', issues);
+  if (!block.has('confidence')) block.set('confidence', new PyFloat(0));
+  if (!block.has('notes')) block.set('notes', '');
+  return { verdict: out, block };
 }

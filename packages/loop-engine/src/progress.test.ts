@@ -98,3 +98,11 @@ describe('the live line', () => {
     expect(t.screen.at(-1)).toMatch(/^\r +\r$/);
   });
 });
+
+describe('a verdict line', () => {
+  it('says blocked, and why, for a round nobody could answer', () => {
+    const t = terminal();
+    t.view.on('gate.verdict', { gate: 'plan_gate', round: 1, verdict: 'blocked', source: 'human', failures: ['interactive_input_required:human criterion signoff'], warnings: [], review: null }, {});
+    expect(t.screen).toEqual(['plan_gate: blocked — interactive_input_required:human criterion signoff\n']);
+  });
+});

@@ -148,6 +148,7 @@ export class ProgressView {
         const failures = (p.failures as string[]).map((f) => (this.#checkNotes.has(f) ? `${f} (${this.#checkNotes.get(f)})` : f));
         this.#lastVerdict = { gate: p.gate, failures, review: p.review };
         if (p.verdict === 'pass') this.#line(`${c.bold(p.gate)}: ${c.green('pass')}`);
+        else if (p.verdict === 'blocked') this.#line(`${c.bold(p.gate)}: ${c.red('blocked')} — ${shown(p.failures[0] ?? 'no answer')}`);
         else {
           const first = shown(p.failures[0] ?? 'another pass');
           const more = p.failures.length > 1 ? ` (+${p.failures.length - 1} more)` : '';

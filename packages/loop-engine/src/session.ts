@@ -1,6 +1,6 @@
 // Everything a send to a model goes through, in order: scrub, surface, consent, call (with retries), account.
 import type { EventType, Payload } from '@quickloop/events';
-import type { ModelInvocation } from '@quickloop/loop-spec';
+import { pyStrip, type ModelInvocation } from '@quickloop/loop-spec';
 import { ConsentRefused, ModelCallFailed } from './errors.js';
 import { invokeCli } from '@quickloop/models/cli';
 import { universalNewlines } from './exec.js';
@@ -230,6 +230,8 @@ export class Session {
       retry: { retries: this.#opts.retries, baseMs: this.#opts.retryBaseMs },
       // A verdict or an answer sits at the end of a long output: keep the tail rather than fail the call.
       overflow: 'tail',
+      // A plain-text answer is read as Looper's runner reads it (utf-8 text mode keeps a leading BOM).
+      ...(outputMode(argv) === 'text' ? { keepBom: true } : {}),
       ...(this.#opts.signal ? { signal: this.#opts.signal } : {}),
     });
     const failed = r.errorKind !== undefined || r.exitCode !== 0;
@@ -273,8 +275,8 @@ export class Session {
       this.hooks.warn(`warning: ${w}`);
     }
     if (r.attempts > 1) this.hooks.warn(`warning: ${id} needed ${r.attempts} attempts (transient CLI failures were retried)`);
-    // Read as Looper reads a CLI's answer: universal newlines, then stripped.
-    if (!failed) return universalNewlines(r.text).trim();
+    // Read as Looper reads a CLI's answer: universal newlines, then str.strip() (a BOM stays; \x1c-\x1f and NEL go).
+    if (!failed) return pyStrip(universalNewlines(r.text));
     throw new ModelCallFailed(mask(`Model invocation failed (${argv.join(' ')}): exit ${exitCode}${r.timedOut ? ' (timed out)' : ''}\n${detail}`.trimEnd()));
   }
 

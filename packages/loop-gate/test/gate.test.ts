@@ -1,6 +1,6 @@
 // loop-gate as a stage: exit 0 pass / 1 revise / 2 error, events out, artifacts from args or from stdin events.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { memoryIo } from '@quickloop/cli-kit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -84,6 +84,37 @@ describe('loop-gate', () => {
     expect(await run(base(l.dir, { consent: [] }), io)).toBe(2);
     expect(l.calls('judge')).toBe(0);
     expect(io.err()).toContain('consent for judge-1 refused');
+  });
+
+  it('reports a round whose human criterion meets end of input as blocked (gate.verdict, exit 2), as loop-run ends it', async () => {
+    const l = loopOf(['--verdicts', 'pass'], (s) => {
+      s.criteria_by_id.signoff = { id: 'signoff', type: 'human', prompt: 'Does it read well?' };
+      s.gates.delivery_gate.criteria = ['names-it', 'signoff'];
+    });
+    const io = memoryIo({ stdin: '' });
+    expect(await run(base(l.dir, { review: join(l.dir, 'review.md') }), io)).toBe(2);
+    const events = parse(io.out());
+    expect(events.at(-1)).toMatchObject({
+      type: 'gate.verdict',
+      gate: 'delivery_gate',
+      round: 1,
+      verdict: 'blocked',
+      source: 'human',
+      failures: ['interactive_input_required:human criterion signoff'],
+      warnings: [],
+      review: null,
+    });
+    // Nothing was decided: no reviewer or judge was asked, no review written.
+    expect(l.calls('judge')).toBe(0);
+    expect(existsSync(join(l.dir, 'review.md'))).toBe(false);
+    expect(io.err()).toContain('interactive input required for human criterion signoff');
+  });
+
+  it('reports a human verdict source meeting end of input as blocked too', async () => {
+    const l = loopOf(['--verdicts', 'pass'], (s) => (s.gates.delivery_gate.verdict_source = 'human'));
+    const io = memoryIo({ stdin: '' });
+    expect(await run(base(l.dir), io)).toBe(2);
+    expect(parse(io.out()).at(-1)).toMatchObject({ type: 'gate.verdict', verdict: 'blocked', source: 'human', failures: ['interactive_input_required:human verdict on delivery_gate'] });
   });
 
   it('refuses --consent naming no council member before anything runs (a typo is not consent)', async () => {

@@ -1,12 +1,12 @@
 // The loop under the runner contract, in its phases: start, context, plan (with its gate), deliveries (each through the delivery gate), stop — one terminal state.
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { appendFileSync, existsSync, readFileSync, readdirSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { InputError, InterruptedError } from '@quickloop/cli-kit/errors';
 import { LoopExit } from '@quickloop/cli-kit/exit-codes';
 import { makeDirs } from '@quickloop/cli-kit/dirs';
 import type { EventType, Payload } from '@quickloop/events';
-import type { GateName } from '@quickloop/loop-spec';
+import { pyRstrip, type GateName } from '@quickloop/loop-spec';
 import {
   InputRequired,
   LoopStop,
@@ -20,6 +20,7 @@ import {
   revisePrompt,
   runArgv,
   tailKeptWarning,
+  universalNewlines,
   runGateRound,
   namedFailures,
   timeoutMs,
@@ -29,7 +30,7 @@ import {
   type TokenUsage,
 } from '@quickloop/loop-engine';
 import { isInside, realish } from './paths.js';
-import { acquireLock, loadState, peekPassed, sortedJson, writeStateAtomic, type LoopState } from './state.js';
+import { acquireLock, loadState, looperJson, peekPassed, sortedJson, writeStateAtomic, type LoopState } from './state.js';
 
 export interface RunnerIo {
   emit<T extends EventType>(type: T, payload: Payload<T>, meta?: { id?: string; parent_id?: string }): void;
@@ -136,7 +137,7 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     writeStateAtomic(statePath, state);
   };
   const log = (name: string, fields: Record<string, unknown>): void => {
-    appendFileSync(logPath, `- ${io.now().toISOString()} \`${name}\` ${sortedJson(fields)}\n`);
+    appendFileSync(logPath, `- ${io.now().toISOString()} \`${name}\` ${looperJson(fields)}\n`);
   };
   const usage = state.usage;
   const advisoryNoted = new Set<string>();
@@ -228,7 +229,8 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
 
   const writeArtifact = (path: string, text: string, phase: 'plan' | 'delivery' | 'revise', iteration: number): void => {
     const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${text.trimEnd()}\n`);
+    // Looper's write_text: text.rstrip() + "\n", Python's blanks.
+    writeFileSync(tmp, `${pyRstrip(text)}\n`);
     renameSync(tmp, path);
     io.emit('artifact.written', { path: rel(path), phase, iteration });
   };
@@ -250,6 +252,15 @@ export async function runLoop(loaded: LoadedSpec, io: RunnerIo, opts: SessionOpt
     return stopPhase(r, error);
   } finally {
     release();
+  }
+}
+
+/** A path absolute and with its links resolved, as far as it exists. */
+function resolvedPath(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
   }
 }
 
@@ -288,7 +299,8 @@ async function startPhase(r: Run): Promise<void> {
   delete state.completed_at;
   delete state.blocking_issues;
   save({ status: 'running', run_id: opts.runId, no_progress: { count: 0, signature: '', gate: '' } });
-  log('run_start', { spec: loaded.path, resumed: existed, previous_status: previous });
+  // Looper's runner logs the spec as `Path.resolve()` has it: absolute, links resolved.
+  log('run_start', { spec: resolvedPath(loaded.path), resumed: existed, previous_status: previous });
 
   // Judge criteria only a revise_until_clean judge can evaluate: anywhere else they would be skipped unseen.
   for (const gate of ['plan_gate', 'delivery_gate'] as const) {
@@ -322,7 +334,8 @@ async function contextPhase(r: Run): Promise<string> {
       // Judged both as written and where it resolves (Looper resolves first): a link to a flagged
       // file is as secret as the file, and a flagged name stays withheld whatever it points at.
       else if (isRedacted(rel(abs), session.hostGlobs()) || isRedacted(relative(realish(loopDir), realish(abs)).split('\\').join('/'), session.hostGlobs())) [status, body] = ['redacted', '[redacted]'];
-      else if (existsSync(abs)) [status, body] = ['read', new TextDecoder('utf-8').decode(readContextFile(abs, n, file))];
+      // read_text(): universal newlines, a BOM kept, as Looper reads it.
+      else if (existsSync(abs)) [status, body] = ['read', universalNewlines(new TextDecoder('utf-8', { ignoreBOM: true }).decode(readContextFile(abs, n, file)))];
       else [status, body] = ['missing', '[missing]'];
       chunks.push(`## Context source ${n}: ${file}\n${body}\n`);
       log('context', { source: file, status });
@@ -345,7 +358,7 @@ async function contextPhase(r: Run): Promise<string> {
     }
   }
   const context = chunks.length ? chunks.join('\n') : 'No context sources configured.';
-  writeFileSync(join(workspace, 'context.md'), `${context.trimEnd()}\n`);
+  writeFileSync(join(workspace, 'context.md'), `${pyRstrip(context)}\n`);
   save();
   return context;
 }
@@ -394,9 +407,9 @@ async function planPhase(r: Run, context: string): Promise<void> {
   const { spec, state, io, save, log, rel, stop, enforceCaps, writeArtifact, host, planGateHash, planPath } = r;
   if (!existsSync(planPath)) {
     enforceCaps();
-    log('host_start', { phase: 'plan', target: rel(planPath) });
+    log('host_start', { phase: 'plan', target: basename(planPath) });
     writeArtifact(planPath, await host(planPrompt(spec, context), 'plan'), 'plan', 0);
-    log('host_done', { phase: 'plan', target: rel(planPath) });
+    log('host_done', { phase: 'plan', target: basename(planPath) });
     if (state.gate_progress?.gate === 'plan_gate') delete state.gate_progress;
     save();
   }
@@ -467,7 +480,7 @@ async function runGate(r: Run, gate: GateName, artifact: string, iteration: numb
       const record: { passed_at: string; sha256?: string; gate_sha256?: string } = { passed_at: io.now().toISOString() };
       if (gate === 'plan_gate') [record.sha256, record.gate_sha256] = [sha256(readFileSync(artifact)), planGateHash()];
       save({ status: `${gate}_passed`, [gate]: record });
-      log('gate_passed', { gate, artifact: rel(artifact), round });
+      log('gate_passed', { gate, artifact: basename(artifact), round });
       io.info(`${gate}: passed`);
       return true;
     }
@@ -517,7 +530,7 @@ async function runGate(r: Run, gate: GateName, artifact: string, iteration: numb
     writeArtifact(artifact, await host(revisePrompt(spec, current, res.review), 'revise'), 'revise', iteration);
     revision += 1;
     save({ status: `${gate}_revision_${revision}`, gate_progress: { gate, iteration, revision } });
-    log('revision', { gate, revision, artifact: rel(artifact) });
+    log('revision', { gate, revision, artifact: basename(artifact) });
     io.emit('gate.revision', { gate, revision, artifact: rel(artifact) });
   }
 }
@@ -550,9 +563,9 @@ async function deliveryPhase(r: Run, context: string): Promise<Outcome> {
         iteration > 1 && existsSync(priorPath)
           ? { name: `delivery-${iteration - 1}.md`, text: readFileSync(priorPath, 'utf8'), review: state.last_review && existsSync(state.last_review) ? readFileSync(state.last_review, 'utf8') : null }
           : null;
-      log('host_start', { phase: 'delivery', target: rel(path) });
+      log('host_start', { phase: 'delivery', target: basename(path) });
       writeArtifact(path, await host(deliveryPrompt(spec, { context, plan: readFileSync(planPath, 'utf8'), iteration, prior }), 'delivery'), 'delivery', iteration);
-      log('host_done', { phase: 'delivery', target: rel(path) });
+      log('host_done', { phase: 'delivery', target: basename(path) });
     } else if (!resumedHere) io.info(`delivery-${iteration}.md exists; gating it as is`);
     if (await runGate(r, 'delivery_gate', path, iteration)) {
       save({ status: 'passed', final_delivery: path, completed_at: io.now().toISOString() });

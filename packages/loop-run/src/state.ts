@@ -5,6 +5,7 @@ import { InputError } from '@quickloop/cli-kit/errors';
 import { pidScope, pidScopeRelation, processStart } from '@quickloop/cli-kit/process-group';
 import type { Payload } from '@quickloop/events';
 import type { ConsentRecord } from '@quickloop/loop-engine';
+import { PyFloat, pyJsonDumps, type PyValue } from '@quickloop/loop-spec';
 
 export type Usage = Payload<'loop.completed'>['usage'];
 
@@ -79,6 +80,29 @@ export function sortedJson(value: unknown, indent?: number): string {
   return JSON.stringify(sort(value), null, indent);
 }
 
+/** What JSON.stringify would write, as Python values: keys holding undefined are left out, PyFloats kept. */
+function pyValues(v: unknown): PyValue {
+  if (v === undefined) return null;
+  if (Array.isArray(v)) return v.map(pyValues);
+  if (v instanceof PyFloat) return v;
+  if (v && typeof v === 'object') {
+    const out: Record<string, PyValue> = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (x !== undefined) Object.defineProperty(out, k, { value: pyValues(x), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+  return v as PyValue;
+}
+
+/**
+ * json.dumps(value, sort_keys=True[, indent]) as Looper's runner writes state.json and each run-log
+ * line: non-ASCII escaped (`\u00fc`), `", "` and `": "` between items, keys in code-point order.
+ */
+export function looperJson(value: unknown, indent?: number): string {
+  return pyJsonDumps(pyValues(value), { sortKeys: true, ...(indent === undefined ? {} : { indent }) });
+}
+
 export function loadState(path: string, now: string): { state: LoopState; existed: boolean; staleProgress?: GateProgress } {
   const fresh: LoopState = {
     status: 'initialized',
@@ -138,7 +162,8 @@ export function peekPassed(path: string): LoopState | null {
 /** A reader (or a kill -9) never sees half a state file: the new one replaces the old in one rename. */
 export function writeStateAtomic(path: string, state: LoopState): void {
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${sortedJson(state, 2)}\n`);
+  // wall_clock_used_sec is a float in Looper's state (`round(x, 1)`): 3 s is written 3.0.
+  writeFileSync(tmp, `${looperJson({ ...state, wall_clock_used_sec: new PyFloat(state.wall_clock_used_sec) }, 2)}\n`);
   renameSync(tmp, path);
 }
 

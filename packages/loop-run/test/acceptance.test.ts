@@ -149,7 +149,7 @@ describe('loop-run acceptance', () => {
     expect(loop.state()).toMatchObject({ status: 'failed', failure: 'no_progress_detected', blocking_issues: ['the plan has no milestones'] });
     expect(loop.calls('judge')).toBe(2);
     expect(events.find((e) => e.type === 'no_progress.detected')).toMatchObject({ gate: 'plan_gate', count: 2, threshold: 2 });
-    expect(loop.log()).toMatch(/`stop` \{"reason":"no_progress_detected"\}/);
+    expect(loop.log()).toMatch(/`stop` \{"reason": "no_progress_detected"\}/);
   });
 
   it('the wall clock accumulates across resumes (injected clock)', async () => {

@@ -87,9 +87,9 @@ describe('loop-run past Looper', () => {
     expect(state).toMatchObject({ status: 'passed' });
     expect(state.failure).toBeUndefined();
     expect(state.usage).toMatchObject({ input_tokens: 200, output_tokens: 100, reasoning_tokens: 80 });
-    const hostCalls = loop.log().split('\n').filter((l) => l.includes('`model_call`') && l.includes('"member":"host"'));
+    const hostCalls = loop.log().split('\n').filter((l) => l.includes('`model_call`') && l.includes('"member": "host"'));
     expect(hostCalls).toHaveLength(2);
-    for (const line of hostCalls) expect(line).toContain('"tokens":150');
+    for (const line of hostCalls) expect(line).toContain('"tokens": 150');
   });
 
   it('runs reviewers in parallel, keeps every review, and drafts delivery N+1 with the review of N in view', async () => {
@@ -214,7 +214,7 @@ describe('loop-run past Looper', () => {
     expect(loop.state()).toMatchObject({ status: 'failed', failure: 'max_iterations_reached', iteration: 2 });
     expect(events.filter((e) => e.type === 'iteration.started').map((e) => e.iteration)).toEqual([1, 2]);
     expect(existsSync(loop.ws('review-delivery_gate-1.md')) && existsSync(loop.ws('review-delivery_gate-2.md'))).toBe(true);
-    expect(loop.log()).toMatch(/`stop` \{"reason":"max_iterations_reached"\}/);
+    expect(loop.log()).toMatch(/`stop` \{"reason": "max_iterations_reached"\}/);
   });
 
   it('enforces budget.usd where the CLI reports cost', async () => {

@@ -81,10 +81,15 @@ describe('runner contract details', () => {
         },
       }),
     );
-    const { code } = await runLoopIn(loop, { stdin: '' });
+    const { code, events } = await runLoopIn(loop, { stdin: '' });
     expect(code).toBe(2);
     expect(loop.state()).toMatchObject({ status: 'blocked', failure: 'interactive_input_required:human criterion signoff' });
     expect(loop.calls('judge')).toBe(0);
+    // The round says so before the loop ends, as loop-gate reports the same round.
+    expect(events.slice(-2)).toMatchObject([
+      { type: 'gate.verdict', gate: 'plan_gate', verdict: 'blocked', source: 'human', failures: ['interactive_input_required:human criterion signoff'], review: null },
+      { type: 'loop.failed', status: 'blocked', failure: 'interactive_input_required:human criterion signoff', exit_code: 2 },
+    ]);
   });
 
   it.each([

@@ -1,5 +1,5 @@
 // Workspaces shared with Looper's runner, and paths that reach flagged files through links.
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeLoop, runLoopIn, type Loop } from './helpers.js';
@@ -75,6 +75,99 @@ describe('what a model CLI prints, read as Looper reads it', () => {
   });
 });
 
+describe('the JSON Looper’s runner writes, byte for byte (json.dumps: ensure_ascii, its separators, floats kept)', () => {
+  // A judge that always says the same revise, in prose, with non-ASCII text, floats and integer-like keys.
+  const ANSWER = 'Verdict: {"verdict": "revise", "blocking_issues": ["café ☕ 😀"], "confidence": 1.0, "notes": {"10": 1e-7, "2": 0.5, "a": "\\u00e9"}} thanks';
+  const looperLoop = () =>
+    makeLoop({
+      tweak: (s) => {
+        s.council[0].invoke = [process.execPath, '-e', `require('fs').readFileSync(0); process.stdout.write(${JSON.stringify(ANSWER)})`];
+        s.goal.verification.push({ id: 'says', type: 'programmatic', check: [process.execPath, '-e', "console.log('ünï ✓ 😀'); console.error('— \\u2028')"], expect: 'exit_zero', timeout_sec: 60 });
+        s.gates.plan_gate.criteria = ['says', 'quality'];
+        s.gates.plan_gate.max_revisions = 1;
+      },
+    });
+
+  it('writes the review file’s JSON blocks as Looper does', async () => {
+    const loop = track(looperLoop());
+    const now = () => new Date('2026-07-05T06:02:07.000Z');
+    expect((await runLoopIn(loop, { now })).code).toBe(1);
+    const review = readFileSync(loop.ws('review-plan_gate-1.md'), 'utf8');
+    // What run-loop.py writes for the same check and the same answer (CPython 3.11).
+    expect(review).toContain(
+      '```json\n{\n  "id": "says",\n  "type": "programmatic",\n  "passed": true,\n  "returncode": 0,\n  "stdout": "\\u00fcn\\u00ef \\u2713 \\ud83d\\ude00\\n",\n  "stderr": "\\u2014 \\u2028\\n"\n}\n```',
+    );
+    expect(review).toContain(
+      '## Verdict\n\n```json\n{\n  "verdict": "revise",\n  "blocking_issues": [\n    "caf\\u00e9 \\u2615 \\ud83d\\ude00"\n  ],\n  "confidence": 1.0,\n  "notes": {\n    "10": 1e-07,\n    "2": 0.5,\n    "a": "\\u00e9"\n  },\n  "member": "judge-1"\n}\n```',
+    );
+    expect(review).toContain('## Blocking Issues\n\n- café ☕ 😀\n');
+  });
+
+  it('writes state.json and the run log as json.dumps(…, sort_keys=True) does', async () => {
+    const loop = track(looperLoop());
+    const now = () => new Date('2026-07-05T06:02:07.000Z');
+    expect((await runLoopIn(loop, { now })).code).toBe(1);
+    const state = readFileSync(loop.ws('state.json'), 'utf8');
+    expect(state).toContain('"signature": "caf\\u00e9 \\u2615 \\ud83d\\ude00",');
+    expect(state).toContain('"wall_clock_used_sec": 0.0');
+    expect(state).not.toMatch(/[^\x00-\x7f]/);
+    const blocked = loop.log().split('\n').find((l) => l.includes('`gate_blocked`'));
+    expect(blocked).toMatch(/`gate_blocked` \{"failures": \["caf\\u00e9 \\u2615 \\ud83d\\ude00"\], "gate": "plan_gate", "review": "[^"]+"\}$/);
+    expect(loop.log()).not.toMatch(/[^\x00-\x7f]/);
+  });
+
+  it('names files in the run log as Looper does: the spec by its absolute path, artifacts and reviews by their names in the workspace', async () => {
+    const loop = track(looperLoop());
+    expect((await runLoopIn(loop)).code).toBe(1);
+    const fields = (event: string) => loop.log().split('\n').filter((l) => l.includes(`\`${event}\``)).map((l) => JSON.parse(l.slice(l.indexOf('{'))));
+    expect(fields('run_start')[0].spec).toBe(realpathSync(loop.specPath));
+    expect(fields('host_start')[0]).toEqual({ phase: 'plan', target: 'plan.md' });
+    expect(fields('host_done')[0]).toEqual({ phase: 'plan', target: 'plan.md' });
+    expect(fields('gate_start')[0]).toMatchObject({ gate: 'plan_gate', artifact: 'plan.md' });
+    expect(fields('gate_blocked')[0]).toMatchObject({ gate: 'plan_gate', review: 'review-plan_gate-1.md' });
+    expect(fields('revision')[0]).toEqual({ gate: 'plan_gate', revision: 1, artifact: 'plan.md' });
+  });
+});
+
+describe('text as Python reads and strips it', () => {
+  it('reads a context file with universal newlines and its BOM, as read_text() does', async () => {
+    const loop = track(makeLoop());
+    writeFileSync(join(loop.dir, 'notes.md'), '\ufeff# Notes\r\nline two\rline three\r\n');
+    expect((await runLoopIn(loop)).code).toBe(0);
+    // read_text(encoding='utf-8') keeps a BOM (only utf-8-sig drops it).
+    expect(readFileSync(loop.ws('context.md'), 'utf8')).toBe('## Context source 1: notes.md\n\ufeff# Notes\nline two\nline three\n');
+  });
+
+  it('strips a model’s answer and an artifact as str.strip() does: \\x1c-\\x1f and NEL go too', async () => {
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          s.host.invoke = [process.execPath, '-e', "require('fs').readFileSync(0); process.stdout.write('\\x1c\\x1f # Plan haiku \\x1c\\x85\\u2028 \\n\\x1f')"];
+        },
+      }),
+    );
+    expect((await runLoopIn(loop)).code).toBe(0);
+    // What run-loop.py writes for the same output (CPython 3.11).
+    expect(readFileSync(loop.ws('plan.md'), 'utf8')).toBe('# Plan haiku\n');
+  });
+
+  it('keeps a BOM a model CLI or a check prints first, as Python’s utf-8 text mode does', async () => {
+    const loop = track(
+      makeLoop({
+        tweak: (s) => {
+          s.host.invoke = [process.execPath, '-e', "require('fs').readFileSync(0); process.stdout.write('\\ufeff# Plan haiku\\n')"];
+          s.goal.verification.push({ id: 'bom', type: 'programmatic', check: [process.execPath, '-e', "process.stdout.write('\\ufeffok'); process.exit(1)"], expect: 'exit_zero', timeout_sec: 60 });
+          s.gates.plan_gate.criteria = ['bom'];
+          s.gates.plan_gate.max_revisions = 0;
+        },
+      }),
+    );
+    expect((await runLoopIn(loop)).code).toBe(1);
+    expect(readFileSync(loop.ws('plan.md'), 'utf8')).toBe('\ufeff# Plan haiku\n');
+    expect(readFileSync(loop.ws('review-plan_gate-1.md'), 'utf8')).toContain('"stdout": "\\ufeffok",');
+  });
+});
+
 describe('what Looper’s compiler accepts, loop-run runs', () => {
   // Python's bools are ints: `max_iterations: yes` compiles (in Looper and here) and Looper's runner
   // reads it as 1, `max_revisions: no` as 0. Refusing them would refuse a spec `loop compile` wrote.
@@ -146,7 +239,7 @@ describe('context files behind links', () => {
     expect(context.includes('## Context source 2: inputs/dump.md\n[redacted]\n')).toBe(true);
     expect(context.includes('DUMP-SECRET-4e1f')).toBe(false);
     for (const p of [...loop.prompts('host'), ...loop.prompts('judge')]) expect(p.includes('DUMP-SECRET-4e1f')).toBe(false);
-    expect(loop.log()).toContain('`context` {"source":"inputs/dump.md","status":"redacted"}');
+    expect(loop.log()).toContain('`context` {"source": "inputs/dump.md", "status": "redacted"}');
     expect(events.find((e) => e.type === 'loop.context' && e.source === 'inputs/dump.md')).toMatchObject({ status: 'redacted' });
     expect(existsSync(loop.ws('plan.md'))).toBe(true);
   });

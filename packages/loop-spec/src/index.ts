@@ -6,10 +6,10 @@ export { compileFile, lintFile, loadResolved, readResolvedForRender, assertRunna
 export { lintSpec, findPlaceholders, placeholderWarningText, LINT_RULES, type LintOptions } from './lint.js';
 export { renderLoopMd, renderAsciiDiagram, type RenderFlavour, type RenderOptions } from './render-loop.js';
 export { renderRunInSessionMd } from './render-session.js';
-export { isDict, pyStrip, type PyDict, type PyValue } from './py.js';
+export { isDict, pyStrip, pyRstrip, PyFloat, PyMap, PY_SPACE_CLASS, type PyDict, type PyValue } from './py.js';
 export { shlexSplit, ShlexError } from './shlex.js';
 export { fnmatch, isRedactedPath } from './glob.js';
 export { cliOutputMode, type CliOutputMode } from './output-mode.js';
 export { RESOLVED_SCHEMA_URL } from './normalize.js';
-export { pyJsonDumps, pyJsonLoads } from './py-json.js';
+export { pyJsonDumps, pyJsonLoads, pyJsonDecodePrefix, type LoadOptions } from './py-json.js';
 export { resolvedJsonSchema, RESOLVED_SCHEMA_ID } from './resolved-schema.js';

@@ -1,5 +1,5 @@
 // Python's json.dumps, byte for byte: ensure_ascii escapes, float repr, sort_keys by code point.
-import { PyBigInt, PyDate, PyFloat, compareCodePoints, pyInt, floatRepr, isDict, newDict, type PyValue } from './py.js';
+import { PyBigInt, PyDate, PyFloat, PyMap, compareCodePoints, pyInt, floatRepr, isDict, newDict, type PyValue } from './py.js';
 
 export interface DumpOptions {
   /** `indent=2` style pretty printing; without it the separators are `, ` and `: ` on one line. */
@@ -57,6 +57,12 @@ export function pyJsonDumps(value: PyValue | undefined, options: DumpOptions = {
       const items = v.map((item) => walk(item, depth + 1));
       return wrap('[', ']', items, depth);
     }
+    if (v instanceof PyMap) {
+      const entries = [...v];
+      if (entries.length === 0) return '{}';
+      if (sortKeys) entries.sort((a, b) => compareCodePoints(a[0], b[0]));
+      return wrap('{', '}', entries.map(([k, x]) => `${jsonString(k)}: ${walk(x, depth + 1)}`), depth);
+    }
     if (isDict(v)) {
       const keys = Object.keys(v);
       if (keys.length === 0) return '{}';
@@ -75,12 +81,26 @@ export function pyJsonDumps(value: PyValue | undefined, options: DumpOptions = {
   return walk(value, 0);
 }
 
+export interface LoadOptions {
+  /** Objects become PyMaps, their keys in the order they came (as a Python dict keeps them). */
+  ordered?: boolean;
+}
+
 /**
  * json.loads: like JSON.parse, but a number written with a fraction or an exponent stays a float
  * (`5.0` prints as `5.0` again), and NaN/Infinity are read as Python reads them.
  * Throws SyntaxError naming the line and column.
  */
-export function pyJsonLoads(text: string): PyValue {
+export function pyJsonLoads(text: string, options: LoadOptions = {}): PyValue {
+  return decode(text, options, true).value;
+}
+
+/** JSONDecoder().raw_decode: the value that starts `text` (no leading blanks) and where it ends. */
+export function pyJsonDecodePrefix(text: string, options: LoadOptions = {}): { value: PyValue; end: number } {
+  return decode(text, options, false);
+}
+
+function decode(text: string, options: LoadOptions, whole: boolean): { value: PyValue; end: number } {
   let i = 0;
   const fail = (what: string): never => {
     const before = text.slice(0, i);
@@ -102,11 +122,12 @@ export function pyJsonLoads(text: string): PyValue {
     const ch = text[i];
     if (ch === '{') {
       i += 1;
+      const map = options.ordered ? new PyMap() : null;
       const dict = newDict();
       space();
       if (text[i] === '}') {
         i += 1;
-        return dict;
+        return map ?? dict;
       }
       for (;;) {
         space();
@@ -115,7 +136,8 @@ export function pyJsonLoads(text: string): PyValue {
         space();
         if (text[i] !== ':') fail("Expecting ':' delimiter");
         i += 1;
-        dict[key] = value(depth + 1);
+        if (map) map.set(key, value(depth + 1));
+        else dict[key] = value(depth + 1);
         space();
         if (text[i] === ',') {
           i += 1;
@@ -123,7 +145,7 @@ export function pyJsonLoads(text: string): PyValue {
         }
         if (text[i] === '}') {
           i += 1;
-          return dict;
+          return map ?? dict;
         }
         fail("Expecting ',' delimiter");
       }
@@ -180,8 +202,12 @@ export function pyJsonLoads(text: string): PyValue {
       return fail('Invalid \\escape');
     }
   };
+  if (!whole && ' \t\n\r'.includes(text[0] ?? 'x')) fail('Expecting value');
   const result = value(0);
-  space();
-  if (i < text.length) fail('Extra data');
-  return result;
+  const end = i;
+  if (whole) {
+    space();
+    if (i < text.length) fail('Extra data');
+  }
+  return { value: result, end };
 }

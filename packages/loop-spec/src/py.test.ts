@@ -1,7 +1,7 @@
 // Python semantics the resolved JSON depends on; every expected value was printed by CPython 3.11.
 import { describe, expect, it } from 'vitest';
 import { fnmatch, isRedactedPath } from './glob.js';
-import { pyJsonDumps } from './py-json.js';
+import { pyJsonDecodePrefix, pyJsonDumps, pyJsonLoads } from './py-json.js';
 import { PyFloat, floatRepr, pyRepr } from './py.js';
 import { ShlexError, shlexSplit } from './shlex.js';
 
@@ -36,6 +36,28 @@ describe('pyJsonDumps', () => {
     expect(pyJsonDumps(['a', 'b c'])).toBe('["a", "b c"]');
     expect(pyJsonDumps({ z: 1, a: null }, { sortKeys: true })).toBe('{"a": null, "z": 1}');
     expect(pyJsonDumps({ usd: new PyFloat(5), n: new PyFloat(Infinity) }, { sortKeys: true })).toBe('{"n": Infinity, "usd": 5.0}');
+  });
+});
+
+describe('pyJsonLoads with ordered dicts (what json.loads then json.dumps gives back)', () => {
+  it('keeps every key where it came, integer-like keys too, and a repeated key where it first came with its last value', () => {
+    const v = pyJsonLoads('{"b": 1, "10": 2, "2": 3, "a": {"9": 1, "x": 2}, "b": 4}', { ordered: true });
+    expect(pyJsonDumps(v)).toBe('{"b": 4, "10": 2, "2": 3, "a": {"9": 1, "x": 2}}');
+  });
+  it('keeps floats floats and ints exact, NaN and Infinity included', () => {
+    const text = '[1.0, 1e-7, 2.5e+20, -0.0, 1E5, 100.0, 1e16, 0.1e1, 12345678901234567890123, 1e400, NaN, -Infinity, 5e-324]';
+    // json.dumps(json.loads(text)) in CPython 3.11:
+    expect(pyJsonDumps(pyJsonLoads(text, { ordered: true }))).toBe('[1.0, 1e-07, 2.5e+20, -0.0, 100000.0, 100.0, 1e+16, 1.0, 12345678901234567890123, Infinity, NaN, -Infinity, 5e-324]');
+  });
+  it('indents an ordered dict as json.dumps(indent=2) does', () => {
+    expect(pyJsonDumps(pyJsonLoads('{"z": [], "a": {}, "é": [1.5]}', { ordered: true }), { indent: 2 })).toBe('{\n  "z": [],\n  "a": {},\n  "\\u00e9": [\n    1.5\n  ]\n}');
+  });
+  it('decodes the value at the start and says where it ends, like JSONDecoder().raw_decode', () => {
+    const { value, end } = pyJsonDecodePrefix('{"verdict": "pass"} trailing {', { ordered: true });
+    expect(pyJsonDumps(value)).toBe('{"verdict": "pass"}');
+    expect(end).toBe(19);
+    expect(() => pyJsonDecodePrefix(' {"a": 1}')).toThrow(SyntaxError);
+    expect(() => pyJsonLoads('{"a": 1} x')).toThrow(/Extra data/);
   });
 });
 

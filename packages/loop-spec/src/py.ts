@@ -34,13 +34,19 @@ export class PyDate {
   ) {}
 }
 
-export type PyValue = null | boolean | number | string | PyFloat | PyDate | PyValue[] | PyDict;
+/**
+ * A dict read from JSON with its keys in their order: a JS object lists integer-like keys first,
+ * where Python's dict (and so json.dumps without sort_keys) keeps the order they came in.
+ */
+export class PyMap extends Map<string, PyValue> {}
+
+export type PyValue = null | boolean | number | string | PyFloat | PyDate | PyMap | PyValue[] | PyDict;
 export interface PyDict {
   [key: string]: PyValue;
 }
 
 export function isDict(value: unknown): value is PyDict {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof PyFloat) && !(value instanceof PyDate);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof PyFloat) && !(value instanceof PyDate) && !(value instanceof Map);
 }
 
 /** A fresh dict that a key like `__proto__` cannot corrupt. */
@@ -84,6 +90,16 @@ export function pyStrip(s: string): string {
   return s.replace(PY_STRIP, '');
 }
 
+const PY_RSTRIP = new RegExp(`${PY_SPACE}+$`);
+
+/** Python's `s.rstrip()`. */
+export function pyRstrip(s: string): string {
+  return s.replace(PY_RSTRIP, '');
+}
+
+/** Python's `\\s` in a str pattern (Unicode whitespace, as str.isspace() has it), for a RegExp's source. */
+export const PY_SPACE_CLASS = PY_SPACE;
+
 /** Python's truthiness, as used by `x or []`. */
 export function truthy(value: PyValue | undefined): boolean {
   if (value === undefined || value === null || value === false) return false;
@@ -91,6 +107,7 @@ export function truthy(value: PyValue | undefined): boolean {
   if (value instanceof PyFloat) return value.value !== 0;
   if (value instanceof PyDate) return true;
   if (Array.isArray(value)) return value.length > 0;
+  if (value instanceof PyMap) return value.size > 0;
   if (typeof value === 'object') return Object.keys(value).length > 0;
   return true;
 }
@@ -142,6 +159,7 @@ export function pyRepr(value: PyValue | undefined): string {
   if (typeof value === 'string') return strRepr(value);
   if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
   if (isDict(value)) return `{${Object.keys(value).map((k) => `${strRepr(k)}: ${pyRepr(value[k])}`).join(', ')}}`;
+  if (value instanceof PyMap) return `{${[...value].map(([k, v]) => `${strRepr(k)}: ${pyRepr(v)}`).join(', ')}}`;
   if (value instanceof PyDate) return `datetime.date(${value.iso})`;
   return pyStr(value);
 }
@@ -186,6 +204,11 @@ export function toPlain(value: PyValue): unknown {
   if (value instanceof PyFloat) return value.value;
   if (value instanceof PyDate) return value.iso;
   if (Array.isArray(value)) return value.map(toPlain);
+  if (value instanceof PyMap) {
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of value) Object.defineProperty(out, key, { value: toPlain(v), enumerable: true, writable: true, configurable: true });
+    return out;
+  }
   if (isDict(value)) {
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(value)) {

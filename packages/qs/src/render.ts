@@ -328,7 +328,7 @@ export function createRenderer(options: RenderOptions): (event: WireEvent) => st
       case 'gate.verdict': {
         openGate.delete(event.run_id);
         const pass = e.verdict === 'pass';
-        line(`${pass ? style('pass', 'PASS') : style('warn', 'REVISE')} ${str(e.gate)} round ${str(e.round)} (${str(e.source)})${typeof e.review === 'string' ? style('dim', `  review ${str(e.review)}`) : ''}`);
+        line(`${pass ? style('pass', 'PASS') : e.verdict === 'blocked' ? style('fail', 'BLOCKED') : style('warn', 'REVISE')} ${str(e.gate)} round ${str(e.round)} (${str(e.source)})${typeof e.review === 'string' ? style('dim', `  review ${str(e.review)}`) : ''}`);
         for (const f of Array.isArray(e.failures) ? e.failures : []) line(`  - ${str(f)}`);
         for (const w of Array.isArray(e.warnings) ? e.warnings : []) line(`  ${style('warn', 'warning')}: ${str(w)}`);
         break;

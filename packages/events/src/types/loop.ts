@@ -206,13 +206,15 @@ export const ReviewCompleted = defineEvent({
 export const GateVerdict = defineEvent({
   type: 'gate.verdict',
   emittedBy: ['loop-run', 'loop-gate'],
-  doc: 'The outcome of a gate round. Malformed judge output is a revise with a warning, never a pass.',
+  doc: 'The outcome of a gate round. Malformed judge output is a revise with a warning, never a pass. `blocked`: a human criterion or a human verdict needed an answer and stdin was closed, so nothing was decided (loop-run then ends blocked, loop-gate exits 2).',
   payload: Type.Object({
     gate: GateName,
     round: Type.Integer({ minimum: 1 }),
-    verdict: Type.Union([Type.Literal('pass'), Type.Literal('revise')]),
+    verdict: Type.Union([Type.Literal('pass'), Type.Literal('revise'), Type.Literal('blocked')]),
     source: Type.String({ description: 'The judge member id, `human`, `checks` (failed before the judge) or `fixed_passes`.' }),
-    failures: Type.Array(Type.String(), { description: 'The blocking issues; the fixed_passes "one more pass" marker is never one.' }),
+    failures: Type.Array(Type.String(), {
+      description: 'The blocking issues; the fixed_passes "one more pass" marker is never one. For `blocked`, the stop record: `interactive_input_required:<what>`.',
+    }),
     warnings: Type.Array(Type.String(), { description: 'e.g. unparseable_judge_output.' }),
     review: Type.Union([Type.String(), Type.Null()], { description: 'The review file written for a revise, relative to the loop directory.' }),
   }),

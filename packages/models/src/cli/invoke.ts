@@ -27,6 +27,8 @@ export interface InvokeCliOptions {
    * `tail` lets the CLI finish and keeps the last maxOutputBytes of stdout (`outputTruncated` says so).
    */
   overflow?: 'kill' | 'tail';
+  /** Keep a BOM the output starts with (Python's utf-8 text mode keeps it; the default drops it). */
+  keepBom?: boolean;
   /** Between SIGTERM and SIGKILL (default 2000 ms). */
   killGraceMs?: number;
   /** Retries for transient failures (rate limits, overload, 5xx); `{ retries: 0 }` turns them off. */
@@ -80,6 +82,7 @@ async function attemptOnce(options: InvokeCliOptions, remainingMs: number, start
     killGraceMs: grace,
     maxOutputBytes: maxBytes,
     overflow: options.overflow ?? 'kill',
+    ...(options.keepBom ? { keepBom: true } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
   if (done.aborted) throw new InterruptedError(`model CLI ${file} interrupted`);

@@ -323,6 +323,10 @@ describe('qs run: a sweep', () => {
     expect([task.agent, task.agents]).toEqual(['replay', ['replay']]);
     expect(readFileSync(join(work, 'setup-agent.xml'), 'utf8')).toContain('name="replay attempt 1"');
     expect(readFileSync(join(work, 'setup-agent.md'), 'utf8')).toMatch(/^\| greeter-setup-failed \| replay \| no evidence/m);
+    // Its trace.jsonl too: quickstarted's show prints run_start's agent as it is, and a line per setup event.
+    const trace = readFileSync(join(out, 'greeter-setup-failed', '1', 'trace.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; agent?: unknown });
+    expect(trace[0]).toMatchObject({ type: 'run_start', agent: 'replay' });
+    expect(trace.filter((e) => e.type === 'setup')).toHaveLength(1);
     // qs results rebuilds the same document from the folder alone (its plan names the agent).
     const rebuilt = await qs(['results', out]);
     expect(rebuilt.out).toBe(readFileSync(join(out, 'results.json'), 'utf8'));

@@ -110,7 +110,7 @@ export const merge: Command = {
     for (const c of copies) {
       makeDirs(join(out, c.slug, String(c.attempt)));
       copyFileSync(c.from, join(out, c.slug, String(c.attempt), 'events.ndjson'));
-      writeQuickstartedTrace(join(out, c.slug, String(c.attempt)), c);
+      writeQuickstartedTrace(join(out, c.slug, String(c.attempt)), c, { agent: head.plan.agent });
     }
     const results = await resultsFromDir(out, VERSION, String(args.out));
     writeFileSync(join(out, 'results.json'), serialiseResults(results));

@@ -10,7 +10,7 @@ import { InputError, type Io, makeDirs, UsageError } from '@quickloop/cli-kit';
 import { isTerminal, parseLine, type WireEvent } from '@quickloop/events';
 import { serveSpendLedger } from '@quickloop/qs-agent/spend';
 import type { AttemptStream } from '../results/fold.js';
-import { writeQuickstartedTrace } from '../results/trace-export.js';
+import { agentOfArgv, writeQuickstartedTrace } from '../results/trace-export.js';
 import type { Progress } from '../sweep/progress.js';
 import { openRedisLedger, type RedisLedger } from './ledger.js';
 import { runAttempt, type LoadedTask, type SweepOptions, type SweepOutcome } from '../sweep/sweep.js';
@@ -163,7 +163,7 @@ export async function produce(o: FleetOptions, io: Io): Promise<FleetOutcome> {
     }
     if (fd !== null) {
       closeSync(fd);
-      writeQuickstartedTrace(join(o.out as string, task.slug, String(attempt)), { slug: task.slug, attempt, events: parsed });
+      writeQuickstartedTrace(join(o.out as string, task.slug, String(attempt)), { slug: task.slug, attempt, events: parsed }, agentOfArgv(o.argvOf['qs-agent']));
     }
     attempts.push({ slug: task.slug, attempt, events: parsed });
     const t = parsed.at(-1) as unknown as Record<string, unknown>;

@@ -172,6 +172,24 @@ describe('foldResults', () => {
     }
   });
 
+  // The types, not only the names, that quickstarted's own readers and writer use for these fields.
+  it("gives the schema 2.0 fields the types quickstarted's readers take them as", () => {
+    // Its HTML report prints `quickstarted <quickstarted_version>` in the page's header as it is: null
+    // came out as "quickstarted None", and "" as a name with nothing after it. A string that says who wrote the file.
+    expect(r.quickstarted_version).toBe('quickloop 0.0.0-test');
+    // Its writer stamps the document to the second, `YYYY-MM-DDTHH:MM:SSZ`, and a consumer written
+    // against that format parses nothing finer.
+    expect(r.generated_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    const runs = r.tasks.flatMap((t) => t.runs);
+    // Its writer gives every run a string model_reported, "" when no model served the run (replay).
+    for (const run of runs) expect(typeof run.model_reported).toBe('string');
+    expect(runs.filter((run) => run.agent === 'replay').map((run) => run.model_reported)).toEqual(expect.arrayContaining(['']));
+    expect(runs.some((run) => run.model_reported === 'claude-sonnet-4-5')).toBe(true);
+    // "" is no model: never listed as one served or unpriced.
+    for (const t of r.tasks) expect(t.models_reported.concat(t.unpriced_models)).not.toContain('');
+    expect(r.models_reported).not.toContain('');
+  });
+
   it('gives pass rates of evidential runs only, the discarded counts, the flaky flag and the invariant', () => {
     const by = Object.fromEntries(r.tasks.map((t) => [t.slug, t]));
     expect(r.tasks.map((t) => t.slug)).toEqual(['agent-only', 'cut-short', 'hello', 'missing-step', 'refused']);

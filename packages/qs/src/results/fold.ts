@@ -23,7 +23,8 @@ export interface RunResult {
   task: string;
   attempt: number;
   agent: string | null;
-  model_reported: string | null;
+  /** The model that served the run, "" when none did (replay, a setup failure): quickstarted's writer always gives a string. */
+  model_reported: string;
   classification: string;
   passed: boolean;
   evidential: boolean;
@@ -81,7 +82,9 @@ export interface TaskResult {
 
 export interface Results {
   schema_version: string;
-  quickstarted_version: null;
+  /** Who wrote the document (`quickloop VERSION`): quickstarted's report prints this field after its own name. */
+  quickstarted_version: string;
+  /** To the second, `YYYY-MM-DDTHH:MM:SSZ`, as quickstarted stamps it. */
   generated_at: string;
   environment: { python: null; platform: null; hostname: null; backend: string | null };
   repeat: number;
@@ -321,7 +324,7 @@ export function foldRun(stream: AttemptStream): RunResult {
     task: task ?? stream.slug,
     attempt: stream.attempt,
     agent,
-    model_reported: model,
+    model_reported: model ?? '',
     classification,
     passed,
     evidential,
@@ -401,7 +404,7 @@ function foldTask(slug: string, runs: RunResult[], name?: string): TaskResult {
     pass_rate: evidential === 0 ? null : passes / evidential,
     discarded: Object.fromEntries(Object.entries(discarded).sort(([a], [b]) => (a < b ? -1 : 1))),
     skipped: runs.filter((r) => r.classification === 'skipped').length,
-    models_reported: sorted(runs.flatMap((r) => (r.model_reported === null ? [] : [r.model_reported]))),
+    models_reported: sorted(runs.flatMap((r) => (r.model_reported === '' ? [] : [r.model_reported]))),
     suspect_pages: byCount(suspects),
     tokens: runs.reduce((s, r) => addTokens(s, r.tokens), zero()),
     estimated_cost_usd: sumCost(runs),
@@ -412,7 +415,7 @@ function foldTask(slug: string, runs: RunResult[], name?: string): TaskResult {
     flaky: passes > 0 && failures > 0,
     pass_rate_interval: evidential === 0 ? null : wilson(passes, evidential),
     agents,
-    unpriced_models: sorted(runs.flatMap((r) => (r.estimated_cost_usd === null && r.model_reported !== null ? [r.model_reported] : []))),
+    unpriced_models: sorted(runs.flatMap((r) => (r.estimated_cost_usd === null && r.model_reported !== '' ? [r.model_reported] : []))),
   };
 }
 
@@ -460,8 +463,8 @@ export function foldResults(attempts: readonly AttemptStream[], version: string,
   const count = (p: (c: string) => boolean): number => runs.filter((r) => p(r.classification)).length;
   return {
     schema_version: SCHEMA_VERSION,
-    quickstarted_version: null,
-    generated_at: Number.isFinite(last) ? new Date(last).toISOString() : new Date(0).toISOString(),
+    quickstarted_version: `quickloop ${version}`,
+    generated_at: new Date(Number.isFinite(last) ? last : 0).toISOString().replace(/\.\d+Z$/, 'Z'),
     environment: { python: null, platform: null, hostname: null, backend: backends.length === 1 ? (backends[0] as string) : backends.length === 0 ? null : 'mixed' },
     repeat: plan?.repeat ?? Math.max(0, ...runs.map((r) => r.attempt)),
     duration_seconds: Number.isFinite(first) ? round3((last - first) / 1000) : 0,

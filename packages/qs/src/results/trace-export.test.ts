@@ -55,6 +55,32 @@ describe("quickstarted's trace from a stream", () => {
     expect(trace.every((e) => typeof e.ts === 'number' && !('run_id' in e) && !('v' in e) && !('stage' in e))).toBe(true);
   });
 
+  // quickstarted's `show` prints one `setup: COMMAND` line per `setup` event, and its run_start's agent
+  // as it is (a null came out as "agent None"): one event per setup command, and the sweep's agent.
+  it('a failed setup command is one setup event with its output, and run_start names the sweep agent its stream never reached', () => {
+    const failing = { ...example('setup.completed'), index: 1, command: 'make deps', exit_code: 2, output: 'make: *** No rule to make target' } as WireEvent;
+    const stream = { slug: 't', attempt: 1, events: [example('task.loaded'), example('sandbox.ready'), example('setup.completed'), failing, example('setup.failed'), example('run.completed', { classification: 'harness_error', stop_reason: 'error' })] };
+    const trace = quickstartedEvents(stream, { agent: 'replay' });
+    expect(trace.filter((e) => e.type === 'setup')).toEqual([
+      expect.objectContaining({ command: 'git init -q .', exit_code: 0 }),
+      expect.objectContaining({ command: 'make deps', exit_code: 2, output: 'make: *** No rule to make target' }),
+    ]);
+    expect(trace[0]).toMatchObject({ type: 'run_start', agent: 'replay' });
+    // A stream that does name its agent keeps it; a setup.failed with no setup.completed before it still gives its command.
+    const own = quickstartedEvents({ slug: 't', attempt: 1, events: [example('task.loaded'), example('agent.started', { agent: 'anthropic' }), example('setup.failed')] }, { agent: 'replay' });
+    expect(own[0]).toMatchObject({ agent: 'anthropic' });
+    expect(own.filter((e) => e.type === 'setup')).toEqual([expect.objectContaining({ command: 'make deps', exit_code: 2 })]);
+    // With no agent anywhere, a string still: quickstarted always writes one.
+    expect(quickstartedEvents({ slug: 't', attempt: 1, events: [example('task.loaded'), example('run.failed')] })[0]).toMatchObject({ agent: '' });
+    const dir = mkdtempSync(join(tmpdir(), 'qs-trace-'));
+    try {
+      writeQuickstartedTrace(dir, stream, { agent: 'replay' });
+      expect(JSON.parse(readFileSync(join(dir, TRACE_FILE), 'utf8').split('\n')[0] as string)).toMatchObject({ type: 'run_start', agent: 'replay' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('ends the trace of a run that failed or was cut, as harness_error; a stream with nothing in it writes no file', () => {
     const failed = quickstartedEvents({ slug: 't', attempt: 1, events: [example('task.loaded'), example('run.failed')] });
     expect(failed.map((e) => e.type)).toEqual(['run_start', 'run_end']);

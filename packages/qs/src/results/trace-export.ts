@@ -21,11 +21,25 @@ const FINAL_TEXT_CHARS = 2000;
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
+/** What the sweep knows of an attempt that its stream may not say: the agent it was given (a run whose setup failed never started one). */
+export interface TraceContext {
+  agent?: string;
+}
+
+/** The agent a stage argv gives qs-agent (`--agent NAME`), for the attempts whose stream never names it. */
+export function agentOfArgv(argv: readonly string[]): TraceContext {
+  const i = argv.indexOf('--agent');
+  const agent = i >= 0 ? argv[i + 1] : undefined;
+  return agent === undefined ? {} : { agent };
+}
+
 /** The trace's events for one attempt's stream, in order. */
-export function quickstartedEvents(stream: AttemptStream): Obj[] {
+export function quickstartedEvents(stream: AttemptStream, context: TraceContext = {}): Obj[] {
   const run = foldRun(stream);
   const out: Obj[] = [];
   let started = false;
+  /** Setup commands already traced, by index: quickstarted writes one `setup` event per command. */
+  const setups = new Set<unknown>();
   let turnTokens: Obj = {};
   const add = (e: WireEvent, type: string, data: Obj = {}): void => {
     const t = Date.parse(e.ts);
@@ -34,7 +48,7 @@ export function quickstartedEvents(stream: AttemptStream): Obj[] {
   const start = (e: WireEvent): void => {
     if (started) return;
     started = true;
-    add(e, 'run_start', { task: run.task, agent: run.agent, backend: run.backend ?? '', enforced: run.enforced === true, image: run.image ?? '', attempt: run.attempt, affordance_policy: null });
+    add(e, 'run_start', { task: run.task, agent: run.agent ?? context.agent ?? '', backend: run.backend ?? '', enforced: run.enforced === true, image: run.image ?? '', attempt: run.attempt, affordance_policy: null });
   };
   for (const e of stream.events) {
     const p = e as unknown as Obj;
@@ -45,10 +59,14 @@ export function quickstartedEvents(stream: AttemptStream): Obj[] {
         break;
       case 'setup.completed':
         start(e);
+        setups.add(p.index);
         add(e, 'setup', { command: str(p.command), exit_code: num(p.exit_code) ?? null, output: str(p.output) });
         break;
       case 'setup.failed':
         start(e);
+        // The command's own setup.completed came first and is its event; this only says the run stops here.
+        if (setups.has(p.index)) break;
+        setups.add(p.index);
         add(e, 'setup', { command: str(p.command), exit_code: num(p.exit_code) ?? null, output: str(p.output ?? p.detail) });
         break;
       case 'egress.allowed':
@@ -108,9 +126,9 @@ export function quickstartedEvents(stream: AttemptStream): Obj[] {
 }
 
 /** `trace.jsonl` for one attempt, in its folder `dir` (beside its events.ndjson). Never throws: the stream is the record. */
-export function writeQuickstartedTrace(dir: string, stream: AttemptStream): void {
+export function writeQuickstartedTrace(dir: string, stream: AttemptStream, context: TraceContext = {}): void {
   try {
-    const events = quickstartedEvents(stream);
+    const events = quickstartedEvents(stream, context);
     if (events.length > 0) writeFileSync(join(dir, TRACE_FILE), events.map((e) => `${JSON.stringify(e)}\n`).join(''));
   } catch {
     // a full disk: the prior art's reader finds no transcript for this attempt, and nothing else is lost

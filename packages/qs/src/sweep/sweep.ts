@@ -12,7 +12,7 @@ import { attemptArgv, type AttemptReport } from '../attempt.js';
 import { attemptCommand } from '../bins.js';
 import { callStage, HOSTED_STAGES as STAGES, type HostedStage } from './host.js';
 import type { AttemptStream } from '../results/fold.js';
-import { writeQuickstartedTrace } from '../results/trace-export.js';
+import { agentOfArgv, writeQuickstartedTrace } from '../results/trace-export.js';
 import type { Progress } from './progress.js';
 
 export interface LoadedTask {
@@ -290,7 +290,7 @@ export async function runAttempt(task: LoadedTask, attempt: number, o: SweepOpti
   atExit.delete(onExit);
   if (fd !== null) {
     closeSync(fd);
-    writeQuickstartedTrace(join(o.out as string, task.slug, String(attempt)), { slug: task.slug, attempt, events });
+    writeQuickstartedTrace(join(o.out as string, task.slug, String(attempt)), { slug: task.slug, attempt, events }, agentOfArgv(o.argvOf['qs-agent']));
   }
   const t = terminal as unknown as Record<string, unknown>;
   const verdict = t.type === 'run.completed' ? String(t.label) : t.type === 'run.interrupted' ? 'INTERRUPTED' : 'INCONCLUSIVE';

@@ -8,7 +8,7 @@ export {
   PipeClosedError,
   isPipeClosed,
 } from './errors.js';
-export { terminalSafe, type TextShape } from './safe-text.js';
+export { shownName, SHOWN_NAME_CHARS, terminalSafe, type TextShape } from './safe-text.js';
 export { createLogger, wantsColour, type Logger, type LogLevel, type LoggerOptions } from './logger.js';
 export { defaultNewId, sequentialIds, steppingClock, type Io } from './io.js';
 export { parseArgs, logLevel, type ArgsMeta, type CommonOptions } from './args.js';

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger, terminalSafe } from './index.js';
+import { createLogger, shownName, SHOWN_NAME_CHARS, terminalSafe } from './index.js';
 
 // Anything a terminal may act on: C0 but newline and tab, DEL, C1, separators, bidi and other format characters.
 const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200b\u200e\u200f\u2060\ufeff\p{Cs}]/u;
@@ -88,5 +88,26 @@ describe('the logger as a last line of defence', () => {
     const log = createLogger({ stream: out.stream, colour: true });
     log.warn(`${log.color.red('FAIL')} \x1b[2J\x1b]8;;http://x\x07link\u009b1A`);
     expect(out.text()).toBe('\x1b[31mFAIL\x1b[39m \\x1b[2J\\x1b]8;;http://x\\x07link\\x9b1A\n');
+  });
+});
+
+describe('shownName', () => {
+  it('keeps a name that fits, and cuts a long one to its first characters and an ellipsis', () => {
+    expect(shownName('greeter-quickstart')).toBe('greeter-quickstart');
+    const fits = 'n'.repeat(SHOWN_NAME_CHARS);
+    expect(shownName(fits)).toBe(fits);
+    const long = shownName('a'.repeat(2000));
+    expect(long).toBe(`${'a'.repeat(SHOWN_NAME_CHARS - 1)}…`);
+    expect([...long]).toHaveLength(SHOWN_NAME_CHARS);
+  });
+
+  it('counts characters, not UTF-16 units: an emoji is never cut in half', () => {
+    const shown = shownName('🦀'.repeat(100), 5);
+    expect(shown).toBe('🦀🦀🦀🦀…');
+    expect(shown).not.toMatch(/\p{Cs}/u);
+  });
+
+  it('makes the name safe for a terminal as terminalSafe does', () => {
+    expect(shownName('evil\u202egnp\x1b[2J')).toBe('evil\\u202egnp\\x1b[2J');
   });
 });

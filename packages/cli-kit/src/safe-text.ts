@@ -63,3 +63,16 @@ export function terminalSafeStyled(text: string): string {
   }
   return out + terminalSafe(text.slice(last), 'block');
 }
+
+/** How many characters of a name a log line shows. */
+export const SHOWN_NAME_CHARS = 80;
+
+/**
+ * A name (a task's, a loop's) as a log line shows it: made safe like terminalSafe, and cut to its
+ * first SHOWN_NAME_CHARS characters with `…`, so a long name cannot fill a screen on every line.
+ * Results, reports and events keep the name whole.
+ */
+export function shownName(name: string, max = SHOWN_NAME_CHARS): string {
+  const chars = [...name];
+  return terminalSafe(chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : name);
+}

@@ -1,7 +1,7 @@
 // qs-agent: for each run in the stream, open (or provision) its sandbox and let the agent work; forward the rest.
 import { homedir } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { CliError, createLogger, terminalSafe, isPipeClosed, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { CliError, createLogger, shownName, terminalSafe, isPipeClosed, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Emitter, type Payload, type WireEvent } from '@quickloop/events';
 import { installSources } from '@quickloop/registries';
 import { egressEmitter, emitUsage, provisionSandbox, removeLayout, unrecordedNote, type BackendChoice, type InstallSources, type Sandbox } from '@quickloop/sandbox';
@@ -120,7 +120,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
     s.handled = true;
     if (input) badInput += 1;
     else stageFailures += 1;
-    log.error(`${STAGE}: ${terminalSafe(s.loaded.task.name)}: ${terminalSafe(error)}`);
+    log.error(`${STAGE}: ${shownName(s.loaded.task.name)}: ${terminalSafe(error)}`);
     await emitter.emit('run.failed', { run_id: s.runId }, { failed_stage: STAGE, error });
   };
 
@@ -167,10 +167,10 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
       ({ leftRunning, egressUnrecorded } = await sandbox.close());
     }
     if (io.signal.aborted) outcome = { stopReason: 'interrupted', detail: outcome.stopReason === 'interrupted' ? outcome.detail : `interrupted (${outcome.detail})` };
-    log.info(`${STAGE}: ${terminalSafe(s.loaded.task.name)}: ${outcome.stopReason} — ${terminalSafe(outcome.detail)}`);
+    log.info(`${STAGE}: ${shownName(s.loaded.task.name)}: ${outcome.stopReason} — ${terminalSafe(outcome.detail)}`);
     await emitUsage(emitter, s.runId, sandbox.describe());
-    if (egressUnrecorded > 0) log.warn(`${STAGE}: ${terminalSafe(s.loaded.task.name)}: ${unrecordedNote(egressUnrecorded)}`);
-    if (leftRunning.length > 0) log.info(`${STAGE}: ${terminalSafe(s.loaded.task.name)}: killed ${leftRunning.length} process${leftRunning.length === 1 ? '' : 'es'} left running: ${leftRunning.map((p) => terminalSafe(p)).join(' · ')}`);
+    if (egressUnrecorded > 0) log.warn(`${STAGE}: ${shownName(s.loaded.task.name)}: ${unrecordedNote(egressUnrecorded)}`);
+    if (leftRunning.length > 0) log.info(`${STAGE}: ${shownName(s.loaded.task.name)}: killed ${leftRunning.length} process${leftRunning.length === 1 ? '' : 'es'} left running: ${leftRunning.map((p) => terminalSafe(p)).join(' · ')}`);
     await emitter.emit(
       'agent.completed',
       { run_id: s.runId },

@@ -1,7 +1,7 @@
 // qs-check: after each run's agent, run its check in the same sandbox, classify with every event in, end the run.
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { CliError, createLogger, terminalSafe, QsExit, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { CliError, createLogger, shownName, terminalSafe, QsExit, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, signalName, untilAborted, type Emitter } from '@quickloop/events';
 import { pipIndexes } from '@quickloop/registries';
 import { fetchInstallMetadata, fetchPipFiles, harvestInstallCacheAsync, hasNpmIndex, installedDists, notePipLayouts, npmRegistry, registryOf, removeLayout, removeStaleParts, unrecordedNote, wantedMetadata, type EgressEvent, type NpmRegistry, type PipIndexes } from '@quickloop/sandbox';
@@ -280,7 +280,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     const kept = await cleanup(f);
     // The summary people read must not let an unenforced pass look like an enforced one.
     const unenforced = f.ready.enforced ? '' : ` (UNENFORCED: ${f.ready.backend} backend)`;
-    log.info(`${label(classification)}  ${terminalSafe(f.loaded.task.name)}: ${classification}${unenforced}${classification === 'passed' ? '' : ` — ${terminalSafe(detail)}`}`);
+    log.info(`${label(classification)}  ${shownName(f.loaded.task.name)}: ${classification}${unenforced}${classification === 'passed' ? '' : ` — ${terminalSafe(detail)}`}`);
     await emitter.emit(
       'run.completed',
       { run_id: f.runId },

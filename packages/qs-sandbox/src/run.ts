@@ -1,5 +1,5 @@
 // qs-sandbox: for each task.loaded, make its sandbox and run its setup; forward every line, unchanged and in order.
-import { createLogger, CliError, isPipeClosed, terminalSafe, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
+import { createLogger, CliError, isPipeClosed, shownName, terminalSafe, QsExit, UsageError, type Io, type LogLevel } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, readEvents, unrunnable, untilAborted, type Payload } from '@quickloop/events';
 import { homedir } from 'node:os';
 import { installSources } from '@quickloop/registries';
@@ -78,7 +78,7 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
       if (error instanceof CliError || isPipeClosed(error)) throw error;
       inconclusive += 1;
       const message = `cannot make a sandbox: ${(error as Error).message.split('\n')[0]}`;
-      log.error(`${STAGE}: ${terminalSafe(name)}: ${terminalSafe(message)}`);
+      log.error(`${STAGE}: ${shownName(name)}: ${terminalSafe(message)}`);
       await emitter.emit('run.failed', { run_id: event.run_id }, { failed_stage: STAGE, error: message });
       continue;
     }
@@ -89,14 +89,14 @@ export async function run(opts: SandboxStageOptions, io: Io): Promise<number> {
     await emitUsage(emitter, event.run_id, ready);
     if (leftRunning.length > 0) {
       // A service started in setup does not live on into the agent's stage: say so where people look.
-      log.warn(`${STAGE}: ${terminalSafe(name)}: setup left ${leftRunning.length} process${leftRunning.length === 1 ? '' : 'es'} running, killed with this stage (nothing outlives its stage): ${leftRunning.map((p) => terminalSafe(p)).join(' · ')}`);
+      log.warn(`${STAGE}: ${shownName(name)}: setup left ${leftRunning.length} process${leftRunning.length === 1 ? '' : 'es'} running, killed with this stage (nothing outlives its stage): ${leftRunning.map((p) => terminalSafe(p)).join(' · ')}`);
     }
-    if (egressUnrecorded > 0) log.warn(`${STAGE}: ${terminalSafe(name)}: ${unrecordedNote(egressUnrecorded)}`);
+    if (egressUnrecorded > 0) log.warn(`${STAGE}: ${shownName(name)}: ${unrecordedNote(egressUnrecorded)}`);
     if (provisioned.setupFailure !== undefined) {
       inconclusive += 1;
-      log.warn(`${STAGE}: ${terminalSafe(name)}: ${terminalSafe(provisioned.setupFailure)}`);
+      log.warn(`${STAGE}: ${shownName(name)}: ${terminalSafe(provisioned.setupFailure)}`);
     } else if (!provisioned.interrupted) {
-      log.info(`${STAGE}: ${terminalSafe(name)}: ready (${ready.backend}${ready.enforced ? '' : ', NOT enforced'}) ${terminalSafe(ready.workspace)}`);
+      log.info(`${STAGE}: ${shownName(name)}: ready (${ready.backend}${ready.enforced ? '' : ', NOT enforced'}) ${terminalSafe(ready.workspace)}`);
     }
     if (io.signal.aborted) break;
   }

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { InterruptedError } from '@quickloop/cli-kit/errors';
 import { QsExit } from '@quickloop/cli-kit/exit-codes';
 import { createLogger, type LogLevel } from '@quickloop/cli-kit/logger';
+import { shownName } from '@quickloop/cli-kit/safe-text';
 import type { Io } from '@quickloop/cli-kit/io';
 import { EventWriter, createEmitter } from '@quickloop/events';
 import { discoverRegistries, type SystemPaths } from '@quickloop/registries';
@@ -122,7 +123,7 @@ export async function run(opts: ValidateOptions, io: Io): Promise<number> {
       const run_id = io.newId();
       const p = task.payload;
       await emitter.emit('task.loaded', { run_id }, p);
-      log.info(`${c.green('ok')}  ${result.display} (${p.task.name}, ${p.mode})`);
+      log.info(`${c.green('ok')}  ${result.display} (${shownName(p.task.name)}, ${p.mode})`);
       if (log.level === 'verbose') {
         log.verbose(`  docs hosts ${p.policy.docs_hosts.join(', ')}; registries (${p.policy.registries_source}) ${p.policy.registries.join(', ') || 'none'}; explicit ${p.policy.explicit.join(', ') || 'none'}; QS_PORT from ${p.check.port_base}`);
       }

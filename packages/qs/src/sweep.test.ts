@@ -344,6 +344,22 @@ describe('qs run: a sweep', () => {
     expect(results.tasks.map((t) => [t.task, t.passes, t.runs[0]?.stream])).toEqual([['Démarrage rapide — greeter / npm', 1, 'd-marrage-rapide-greeter-npm/1/events.ndjson']]);
   });
 
+  it('shows a 2000-character task name cut short on every log line of every stage, and keeps it whole in results.json', async () => {
+    const name = `quickstart-${'x'.repeat(1989)}`;
+    const task = join(work, 'long-name.yaml');
+    writeFileSync(task, `name: ${name}\ngoal: Make the folder.\ndocs: {path: [https://docs.greeter.test/install.html]}\nreplay: [mkdir -p greeter]\nsuccess:\n  script: test -d greeter || qs_fail "no greeter"\n`);
+    const out = join(work, 'long-name-out');
+    const r = await qs(['run', task, '--out', out, ...MAP]);
+    expect(r.code, r.err).toBe(0);
+    const logged = r.err.split('\n').filter((l) => l.includes('quickstart-x'));
+    // qs-validate's ok line, qs-sandbox's ready, qs-agent's completed, the sweep's own lines
+    expect(logged.length, r.err).toBeGreaterThanOrEqual(4);
+    for (const l of logged) expect(l.length, l).toBeLessThan(400);
+    expect(r.err).toContain(`(${name.slice(0, 79)}…, replay+agent)`);
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { tasks: Array<{ task: string; passes: number }> };
+    expect(results.tasks.map((t) => [t.task, t.passes])).toEqual([[name, 1]]);
+  });
+
   it("keeps the end of a check's output whole characters in results.json and JUnit (quickstarted's report cannot write half an emoji)", async () => {
     const task = join(work, 'emoji-check.yaml');
     // 2 000 and 1 000 UTF-16 units back from the end of this output both fall inside an emoji.

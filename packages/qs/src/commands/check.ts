@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { InputError, parseArgs, QsExit, terminalSafe, UsageError, type Io } from '@quickloop/cli-kit';
+import { InputError, parseArgs, QsExit, shownName, terminalSafe, UsageError, type Io } from '@quickloop/cli-kit';
 import { createEmitter, EventWriter, parseLine, type Payload } from '@quickloop/events';
 import { newFacts, runCheck } from '@quickloop/qs-check';
 import { MARKER, selectBackend, type BackendChoice } from '@quickloop/sandbox';
@@ -116,7 +116,7 @@ export const check: Command = {
     // The check prints what the workspace holds, written by commands from the docs: shown, never acted on by the terminal.
     if (output !== '') io.stdout.write(terminalSafe(output.endsWith('\n') ? output : `${output}\n`, 'block'));
     const verdict = result.passed ? 'PASS' : 'FAIL';
-    io.stdout.write(`[${verdict}] ${terminalSafe(loaded.task.name)} check exited ${result.exitCode} (${selection.backend}) — ${terminalSafe(basename(root))}\n`);
+    io.stdout.write(`[${verdict}] ${shownName(loaded.task.name)} check exited ${result.exitCode} (${selection.backend}) — ${terminalSafe(basename(root))}\n`);
     if (!result.passed) {
       if (result.syntaxError !== undefined) io.stdout.write(`the success check is not valid bash: ${terminalSafe(result.syntaxError)}\n`);
       else if (output.trim() === '') io.stdout.write('note: the check printed nothing, so this failure cannot be diagnosed\n');

@@ -127,7 +127,7 @@ export async function run(opts: AgentOptions, io: Io): Promise<number> {
   const work = async (s: RunState, sandbox: Sandbox, prepared?: Prepared): Promise<void> => {
     s.handled = true;
     const started = performance.now();
-    await emitter.emit('agent.started', { run_id: s.runId }, { agent: agent.name, task: s.loaded.task.name, ...agent.started, ...(prepared?.started ?? {}) });
+    await emitter.emit('agent.started', { run_id: s.runId }, { agent: agent.name, task: s.loaded.task.name, ...agent.started, ...(prepared?.started ?? {}), affordances: opts.docs.affordances ?? 'all' });
     const { budgets, docs } = s.loaded.task;
     const tools = createToolbelt({
       runId: s.runId,

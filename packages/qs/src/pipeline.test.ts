@@ -290,10 +290,20 @@ describe('the replay pipeline, end to end', () => {
   });
 
   it('qs run composes the same pipeline, and hands the docs reader its flags', async () => {
-    const r = await sh(`qs run ${EXAMPLE} ${MAP} --offline --affordances none --probe-affordances --rate-limit 0`);
+    const out = join(work, 'affordances-out');
+    const r = await sh(`qs run ${EXAMPLE} ${MAP} --offline --affordances none --probe-affordances --rate-limit 0 --out ${out}`);
     expect(r.codes).toEqual([0]);
     expect(verdict(r)).toMatchObject({ classification: 'passed' });
+    expect(r.events.find((e) => e.type === 'agent.started')).toMatchObject({ affordances: 'none' });
     expect(r.events.find((e) => e.type === 'docs.affordances')).toMatchObject({ affordances: 'none', probes: [{ kind: 'llms.txt', present: true }, {}, {}] });
+    // results.json and the quickstarted trace carry the policy and the probe.
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { tasks: Array<{ runs: Array<{ affordances: { policy: string; found: Record<string, { present: boolean }> } }> }> };
+    const run = results.tasks[0]?.runs[0];
+    expect(run?.affordances).toMatchObject({ policy: 'none', found: { 'llms.txt': { present: true }, 'llms-full.txt': {}, md: {} }, withheld: [] });
+    const slug = readdirSync(out).find((f) => f !== 'results.json' && f !== 'plan.ndjson') as string;
+    const trace = readFileSync(join(out, slug, '1', 'trace.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(trace[0]).toMatchObject({ type: 'run_start', affordance_policy: 'none' });
+    expect(trace.find((e) => e.type === 'affordances')).toMatchObject({ found: { 'llms.txt': { present: true } } });
     const refused = await sh(`qs run ${EXAMPLE} --offline`);
     expect(refused.codes).toEqual([3]);
     expect(refused.stderr).toContain('--offline needs a --cache-dir (or a --docs-map) to read from');

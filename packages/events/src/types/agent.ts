@@ -59,6 +59,7 @@ export const AgentStarted = defineEvent({
     model: Type.Optional(Type.String({ description: 'The model asked for, for model agents.' })),
     base_url: Type.Optional(Type.String({ description: 'The API endpoint, for model agents (never with credentials in it).' })),
     from: Type.Optional(Type.String({ description: 'For `recorded`: the stream its turns come from.' })),
+    affordances: Type.Optional(Type.Union([Type.Literal('all'), Type.Literal('none')], { description: 'The affordance policy of the run (--affordances): none withholds llms.txt, llms-full.txt and .md variants that are not on the route. Absent in streams written before it was recorded.' })),
   }),
 });
 

@@ -87,6 +87,31 @@ describe('foldRun', () => {
     expect(foldRun({ slug: 's', attempt: 1, events: s.skipped })).toMatchObject({ classification: 'skipped', label: 'SKIP', evidential: false, success_check: null });
   });
 
+  it("keeps the run's affordance policy, the first probe by kind and each withheld URL once; null for a stream that records none", () => {
+    expect(foldRun({ slug: 'p', attempt: 1, events: s.passed }).affordances).toBeNull();
+    const at = s.passed.findIndex((e) => e.type === 'agent.completed');
+    const withheld = (url: string): WireEvent => ({ ...example('docs.error'), run_id: 'run-1', url, error: `NOT AVAILABLE: ${url}`, from: 'policy', reason: 'affordance_withheld' }) as WireEvent;
+    const probe = { ...example('docs.affordances'), run_id: 'run-1', affordances: 'none' } as WireEvent;
+    // A second probe (a stream joined from two) does not replace the first; junk kinds are not kept.
+    const again = { ...probe, entrypoint: 'https://elsewhere.test/', probes: [{ kind: '__proto__', url: 'x', present: true }, { kind: 'llms.txt', url: 'https://elsewhere.test/llms.txt', present: false }] } as WireEvent;
+    const events = [...s.passed.slice(0, at), probe, withheld('https://docs.example.test/llms.txt'), again, withheld('https://docs.example.test/a.md'), withheld('https://docs.example.test/llms.txt'), ...s.passed.slice(at)];
+    const run = foldRun({ slug: 'p', attempt: 1, events });
+    expect(run.affordances).toEqual({
+      policy: 'none',
+      entrypoint: 'https://docs.example.test/',
+      found: {
+        'llms.txt': { url: 'https://docs.example.test/llms.txt', present: true, status: 200, bytes: 812, note: null },
+        'llms-full.txt': { url: 'https://docs.example.test/llms-full.txt', present: false, status: 404, bytes: null, note: 'HTTP 404 Not Found: https://docs.example.test/llms-full.txt' },
+        md: { url: 'https://docs.example.test/index.html.md', present: false, status: 200, bytes: 1432, note: 'served HTML where a machine-readable file was expected' },
+      },
+      withheld: ['https://docs.example.test/llms.txt', 'https://docs.example.test/a.md'],
+    });
+    expect(Object.getPrototypeOf(run.affordances?.found)).toBe(Object.prototype);
+    // The policy alone, from agent.started, when nothing was probed or withheld.
+    const started = s.passed.map((e) => (e.type === 'agent.started' ? { ...e, affordances: 'all' } : e));
+    expect(foldRun({ slug: 'p', attempt: 1, events: started }).affordances).toEqual({ policy: 'all', entrypoint: null, found: null, withheld: [] });
+  });
+
   it('a run.failed is harness_error naming the stage; a stream with no terminal event is incomplete', () => {
     expect(foldRun({ slug: 'c', attempt: 1, events: s.incomplete })).toMatchObject({ classification: 'harness_error', label: 'INCONCLUSIVE', outcome: { ended: 'failed', failed_stage: 'qs-agent' } });
     const cut = s.passed.slice(0, 6);

@@ -46,13 +46,45 @@ export interface RunResult {
   source: string | null;
   outcome: { ended: Ended; detail: string; failed_stage: string | null; signal: string | null; check_reason: string | null };
   final_text: string | null;
-  affordances: null;
+  /** The run's affordance policy, the probe of what the site offers (--probe-affordances) and the URLs withheld; null when its stream records none of them. */
+  affordances: Affordances | null;
   egress: { allowed: number; blocked: number; errors: number; allowed_hosts: Record<string, number>; blocked_hosts: Record<string, number>; error_hosts: Record<string, number> };
   /** `denied_paths` is keyed `OPERATION PATH` (`write /etc/x`); `limit_hits` by the limit's name (`processes`, `memory`, …). */
   sandbox: { limits: unknown[] | null; denials: number; denied_paths: Record<string, number>; limit_hits: Record<string, number>; workspace_bytes: number | null; kept: string | null };
   retries: number;
   reasoning_tokens: number;
   estimated_cost_usd: number | null;
+}
+
+export interface AffordanceProbe {
+  url: string;
+  present: boolean;
+  status: number | null;
+  bytes: number | null;
+  note: string | null;
+}
+
+export interface Affordances {
+  policy: 'all' | 'none' | null;
+  /** The page probed from, and what was found, keyed by kind (`llms.txt`, `llms-full.txt`, `md`), as quickstarted's trace keys them by label; null when not probed. */
+  entrypoint: string | null;
+  found: Record<string, AffordanceProbe> | null;
+  /** URLs the agent asked for and was refused under --affordances none, each once, in the order first asked. */
+  withheld: string[];
+}
+
+const POLICIES = new Set(['all', 'none']);
+const PROBE_KINDS = new Set(['llms.txt', 'llms-full.txt', 'md']);
+const policyOf = (v: unknown): 'all' | 'none' | null => (typeof v === 'string' && POLICIES.has(v) ? (v as 'all' | 'none') : null);
+
+function probesOf(v: unknown): Record<string, AffordanceProbe> {
+  const found: Record<string, AffordanceProbe> = {};
+  for (const item of Array.isArray(v) ? v : []) {
+    const q = (item ?? {}) as Record<string, unknown>;
+    if (typeof q.kind !== 'string' || !PROBE_KINDS.has(q.kind) || typeof q.url !== 'string') continue;
+    found[q.kind] = { url: q.url, present: q.present === true, status: num(q.status), bytes: num(q.bytes), note: str(q.note) };
+  }
+  return found;
 }
 
 export interface TaskResult {
@@ -188,6 +220,9 @@ export function foldRun(stream: AttemptStream): RunResult {
   let turnUsd: number | null = 0;
   let check: { exit_code: number; output: string; reason: string } | null = null;
   const pages: string[] = [];
+  let policy: 'all' | 'none' | null = null;
+  let probe: { entrypoint: string | null; found: Record<string, AffordanceProbe> } | null = null;
+  const withheld: string[] = [];
   let bypass = 0;
   let retries = 0;
   let denials = 0;
@@ -222,6 +257,11 @@ export function foldRun(stream: AttemptStream): RunResult {
         agent ??= str(p.agent);
         model ??= str(p.model);
         task ??= str(p.task);
+        policy ??= policyOf(p.affordances);
+        break;
+      case 'docs.affordances':
+        policy ??= policyOf(p.affordances);
+        probe ??= { entrypoint: str(p.entrypoint), found: probesOf(p.probes) };
         break;
       case 'agent.turn': {
         turnEvents += 1;
@@ -248,6 +288,9 @@ export function foldRun(stream: AttemptStream): RunResult {
         break;
       case 'docs.read':
         if (typeof p.url === 'string') pages.push(p.url);
+        break;
+      case 'docs.error':
+        if (p.reason === 'affordance_withheld' && typeof p.url === 'string' && !withheld.includes(p.url)) withheld.push(p.url);
         break;
       case 'egress.allowed':
         egress.allowed += 1;
@@ -346,7 +389,7 @@ export function foldRun(stream: AttemptStream): RunResult {
     source,
     outcome: { ended, detail, failed_stage: failedStage, signal, check_reason: check ? check.reason : null },
     final_text: finalText,
-    affordances: null,
+    affordances: policy === null && probe === null && withheld.length === 0 ? null : { policy, entrypoint: probe?.entrypoint ?? null, found: probe?.found ?? null, withheld },
     egress: { ...egress, allowed_hosts: byCount(egress.allowed_hosts), blocked_hosts: byCount(egress.blocked_hosts), error_hosts: byCount(egress.error_hosts) },
     sandbox: { limits, denials, denied_paths: byCount(deniedPaths), limit_hits: byCount(limitHits), workspace_bytes: workspaceBytes, kept },
     retries,

@@ -48,7 +48,7 @@ export function quickstartedEvents(stream: AttemptStream, context: TraceContext 
   const start = (e: WireEvent): void => {
     if (started) return;
     started = true;
-    add(e, 'run_start', { task: run.task, agent: run.agent ?? context.agent ?? '', backend: run.backend ?? '', enforced: run.enforced === true, image: run.image ?? '', attempt: run.attempt, affordance_policy: null });
+    add(e, 'run_start', { task: run.task, agent: run.agent ?? context.agent ?? '', backend: run.backend ?? '', enforced: run.enforced === true, image: run.image ?? '', attempt: run.attempt, affordance_policy: run.affordances?.policy ?? null });
   };
   for (const e of stream.events) {
     const p = e as unknown as Obj;
@@ -104,6 +104,13 @@ export function quickstartedEvents(stream: AttemptStream, context: TraceContext 
         else if (DOCS_BLOCKED.has(str(p.reason))) add(e, 'docs_read_blocked', { url: str(p.url), reason: str(p.reason) });
         else add(e, 'docs_read_error', { url: str(p.url), error: str(p.error) });
         break;
+      case 'docs.affordances': {
+        start(e);
+        // The fold keeps the first probe, keyed by kind, as quickstarted keys its probe by label.
+        const probed = run.affordances;
+        if (probed?.found) add(e, 'affordances', { entrypoint: probed.entrypoint ?? str(p.entrypoint), found: probed.found });
+        break;
+      }
       case 'docs.changed':
         add(e, 'docs_changed', { url: str(p.url), content_hash: str(p.sha256) || null });
         break;

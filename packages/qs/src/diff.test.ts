@@ -1,6 +1,6 @@
 // `qs diff` through the real binary: the prior art's reference figures, the buckets, refusals and exit codes.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -178,6 +178,10 @@ describe('qs diff', () => {
     expect(refused.out).toContain('m: 5/5');
     expect(refused.out).toContain('not comparable: model claude-a before, claude-b after');
     expect(refused.err).toContain('--allow-different');
+    // A pair that is not compared is in no bucket and has no p-value: nothing is claimed about it.
+    expect(refused.out).not.toMatch(/newly failing|regressed|p=/);
+    const refusedJson = JSON.parse(qs(before, after, '--json').out) as { tasks: Array<Record<string, unknown>> };
+    expect(refusedJson.tasks[0]).toMatchObject({ verdict: 'not_comparable', bucket: null, p_value: null, best_possible_p: null, pages_newly_failing: [], pages_cleared: [], discarded_changed: null });
     const allowed = qs(before, after, '--allow-different', '--fail-on-regression');
     expect(allowed.code).toBe(1);
     expect(allowed.out).toContain('regressed, p=0.008');
@@ -235,6 +239,16 @@ describe('qs diff', () => {
     ['run counts too large to compute with', () => [doc([]), doc([{ task: 'x', passes: 1e300, evidential: 1e300 }])], /tasks\[0\]\.attempts: expected a non-negative integer/],
     ['an agent that is not a string', () => [doc([]), doc([{ task: 'x', passes: 1, evidential: 1, agent: 5 as unknown as string }])], /tasks\[0\]\.agent: expected a string or null/],
     ['a schema_version that is not a version', () => [doc([], { schema_version: '2.abc' }), doc([])], /schema_version: 2\.abc is not a version 2 results document/],
+    ['a Python literal in the JSON (V8 quotes the text around it, over two lines)', () => [(writeFileSync(join(work, 'py.json'), '{"schema_version": "2.0",\n "interrupted": False,\n "tasks": []}'), join(work, 'py.json')), doc([])], /py\.json:2:17: not JSON \(Unexpected token 'F'\)$/m],
+    ['a comment in the JSON', () => [(writeFileSync(join(work, 'comment.json'), '{"schema_version": "2.0", // made by hand\n "tasks": []}'), join(work, 'comment.json')), doc([])], /comment\.json:1:27: not JSON \(Expected double-quoted property name\)$/m],
+    ['a schema_version written as a number', () => [doc([], { schema_version: 2.0 }), doc([])], /schema_version: expected a string \("2\.0"\), not the number 2/],
+    ['discarded counts that are not counts', () => [doc([]), doc([{ task: 'x', passes: 1, evidential: 1, discarded: { harness_error: '1' } as never }])], /tasks\[0\]\.discarded: expected an object of counts/],
+    ['discarded as a list', () => [doc([]), doc([{ task: 'x', passes: 1, evidential: 1, discarded: ['harness_error'] as never }])], /tasks\[0\]\.discarded: expected an object of counts/],
+    ['suspect_pages as a list', () => [(writeFileSync(join(work, 'sp.json'), JSON.stringify({ schema_version: '2.0', tasks: [{ task: 'x', attempts: 1, passes: 0, evidential_runs: 1, suspect_pages: ['https://a.test/'] }] })), join(work, 'sp.json')), doc([])], /tasks\[0\]\.suspect_pages: expected an object of counts/],
+    ['runs that are not a list', () => [doc([]), doc([{ task: 'x', passes: 1, evidential: 1, runs: {} as never }])], /tasks\[0\]\.runs: expected an array/],
+    ['a run that is not an object', () => [doc([]), doc([{ task: 'x', passes: 1, evidential: 1, runs: ['oops'] as never }])], /tasks\[0\]\.runs\[0\]: expected an object/],
+    ['a run classification that is not a string', () => [doc([]), doc([{ task: 'x', passes: 1, evidential: 1, runs: [{ classification: 3 }] }])], /tasks\[0\]\.runs\[0\]\.classification: expected a string/],
+    ['a run suspect_page that is not a string', () => [doc([]), doc([{ task: 'x', passes: 1, evidential: 1, runs: [{ classification: 'docs_gap', suspect_page: 7 }] }])], /tasks\[0\]\.runs\[0\]\.suspect_page: expected a string or null/],
     ['one task name twice on a side', () => [doc([{ task: 'x', passes: 5, evidential: 5 }]), doc([{ task: 'x', passes: 5, evidential: 5 }, { task: 'x', passes: 0, evidential: 5, agent: 'claude' }])], /tasks\[1\]\.task: x is also tasks\[0\]/],
   ])('exits 3 with one line on %s', (_name, files, message) => {
     const r = qs(...(files() as string[]));
@@ -242,6 +256,22 @@ describe('qs diff', () => {
     expect(r.err).toMatch(message);
     expect(r.err.trim().split('\n')).toHaveLength(1);
     expect(r.out).toBe('');
+  });
+
+  it('reads a results.json saved with a byte order mark; refuses one too large to be a results document, unread (exit 3, one line)', () => {
+    const bom = join(work, 'bom.json');
+    writeFileSync(bom, `\ufeff${readFileSync(doc([{ task: 'x', passes: 2, evidential: 2 }]), 'utf8')}`);
+    const read = qs(bom, doc([{ task: 'x', passes: 2, evidential: 2 }]));
+    expect(read.code, read.err).toBe(0);
+    expect(read.out).toContain('x: 2/2');
+    // Sparse: 300 MiB on the size the loader checks, a few bytes on disk.
+    const huge = join(work, 'huge.json');
+    writeFileSync(huge, '{"schema_version": "2.0", "tasks": []');
+    truncateSync(huge, 300 * 2 ** 20);
+    const r = qs(huge, doc([]));
+    expect(r.code).toBe(3);
+    expect(r.err).toBe(`qs: ${huge}: 300 MiB is more than a results document holds (at most 256 MiB)\n`);
+    rmSync(huge);
   });
 
   it('exits 3 when not given two results', () => {

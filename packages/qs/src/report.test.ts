@@ -167,6 +167,9 @@ describe('qs report', () => {
     await expect(cli(['report', 'no-such'], io)).rejects.toThrow(new InputError('qs report: no-such: no such file or folder'));
     await expect(cli(['report', 'not-results.json'], io)).rejects.toThrow('not-results.json: schema_version: missing');
     await expect(cli(['report', 'broken.json'], io)).rejects.toThrow('broken.json: tasks[0]: passes <= evidential_runs <= attempts does not hold');
+    // A run that is no run is a broken document, never read as fewer runs.
+    writeFileSync(join(work, 'junk-runs.json'), JSON.stringify({ schema_version: '2.0', tasks: [{ task: 't', attempts: 2, passes: 1, evidential_runs: 1, runs: [{ attempt: 1, classification: 'passed' }, null] }] }));
+    await expect(cli(['report', 'junk-runs.json'], io)).rejects.toThrow('junk-runs.json: tasks[0].runs[1]: expected an object');
     await expect(cli(['report', 'empty'], io)).rejects.toThrow('qs report: empty: no results.json and no saved runs');
     await expect(cli(['report', 'sweep', '--out', 'sweep'], io)).rejects.toThrow('qs report: --out sweep: is the results it reads');
     await expect(cli(['report', 'sweep', '--out', 'empty'], io)).rejects.toThrow('qs report: --out empty: is a folder, not a file');
@@ -252,7 +255,7 @@ describe('qs report', () => {
       schema_version: '2.0',
       interrupted: true,
       generated_at: '2026-01-01T00:00:00Z',
-      tasks: [{ task: 'theirs', attempts: 3, passes: 1, evidential_runs: 2, runs: [{ attempt: 1, classification: 'passed' }, { attempt: 2, classification: 'docs_gap', suspect_page: 'javascript:alert(1)', success_check: { exit_code: 1, output: 'nope' } }, { attempt: 3, classification: 'infra_error', suspect_page: 'https://a.test/infra' }, { attempt: 4, classification: 'docs_gap', suspect_page: 'https://a.test/"><script>window.__owned=1</script>' }, null, 'x'], suspect_pages: { 'https://a.test/infra': 1 } }],
+      tasks: [{ task: 'theirs', attempts: 3, passes: 1, evidential_runs: 2, runs: [{ attempt: 1, classification: 'passed' }, { attempt: 2, classification: 'docs_gap', suspect_page: 'javascript:alert(1)', success_check: { exit_code: 1, output: 'nope' } }, { attempt: 3, classification: 'infra_error', suspect_page: 'https://a.test/infra' }, { attempt: 4, classification: 'docs_gap', suspect_page: 'https://a.test/"><script>window.__owned=1</script>' }], suspect_pages: { 'https://a.test/infra': 1 } }],
     };
     writeFileSync(join(work, 'theirs.json'), JSON.stringify(doc));
     const io = memoryIo({ cwd: work });

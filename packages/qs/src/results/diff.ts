@@ -31,7 +31,8 @@ export interface TaskDiff {
   best_possible_p: number | null;
   underpowered: boolean;
   verdict: Verdict;
-  bucket: Bucket;
+  /** null for a pair that is not compared (not_comparable): no bucket, no p, no page changes are claimed for it. */
+  bucket: Bucket | null;
   not_comparable: string | null;
   pages_newly_failing: string[];
   pages_cleared: string[];
@@ -104,12 +105,13 @@ export function compare(before: Results, after: Results, allowDifferent: boolean
     const db = discardedOf(bt);
     const da = discardedOf(at);
     const why = incomparable(sb, sa);
-    const evidence = sb.evidential_runs > 0 && sa.evidential_runs > 0;
+    const compared = why === null || allowDifferent;
+    const evidence = compared && sb.evidential_runs > 0 && sa.evidential_runs > 0;
     const p = evidence ? fisherExact(sb.passes, sb.failures, sa.passes, sa.failures) : null;
     const best = evidence ? smallestReachableP(sb.evidential_runs, sa.evidential_runs) : null;
     const underpowered = best !== null && best >= ALPHA;
     let verdict: Verdict;
-    if (why !== null && !allowDifferent) verdict = 'not_comparable';
+    if (!compared) verdict = 'not_comparable';
     else if (p === null) verdict = 'no_evidence';
     else if (p < ALPHA) verdict = (sa.pass_rate as number) < (sb.pass_rate as number) ? 'regressed' : 'improved';
     else verdict = underpowered ? 'underpowered' : 'inside_the_noise';
@@ -121,11 +123,11 @@ export function compare(before: Results, after: Results, allowDifferent: boolean
       best_possible_p: best,
       underpowered,
       verdict,
-      bucket: bucketOf(sb, sa),
+      bucket: compared ? bucketOf(sb, sa) : null,
       not_comparable: why,
-      pages_newly_failing: sa.suspect_pages.filter((u) => !sb.suspect_pages.includes(u)),
-      pages_cleared: sb.suspect_pages.filter((u) => !sa.suspect_pages.includes(u)),
-      discarded_changed: JSON.stringify(db) === JSON.stringify(da) ? null : { before: db, after: da },
+      pages_newly_failing: compared ? sa.suspect_pages.filter((u) => !sb.suspect_pages.includes(u)) : [],
+      pages_cleared: compared ? sb.suspect_pages.filter((u) => !sa.suspect_pages.includes(u)) : [],
+      discarded_changed: !compared || JSON.stringify(db) === JSON.stringify(da) ? null : { before: db, after: da },
     });
   }
   return {

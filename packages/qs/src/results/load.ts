@@ -161,6 +161,29 @@ export async function resultsFromDir(dir: string, version: string, shown = dir, 
 
 /** More runs of one task than any sweep makes: a count above it is a broken document, not a sweep. */
 export const MAX_RUNS = 1_000_000;
+/** A results.json larger than this is refused unread (a million runs take about 1 GB less). */
+export const MAX_RESULTS_BYTES = 256 * 1024 * 1024;
+
+const isCounts = (v: unknown): boolean =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((n) => Number.isInteger(n) && (n as number) >= 0);
+
+/** The fields of a task that diff, show and report read besides its counts: wrong types are refused, never read as none. */
+function checkTaskFields(task: Record<string, unknown>, at: string): void {
+  const optional = (k: string, ok: (v: unknown) => boolean, what: string): void => {
+    if (task[k] !== undefined && task[k] !== null && !ok(task[k])) throw new InputError(`${at}.${k}: expected ${what}`);
+  };
+  optional('discarded', isCounts, 'an object of counts ({"classification": n})');
+  optional('suspect_pages', isCounts, 'an object of counts ({"url": n})');
+  optional('skipped', (v) => Number.isInteger(v) && (v as number) >= 0, 'a non-negative integer');
+  if (task.runs === undefined || task.runs === null) return;
+  if (!Array.isArray(task.runs)) throw new InputError(`${at}.runs: expected an array`);
+  for (const [j, r] of task.runs.entries()) {
+    if (typeof r !== 'object' || r === null || Array.isArray(r)) throw new InputError(`${at}.runs[${j}]: expected an object`);
+    const run = r as Record<string, unknown>;
+    if (run.classification !== undefined && typeof run.classification !== 'string') throw new InputError(`${at}.runs[${j}].classification: expected a string`);
+    if (run.suspect_page !== undefined && run.suspect_page !== null && typeof run.suspect_page !== 'string') throw new InputError(`${at}.runs[${j}].suspect_page: expected a string or null`);
+  }
+}
 
 /**
  * A results document from a results.json or an --out folder. Only schema major 2 is read (ours and
@@ -174,12 +197,19 @@ export async function loadResults(path: string, shown: string, version: string):
     return existsSync(file) ? loadResults(file, join(shown, 'results.json'), version) : resultsFromDir(path, version, shown);
   }
   let doc: unknown;
-  const source = readFileSync(path, 'utf8');
+  const size = statSync(path).size;
+  if (size > MAX_RESULTS_BYTES) throw new InputError(`${shown}: ${Math.round(size / 2 ** 20)} MiB is more than a results document holds (at most ${MAX_RESULTS_BYTES / 2 ** 20} MiB)`);
+  // A byte order mark (PowerShell's Out-File, Notepad) is no part of the document.
+  const source = readFileSync(path, 'utf8').replace(/^\ufeff/, '');
   try {
     doc = JSON.parse(source);
   } catch (error) {
     // V8 names a character offset only for some errors; people and editors want the line and column.
-    const message = (error as Error).message.replace(/ in JSON at position \d+.*$/, '').replace(/, ".*" is not valid JSON$/s, '');
+    // Its quote of the text around the error (`..."rrupted": False,\n"... is not valid JSON`) may span lines: dropped.
+    const message = (error as Error).message
+      .replace(/ in JSON at position \d+.*$/s, '')
+      .replace(/, (?:\.\.\.)?"[\s\S]*"(?:\.\.\.)? is not valid JSON$/, '')
+      .replace(/\s+/g, ' ');
     const at = jsonErrorOffset(source);
     if (at < 0) throw new InputError(`${shown}: not JSON (${message})`);
     const before = source.slice(0, at).split('\n');
@@ -187,6 +217,7 @@ export async function loadResults(path: string, shown: string, version: string):
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new InputError(`${shown}: not a results document (expected a JSON object)`);
   const d = doc as Record<string, unknown>;
+  if (typeof d.schema_version === 'number') throw new InputError(`${shown}: schema_version: expected a string ("2.0"), not the number ${d.schema_version}`);
   if (typeof d.schema_version !== 'string') throw new InputError(`${shown}: schema_version: missing (not a results.json?)`);
   if (!/^2(\.\d+)*$/.test(d.schema_version)) throw new InputError(`${shown}: schema_version: ${d.schema_version} is not a version 2 results document`);
   if (!Array.isArray(d.tasks)) throw new InputError(`${shown}: tasks: expected an array`);
@@ -214,6 +245,7 @@ export async function loadResults(path: string, shown: string, version: string):
     if (task.models_reported !== undefined && !(Array.isArray(task.models_reported) && task.models_reported.every((m) => typeof m === 'string'))) {
       throw new InputError(`${shown}: tasks[${i}].models_reported: expected an array of strings`);
     }
+    checkTaskFields(task, `${shown}: tasks[${i}]`);
   }
   return doc as Results;
 }

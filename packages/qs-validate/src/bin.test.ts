@@ -28,6 +28,14 @@ describe('bin/qs-validate.js', () => {
     expect(r.stderr).toMatch(/^ok {2}fixtures\/tasks\/valid\/agent-only\.yaml \(uv-projects, agent-only\)$/m);
   });
 
+  it('validates the bundled examples as a folder: it holds only tasks (their manifest lives beside it)', () => {
+    const r = sh('node "$QSV" fixtures/examples');
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('INVALID');
+    const loaded = r.stdout.trimEnd().split('\n').map((l, i) => parseLine(l, i + 1, 'stdout').event).filter((e) => e.type === 'task.loaded');
+    expect(loaded.map((e) => (e.task as { name: string }).name).sort()).toEqual(['greeter-docs-gap', 'greeter-quickstart']);
+  });
+
   it('exits 3 with one INVALID line per bad file, and 3 for a bad flag', () => {
     const r = sh('node "$QSV" fixtures/tasks/invalid/budget-zero.yaml fixtures/tasks/invalid/empty.yaml');
     expect(r.status).toBe(3);

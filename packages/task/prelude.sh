@@ -129,6 +129,8 @@ PY
 # qs_wait_http TARGET [--status N] [--timeout S] [--contains TEXT]... [--matches ERE]... [--json KEY=VALUE]...
 # TARGET is a full http(s) URL, or a path on http://127.0.0.1:$QS_PORT. Polls until the answer has
 # the status and every pattern, or fails with the last thing it saw (never the body) as its last line.
+# `--json-ere SHOWN ERE` is what a task's wait_http.json compiles to: the pair's pattern, typed and
+# written as any JSON encoder may write it, and the pair as the failure names it.
 qs_wait_http() {
   [ $# -gt 0 ] || qs_fail "qs_wait_http needs a URL or a path"
   local target=$1 want=200 timeout=40 url last="no attempt was made" code left secs exited=""
@@ -140,6 +142,10 @@ qs_wait_http() {
       --status) want=$2 ;;
       --timeout) timeout=$2 ;;
       --contains | --matches | --json) checks="$checks$1"$'\x1f'"$2"$'\x1e' ;;
+      --json-ere)
+        [ $# -ge 3 ] || qs_fail "qs_wait_http: --json-ere needs what to show and a pattern"
+        checks="$checks$1"$'\x1f'"$2"$'\x1f'"$3"$'\x1e'
+        shift ;;
       *) qs_fail "qs_wait_http: unknown option $1" ;;
     esac
     shift 2
@@ -216,6 +222,15 @@ _qs_body_misses() {
         value=${value#*=}
         pattern="\"$(_qs_ere_escape "$key")\"[[:space:]]*:[[:space:]]*(\"$(_qs_ere_escape "$value")\"|$(_qs_ere_escape "$value"))([[:space:]]*[,}]|[[:space:]]*\$)"
         grep -Eq -e "$pattern" "$QS_BODY" || { echo "the body has no \"$key\": $value"; return 1; } ;;
+      --json-ere)
+        pattern=${value#*$'\x1f'}
+        value=${value%%$'\x1f'*}
+        grep -Eq -e "$pattern" "$QS_BODY"
+        case $? in
+          0) ;;
+          1) echo "the body has no $value"; return 1 ;;
+          *) printf '%s' "$pattern"; return 2 ;;
+        esac ;;
     esac
   done
   return 0

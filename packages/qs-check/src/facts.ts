@@ -294,6 +294,7 @@ export const HELPER_FAILURES: readonly RegExp[] = [
   /^qs_wait_http needs a URL or a path$/,
   /^qs_wait_http: .* needs a value$/,
   /^qs_wait_http: unknown option .*$/,
+  /^qs_wait_http: --json-ere needs what to show and a pattern$/,
   /^qs_wait_http needs curl, python3, node or wget in the sandbox$/,
   /^qs_wait_http: grep could not use the pattern .*$/,
   /^qs_expect_output needs --contains or --matches$/,

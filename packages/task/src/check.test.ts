@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkPrelude, checkScript, compileSuccess, crc32, portBase, shellQuote } from './check.js';
+import { checkPrelude, checkScript, compileSuccess, crc32, jsonPairEre, portBase, shellQuote } from './check.js';
 
 let ws: string;
 /**
@@ -70,11 +70,29 @@ describe('the compiled success block', () => {
     });
     expect(body.split('\n')).toEqual([
       `qs_serve bash -c 'node server.js --port $QS_PORT'`,
-      `qs_wait_http '/health' --status '204' --timeout '5' --contains 'it'\\''s ok' --matches '^o' --json 'message=Hello World' --json 'n=3'`,
+      `qs_wait_http '/health' --status '204' --timeout '5' --contains 'it'\\''s ok' --matches '^o' --json-ere '"message": "Hello World"' ${shellQuote(jsonPairEre('message', 'Hello World'))} --json-ere '"n": 3' ${shellQuote(jsonPairEre('n', 3))}`,
       `qs_expect_output --contains 'x' --matches 'y+'`,
       'test -f a || qs_fail "no a"',
       '',
     ]);
+  });
+
+  it('matches wait_http.json pairs as JSON writes them, with their types kept: no false docs gap, no false pass', () => {
+    // As Python's json.dumps writes them (ensure_ascii, `, ` and `: `), and as a hand-written body might.
+    const body = '{"price": 9.50, "id": 12345678901234567890, "message": "Gr\\u00fc\\u00df dich, \\"Ada\\"", "path": "a\\/b", "ok": "true", "count": "3", "n": 3.0, "none": null}\n';
+    writeServer({ '/a.json': [200, body] });
+    const check = (json: Record<string, string | number | boolean | null>): { code: number; lines: string[] } =>
+      runCheck(checkScript('json-pairs', compileSuccess({ serve: 'exec node server.js', wait_http: { path: '/a.json', json, timeout: 2 } })));
+    // What the body carries, however it is written.
+    expect(check({ price: 9.5, id: '12345678901234567890', message: 'Grüß dich, "Ada"', path: 'a/b', ok: 'true', count: '3', n: 3, none: null }).code).toBe(0);
+    // A number or true never matches the string "3" or "true": the type is part of the value.
+    const typed = check({ ok: true });
+    expect(typed.code).toBe(1);
+    expect(typed.lines.at(-1)).toBe('check failed: http://127.0.0.1:' + String(port) + '/a.json did not answer as expected within 2s (last: the body has no "ok": true)');
+    expect(check({ count: 3 }).code).toBe(1);
+    // Neither a near number nor a near string.
+    expect(check({ price: 9.55 }).code).toBe(1);
+    expect(check({ message: 'Gruss dich, "Ada"' }).code).toBe(1);
   });
 
   it('uses a port base that is stable per name, as the prior art did (21000 + crc32 % 20000)', () => {

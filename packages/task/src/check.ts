@@ -37,6 +37,61 @@ export function portBase(name: string): number {
   return 21000 + (crc32(name) % 20000);
 }
 
+export type JsonScalar = string | number | boolean | null;
+
+// EREs for how a JSON text may write a value. One literal backslash in an ERE is `\\`.
+const BS = String.raw`\\`;
+const hexEre = (unit: number): string => [...unit.toString(16).padStart(4, '0')].map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join('');
+const SHORT: Record<string, string> = { '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't' };
+const ERE_SPECIAL = /[.[\]()*+?{}|^$]/;
+
+/**
+ * One string's characters as a JSON string may hold them: each as itself or escaped (`\"`, `\\`, `\/`,
+ * `\n`, `\uXXXX` in either case, a surrogate pair beyond the BMP), as JSON.stringify, Python's
+ * json.dumps (ensure_ascii) and other encoders write them.
+ */
+function jsonStringEre(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const cp = ch.codePointAt(0) as number;
+    const units = cp > 0xffff ? [0xd800 + ((cp - 0x10000) >> 10), 0xdc00 + ((cp - 0x10000) & 0x3ff)] : [cp];
+    const u = units.map((n) => `${BS}u${hexEre(n)}`).join('');
+    if (ch === '"') out += `(${BS}"|${u})`;
+    else if (ch === '\\') out += `(${BS}${BS}|${u})`;
+    else if (ch === '/') out += `(/|${BS}/|${u})`;
+    else if (SHORT[ch] !== undefined) out += `(${BS}${SHORT[ch]}|${u})`;
+    else if (cp < 0x20) out += u;
+    else if (cp >= 0x7f) out += `(${ch}|${u})`;
+    else out += ERE_SPECIAL.test(ch) ? `\\${ch}` : ch;
+  }
+  return out;
+}
+
+/** A JSON number equal to `n` as encoders write it: 5 also as 5.0, 9.5 also as 9.50, 1e+21 also as 1E21. */
+function jsonNumberEre(n: number): string {
+  const [mantissa, exponent] = String(n).split('e') as [string, string | undefined];
+  const m = mantissa.includes('.') ? `${mantissa.replace('.', '\\.')}0*` : `${mantissa}(\\.0+)?`;
+  if (exponent === undefined) return m;
+  return `${m}[eE]${exponent.startsWith('-') ? '-' : '\\+?'}0*${exponent.replace(/^[+-]/, '')}`;
+}
+
+/** A string that reads as a JSON number: how a task writes one past 2^53 with every digit kept. */
+const NUMERIC = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
+
+/**
+ * The ERE wait_http.json compiles a pair to: the key as JSON writes it, then the value with its type
+ * kept (a number or `true` never matches the string "3" or "true"; a string matches only as a string,
+ * or, when it reads as a number, as that number written digit for digit), then the value's end.
+ * Matched as text, not parsed: any whitespace around the colon, any escape an encoder may use.
+ */
+export function jsonPairEre(key: string, value: JsonScalar): string {
+  let v: string;
+  if (typeof value === 'string') v = NUMERIC.test(value) ? `("${jsonStringEre(value)}"|${value.replace(/[.+]/g, (c) => `\\${c}`)})` : `"${jsonStringEre(value)}"`;
+  else if (typeof value === 'number') v = jsonNumberEre(value);
+  else v = String(value);
+  return `"${jsonStringEre(key)}"[[:space:]]*:[[:space:]]*${v}([[:space:]]*[,}]|[[:space:]]*$)`;
+}
+
 /**
  * The compiled success block. `serve` runs under `bash -c` so compound commands work and
  * `$QS_PORT` expands there; every other value is single-quoted. No `set -e` is added: the author's
@@ -52,7 +107,7 @@ export function compileSuccess(success: RawSuccess, fileText?: string): string {
     if (w.timeout !== undefined) args.push('--timeout', shellQuote(String(w.timeout)));
     for (const c of list(w.contains)) args.push('--contains', shellQuote(c));
     for (const m of list(w.matches)) args.push('--matches', shellQuote(m));
-    for (const [k, v] of Object.entries(w.json ?? {})) args.push('--json', shellQuote(`${k}=${v === null ? 'null' : String(v)}`));
+    for (const [k, v] of Object.entries(w.json ?? {})) args.push('--json-ere', shellQuote(`${JSON.stringify(k)}: ${JSON.stringify(v)}`), shellQuote(jsonPairEre(k, v as JsonScalar)));
     lines.push(`qs_wait_http ${args.join(' ')}`);
   }
   const e = success.expect_output;

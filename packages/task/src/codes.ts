@@ -57,6 +57,7 @@ export const CODES = {
   QS121: { severity: 'warning', summary: 'The goal or the success check is still a `TODO` placeholder (as `qs init` writes them): the check fails whatever the agent did, so every run would count as a docs gap.' },
   QS122: { severity: 'warning', summary: '`network.only` is an empty list: the shell reaches no registry and no other host, so every install fails unless the quickstart works offline.' },
   QS123: { severity: 'warning', summary: 'An `expect_output` or `wait_http` `matches` pattern matches any line (`.*`, `.`, `^`, `x?`): whatever the run printed passes it, so it checks nothing about the docs.' },
+  QS124: { severity: 'warning', summary: 'A `wait_http.json` number is past 2^53 (or has more digits than a number keeps): YAML and JSON readers keep only an approximation, so the check would look for digits the author never wrote. Quote it (`"12345678901234567890"`) to match it digit for digit.' },
   QS201: { severity: 'note', summary: 'No `replay` commands: the task is agent-only and `--agent replay` skips it.' },
   QS202: { severity: 'note', summary: 'A docs host is also network-allowed: pages the shell fetches there are not recorded.' },
   QS203: { severity: 'note', summary: '`docs.entrypoint` is the legacy one-page form of `docs.path`.' },

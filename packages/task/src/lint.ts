@@ -236,6 +236,13 @@ export function lintTask(raw: RawTask, payload: TaskLoadedPayload, fileText: str
     add('QS112', 'success.serve never uses $QS_PORT while wait_http.path polls http://127.0.0.1:$QS_PORT, so the check waits on a port nothing listens on', ['success', 'serve']);
   }
 
+  // QS124: a wait_http.json number the parser could not keep as written.
+  for (const [k, v] of Object.entries(w?.json ?? {})) {
+    if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v)) {
+      add('QS124', `success.wait_http.json.${k} is ${String(v)} as read, past what a number keeps exactly (2^53), so the check looks for digits the author never wrote; quote it to match its digits`, ['success', 'wait_http', 'json', k]);
+    }
+  }
+
   // QS113: replay that never returns.
   replay.forEach((cmd, i) => {
     if (ranCommands(cmd).some((run) => LONG_RUNNING.some((re) => re.test(run)))) {

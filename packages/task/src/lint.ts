@@ -155,7 +155,7 @@ export function lintTask(raw: RawTask, payload: TaskLoadedPayload, fileText: str
   const b = t.budgets;
   const bField = (k: string): Segment[] => (raw.budgets && k in raw.budgets ? ['budgets', k] : ['budgets']);
   const needed = t.docs.path.length + replay.length;
-  if (b.max_turns < needed) add('QS106', `budgets.max_turns is ${b.max_turns}, fewer than the route's pages plus the replay commands (${needed}); runs that follow the docs end as budget_exhausted`, bField('max_turns'));
+  if (b.max_turns < needed) add('QS106', `budgets.max_turns is ${b.max_turns}, fewer than the route's pages plus the replay commands (${needed}); a model agent that follows the docs, a page or a command a turn, ends as budget_exhausted (replay runs every command and counts no turns)`, bField('max_turns'));
   if (b.max_seconds < 60) add('QS106', `budgets.max_seconds is ${b.max_seconds}; installs alone rarely fit, so runs end as budget_exhausted`, bField('max_seconds'));
   if (b.max_command_seconds < 30) add('QS106', `budgets.max_command_seconds is ${b.max_command_seconds}; a package install is killed before it finishes`, bField('max_command_seconds'));
   if (b.max_output_chars < 1000) add('QS106', `budgets.max_output_chars is ${b.max_output_chars}; the agent cannot see enough output to follow the docs`, bField('max_output_chars'));

@@ -90,6 +90,16 @@ describe('loadTaskFile', () => {
     expect((await loadTaskFile('bad.yaml', dir, opts)).errors.map((e) => [e.code, e.line, e.message])).toEqual([['QS036', 6, 'budgets.max_turns must be at least 1, got 0']]);
   });
 
+  it.each([
+    ['!!binary aGVsbG8=', 'binary data (!!binary)'],
+    ['!!timestamp 2001-12-14', 'a timestamp'],
+    ['!!set {a, b}', 'a set (!!set)'],
+    ['!!omap [a: 1]', 'an ordered mapping (!!omap)'],
+  ])('names what YAML tag %s reads as when a field wants a string', async (value, what) => {
+    write('tag.yaml', `name: ${value}\ngoal: Build it.\ndocs: {path: [https://docs.example.com/a]}\nsuccess: {script: test -f out}\n`);
+    expect((await loadTaskFile('tag.yaml', dir, opts)).errors.map((e) => [e.code, e.message])).toEqual([['QS011', `name must be a string, got ${what}`]]);
+  });
+
   it('reads a success.file saved with a byte-order mark and CRLF line ends as the lines its author wrote (the sha256 stays the bytes)', async () => {
     const bytes = Buffer.from('\uFEFFtest -d out || qs_fail "no out"\r\ntest -f out/x\r\n', 'utf8');
     write('checks/w.sh', bytes);

@@ -105,6 +105,11 @@ const TYPE_NAMES: Record<string, string> = {
 export function describeValue(value: unknown): string {
   if (value === null || value === undefined) return 'an empty value';
   if (Array.isArray(value)) return 'a list';
+  // What YAML's own tags read as: !!binary, !!timestamp, !!set, !!omap.
+  if (value instanceof Uint8Array) return 'binary data (!!binary)';
+  if (value instanceof Date) return 'a timestamp';
+  if (value instanceof Set) return 'a set (!!set)';
+  if (value instanceof Map) return 'an ordered mapping (!!omap)';
   if (typeof value === 'object') return 'a mapping';
   if (typeof value === 'string') return `the string ${quote(value, 40)}`;
   if (typeof value === 'number') return `the number ${value}`;

@@ -46,9 +46,12 @@ describe('observe: egress and denials belong to the command around them', () => 
     observe(f, blocked('not_allowlisted'));
     observe(f, denied('a'));
     closeOpen(f);
-    observeCheckEgress(f, 'egress.error');
-    observeCheckEgress(f, 'egress.allowed');
+    observeCheckEgress(f, { type: 'egress.error', host: 'api.example.test', port: 443, error: 'connect ECONNREFUSED' });
+    observeCheckEgress(f, { type: 'egress.allowed', host: 'api.example.test', port: 443 });
     expect([f.egressBlocked, f.egressErrors, f.denied]).toEqual([1, 1, 1]);
+    // The first of each kind that counted, in words, for the run's detail.
+    expect(f.egressErrorNote).toBe('api.example.test:443: connect ECONNREFUSED');
+    expect(f.egressBlockedNote).toBeDefined();
   });
 });
 

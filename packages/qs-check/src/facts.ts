@@ -45,11 +45,14 @@ export interface RunFacts {
    */
   egressErrors: number;
   egressBlocked: number;
+  /** The first of those, in words (what the proxy said, host and port included): a detail names the connection that decided. */
+  egressErrorNote?: string;
+  egressBlockedNote?: string;
   /** sandbox.denied of a command that failed, or of the check. */
   denied: number;
   docsBypass: number;
   /** The command running now (its tool.call or setup.started id) and what it met so far. */
-  open?: { id: string; egressErrors: number; egressBlocked: number };
+  open?: { id: string; egressErrors: number; egressBlocked: number; errorNote?: string; blockedNote?: string };
   /** sandbox.denied counts by the id of the command they name (parent_id). */
   deniedBy: Map<string, number>;
   /** Sandbox limits that failed commands, or the failed check, ran into, in order (see `end` for which count). */
@@ -135,14 +138,20 @@ export function observe(f: RunFacts, event: WireEvent): void {
       f.docsErrors.push({ url: String(e.url), error: String(e.error), ...(typeof e.reason === 'string' ? { reason: e.reason } : {}), ...(typeof e.status === 'number' ? { status: e.status } : {}) });
       break;
     case 'egress.error':
-      if (f.open) f.open.egressErrors += 1;
+      if (f.open) {
+        f.open.egressErrors += 1;
+        f.open.errorNote ??= egressNote(e, e.error);
+      }
       break;
     case 'egress.allowed':
       if (isDocsHost(f, String(e.host))) f.docsHostConnections += 1;
       break;
     case 'egress.blocked':
       if (e.reason === 'docs_host') f.docsBypass += 1;
-      if (f.open) f.open.egressBlocked += 1;
+      if (f.open) {
+        f.open.egressBlocked += 1;
+        f.open.blockedNote ??= egressNote(e, e.message);
+      }
       break;
     case 'run.completed':
     case 'run.failed':
@@ -162,6 +171,13 @@ export function observe(f: RunFacts, event: WireEvent): void {
  * counts for nothing; when such a server is asked by a later command, its egress falls inside
  * that command and counts with it. sandbox.denied names its command by parent_id.
  */
+/** One connection in words: what the proxy said, with the host and port in front unless it names them. */
+function egressNote(e: Record<string, unknown>, said: unknown): string {
+  const at = `${String(e.host)}:${String(e.port)}`;
+  if (typeof said !== 'string' || said === '') return at;
+  return said.includes(String(e.host)) ? said : `${at}: ${said}`;
+}
+
 function begin(f: RunFacts, id: string): void {
   f.open = { id, egressErrors: 0, egressBlocked: 0 };
 }
@@ -174,6 +190,8 @@ function end(f: RunFacts, parentId: unknown, failed: boolean): void {
     if (failed) {
       f.egressErrors += open.egressErrors;
       f.egressBlocked += open.egressBlocked;
+      f.egressErrorNote ??= open.errorNote;
+      f.egressBlockedNote ??= open.blockedNote;
     }
   }
   if (failed && id !== undefined) f.denied += f.deniedBy.get(id) ?? 0;
@@ -239,9 +257,14 @@ export function closeOpen(f: RunFacts): void {
 }
 
 /** The check's own egress and denials: the harness answers for all of them (qs-check's proxy, during the check). */
-export function observeCheckEgress(f: RunFacts, type: string): void {
-  if (type === 'egress.error') f.egressErrors += 1;
-  else if (type === 'egress.blocked') f.egressBlocked += 1;
+export function observeCheckEgress(f: RunFacts, event: { type: string } & Record<string, unknown>): void {
+  if (event.type === 'egress.error') {
+    f.egressErrors += 1;
+    f.egressErrorNote ??= egressNote(event, event.error);
+  } else if (event.type === 'egress.blocked') {
+    f.egressBlocked += 1;
+    f.egressBlockedNote ??= egressNote(event, event.message);
+  }
 }
 
 /** The same page whatever the fragment: a route entry `page.html#install` is read as `page.html`. */

@@ -120,6 +120,8 @@ describe('qs-check', () => {
     const { code, events } = await through({ setup: ['exit 9'], replay: ['true'] });
     expect(code).toBe(2);
     expect(verdict(events)).toMatchObject({ classification: 'harness_error', stop_reason: 'error', detail: 'setup step 1 exited 9: exit 9' });
+    const blocked = await through({ setup: ['curl -sS --max-time 10 https://blocked.example.test/'], replay: ['true'] });
+    expect(String(verdict(blocked.events)?.detail)).toMatch(/^setup step 1 exited 56: curl -sS --max-time 10 https:\/\/blocked\.example\.test\/; the sandbox refused a connection it needed \(.*blocked\.example\.test.*\)$/);
   });
 
   it('is budget_exhausted when max_seconds runs out (the check still runs)', async () => {
@@ -137,6 +139,10 @@ describe('qs-check', () => {
     expect(code).toBe(2);
     expect(events.filter((e) => e.type === 'egress.blocked').map((e) => e.reason)).toEqual(['docs_host', 'not_allowlisted']);
     expect(verdict(events)).toMatchObject({ classification: 'harness_error', stop_reason: 'command_failed', docs_bypass_attempts: 1 });
+    // The detail says why it is no evidence: the refused connection, in the proxy's words (the failed command's; a bypass that let it go on is not it).
+    const blocked = events.find((e) => e.type === 'egress.blocked' && e.reason === 'not_allowlisted');
+    expect(verdict(events)?.detail).toBe(`replay step 2 exited 56: curl -sS --max-time 10 https://blocked.example.test/; the sandbox refused a connection it needed (${String(blocked?.message)}): the task's network policy, not the docs, stopped it`);
+    expect(String(blocked?.message)).toContain('blocked.example.test');
   });
 
   it('counts the check\'s own blocked egress before classifying: a harness error, not a docs gap', async () => {
@@ -184,6 +190,7 @@ describe('qs-check', () => {
     expect(code).toBe(2);
     expect(events.some((e) => e.type === 'egress.error')).toBe(true);
     expect(verdict(events)).toMatchObject({ classification: 'infra_error', stop_reason: 'command_failed' });
+    expect(String(verdict(events)?.detail)).toMatch(/^replay step 1 exited \d+: curl -sS --max-time 10 https:\/\/nowhere\.invalid\/; a connection it needed failed \(.*nowhere\.invalid.*\), so the run says nothing about the docs$/);
   });
 
   it('is budget_exhausted, not a docs gap, when the check itself is killed at max_command_seconds: it gave no verdict', async () => {

@@ -48,7 +48,7 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
     const { type, ...payload } = event;
     const made = emitter.make(type, { run_id: f.runId }, payload as never);
     observe(f, made as never);
-    observeCheckEgress(f, type);
+    observeCheckEgress(f, event as never);
     try {
       void writer.write(made);
     } catch {
@@ -230,6 +230,8 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       detail = f.setupFailure;
       const hit = f.limitHits.find((h) => h.kind === 'setup');
       if (hit) detail = `${detail}; ${limitHitDetail(hit)}`;
+      else if (f.egressBlockedNote !== undefined) detail = `${detail}; the sandbox refused a connection it needed (${f.egressBlockedNote})`;
+      else if (f.egressErrorNote !== undefined) detail = `${detail}; a connection it needed failed (${f.egressErrorNote})`;
     } else {
       closeOpen(f);
       const syntaxError = f.check?.syntaxError;
@@ -272,6 +274,9 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       else if (routeUnread !== undefined && (classification === 'infra_error' || classification === 'harness_error') && stopReason !== 'error') detail = routeUnread.detail;
       // Past the route, a limit hit is what made a command's failure the harness's (classify's order).
       else if (limitHit !== undefined && classification === 'harness_error' && stopReason !== 'error') detail = limitHit;
+      // Then a connection: the failed command's detail alone (`curl exited 56`) does not say the network was the cause.
+      else if (classification === 'infra_error' && stopReason !== 'error' && f.egressErrorNote !== undefined) detail = `${detail}; a connection it needed failed (${f.egressErrorNote}), so the run says nothing about the docs`;
+      else if (classification === 'harness_error' && stopReason !== 'error' && f.denied === 0 && f.egressBlockedNote !== undefined) detail = `${detail}; the sandbox refused a connection it needed (${f.egressBlockedNote}): the task's network policy, not the docs, stopped it`;
       else if ((classification === 'docs_gap' || stopReason === 'completed') && classification !== 'passed' && stopReason !== 'command_failed' && f.check?.reason) detail = f.check.reason;
     }
     if (classification === 'passed') tally.passed += 1;

@@ -289,7 +289,7 @@ function siteFailed(e: RunFacts['docsErrors'][number]): boolean {
  * failed without the quickstart it was to follow says nothing about that quickstart: the site was
  * down (infra), or the route, the allow list or the robots.txt do not fit the site (the task's).
  */
-export function unreadRoute(f: RunFacts): { infra: boolean; detail: string } | undefined {
+export function unreadRoute(f: RunFacts): { infra: boolean; detail: string; page: string; error: string } | undefined {
   const read = new Set(f.pagesRead.map(samePage));
   for (const page of f.loaded?.task.docs.path ?? []) {
     const key = samePage(page);
@@ -299,7 +299,7 @@ export function unreadRoute(f: RunFacts): { infra: boolean; detail: string } | u
     const infra = siteFailed(failure);
     const reader = failure.reason === 'not_text' || failure.reason === 'too_large';
     const whose = infra ? 'the docs site failed' : reader ? 'the docs reader gives an agent no page that is not text or is too large' : "the task's route, docs.allow or the site's robots.txt do not fit the site";
-    return { infra, detail: `docs route page ${page} could not be read (${failure.error}): ${whose}, so the run says nothing about the docs` };
+    return { infra, detail: `docs route page ${page} could not be read (${failure.error}): ${whose}, so the run says nothing about the docs`, page, error: failure.error };
   }
   return undefined;
 }

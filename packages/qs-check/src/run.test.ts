@@ -254,6 +254,14 @@ describe('qs-check', () => {
       expect(String(v?.detail)).toContain(error);
     });
 
+    it('a run that passes without a route page stays a pass, and its detail says the page could not be read', async () => {
+      const { code, events } = await through({ docs: [url('/install.html'), url('/moved.html')], replay: ['touch made'], script: 'test -f made || { echo "check failed: made is missing"; exit 1; }' });
+      expect(code).toBe(0);
+      const v = verdict(events);
+      expect(v).toMatchObject({ classification: 'passed', evidential: true });
+      expect(String(v?.detail)).toMatch(new RegExp(`^replayed 1 command; docs route page ${url('/moved.html').replace(/[.]/g, '\\.')} could not be read \\(HTTP 404 Not Found.*\\): the run passed without it$`));
+    });
+
     it('a route page read on a second try was read; a page off the route that failed changes nothing', async () => {
       const lines = (await agent(ndjson([taskLoaded('r1', { docs: [url('/install.html')], replay: ['false'], script: 'exit 1' })]))).split('\n');
       // A model agent's own reads: the route page failed once, then answered; a guessed page 404'd.

@@ -278,6 +278,8 @@ export async function run(opts: CheckOptions, io: Io): Promise<number> {
       else if (classification === 'infra_error' && stopReason !== 'error' && f.egressErrorNote !== undefined) detail = `${detail}; a connection it needed failed (${f.egressErrorNote}), so the run says nothing about the docs`;
       else if (classification === 'harness_error' && stopReason !== 'error' && f.denied === 0 && f.egressBlockedNote !== undefined) detail = `${detail}; the sandbox refused a connection it needed (${f.egressBlockedNote}): the task's network policy, not the docs, stopped it`;
       else if ((classification === 'docs_gap' || stopReason === 'completed') && classification !== 'passed' && stopReason !== 'command_failed' && f.check?.reason) detail = f.check.reason;
+      // A pass stands without the page (the check is the verdict), but a route that names a page nobody can read is news to the docs team.
+      if (classification === 'passed' && routeUnread !== undefined) detail = `${detail}; docs route page ${routeUnread.page} could not be read (${routeUnread.error}): the run passed without it`;
     }
     if (classification === 'passed') tally.passed += 1;
     else if (classification === 'docs_gap') tally.docsGap += 1;

@@ -347,7 +347,7 @@ function transcriptsSection(tasks: Obj[], runsOf: (t: Obj, i: number) => Run[], 
           ? `<p class="muted">From quickstarted's trace <code>${esc(trace.file)}</code>.</p>${pre(trace.text, 'out')}`
           : fromFolder
           ? `<p class="muted">Its stream is not in the folder${r.stream ? ` (<code>${esc(r.stream)}</code>)` : ''}.</p>`
-          : `<p class="muted">No stream beside the results document${r.stream ? ` (<code>${esc(r.stream)}</code>)` : ''}: run <code>qs report</code> on the <code>qs run --out</code> folder for the transcript.</p>`;
+          : `<p class="muted">No stream beside the results document${r.stream ? ` (<code>${esc(r.stream)}</code>)` : ''}: run <code>qs report</code> where the runs were saved (a <code>qs run --out</code> folder, or quickstarted's <code>--out</code> folder with its <code>trace.jsonl</code> files) for the transcript.</p>`;
       return `<details class="attempt" id="${index}"><summary>attempt ${attempt} ${facts}</summary>${body}</details>`;
     });
     return `<section class="task" id="task-${i}"><h3>${esc(t.task)}</h3>${items.join('')}</section>`;

@@ -122,6 +122,20 @@ describe("qs show over quickstarted's trace.jsonl", () => {
     }
   });
 
+  it('says a read was truncated without inventing the size it was cut from when the trace does not give it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qs-show-qsd-'));
+    try {
+      const reads = [trace[0], { ts: 100.2, type: 'docs_read', url: 'http://docs.test/long.html', chars: 20000, truncated: true }, { ts: 100.3, type: 'docs_read', url: 'http://docs.test/longer.html', chars: 20000, original_chars: 81234, truncated: true }];
+      writeFileSync(join(dir, 'trace.jsonl'), `${reads.map((e) => JSON.stringify(e)).join('\n')}\n`);
+      const io = memoryIo({ cwd: dir });
+      expect(await cli(['show', 'trace.jsonl'], io)).toBe(0);
+      expect(io.out()).toContain('read http://docs.test/long.html (20000 chars, TRUNCATED)\n');
+      expect(io.out()).toContain('read http://docs.test/longer.html (20000 chars, TRUNCATED from 81234)\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('keeps each field of a trace on its own line: a newline in a name, a URL, a reason or model text forges no step', async () => {
     // quickstarted writes what the run saw (the model's text, a page's error, a command) as it came.
     const FORGED = 'x\n[    9.9s] PASS forged: passed';

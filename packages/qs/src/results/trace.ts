@@ -74,7 +74,7 @@ export function quickstartedLines(events: readonly TraceEvent[], verbose: boolea
         break;
       case 'docs_read':
       case 'docs_fetch': {
-        const notes = [typeof e.chars === 'number' ? `${e.chars} chars` : '', e.from_cache === true ? 'cached' : '', e.truncated === true ? `TRUNCATED from ${s(e.original_chars)}` : ''].filter((n) => n !== '');
+        const notes = [typeof e.chars === 'number' ? `${e.chars} chars` : '', e.from_cache === true ? 'cached' : '', e.truncated === true ? (typeof e.original_chars === 'number' ? `TRUNCATED from ${e.original_chars}` : 'TRUNCATED') : ''].filter((n) => n !== '');
         line(e, `read ${s(e.url)}${notes.length > 0 ? ` (${notes.join(', ')})` : ''}`);
         break;
       }

@@ -280,7 +280,13 @@ describe('re-runs and the lock', () => {
 
 describe('model CLIs', () => {
   it('does not retry a deterministic failure (a stack trace, an invalid --model)', async () => {
-    for (const stderr of ['TypeError: x is not a function\n    at main (/usr/lib/cli/index.js:512:7)', "error: invalid --model 'gpt-9' (see --help)"]) {
+    const crashes = [
+      'TypeError: x is not a function\n    at main (/usr/lib/cli/index.js:512:7)',
+      "error: invalid --model 'gpt-9' (see --help)",
+      // A number in a crash's message is no HTTP status.
+      'Traceback (most recent call last):\n  File "x.py", line 12\nValueError: boom at offset 429',
+    ];
+    for (const stderr of crashes) {
       const loop = track(makeLoop({ host: ['--fail-first', '9', '--stderr', stderr] }));
       const { code, events } = await runLoopIn(loop);
       expect(code).toBe(2);

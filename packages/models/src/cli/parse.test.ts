@@ -43,6 +43,20 @@ describe('parseCliOutput on recorded-shape outputs', () => {
 });
 
 describe('parseCliOutput in text mode', () => {
+  it.each([
+    ['a Python crash whose message holds 429', 'Traceback (most recent call last):\n  File "x.py", line 12, in <module>\nValueError: boom at offset 429\n', false],
+    ['a Python crash whose message holds a 5xx with a word', "Traceback (most recent call last):\n  File \"x.py\", line 3\nKeyError: 'status 503'\n", false],
+    ['a Node crash whose message holds 503', 'TypeError: cannot read 503 of undefined\n    at main (/usr/lib/cli/index.js:512:7)\n', false],
+    ['a bare 429 with no HTTP word', 'could not parse 429 items\n', false],
+    ['a rate limit said in words', 'Error: 429 Too Many Requests\n', true],
+    ['an SDK error raised with a traceback', 'Traceback (most recent call last):\n  File "cli.py", line 9\nanthropic.RateLimitError: Error code: 429\n', true],
+    ['a Node SDK error with its stack', 'Error: 503 Service Unavailable\n    at request (/usr/lib/cli/api.js:80:11)\n', true],
+    ['a connection reset', 'request failed: ECONNRESET\n', true],
+  ])('retries only what says it is transient: %s', (_name, stderr, transient) => {
+    expect(parseCliOutput('text', '', stderr, 1)).toMatchObject({ errorKind: 'infra', transient });
+  });
+
+
   it('says when a failing CLI printed nothing, and quotes its last line otherwise', () => {
     expect(parseCliOutput('text', '', '', 3)).toMatchObject({ errorKind: 'infra', transient: false, message: 'exited 3 with no output' });
     expect(parseCliOutput('text', '', 'warming up\nError: 401 Unauthorized\n', 1)).toMatchObject({ errorKind: 'config', message: 'exited 1: "Error: 401 Unauthorized"' });

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { readEvents, type WireEvent } from '@quickloop/events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { foldResults, foldRun, gapPages, serialiseResults, type AttemptStream, type Results } from './fold.js';
+import { FINAL_TEXT_CHARS, foldResults, foldRun, gapPages, serialiseResults, type AttemptStream, type Results } from './fold.js';
 import { readAttempts, resultsFromDir } from './load.js';
 import { githubAnnotations, junitXml, summaryMarkdown } from './reports.js';
 import { slugify } from '../sweep/sweep.js';
@@ -110,6 +110,15 @@ describe('foldRun', () => {
     // The policy alone, from agent.started, when nothing was probed or withheld.
     const started = s.passed.map((e) => (e.type === 'agent.started' ? { ...e, affordances: 'all' } : e));
     expect(foldRun({ slug: 'p', attempt: 1, events: started }).affordances).toEqual({ policy: 'all', entrypoint: null, found: null, withheld: [] });
+  });
+
+  it("keeps the start of a run's final text in results.json, never half a character: a model that writes megabytes does not make the document unreadable", () => {
+    const huge = `${'a'.repeat(FINAL_TEXT_CHARS - 1)}🦀${'b'.repeat(6_000_000)}`;
+    const events = modelRun(false).map((e) => (e.type === 'agent.completed' ? { ...e, final_text: huge } : e));
+    const text = foldRun({ slug: 'r', attempt: 1, events }).final_text as string;
+    expect(text).toBe('a'.repeat(FINAL_TEXT_CHARS - 1));
+    const short = modelRun(false).map((e) => (e.type === 'agent.completed' ? { ...e, final_text: 'Done: the server answers.' } : e));
+    expect(foldRun({ slug: 'r', attempt: 1, events: short }).final_text).toBe('Done: the server answers.');
   });
 
   it('a run.failed is harness_error naming the stage; a stream with no terminal event is incomplete', () => {

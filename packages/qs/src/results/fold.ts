@@ -162,6 +162,8 @@ export interface AttemptStream {
 
 const INCONCLUSIVE = new Set(['budget_exhausted', 'infra_error', 'harness_error', 'agent_refusal']);
 const CHECK_OUTPUT_CHARS = 2000;
+/** A run's final text in results.json: its start, as quickstarted's trace keeps 2000 characters of it (the stream keeps it whole). */
+export const FINAL_TEXT_CHARS = 4000;
 
 const zero = (): Tokens => ({ input: 0, output: 0, cache_write: 0, cache_read: 0 });
 const addTokens = (a: Tokens, b: Tokens): Tokens => ({ input: a.input + b.input, output: a.output + b.output, cache_write: a.cache_write + b.cache_write, cache_read: a.cache_read + b.cache_read });
@@ -176,6 +178,13 @@ const bump = (m: Record<string, number>, k: string): void => {
 const byCount = (m: Record<string, number>): Record<string, number> =>
   Object.fromEntries(Object.entries(m).sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0)));
 const round3 = (n: number): number => Math.round(n * 1000) / 1000;
+
+/** The first `max` UTF-16 units of `text`, ending on a whole character (as tailChars starts on one). */
+export function headChars(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const high = text.charCodeAt(max - 1);
+  return text.slice(0, high >= 0xd800 && high <= 0xdbff ? max - 1 : max);
+}
 
 /**
  * The end of `text`, at most `max` UTF-16 units, starting on a whole character: half of an emoji is
@@ -388,7 +397,7 @@ export function foldRun(stream: AttemptStream): RunResult {
     stream: `${stream.slug}/${stream.attempt}/events.ndjson`,
     source,
     outcome: { ended, detail, failed_stage: failedStage, signal, check_reason: check ? check.reason : null },
-    final_text: finalText,
+    final_text: finalText === null ? null : headChars(finalText, FINAL_TEXT_CHARS),
     affordances: policy === null && probe === null && withheld.length === 0 ? null : { policy, entrypoint: probe?.entrypoint ?? null, found: probe?.found ?? null, withheld },
     egress: { ...egress, allowed_hosts: byCount(egress.allowed_hosts), blocked_hosts: byCount(egress.blocked_hosts), error_hosts: byCount(egress.error_hosts) },
     sandbox: { limits, denials, denied_paths: byCount(deniedPaths), limit_hits: byCount(limitHits), workspace_bytes: workspaceBytes, kept },

@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WireEvent } from '@quickloop/events';
-import { foldRun, type AttemptStream } from './fold.js';
+import { foldRun, headChars, type AttemptStream } from './fold.js';
 
 export const TRACE_FILE = 'trace.jsonl';
 
@@ -16,7 +16,7 @@ const BLOCKED_REASONS: Record<string, string> = { docs_host: 'docs_host_requires
 /** Our docs.error reasons that are a refusal by policy, which quickstarted traces as docs_read_blocked. */
 const DOCS_BLOCKED = new Set(['allow_list', 'credentials', 'robots', 'invalid_url', 'bad_redirect']);
 /** How much of the model's final text quickstarted keeps. */
-const FINAL_TEXT_CHARS = 2000;
+const TRACE_FINAL_TEXT_CHARS = 2000;
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -115,7 +115,7 @@ export function quickstartedEvents(stream: AttemptStream, context: TraceContext 
         add(e, 'docs_changed', { url: str(p.url), content_hash: str(p.sha256) || null });
         break;
       case 'agent.completed':
-        if (typeof p.final_text === 'string' && p.final_text !== '') add(e, 'agent_final', { text: p.final_text.slice(0, FINAL_TEXT_CHARS) });
+        if (typeof p.final_text === 'string' && p.final_text !== '') add(e, 'agent_final', { text: headChars(p.final_text, TRACE_FINAL_TEXT_CHARS) });
         break;
       case 'check.completed':
         add(e, 'success_check', { exit_code: num(p.exit_code) ?? null, passed: p.passed === true, output: str(p.output) });

@@ -180,6 +180,28 @@ describe('escape probes, root or own-uid harness, one sandbox', () => {
     expect(r.output).not.toMatch(/^(root|home|srv|work|boot)$/m);
   });
 
+  it.runIf(asRoot)("a setuid copy of a tool left in the workspace is no one's to run on the host: other users cannot pass the sandbox's root", async () => {
+    // The workspace's filesystem does not refuse setuid bits on the host side: a copy of `id` made 6755
+    // inside would run as the sandbox's uid for any local user who could reach it by its path.
+    const r = await sb.exec('cp /usr/bin/id ./suid-id && chmod 6755 ./suid-id && stat -c %a ./suid-id');
+    const planted = join(sb.describe().workspace, 'suid-id');
+    expect(r.output.trim()).toMatch(/^6755$/);
+    // Through sh: setpriv itself keeps root's capabilities up to its own exec, which passes any folder.
+    const asStranger = (argv: string[]) => {
+      try {
+        return { code: 0, out: execFileSync('setpriv', ['--reuid=4321', '--regid=4321', '--clear-groups', 'sh', '-c', '"$@"', 'sh', ...argv], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }) };
+      } catch (error) {
+        return { code: (error as { status: number }).status, out: String((error as { stderr?: string }).stderr ?? '') };
+      }
+    };
+    const ran = asStranger([planted]);
+    expect(ran.code).not.toBe(0);
+    expect(ran.out).not.toMatch(/euid=65534/);
+    expect(asStranger(['ls', sb.describe().root]).code).not.toBe(0);
+    // The sandbox itself still works in its folders.
+    expect((await sb.exec('echo ok > still.txt && cat still.txt')).output).toBe('ok\n');
+  });
+
   it('symlinks and hardlinks planted inside lead nowhere, and removing the workspace never follows them', async () => {
     const layout = createLayout();
     const planted = await openSandbox({ policy: policy(), backend: 'bwrap', workspace: layout, limits: LIMITS });

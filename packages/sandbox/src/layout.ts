@@ -24,8 +24,11 @@ export function createLayout(baseDir: string = tmpdir()): WorkspaceLayout {
   // A root harness runs the sandbox as an unprivileged host uid: the three folders are that user's.
   if (process.getuid?.() === 0) {
     const { uid, gid } = outerIds();
-    // It may pass through the root to its folders (bwrap binds them as that user), not list or change it.
-    chmodSync(root, 0o711);
+    // It may pass through the root to its folders (bwrap binds them as that user), not list or change it;
+    // no other host user may pass at all: what a run leaves in its folders (a setuid copy of a tool, which
+    // the folders' filesystem does not refuse on the host) would be theirs to run as the sandbox's uid.
+    chownSync(root, 0, gid);
+    chmodSync(root, 0o710);
     for (const dir of [layout.workspace, layout.home, layout.tmp]) chownSync(dir, uid, gid);
   }
   return layout;

@@ -304,6 +304,9 @@ describe('qs results', () => {
     for (const [args, message] of [
       [['--junit', join(work, 'no-such-folder', 'r.xml')], /--junit .*no-such-folder\/r\.xml: its folder does not exist/],
       [['--summary', work], /--summary .*: name a file/],
+      // Below a file, and under /proc: no mode says so to a root harness, the write does.
+      [['--junit', join(dir, 'hello', '1', 'events.ndjson', 'j.xml')], /--junit .*events\.ndjson\/j\.xml: cannot be written \(ENOTDIR\)/],
+      [['--summary', '/proc/qs-summary.md'], /--summary \/proc\/qs-summary\.md: cannot be written \(E[A-Z]+\)/],
     ] as const) {
       const r = results(dir, ...args);
       expect(r.status).toBe(3);
@@ -311,6 +314,11 @@ describe('qs results', () => {
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stdout).toBe('');
     }
+    // A path that can be written is tried and left as it was: nothing made there before the results.
+    const probe = join(work, 'probe-summary.md');
+    const ok = results(dir, '--summary', probe);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(readFileSync(probe, 'utf8')).toContain('hello');
     mkdirSync(join(dir, 'results.json'));
     const w = results(dir, '--write');
     expect(w.status).toBe(3);

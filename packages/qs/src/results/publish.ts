@@ -1,6 +1,6 @@
 // What `qs run` and `qs merge` do with a finished results document: JUnit, the summary, GitHub's
 // annotations and step summary, and the exit code — one place, so a merged sweep reads as a run.
-import { appendFileSync, existsSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { QsExit, terminalSafe, UsageError, type Io } from '@quickloop/cli-kit';
 import type { Results } from './fold.js';
@@ -19,6 +19,15 @@ export function checkReportPaths(paths: ReportPaths, cwd: string, command: strin
     const file = resolve(cwd, value);
     if (value === '' || (existsSync(file) && statSync(file).isDirectory())) throw new UsageError(`${command}: --${flag} ${value}: name a file`);
     if (!existsSync(dirname(file))) throw new UsageError(`${command}: --${flag} ${value}: its folder does not exist`);
+    // Tried, not guessed from modes: a root harness may write anywhere a mode says no, and nowhere
+    // under /proc or a read-only mount, or below a file. A file made only to try is taken away again.
+    const existed = existsSync(file);
+    try {
+      closeSync(openSync(file, 'a'));
+    } catch (error) {
+      throw new UsageError(`${command}: --${flag} ${value}: cannot be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+    if (!existed) rmSync(file, { force: true });
   }
 }
 

@@ -33,3 +33,19 @@ describe('sweep progress', () => {
     expect(lines()).toEqual([`[   0s] greeter FAIL docs_gap — ${HOSTILE}`]);
   });
 });
+
+describe('the live status line', () => {
+  it('counts every finished attempt, interrupted ones too: its counts add up to what is done', () => {
+    let text = '';
+    const progress = createProgress({ stream: { write: (t: string) => (text += t), isTTY: true }, colour: false, live: true, quiet: false, total: 4, now: () => 0 });
+    progress.started('a#1');
+    progress.finished('a#1', 'PASS', 'passed');
+    progress.started('a#2');
+    progress.finished('a#2', 'PASS', 'passed');
+    progress.started('a#3');
+    progress.finished('a#3', 'INTERRUPTED', 'interrupted');
+    progress.finished('a#4', 'INTERRUPTED', 'interrupted');
+    // The status line is drawn last, after the finished lines, without a newline.
+    expect(text.split('\n').at(-1)).toBe('[   0s] 4/4 done · 2 pass · 0 fail · 0 inconclusive · 0 skip · 2 interrupted');
+  });
+});

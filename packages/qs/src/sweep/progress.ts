@@ -51,7 +51,8 @@ export function createProgress(o: ProgressOptions): Progress {
     if (!o.live) return;
     const names = [...running];
     const shown = names.slice(0, 3).join(', ') + (names.length > 3 ? ` +${names.length - 3}` : '');
-    const counts = `${tally.PASS} pass · ${tally.FAIL} fail · ${tally.INCONCLUSIVE} inconclusive · ${tally.SKIP} skip`;
+    // Every finished attempt is in one count: an interrupted one too, when there is one.
+    const counts = `${tally.PASS} pass · ${tally.FAIL} fail · ${tally.INCONCLUSIVE} inconclusive · ${tally.SKIP} skip${tally.INTERRUPTED ? ` · ${tally.INTERRUPTED} interrupted` : ''}`;
     const text = `${stamp()} ${done}/${o.total} done · ${counts}${shown ? ` · running ${shown}` : ''}`;
     // A status line longer than the terminal would wrap and leave a trail on every redraw.
     const columns = (o.stream as { columns?: number }).columns;

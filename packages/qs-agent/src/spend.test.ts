@@ -158,7 +158,8 @@ describe('checkSpendable and parseMaxSpend', () => {
     expect(checkSpendable('anthropic', 'claude-sonnet-4-6')).toBe(true);
     expect(() => checkSpendable('openai-chat', 'local-coder')).toThrow("--max-spend: model 'local-coder' is not in the price book");
     expect(() => checkSpendable('claude-code', undefined)).toThrow('--max-spend cannot be kept with --agent claude-code');
-    for (const bad of ['', '0', '-1', 'abc', 'Infinity', 'NaN', '1e400']) expect(() => parseMaxSpend(bad), bad).toThrow('--max-spend must be an amount in USD greater than 0');
+    for (const bad of ['', '0', '-1', 'abc', 'Infinity', 'NaN', '1e400', '0x10', '1e1', '$5', '5 USD', '1_000']) expect(() => parseMaxSpend(bad), bad).toThrow('--max-spend must be an amount in USD greater than 0');
+    expect(['5', '0.50', '.5', ' 2.25 '].map(parseMaxSpend)).toEqual([5, 0.5, 0.5, 2.25]);
     expect(parseMaxSpend(' 2.5 ')).toBe(2.5);
   });
 });

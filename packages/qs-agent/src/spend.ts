@@ -254,6 +254,7 @@ export function checkSpendable(agent: string, model: string | undefined, book: P
 export function parseMaxSpend(value: unknown): number {
   const text = String(value).trim();
   const n = Number(text);
-  if (text === '' || !Number.isFinite(n) || n <= 0) throw new UsageError(`--max-spend must be an amount in USD greater than 0 (got ${String(value)})`);
+  // Written as an amount is: digits and a decimal point (Number() also reads 0x10 as 16 and 1e1 as 10).
+  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(text) || !Number.isFinite(n) || n <= 0) throw new UsageError(`--max-spend must be an amount in USD greater than 0, such as 5 or 0.50 (got ${String(value)})`);
   return n;
 }

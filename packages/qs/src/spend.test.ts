@@ -122,8 +122,8 @@ describe('qs run --max-spend', () => {
     const tmp = mkdtempSync(join(work, 'tmp-'));
     for (const [args, message] of [
       [['--agent', 'openai-chat', '--model', 'local-coder', '--base-url', mock.openaiUrl, '--max-spend', '1'], "--max-spend: model 'local-coder' is not in the price book"],
-      [['--agent', 'openai-chat', '--model', 'local-coder', '--base-url', mock.openaiUrl, '--prices', 'prices.json', '--max-spend', 'lots'], '--max-spend must be an amount in USD greater than 0 (got lots)'],
-      [['--agent', 'openai-chat', '--model', 'local-coder', '--base-url', mock.openaiUrl, '--prices', 'prices.json', '--max-spend', '0'], '--max-spend must be an amount in USD greater than 0 (got 0)'],
+      [['--agent', 'openai-chat', '--model', 'local-coder', '--base-url', mock.openaiUrl, '--prices', 'prices.json', '--max-spend', 'lots'], '--max-spend must be an amount in USD greater than 0, such as 5 or 0.50 (got lots)'],
+      [['--agent', 'openai-chat', '--model', 'local-coder', '--base-url', mock.openaiUrl, '--prices', 'prices.json', '--max-spend', '0'], '--max-spend must be an amount in USD greater than 0, such as 5 or 0.50 (got 0)'],
       [['--agent', 'claude-code', '--max-spend', '1'], '--max-spend cannot be kept with --agent claude-code'],
     ] as const) {
       const r = await qs(['run', 'hello.yaml', ...args], tmp);

@@ -406,6 +406,7 @@ describe('qs run: a sweep', () => {
 
   it.each([
     [['--repeat', '0'], /--repeat must be a whole number from 1 to 1000 \(got 0\)/],
+    [['--repeat', '1e1'], /--repeat must be a whole number from 1 to 1000 \(got 1e1\)/],
     [['--workers', 'two'], /--workers must be a whole number from 1 to 64 \(got two\)/],
     [['--repeat', '1.5'], /--repeat must be a whole number/],
     // Followed by --docs-map: yargs alone would run the default agent, once.

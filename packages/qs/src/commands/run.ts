@@ -44,7 +44,8 @@ const gib = (bytes: number): string => (bytes >= 1024 ** 3 ? `${(bytes / 1024 **
 
 function count(name: string, value: unknown, max: number): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`qs run: --${name} must be a whole number from 1 to ${max} (got ${String(value)})`);
+  // Digits only: Number() also reads 1e1 as 10 and 0x10 as 16.
+  if (!/^\d+$/.test(String(value).trim()) || !Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`qs run: --${name} must be a whole number from 1 to ${max} (got ${String(value)})`);
   return n;
 }
 

@@ -58,7 +58,8 @@ function ranCommands(cmd: string): string[] {
 }
 
 /** Lines that cannot make a check fail. */
-const HARMLESS = /^(true|:|exit(\s+0)?|echo(\s.*)?|printf(\s.*)?|set\s+[-+][A-Za-z]+(\s.*)?|#!.*)$/;
+// An echo is harmless only alone on its line: `echo checking; exit 1` fails (no `;`, `&` or `|` after it).
+const HARMLESS = /^(true|:|exit(\s+0)?|echo(\s[^;&|]*)?|printf(\s[^;&|]*)?|set\s+[-+][A-Za-z]+(\s[^;&|]*)?|#!.*)$/;
 const NEUTRALISED = /\|\|\s*(true|:|exit(\s+0)?)\s*;?$/;
 
 function meaningfulLines(script: string): string[] {

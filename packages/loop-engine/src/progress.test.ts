@@ -33,6 +33,15 @@ const call = (member: string, purpose: string, id: string) => ['model.call', { m
 const result = (member: string, id: string, ms: number) => ['model.result', { member, ok: true, duration_ms: ms, exit_code: 0 }, { parent_id: id }] as const;
 
 describe('the live line', () => {
+  it("shows a call at the first tick even when the timer fires a few ms short of a second by the run's clock", () => {
+    // setInterval keeps the event loop's clock, which trails the wall clock the call's start was read from.
+    const t = terminal();
+    t.view.on(...call('judge-1', 'verdict', 'c1'));
+    t.advance(996);
+    expect(t.screen.at(-1)).toBe('\r  … waiting on judge-1 (verdict) 1 s');
+  });
+
+
   it('names a call that has been out a second or more, with its seconds, and is taken back before the next line', () => {
     const t = terminal();
     t.view.on(...call('judge-1', 'verdict', 'c1'));

@@ -41,6 +41,12 @@ export interface LiveLine {
 
 /** A call must have been out this long before the live line names it (a quick call never flickers). */
 const LIVE_AFTER_MS = 1000;
+/**
+ * A timer fires by the event loop's clock, which can trail the wall clock a call's start was read
+ * from: the first tick may come a few ms short of LIVE_AFTER_MS by that clock. Ages are read with
+ * this much slack, so that tick still shows the call (as 1 s) instead of skipping to the next.
+ */
+const TIMER_SLACK_MS = 50;
 
 /**
  * Turns events into lines for a person: phase, iteration, who is called and for how long, each
@@ -84,9 +90,10 @@ export class ProgressView {
     const live = this.#live;
     if (!live) return;
     const now = live.now();
-    const out = [...this.#calls.values()].filter((c) => now - c.since >= LIVE_AFTER_MS);
+    const age = (c: { since: number }): number => now - c.since + TIMER_SLACK_MS;
+    const out = [...this.#calls.values()].filter((c) => age(c) >= LIVE_AFTER_MS);
     if (out.length === 0) return;
-    let text = `  … waiting on ${out.map((c) => `${shown(c.member)} (${shown(c.purpose)}) ${Math.floor((now - c.since) / 1000)} s`).join(', ')}`;
+    let text = `  … waiting on ${out.map((c) => `${shown(c.member)} (${shown(c.purpose)}) ${Math.floor(age(c) / 1000)} s`).join(', ')}`;
     // One row only: a line that wraps cannot be taken back with a carriage return.
     const width = Math.max(20, (live.columns() || 80) - 1);
     if (text.length > width) text = `${text.slice(0, width - 1)}…`;

@@ -185,7 +185,7 @@ describe('progress view on a terminal', () => {
   });
 
   it('on a real pseudo-terminal, a call that is still out shows who and for how long, and the line is taken back', () => {
-    const loop = track(makeLoop({ judge: ['--verdicts', 'pass', '--slow-first', '1500'] }));
+    const loop = track(makeLoop({ judge: ['--verdicts', 'pass', '--slow-first', '2500'] }));
     const tty = spawnSync('script', ['-q', '-e', '-c', `'${process.execPath}' '${BIN}' loop.resolved.json < /dev/null`, '/dev/null'], { cwd: loop.dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
     expect(tty.status).toBe(0);
     const live = '  … waiting on judge-1 (verdict) 1 s';

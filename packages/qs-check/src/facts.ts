@@ -161,6 +161,13 @@ export function observe(f: RunFacts, event: WireEvent): void {
   }
 }
 
+/** One connection in words: what the proxy said, with the host and port in front unless it names them. */
+function egressNote(e: Record<string, unknown>, said: unknown): string {
+  const at = `${String(e.host)}:${String(e.port)}`;
+  if (typeof said !== 'string' || said === '') return at;
+  return said.includes(String(e.host)) ? said : `${at}: ${said}`;
+}
+
 /**
  * Attribution. A stage runs its commands one after another and the proxy reports each decision
  * before it answers the connection, so an egress event that sits between a command's start
@@ -171,13 +178,6 @@ export function observe(f: RunFacts, event: WireEvent): void {
  * counts for nothing; when such a server is asked by a later command, its egress falls inside
  * that command and counts with it. sandbox.denied names its command by parent_id.
  */
-/** One connection in words: what the proxy said, with the host and port in front unless it names them. */
-function egressNote(e: Record<string, unknown>, said: unknown): string {
-  const at = `${String(e.host)}:${String(e.port)}`;
-  if (typeof said !== 'string' || said === '') return at;
-  return said.includes(String(e.host)) ? said : `${at}: ${said}`;
-}
-
 function begin(f: RunFacts, id: string): void {
   f.open = { id, egressErrors: 0, egressBlocked: 0 };
 }

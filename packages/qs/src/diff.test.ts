@@ -319,6 +319,14 @@ describe('qs results', () => {
     const ok = results(dir, '--summary', probe);
     expect(ok.status, ok.stderr).toBe(0);
     expect(readFileSync(probe, 'utf8')).toContain('hello');
+    // A link the user made (dangling until written) is kept: the summary goes where it points.
+    const target = join(work, 'linked-summary.md');
+    const link = join(work, 'summary-link.md');
+    symlinkSync(target, link);
+    const linked = results(dir, '--summary', link);
+    expect(linked.status, linked.stderr).toBe(0);
+    expect(readFileSync(link, 'utf8')).toContain('hello');
+    expect(readFileSync(target, 'utf8')).toContain('hello');
     mkdirSync(join(dir, 'results.json'));
     const w = results(dir, '--write');
     expect(w.status).toBe(3);

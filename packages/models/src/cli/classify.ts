@@ -13,7 +13,6 @@ const CONFIG = /unknown option|unknown argument|unexpected argument|unrecognized
 // A bare 429 or 5xx is not a status (a stack frame's line number, an offset, a byte count): it needs an HTTP word beside it.
 const TRANSIENT = /rate.?limit|too many requests|overloaded|(?:status|http|error|code)[ :=]*\(?(?:429|5\d\d)\b|\b5\d\d (?:internal|bad gateway|service unavailable|gateway time-?out)|high demand|ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|socket hang up|network error|temporarily unavailable|RESOURCE_EXHAUSTED|UNAVAILABLE|timed? ?out/i;
 
-/** Classifies a failure from free text (stderr, an error message, a text-mode stdout). */
 /** Stack frames (node's `at f (file:1:2)`, Python's `File "x", line 1`): a crash's own words, not the CLI's. */
 const FRAME = /^\s+at .*$|^\s+File ".*", line \d+.*$/gm;
 const STACK = /^Traceback \(most recent call last\):$|^\s+at .*:\d+:\d+\)?$/m;
@@ -24,6 +23,7 @@ const STACK = /^Traceback \(most recent call last\):$|^\s+at .*:\d+:\d+\)?$/m;
  */
 const PROGRAM_ERROR = /^(?:TypeError|ReferenceError|RangeError|SyntaxError|KeyError|ValueError|AttributeError|IndexError|NameError|AssertionError|ZeroDivisionError|ImportError|ModuleNotFoundError|IndentationError|NotImplementedError|RecursionError|UnboundLocalError|UnicodeDecodeError|UnicodeEncodeError|LookupError|(?:json\.decoder\.)?JSONDecodeError)(?::|$)/m;
 
+/** Classifies a failure from free text (stderr, an error message, a text-mode stdout). */
 export function classifyText(raw: string): Classified {
   const text = raw.replace(FRAME, '');
   if (CONTEXT.test(text)) return { errorKind: 'context_overflow', transient: false };

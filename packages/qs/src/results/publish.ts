@@ -1,6 +1,6 @@
 // What `qs run` and `qs merge` do with a finished results document: JUnit, the summary, GitHub's
 // annotations and step summary, and the exit code — one place, so a merged sweep reads as a run.
-import { appendFileSync, closeSync, existsSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, lstatSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { QsExit, terminalSafe, UsageError, type Io } from '@quickloop/cli-kit';
 import type { Results } from './fold.js';
@@ -21,7 +21,13 @@ export function checkReportPaths(paths: ReportPaths, cwd: string, command: strin
     if (!existsSync(dirname(file))) throw new UsageError(`${command}: --${flag} ${value}: its folder does not exist`);
     // Tried, not guessed from modes: a root harness may write anywhere a mode says no, and nowhere
     // under /proc or a read-only mount, or below a file. A file made only to try is taken away again.
-    const existed = existsSync(file);
+    // lstat: a link (dangling or not) is the user's and stays; only a file this try made is removed.
+    let existed = false;
+    try {
+      existed = lstatSync(file, { throwIfNoEntry: false }) !== undefined;
+    } catch {
+      /* below a file (ENOTDIR): the try to write it says so */
+    }
     try {
       closeSync(openSync(file, 'a'));
     } catch (error) {
